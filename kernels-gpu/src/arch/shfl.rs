@@ -1,0 +1,23 @@
+//! Warp shuffles.
+
+use core::arch::asm;
+
+/// `shfl.sync.bfly.b32`: returns `value` from lane `lane_id ^ lane_mask`.
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn shfl_xor_f32(value: f32, lane_mask: u32) -> f32 {
+    let out: f32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "shfl.sync.bfly.b32 {out}, {v}, {m}, 0x1f, 0xffffffff;",
+            out = out(reg32) out,
+            v = in(reg32) value,
+            m = in(reg32) lane_mask,
+            options(nomem, nostack)
+        );
+    }
+    out
+}

@@ -1,0 +1,56 @@
+//! PTX entry points: one monomorphic `extern "ptx-kernel"` function per row
+//! of [`crate::kernels::KERNELS`], its tile constants taken from that table.
+
+use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128};
+use crate::params::AttnParams;
+
+/// Emits a `naive` entry for a tile shape.
+macro_rules! naive_entry {
+    ($name:ident, $tiles:expr) => {
+        /// PTX entry point (see `kernels::KERNELS`).
+        ///
+        /// # Safety
+        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
+            // SAFETY: forwarded launch contract.
+            unsafe {
+                super::naive::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.warps },
+                >(&p)
+            }
+        }
+    };
+}
+
+/// Emits an `mma` entry for a tile shape.
+macro_rules! mma_entry {
+    ($name:ident, $tiles:expr) => {
+        /// PTX entry point (see `kernels::KERNELS`).
+        ///
+        /// # Safety
+        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
+            // SAFETY: forwarded launch contract.
+            unsafe {
+                super::mma::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.block_n as usize },
+                    { $tiles.stages as usize },
+                    { $tiles.warps as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.head_dim as usize / 8 },
+                    { $tiles.block_n as usize / 8 },
+                >(&p)
+            }
+        }
+    };
+}
+
+naive_entry!(sdpa_naive_d64, NAIVE_D64);
+naive_entry!(sdpa_naive_d128, NAIVE_D128);
+mma_entry!(sdpa_mma_d64, MMA_D64);
+mma_entry!(sdpa_mma_d128, MMA_D128);

@@ -1,0 +1,113 @@
+//! The table of compiled kernels: every variant x head dimension, with its
+//! stable name, PTX entry symbol, tile shape and shared memory. The host
+//! launches from it, xtask gates it, the tests take tile edges from it.
+
+use crate::tiles::{MmaSmemPlan, TileShape};
+
+/// A kernel variant (an algorithm); each is built for every head dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// The simplest correct kernel: one warp per query row, f32 math,
+    /// online softmax, no shared memory. The on-GPU baseline.
+    Naive,
+    /// Flash-style tiled kernel: Q·K^T on `mma.sync` e4m3, online softmax in
+    /// registers, P·V on `mma.sync` f16 (V converted exactly from e4m3),
+    /// K/V streamed with `cp.async` through a multi-stage buffer.
+    Mma,
+}
+
+impl Variant {
+    /// Every variant, in table order.
+    pub const ALL: [Variant; 2] = [Variant::Naive, Variant::Mma];
+
+    /// The stable name used by the CLI, xtask and the results files.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Variant::Naive => "naive",
+            Variant::Mma => "mma",
+        }
+    }
+
+    /// Looks a variant up by its stable name.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
+/// One compiled kernel: a variant at one head dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The variant it implements.
+    pub variant: Variant,
+    /// The PTX entry symbol.
+    pub entry: &'static str,
+    /// Its tile shape (its `head_dim` is the head dimension it serves).
+    pub tiles: TileShape,
+    /// Dynamic shared memory per block, in bytes.
+    pub smem_bytes: u32,
+}
+
+/// `naive` at D = 64: four warps, one query row each.
+pub const NAIVE_D64: TileShape = TileShape {
+    head_dim: 64,
+    block_m: 4,
+    block_n: 1,
+    stages: 0,
+    warps: 4,
+};
+/// `naive` at D = 128.
+pub const NAIVE_D128: TileShape = TileShape {
+    head_dim: 128,
+    ..NAIVE_D64
+};
+/// `mma` at D = 64: 4 warps x 16 rows, 64-key blocks, double-buffered K/V.
+pub const MMA_D64: TileShape = TileShape {
+    head_dim: 64,
+    block_m: 64,
+    block_n: 64,
+    stages: 2,
+    warps: 4,
+};
+/// `mma` at D = 128.
+pub const MMA_D128: TileShape = TileShape {
+    head_dim: 128,
+    ..MMA_D64
+};
+
+/// Every kernel the crate builds, in a fixed order.
+pub const KERNELS: [KernelInfo; 4] = [
+    KernelInfo {
+        variant: Variant::Naive,
+        entry: "sdpa_naive_d64",
+        tiles: NAIVE_D64,
+        smem_bytes: 0,
+    },
+    KernelInfo {
+        variant: Variant::Naive,
+        entry: "sdpa_naive_d128",
+        tiles: NAIVE_D128,
+        smem_bytes: 0,
+    },
+    KernelInfo {
+        variant: Variant::Mma,
+        entry: "sdpa_mma_d64",
+        tiles: MMA_D64,
+        smem_bytes: MmaSmemPlan::new(MMA_D64).total,
+    },
+    KernelInfo {
+        variant: Variant::Mma,
+        entry: "sdpa_mma_d128",
+        tiles: MMA_D128,
+        smem_bytes: MmaSmemPlan::new(MMA_D128).total,
+    },
+];
+
+/// The kernel of `variant` for `head_dim`, if one is built.
+pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
+    KERNELS
+        .iter()
+        .find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
+}
+
+/// The head dimensions the kernels serve.
+pub const HEAD_DIMS: [u32; 2] = [64, 128];

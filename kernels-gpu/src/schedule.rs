@@ -1,0 +1,88 @@
+//! Which keys a query row sees, which key blocks a query block visits, and
+//! the launch grid. Pure functions shared by the kernels, the host and the
+//! CPU emulation of the tile schedule in the tests.
+//!
+//! Causal masking aligns the last query with the last key (bottom-right, as
+//! FlashAttention-2 does): query row `i` sees key `j` iff
+//! `j <= i + seq_kv - seq_q`. A row that sees no key produces zeros.
+//! The host keeps every length below 2^30 (see `MAX_SEQ_LEN`), so the `i32`
+//! arithmetic below cannot overflow.
+
+/// The longest sequence (query or key) the kernels accept.
+pub const MAX_SEQ_LEN: u32 = 1 << 30;
+
+/// The last key index (inclusive) that query `row` may see under causal
+/// masking; negative when the row sees no key at all.
+#[inline(always)]
+pub fn causal_last_key(row: u32, seq_q: u32, seq_kv: u32) -> i32 {
+    row as i32 + seq_kv as i32 - seq_q as i32
+}
+
+/// Whether query `row` sees `key` (`key < seq_kv`, and the causal rule).
+#[inline(always)]
+pub fn key_visible(row: u32, key: u32, seq_q: u32, seq_kv: u32, causal: bool) -> bool {
+    key < seq_kv && (!causal || key as i32 <= causal_last_key(row, seq_q, seq_kv))
+}
+
+/// Exclusive end of the keys seen by any of the query rows
+/// `row_start .. row_start + rows` (clipped to `seq_q`); keys `0 .. end` are
+/// the only ones the block must visit. 0 when no row sees a key.
+/// Requires `row_start < seq_q` and `rows >= 1`.
+#[inline(always)]
+pub fn key_end(row_start: u32, rows: u32, seq_q: u32, seq_kv: u32, causal: bool) -> u32 {
+    if !causal {
+        return seq_kv;
+    }
+    let last_row = if seq_q - row_start < rows {
+        seq_q - 1
+    } else {
+        row_start + rows - 1
+    };
+    let end = causal_last_key(last_row, seq_q, seq_kv) + 1;
+    if end <= 0 {
+        0
+    } else {
+        (end as u32).min(seq_kv)
+    }
+}
+
+/// Whether a key block `key_start .. key_start + block_n` may hide a key
+/// from some row of the query block starting at `row_start`: past the end
+/// of the keys, or (causal) past the first row's last key. Blocks for which
+/// this is false need no per-element mask.
+#[inline(always)]
+pub fn block_needs_mask(
+    row_start: u32,
+    key_start: u32,
+    block_n: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    causal: bool,
+) -> bool {
+    let key_last = key_start + block_n - 1;
+    key_last >= seq_kv || (causal && key_last as i32 > causal_last_key(row_start, seq_q, seq_kv))
+}
+
+/// The key/value head that query head `head` reads under grouped-query
+/// attention (`heads_q / heads_kv` query heads share one K/V head). Never
+/// divides by zero, so no panic path reaches the kernels.
+#[inline(always)]
+pub fn kv_head(head: u32, heads_q: u32, heads_kv: u32) -> u32 {
+    match heads_q.checked_div(heads_kv) {
+        Some(group) if group > 0 => head / group,
+        _ => head,
+    }
+}
+
+/// Number of `block`-sized pieces covering `len` (ceiling division).
+#[inline(always)]
+pub const fn blocks(len: u32, block: u32) -> u32 {
+    len.div_ceil(block)
+}
+
+/// The launch grid `(x, y, z)` = (query blocks, query heads, batch) for a
+/// kernel whose blocks cover `block_m` query rows each.
+#[inline(always)]
+pub const fn grid(block_m: u32, batch: u32, heads_q: u32, seq_q: u32) -> (u32, u32, u32) {
+    (blocks(seq_q, block_m), heads_q, batch)
+}

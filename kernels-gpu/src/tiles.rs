@@ -1,0 +1,84 @@
+//! Tile shapes of the kernel variants, and the shared-memory plan that
+//! follows from them. Host (launch, budgets, tests) and device use the same
+//! numbers.
+
+/// The tile shape of one kernel instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileShape {
+    /// Head dimension D (64 or 128).
+    pub head_dim: u32,
+    /// Query rows per block (BLOCK_M).
+    pub block_m: u32,
+    /// Keys per step of the key loop (BLOCK_N).
+    pub block_n: u32,
+    /// K/V shared-memory buffers (pipeline depth); 0 for kernels without one.
+    pub stages: u32,
+    /// Warps per block.
+    pub warps: u32,
+}
+
+impl TileShape {
+    /// Threads per block.
+    pub const fn threads(&self) -> u32 {
+        self.warps * 32
+    }
+}
+
+/// Padding added to every shared-memory row so that the 8 rows an
+/// `ldmatrix` reads fall in distinct banks (16 bytes: one `ldmatrix` row).
+pub const SMEM_ROW_PAD: u32 = 16;
+
+/// Byte offsets of the `mma` kernel's shared-memory buffers.
+///
+/// Q, K and V arrive as E4M3 rows of `head_dim + 16` bytes; V is converted
+/// once per key block into an f16 buffer of rows of `2*head_dim + 16` bytes
+/// for `ldmatrix.trans`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaSmemPlan {
+    /// Bytes per E4M3 row (Q, K, V stages).
+    pub fp8_row: u32,
+    /// Bytes per f16 row (converted V).
+    pub f16_row: u32,
+    /// Offset of the Q tile (`block_m` rows).
+    pub q: u32,
+    /// Offset of K stage 0 (`block_n` rows each, `stages` of them).
+    pub k: u32,
+    /// Offset of V stage 0 (E4M3, `block_n` rows each, `stages` of them).
+    pub v: u32,
+    /// Offset of the converted f16 V tile (`block_n` rows).
+    pub v_f16: u32,
+    /// Total dynamic shared memory in bytes.
+    pub total: u32,
+}
+
+impl MmaSmemPlan {
+    /// The plan for a tile shape.
+    pub const fn new(t: TileShape) -> Self {
+        let fp8_row = t.head_dim + SMEM_ROW_PAD;
+        let f16_row = 2 * t.head_dim + SMEM_ROW_PAD;
+        let q = 0;
+        let k = q + t.block_m * fp8_row;
+        let v = k + t.stages * t.block_n * fp8_row;
+        let v_f16 = v + t.stages * t.block_n * fp8_row;
+        let total = v_f16 + t.block_n * f16_row;
+        Self {
+            fp8_row,
+            f16_row,
+            q,
+            k,
+            v,
+            v_f16,
+            total,
+        }
+    }
+
+    /// Offset of K stage `stage`.
+    pub const fn k_stage(&self, stage: u32, block_n: u32) -> u32 {
+        self.k + stage * block_n * self.fp8_row
+    }
+
+    /// Offset of V stage `stage` (E4M3).
+    pub const fn v_stage(&self, stage: u32, block_n: u32) -> u32 {
+        self.v + stage * block_n * self.fp8_row
+    }
+}
