@@ -1,1 +1,32 @@
+//! `sdpa`: FP8 (E4M3) scaled-dot-product attention for NVIDIA GPUs, with
+//! kernels written in Rust (`kernels-gpu`, compiled to PTX by rustc's
+//! `nvptx64-nvidia-cuda` target and embedded in this crate).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), sdpa::AttnError> {
+//! # let (q, k, v): (sdpa::Fp8Tensor, sdpa::Fp8Tensor, sdpa::Fp8Tensor) = todo!();
+//! let attn = sdpa::Attention::new(0)?; // loads the embedded kernels
+//! let o = attn.forward(&q, &k, &v, &sdpa::Options { causal: true, ..Default::default() })?;
+//! # Ok(()) }
+//! ```
+//!
+//! Computes `O = softmax(scale * Q K^T + mask) V` per batch and query head,
+//! with Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (E4M3 with one f32
+//! dequantization scale per head) and O `[B, Hq, Sq, D]` in f16.
 
+pub mod attention;
+pub mod embedded;
+pub mod error;
+pub mod io;
+mod launch;
+pub mod metrics;
+pub mod quant;
+pub mod reference;
+pub mod tensor;
+pub mod validate;
+
+pub use attention::{Attention, DeviceInfo, DeviceOutput, DeviceProblem};
+pub use error::AttnError;
+pub use kernels_gpu::kernels::Variant;
+pub use tensor::{Fp8Tensor, Output};
+pub use validate::{Options, Problem};

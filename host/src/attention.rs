@@ -1,0 +1,210 @@
+//! The public entry point: load the kernels on a device, move tensors, run.
+
+use crate::embedded::{self, Load};
+use crate::error::AttnError;
+use crate::launch;
+use crate::tensor::{Fp8Tensor, Output};
+use crate::validate::{Options, Problem, validate};
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr};
+use cudarc::nvrtc::Ptx;
+use half::f16;
+use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant};
+use kernels_gpu::params::AttnParams;
+use std::sync::Arc;
+
+/// Shared memory a block may use without opting in.
+const DEFAULT_SMEM_LIMIT: u32 = 48 * 1024;
+
+/// The f16 bit pattern written over outputs before a checked run (a NaN).
+pub const POISON_F16: u16 = 0x7E01;
+
+/// What was found on the device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Device name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub capability: (i32, i32),
+    /// Which embedded image was loaded, e.g. "sm_90a cubin".
+    pub image: String,
+}
+
+/// The kernels, loaded on one GPU, with one stream to run them on.
+pub struct Attention {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    functions: Vec<(&'static KernelInfo, CudaFunction)>,
+    info: DeviceInfo,
+}
+
+/// Inputs on the device, validated, ready to run any variant.
+pub struct DeviceProblem {
+    /// The validated problem (sizes, scale, kernel).
+    pub problem: Problem,
+    q: CudaSlice<u8>,
+    k: CudaSlice<u8>,
+    v: CudaSlice<u8>,
+    /// `q_scale[Hq]`, then `k_scale[Hkv]`, then `v_scale[Hkv]`.
+    scales: CudaSlice<f32>,
+}
+
+impl DeviceProblem {
+    /// Switches the kernel variant (same sizes, same buffers).
+    pub fn set_variant(&mut self, variant: Variant) -> Result<(), AttnError> {
+        let opts = Options { causal: self.problem.causal, scale: Some(self.problem.softmax_scale), variant };
+        self.problem = Problem::new(self.problem.q_shape(), self.problem.kv_shape(), self.problem.kv_shape(), &opts)?;
+        Ok(())
+    }
+}
+
+/// An f16 output buffer on the device.
+pub struct DeviceOutput {
+    o: CudaSlice<u16>,
+    shape: [usize; 4],
+}
+
+impl Attention {
+    /// Loads the embedded kernels on device `ordinal`. Fails with
+    /// [`AttnError::NoDriver`], [`AttnError::NoDevice`] or
+    /// [`AttnError::UnsupportedDevice`] when it cannot.
+    pub fn new(ordinal: usize) -> Result<Attention, AttnError> {
+        if !launch::driver_present() {
+            return Err(AttnError::NoDriver("libcuda could not be loaded".into()));
+        }
+        let count = CudaContext::device_count().map_err(|e| AttnError::NoDriver(e.to_string()))? as usize;
+        if ordinal >= count {
+            return Err(AttnError::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        let capability = ctx.compute_capability()?;
+        let name = ctx.name()?;
+        let unsupported = || AttnError::UnsupportedDevice { name: name.clone(), major: capability.0, minor: capability.1 };
+        if capability < (8, 9) {
+            return Err(unsupported());
+        }
+        let load = embedded::select(capability).ok_or_else(unsupported)?;
+        let module = ctx.load_module(match load {
+            Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
+            Load::Ptx(img) => Ptx::from_src(img.ptx),
+        })?;
+        let mut functions = Vec::with_capacity(KERNELS.len());
+        for kernel in &KERNELS {
+            let func = module.load_function(kernel.entry)?;
+            if kernel.smem_bytes > DEFAULT_SMEM_LIMIT {
+                func.set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    kernel.smem_bytes as i32,
+                )?;
+            }
+            functions.push((kernel, func));
+        }
+        launch::disable_event_tracking(&ctx);
+        let stream = ctx.default_stream();
+        let info = DeviceInfo { ordinal, name, capability, image: load.describe() };
+        Ok(Attention { ctx, stream, functions, info })
+    }
+
+    /// The device and the image loaded on it.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Validates and runs attention on host tensors, returning host f16.
+    pub fn forward(&self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Output, AttnError> {
+        let dev = self.upload(q, k, v, opts)?;
+        let mut out = self.alloc_output(&dev)?;
+        self.run(&dev, &mut out)?;
+        self.download(&out)
+    }
+
+    /// Validates the inputs and copies them to the device.
+    pub fn upload(&self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<DeviceProblem, AttnError> {
+        let problem = validate(q, k, v, opts)?;
+        let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
+        Ok(DeviceProblem {
+            problem,
+            q: self.stream.clone_htod(&q.data)?,
+            k: self.stream.clone_htod(&k.data)?,
+            v: self.stream.clone_htod(&v.data)?,
+            scales: self.stream.clone_htod(&scales)?,
+        })
+    }
+
+    /// Allocates an output buffer for `dev` (contents undefined until a run).
+    pub fn alloc_output(&self, dev: &DeviceProblem) -> Result<DeviceOutput, AttnError> {
+        let o = self.stream.alloc_zeros::<u16>(dev.problem.q_len())?;
+        Ok(DeviceOutput { o, shape: dev.problem.q_shape() })
+    }
+
+    /// Overwrites every output element with a NaN ([`POISON_F16`]), so an
+    /// element a kernel fails to write cannot pass a check.
+    pub fn poison(&self, out: &mut DeviceOutput) -> Result<(), AttnError> {
+        let poison = vec![POISON_F16; out.o.len()];
+        self.stream.memcpy_htod(&poison, &mut out.o)?;
+        Ok(())
+    }
+
+    /// Launches the problem's kernel (asynchronously) into `out`.
+    pub fn run(&self, dev: &DeviceProblem, out: &mut DeviceOutput) -> Result<(), AttnError> {
+        let p = &dev.problem;
+        if out.shape != p.q_shape() {
+            return Err(AttnError::ShapeMismatch(format!(
+                "output buffer is {:?} but the problem needs {:?}",
+                out.shape,
+                p.q_shape()
+            )));
+        }
+        let func = self
+            .functions
+            .iter()
+            .find(|(k, _)| **k == *p.kernel)
+            .map(|(_, f)| f)
+            .expect("every KERNELS entry is loaded in Attention::new");
+        let scales = dev.scales.device_ptr(&self.stream).0;
+        let f32_size = std::mem::size_of::<f32>() as u64;
+        let params = AttnParams {
+            q: dev.q.device_ptr(&self.stream).0,
+            k: dev.k.device_ptr(&self.stream).0,
+            v: dev.v.device_ptr(&self.stream).0,
+            o: out.o.device_ptr(&self.stream).0,
+            q_scale: scales,
+            k_scale: scales + p.heads_q as u64 * f32_size,
+            v_scale: scales + (p.heads_q + p.heads_kv) as u64 * f32_size,
+            batch: p.batch as u32,
+            heads_q: p.heads_q as u32,
+            heads_kv: p.heads_kv as u32,
+            seq_q: p.seq_q as u32,
+            seq_kv: p.seq_kv as u32,
+            softmax_scale: p.softmax_scale,
+            causal: p.causal as u32,
+            reserved: 0,
+        };
+        launch::launch(&self.stream, func, p, params)?;
+        Ok(())
+    }
+
+    /// Waits for the stream and copies `out` to the host.
+    pub fn download(&self, out: &DeviceOutput) -> Result<Output, AttnError> {
+        let bits = self.stream.clone_dtoh(&out.o)?;
+        self.stream.synchronize()?;
+        Ok(Output { data: bits.into_iter().map(f16::from_bits).collect(), shape: out.shape })
+    }
+
+    /// Device time in milliseconds of `launches` back-to-back runs, measured
+    /// with CUDA events around them (after the stream drains).
+    pub fn time_runs(&self, dev: &DeviceProblem, out: &mut DeviceOutput, launches: usize) -> Result<f32, AttnError> {
+        let start = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        let stop = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        self.stream.synchronize()?;
+        start.record(&self.stream)?;
+        for _ in 0..launches {
+            self.run(dev, out)?;
+        }
+        stop.record(&self.stream)?;
+        stop.synchronize()?;
+        Ok(start.elapsed_ms(&stop)?)
+    }
+}

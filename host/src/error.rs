@@ -1,0 +1,89 @@
+//! The one error type of the library: every invalid input and every GPU
+//! failure is one of these, never a panic.
+
+use thiserror::Error;
+
+/// Why a call was refused or failed. Each variant names the problem.
+#[derive(Debug, Error)]
+pub enum AttnError {
+    /// Tensors whose shapes do not fit together.
+    #[error("shape mismatch: {0}")]
+    ShapeMismatch(String),
+    /// A head dimension no kernel serves.
+    #[error("head dimension {head_dim} is not supported (supported: {supported:?})")]
+    UnsupportedHeadDim {
+        /// The head dimension given.
+        head_dim: usize,
+        /// The ones the kernels serve.
+        supported: Vec<u32>,
+    },
+    /// A dimension of size zero.
+    #[error("{tensor} has a zero-sized dimension: shape {shape:?}")]
+    ZeroDimension {
+        /// Which tensor.
+        tensor: &'static str,
+        /// Its shape.
+        shape: [usize; 4],
+    },
+    /// Query heads not a multiple of key/value heads.
+    #[error("query heads ({heads_q}) must be a multiple of key/value heads ({heads_kv})")]
+    HeadsNotDivisible {
+        /// Query heads.
+        heads_q: usize,
+        /// Key/value heads.
+        heads_kv: usize,
+    },
+    /// A scale that is NaN, infinite, zero or negative.
+    #[error("{what} must be finite and positive, got {value}")]
+    InvalidScale {
+        /// Which scale (e.g. "softmax scale", "q_scale[3]").
+        what: String,
+        /// The value given.
+        value: f32,
+    },
+    /// A buffer whose length does not match its shape.
+    #[error("{tensor} holds {actual} elements but its shape needs {expected}")]
+    BufferLength {
+        /// Which buffer.
+        tensor: String,
+        /// Elements the shape needs.
+        expected: usize,
+        /// Elements it holds.
+        actual: usize,
+    },
+    /// Sizes whose indices would overflow the kernels' index types or the grid.
+    #[error("problem too large: {0}")]
+    TooLarge(String),
+    /// An unknown variant name.
+    #[error("unknown kernel variant {name:?} (known: {known})")]
+    UnknownVariant {
+        /// The name given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// No usable CUDA driver (libcuda could not be loaded or initialised).
+    #[error("no CUDA driver: {0}")]
+    NoDriver(String),
+    /// No GPU with the requested ordinal.
+    #[error("no CUDA device {ordinal} (devices found: {count})")]
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+    /// A GPU the kernels cannot run on (FP8 `mma` needs compute capability 8.9+).
+    #[error("device {name} has compute capability {major}.{minor}; FP8 attention needs 8.9 or newer")]
+    UnsupportedDevice {
+        /// Device name.
+        name: String,
+        /// Major compute capability.
+        major: i32,
+        /// Minor compute capability.
+        minor: i32,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+}

@@ -1,0 +1,172 @@
+//! Input validation: every check runs before anything is launched, and each
+//! failure is an [`AttnError`] that names the problem.
+
+use crate::error::AttnError;
+use crate::tensor::Fp8Tensor;
+use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, Variant};
+use kernels_gpu::schedule::MAX_SEQ_LEN;
+
+/// The largest grid extent along y (heads) and z (batch).
+const MAX_GRID_YZ: usize = 65_535;
+
+/// How to run attention.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Causal masking, aligned so the last query sees the last key.
+    pub causal: bool,
+    /// Softmax scale; `None` means `1 / sqrt(head_dim)`.
+    pub scale: Option<f32>,
+    /// Which kernel variant runs.
+    pub variant: Variant,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { causal: false, scale: None, variant: Variant::Mma }
+    }
+}
+
+/// A validated problem: sizes, scale and the kernel that serves it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    /// Batch size B.
+    pub batch: usize,
+    /// Query heads Hq.
+    pub heads_q: usize,
+    /// Key/value heads Hkv.
+    pub heads_kv: usize,
+    /// Query length Sq.
+    pub seq_q: usize,
+    /// Key/value length Skv.
+    pub seq_kv: usize,
+    /// Head dimension D.
+    pub head_dim: usize,
+    /// The softmax scale actually used.
+    pub softmax_scale: f32,
+    /// Causal masking.
+    pub causal: bool,
+    /// The kernel that runs it.
+    pub kernel: &'static KernelInfo,
+}
+
+impl Problem {
+    /// Validates the shapes and options (not the buffers; see [`validate`]).
+    pub fn new(q_shape: [usize; 4], k_shape: [usize; 4], v_shape: [usize; 4], opts: &Options) -> Result<Problem, AttnError> {
+        for (tensor, shape) in [("q", q_shape), ("k", k_shape), ("v", v_shape)] {
+            if shape.contains(&0) {
+                return Err(AttnError::ZeroDimension { tensor, shape });
+            }
+        }
+        if k_shape != v_shape {
+            return Err(AttnError::ShapeMismatch(format!("k is {k_shape:?} but v is {v_shape:?}")));
+        }
+        let [batch, heads_q, seq_q, head_dim] = q_shape;
+        let [kv_batch, heads_kv, seq_kv, kv_dim] = k_shape;
+        if kv_batch != batch {
+            return Err(AttnError::ShapeMismatch(format!("q has batch {batch} but k/v have batch {kv_batch}")));
+        }
+        if kv_dim != head_dim {
+            return Err(AttnError::ShapeMismatch(format!("q has head_dim {head_dim} but k/v have head_dim {kv_dim}")));
+        }
+        if !HEAD_DIMS.iter().any(|&d| d as usize == head_dim) {
+            return Err(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() });
+        }
+        if heads_q % heads_kv != 0 {
+            return Err(AttnError::HeadsNotDivisible { heads_q, heads_kv });
+        }
+        for (what, len) in [("seq_q", seq_q), ("seq_kv", seq_kv)] {
+            if len >= MAX_SEQ_LEN as usize {
+                return Err(AttnError::TooLarge(format!("{what} = {len} must be below {MAX_SEQ_LEN}")));
+            }
+        }
+        for (what, n) in [("batch", batch), ("heads_q", heads_q)] {
+            if n > MAX_GRID_YZ {
+                return Err(AttnError::TooLarge(format!("{what} = {n} exceeds the grid limit {MAX_GRID_YZ}")));
+            }
+        }
+        for (what, shape) in [("q", q_shape), ("k", k_shape)] {
+            if element_count(shape).is_none_or(|n| n > isize::MAX as usize) {
+                return Err(AttnError::TooLarge(format!("{what} shape {shape:?} overflows the address space")));
+            }
+        }
+        let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
+        check_scale("softmax scale", softmax_scale)?;
+        let kernel = kernels::find(opts.variant, head_dim as u32)
+            .ok_or(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() })?;
+        Ok(Problem { batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, softmax_scale, causal: opts.causal, kernel })
+    }
+
+    /// `[B, Hq, Sq, D]`.
+    pub fn q_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_q, self.seq_q, self.head_dim]
+    }
+
+    /// `[B, Hkv, Skv, D]`.
+    pub fn kv_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_kv, self.seq_kv, self.head_dim]
+    }
+
+    /// Elements of Q (and O).
+    pub fn q_len(&self) -> usize {
+        self.q_shape().iter().product()
+    }
+
+    /// Elements of K (and V).
+    pub fn kv_len(&self) -> usize {
+        self.kv_shape().iter().product()
+    }
+
+    /// Floating-point operations of the two matrix products, `4 B Hq Sq Skv D`
+    /// (not halved for causal: the usual convention for a dense count).
+    pub fn flops(&self) -> f64 {
+        4.0 * (self.batch * self.heads_q) as f64 * self.seq_q as f64 * self.seq_kv as f64 * self.head_dim as f64
+    }
+
+    /// The fewest bytes a kernel must move: Q, K, V once (1 byte each), O once (2 bytes).
+    pub fn min_bytes(&self) -> f64 {
+        (2 * self.kv_len() + 3 * self.q_len()) as f64
+    }
+}
+
+/// Validates host tensors and options together: shapes, buffer lengths,
+/// per-head scale counts and values.
+pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Problem, AttnError> {
+    let problem = Problem::new(q.shape, k.shape, v.shape, opts)?;
+    for (name, t) in [("q", q), ("k", k), ("v", v)] {
+        let expected = t.shape.iter().product::<usize>();
+        if t.data.len() != expected {
+            return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: t.data.len() });
+        }
+        if t.scales.len() != t.heads() {
+            return Err(AttnError::BufferLength {
+                tensor: format!("{name}_scale"),
+                expected: t.heads(),
+                actual: t.scales.len(),
+            });
+        }
+        for (h, &s) in t.scales.iter().enumerate() {
+            check_scale(&format!("{name}_scale[{h}]"), s)?;
+        }
+    }
+    Ok(problem)
+}
+
+/// Looks a variant up by name, with an error that lists the known ones.
+pub fn variant_by_name(name: &str) -> Result<Variant, AttnError> {
+    Variant::from_name(name).ok_or_else(|| AttnError::UnknownVariant {
+        name: name.to_string(),
+        known: Variant::ALL.map(Variant::name).join(", "),
+    })
+}
+
+fn check_scale(what: &str, value: f32) -> Result<(), AttnError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(AttnError::InvalidScale { what: what.to_string(), value })
+    }
+}
+
+fn element_count(shape: [usize; 4]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
+}
