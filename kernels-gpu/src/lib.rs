@@ -27,6 +27,7 @@ pub mod fp8;
 pub mod kernels;
 pub mod params;
 pub mod schedule;
+pub mod softmax;
 pub mod tiles;
 
 #[cfg(target_arch = "nvptx64")]

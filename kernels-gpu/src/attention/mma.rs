@@ -15,10 +15,10 @@
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
 
-use super::LOG2E;
 use crate::arch::{bar, cp_async, cvt, ldmatrix, math, mma, shfl, smem, sreg};
 use crate::params::AttnParams;
 use crate::schedule;
+use crate::softmax::{self, RowMax};
 use crate::tiles::{MmaSmemPlan, TileShape};
 
 /// Where one block's tensors live and what it must do.
@@ -189,7 +189,7 @@ pub unsafe fn forward<
             *(p.v_scale as *const f32).add(kv_head),
         )
     };
-    let score_scale_log2 = p.softmax_scale * q_scale * k_scale * LOG2E;
+    let score_scale_log2 = softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale);
 
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
@@ -241,7 +241,7 @@ pub unsafe fn forward<
     }
 
     let mut q_frag = [[0u32; 4]; QK_STEPS];
-    let mut m = [f32::NEG_INFINITY; 2];
+    let mut m = [RowMax::EMPTY; 2];
     let mut l = [0f32; 2];
     let mut o = [[0f32; 4]; O_TILES];
     let warp_row0 = job.row0 + 16 * warp;
@@ -322,15 +322,7 @@ pub unsafe fn forward<
                 tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
                 tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
             }
-            let m_new = m[h].max(tile_max * score_scale_log2);
-            // A row that has seen no key yet keeps m = -inf; subtract 0 then.
-            base[h] = if m_new == f32::NEG_INFINITY {
-                0.0
-            } else {
-                m_new
-            };
-            alpha[h] = math::exp2(m[h] - base[h]);
-            m[h] = m_new;
+            (alpha[h], base[h]) = m[h].update(tile_max * score_scale_log2, math::exp2);
         }
         let mut row_sum = [0f32; 2];
         for tile in s.iter_mut() {
@@ -384,7 +376,7 @@ pub unsafe fn forward<
             l[h] += shfl::shfl_xor_f32(l[h], 2);
         }
     }
-    let out_scale = l.map(|x| if x > 0.0 { v_scale / x } else { 0.0 });
+    let out_scale = l.map(|x| softmax::output_scale(x, v_scale));
     for h in 0..2u32 {
         let local_row = 16 * warp + group + 8 * h;
         if local_row >= job.rows {

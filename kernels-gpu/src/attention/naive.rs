@@ -2,11 +2,11 @@
 //! the row sees. No shared memory, no tensor cores: the baseline every other
 //! variant is compared with on the GPU.
 
-use super::LOG2E;
 use crate::arch::{cvt, math, shfl, sreg};
 use crate::fp8::e4m3_to_f32;
 use crate::params::AttnParams;
 use crate::schedule;
+use crate::softmax::{self, RowMax};
 
 /// The sum of `x` over the 32 lanes of the warp, in every lane.
 ///
@@ -60,7 +60,7 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
             *(p.v_scale as *const f32).add(kv_head as usize),
         )
     };
-    let score_scale_log2 = p.softmax_scale * q_scale * k_scale * LOG2E;
+    let score_scale_log2 = softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale);
 
     let mut q_row = [0f32; DIM_CHUNKS];
     for (i, x) in q_row.iter_mut().enumerate() {
@@ -69,7 +69,7 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     }
 
     let key_end = schedule::key_end(row, 1, p.seq_q, p.seq_kv, p.causal != 0) as usize;
-    let mut m = f32::NEG_INFINITY;
+    let mut m = RowMax::EMPTY;
     let mut l = 0f32;
     let mut acc = [0f32; DIM_CHUNKS];
     for key in 0..key_end {
@@ -81,19 +81,17 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
         // SAFETY: the whole warp runs this loop (key_end is warp-uniform).
         let dot = unsafe { warp_sum(dot) };
         let s = dot * score_scale_log2;
-        let m_new = m.max(s);
-        let alpha = math::exp2(m - m_new);
-        let prob = math::exp2(s - m_new);
+        let (alpha, base) = m.update(s, math::exp2);
+        let prob = math::exp2(s - base);
         l = l * alpha + prob;
         for (i, a) in acc.iter_mut().enumerate() {
             // SAFETY: as for K.
             let v_val = e4m3_to_f32(unsafe { *v.add(key * HEAD_DIM + lane + 32 * i) });
             *a = *a * alpha + prob * v_val;
         }
-        m = m_new;
     }
 
-    let out_scale = if l > 0.0 { v_scale / l } else { 0.0 };
+    let out_scale = softmax::output_scale(l, v_scale);
     for (i, a) in acc.iter().enumerate() {
         // SAFETY: inside this output row.
         unsafe { *o.add(lane + 32 * i) = cvt::f32_to_f16_bits(a * out_scale) };

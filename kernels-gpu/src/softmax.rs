@@ -1,0 +1,54 @@
+//! The online-softmax update of one query row, in base 2. Shared by the
+//! kernels (with the SFU's `ex2.approx`) and by the CPU emulation of the
+//! tile schedule in the tests (with `f32::exp2`), so both run the same
+//! steps, including the rule for rows that have seen no key yet.
+
+/// Running maximum of one row's scaled scores (base 2) over the key blocks
+/// seen so far; `-inf` until the row sees a key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowMax(pub f32);
+
+impl RowMax {
+    /// A row that has seen no key.
+    pub const EMPTY: RowMax = RowMax(f32::NEG_INFINITY);
+
+    /// Folds in the maximum scaled score of a new key block and returns
+    /// `(alpha, base)`: `alpha` rescales what was accumulated so far (sum and
+    /// output), `base` is what to subtract from this block's scaled scores
+    /// before `exp2`. A row that still has seen no key uses base 0, so its
+    /// masked scores (`-inf`) give `exp2(-inf) = 0` rather than NaN.
+    #[inline(always)]
+    pub fn update(&mut self, block_max_scaled: f32, exp2: impl Fn(f32) -> f32) -> (f32, f32) {
+        let m_new = self.0.max(block_max_scaled);
+        let base = if m_new == f32::NEG_INFINITY {
+            0.0
+        } else {
+            m_new
+        };
+        let alpha = exp2(self.0 - base);
+        self.0 = m_new;
+        (alpha, base)
+    }
+}
+
+/// The factor that turns a row's accumulated `sum_j p_j v_j` into the output:
+/// V's dequantization scale over the row sum, or 0 for a row that saw no key
+/// (`row_sum == 0`), so such a row is written as zeros, never NaN.
+#[inline(always)]
+pub fn output_scale(row_sum: f32, v_scale: f32) -> f32 {
+    if row_sum > 0.0 {
+        v_scale / row_sum
+    } else {
+        0.0
+    }
+}
+
+/// log2(e): scores are multiplied by it so that `exp(x) = 2^(x log2 e)`.
+pub const LOG2E: f32 = core::f32::consts::LOG2_E;
+
+/// The one factor applied to raw `q·k` dot products of E4M3 codes: the
+/// softmax scale, both dequantization scales and log2(e).
+#[inline(always)]
+pub fn score_scale_log2(softmax_scale: f32, q_scale: f32, k_scale: f32) -> f32 {
+    softmax_scale * q_scale * k_scale * LOG2E
+}
