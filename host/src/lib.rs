@@ -15,6 +15,7 @@
 //! dequantization scale per head) and O `[B, Hq, Sq, D]` in f16.
 
 pub mod attention;
+pub mod bench;
 pub mod embedded;
 pub mod error;
 pub mod io;

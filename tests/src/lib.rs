@@ -1,1 +1,185 @@
+//! Shared test harness: the correctness-gate cases and the check that runs
+//! one case on the GPU against the f64 reference, the fuzzing strategy, and
+//! the CPU emulation of the kernels' tile schedules.
 
+pub mod emulate;
+pub mod fuzz;
+pub mod shapes;
+
+use sdpa::metrics::{ErrorStats, GATE, compare};
+use sdpa::quant::random_problem;
+use sdpa::reference::{attention_f64, attention_rows_f64};
+use sdpa::{Attention, AttnError, Options, Variant};
+
+/// One shape of the correctness gate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GateCase {
+    /// Short label, e.g. "mission".
+    pub name: &'static str,
+    /// Batch.
+    pub batch: usize,
+    /// Query heads.
+    pub heads_q: usize,
+    /// Key/value heads.
+    pub heads_kv: usize,
+    /// Query length.
+    pub seq_q: usize,
+    /// Key/value length.
+    pub seq_kv: usize,
+    /// Head dimension.
+    pub head_dim: usize,
+    /// Causal masking.
+    pub causal: bool,
+}
+
+impl GateCase {
+    const fn new(name: &'static str, b: usize, h: usize, s: usize, d: usize, causal: bool) -> GateCase {
+        GateCase { name, batch: b, heads_q: h, heads_kv: h, seq_q: s, seq_kv: s, head_dim: d, causal }
+    }
+
+    const fn lengths(self, seq_q: usize, seq_kv: usize) -> GateCase {
+        GateCase { seq_q, seq_kv, ..self }
+    }
+
+    const fn kv_heads(self, heads_kv: usize) -> GateCase {
+        GateCase { heads_kv, ..self }
+    }
+
+    /// `[B, Hq, Sq, D]`.
+    pub fn q_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_q, self.seq_q, self.head_dim]
+    }
+
+    /// `[B, Hkv, Skv, D]`.
+    pub fn kv_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_kv, self.seq_kv, self.head_dim]
+    }
+}
+
+/// The seeds every case runs with.
+pub const SEEDS: [u64; 3] = [0, 1, 2];
+
+/// The correctness gate's shapes (issue #2): the seeds' small / mission /
+/// long shapes, D = 128, causal, Sq != Skv, GQA, and odd lengths.
+pub fn gate_cases() -> Vec<GateCase> {
+    let mut cases = vec![
+        GateCase::new("small", 1, 2, 64, 64, false),
+        GateCase::new("mission", 2, 8, 256, 64, false),
+        GateCase::new("long", 1, 8, 2048, 64, false),
+        GateCase::new("d128", 2, 8, 256, 128, false),
+        GateCase::new("causal", 2, 8, 256, 64, true),
+        GateCase::new("causal-d128", 1, 4, 333, 128, true),
+        GateCase::new("sq1", 1, 4, 1, 64, false).lengths(1, 300),
+        GateCase::new("sq1-causal", 1, 4, 1, 64, true).lengths(1, 300),
+        GateCase::new("sq77", 1, 4, 77, 128, false).lengths(77, 300),
+        GateCase::new("sq77-causal", 1, 4, 77, 64, true).lengths(77, 300),
+        GateCase::new("sq300-skv77-causal", 1, 4, 300, 64, true).lengths(300, 77),
+        GateCase::new("gqa", 2, 8, 256, 64, false).kv_heads(2),
+        GateCase::new("gqa-causal-d128", 1, 8, 200, 128, true).kv_heads(2),
+        GateCase::new("mqa", 1, 8, 129, 64, true).kv_heads(1),
+    ];
+    for (i, s) in [1, 17, 63, 65, 127, 129, 1000].into_iter().enumerate() {
+        let d = if i % 2 == 0 { 64 } else { 128 };
+        cases.push(GateCase::new("odd", 1, 2, s, d, i % 3 == 1));
+    }
+    cases
+}
+
+/// Above this many query rows the reference checks a random sample of rows.
+const FULL_REFERENCE_ROWS: usize = 4096;
+/// Rows checked when sampling.
+const SAMPLED_ROWS: usize = 512;
+
+/// The outcome of one case on one variant with one seed.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// The case.
+    pub case: GateCase,
+    /// The variant.
+    pub variant: Variant,
+    /// The seed of the inputs.
+    pub seed: u64,
+    /// Error against the f64 reference.
+    pub stats: ErrorStats,
+    /// Whether a second run on the same inputs gave identical bits.
+    pub deterministic: bool,
+    /// Whether it passes the gate (tolerance, no NaN, determinism).
+    pub passed: bool,
+}
+
+impl std::fmt::Display for CaseResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.case;
+        write!(
+            f,
+            "[{:<6} {:<20}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
+            self.variant.name(),
+            c.name,
+            c.batch,
+            c.heads_q,
+            c.heads_kv,
+            c.seq_q,
+            c.seq_kv,
+            c.head_dim,
+            c.causal as u8,
+            self.seed,
+            self.stats,
+            if self.deterministic { "bit-identical" } else { "DIFFERS" },
+            if self.passed { "PASS" } else { "FAIL" }
+        )
+    }
+}
+
+/// Runs `case` with fresh inputs from `seed` on `variant`: poisons the
+/// output, runs, compares against the f64 reference (every row, or a random
+/// sample of rows for large cases), then poisons and runs again and checks
+/// the bits are identical.
+pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -> Result<CaseResult, AttnError> {
+    let (q, k, v) = random_problem(case.q_shape(), case.kv_shape(), seed);
+    let opts = Options { causal: case.causal, scale: None, variant };
+    let dev = attn.upload(&q, &k, &v, &opts)?;
+    let scale = dev.problem.softmax_scale as f64;
+    let mut out = attn.alloc_output(&dev)?;
+    attn.poison(&mut out)?;
+    attn.run(&dev, &mut out)?;
+    let first = attn.download(&out)?;
+    attn.poison(&mut out)?;
+    attn.run(&dev, &mut out)?;
+    let second = attn.download(&out)?;
+    let deterministic = first.data.iter().zip(&second.data).all(|(a, b)| a.to_bits() == b.to_bits());
+
+    let rows = case.batch * case.heads_q * case.seq_q;
+    let stats = if rows <= FULL_REFERENCE_ROWS {
+        compare(&first.data, &attention_f64(&q, &k, &v, case.causal, scale), GATE.max_abs)
+    } else {
+        let picked = sample_rows(case, seed);
+        let d = case.head_dim;
+        let got: Vec<_> = picked
+            .iter()
+            .flat_map(|&(b, h, s)| {
+                let start = ((b * case.heads_q + h) * case.seq_q + s) * d;
+                first.data[start..start + d].iter().copied()
+            })
+            .collect();
+        compare(&got, &attention_rows_f64(&q, &k, &v, case.causal, scale, &picked), GATE.max_abs)
+    };
+    let passed = GATE.passes(&stats) && deterministic;
+    Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
+}
+
+/// A deterministic random sample of `(b, h, s)` rows, always including the
+/// first and last query rows (the mask edges).
+fn sample_rows(case: GateCase, seed: u64) -> Vec<(usize, usize, usize)> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut rows = vec![(0, 0, 0), (case.batch - 1, case.heads_q - 1, case.seq_q - 1)];
+    while rows.len() < SAMPLED_ROWS {
+        rows.push((next(case.batch), next(case.heads_q), next(case.seq_q)));
+    }
+    rows
+}

@@ -1,0 +1,155 @@
+//! A CPU emulation of each variant's tile schedule, in f32, built from the
+//! same `kernels-gpu` code the kernels run: `schedule` (key ranges, masks,
+//! block counts), `softmax` (online update, output scale), the tile shapes of
+//! `kernels::KERNELS` and the E4M3 decoder. It reproduces what the kernels do
+//! with zero-filled rows past the ends (their scores are 0 unless masked), so
+//! an index or mask bug in the shared code shows up here, on any machine.
+
+use half::f16;
+use kernels_gpu::fp8::e4m3_to_f32;
+use kernels_gpu::kernels::{KernelInfo, Variant};
+use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
+use kernels_gpu::softmax::{RowMax, output_scale, score_scale_log2};
+use kernels_gpu::tiles::TileShape;
+use sdpa::Fp8Tensor;
+
+/// The problem the emulation runs: inputs, causal flag and softmax scale.
+pub struct Inputs<'a> {
+    /// Q `[B, Hq, Sq, D]`.
+    pub q: &'a Fp8Tensor,
+    /// K `[B, Hkv, Skv, D]`.
+    pub k: &'a Fp8Tensor,
+    /// V `[B, Hkv, Skv, D]`.
+    pub v: &'a Fp8Tensor,
+    /// Causal masking.
+    pub causal: bool,
+    /// The softmax scale.
+    pub softmax_scale: f32,
+}
+
+/// Emulates `kernel` on the inputs; returns O `[B, Hq, Sq, D]` in f32.
+pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
+    let [batch, heads_q, seq_q, dim] = x.q.shape;
+    let mut out = vec![0f32; batch * heads_q * seq_q * dim];
+    for b in 0..batch {
+        for h in 0..heads_q {
+            let head = Head::new(x, b, h);
+            let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
+            match kernel.variant {
+                Variant::Naive => emulate_naive(&head, x, rows),
+                Variant::Mma => emulate_mma(kernel.tiles, &head, x, rows),
+            }
+        }
+    }
+    out
+}
+
+/// One (batch, head): its rows of Q, K, V as E4M3 codes and its scales.
+struct Head<'a> {
+    q: &'a [u8],
+    k: &'a [u8],
+    v: &'a [u8],
+    seq_q: u32,
+    seq_kv: u32,
+    dim: usize,
+    score_scale: f32,
+    v_scale: f32,
+}
+
+impl<'a> Head<'a> {
+    fn new(x: &Inputs<'a>, b: usize, h: usize) -> Head<'a> {
+        let [_, heads_q, seq_q, dim] = x.q.shape;
+        let [_, heads_kv, seq_kv, _] = x.k.shape;
+        let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
+        let q_len = seq_q * dim;
+        let kv_len = seq_kv * dim;
+        Head {
+            q: &x.q.data[(b * heads_q + h) * q_len..][..q_len],
+            k: &x.k.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
+            v: &x.v.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
+            seq_q: seq_q as u32,
+            seq_kv: seq_kv as u32,
+            dim,
+            score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
+            v_scale: x.v.scales[kvh],
+        }
+    }
+
+    /// The raw dot product of query `row` and `key` in f32; 0 for a key past
+    /// the end (the kernels zero-fill those rows).
+    fn dot(&self, row: u32, key: u32) -> f32 {
+        if key >= self.seq_kv {
+            return 0.0;
+        }
+        let (r, c) = (row as usize * self.dim, key as usize * self.dim);
+        (0..self.dim).map(|d| e4m3_to_f32(self.q[r + d]) * e4m3_to_f32(self.k[c + d])).sum()
+    }
+
+    /// V at (`key`, `d`), 0 past the end.
+    fn value(&self, key: u32, d: usize) -> f32 {
+        if key >= self.seq_kv { 0.0 } else { e4m3_to_f32(self.v[key as usize * self.dim + d]) }
+    }
+}
+
+/// `naive`: each row walks the keys it sees, one at a time.
+fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
+    for row in 0..head.seq_q {
+        let mut m = RowMax::EMPTY;
+        let mut l = 0f32;
+        let mut acc = vec![0f32; head.dim];
+        for key in 0..key_end(row, 1, head.seq_q, head.seq_kv, x.causal) {
+            let s = head.dot(row, key) * head.score_scale;
+            let (alpha, base) = m.update(s, f32::exp2);
+            let p = (s - base).exp2();
+            l = l * alpha + p;
+            for (d, a) in acc.iter_mut().enumerate() {
+                *a = *a * alpha + p * head.value(key, d);
+            }
+        }
+        let scale = output_scale(l, head.v_scale);
+        for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
+            *o = a * scale;
+        }
+    }
+}
+
+/// `mma`: query blocks of `block_m` rows walk `block_n`-key blocks; masks
+/// only where `block_needs_mask` says; P is rounded to f16 for P·V.
+fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
+    for block in 0..blocks(head.seq_q, t.block_m) {
+        let row0 = block * t.block_m;
+        let key_blocks = blocks(key_end(row0, t.block_m, head.seq_q, head.seq_kv, x.causal), t.block_n);
+        for row in row0..(row0 + t.block_m).min(head.seq_q) {
+            let mut m = RowMax::EMPTY;
+            let mut l = 0f32;
+            let mut acc = vec![0f32; head.dim];
+            for j in 0..key_blocks {
+                let key0 = j * t.block_n;
+                let masked = block_needs_mask(row0, key0, t.block_n, head.seq_q, head.seq_kv, x.causal);
+                let scores: Vec<f32> = (key0..key0 + t.block_n)
+                    .map(|key| {
+                        if masked && !key_visible(row, key, head.seq_q, head.seq_kv, x.causal) {
+                            f32::NEG_INFINITY
+                        } else {
+                            head.dot(row, key)
+                        }
+                    })
+                    .collect();
+                let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let (alpha, base) = m.update(block_max * head.score_scale, f32::exp2);
+                let probs: Vec<f32> = scores.iter().map(|s| (s * head.score_scale - base).exp2()).collect();
+                l = l * alpha + probs.iter().sum::<f32>();
+                for (d, a) in acc.iter_mut().enumerate() {
+                    *a *= alpha;
+                    for (key, p) in (key0..).zip(&probs) {
+                        *a += f16::from_f32(*p).to_f32() * head.value(key, d);
+                    }
+                }
+            }
+            let scale = output_scale(l, head.v_scale);
+            for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
+                *o = a * scale;
+            }
+        }
+    }
+}

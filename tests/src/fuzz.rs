@@ -1,0 +1,33 @@
+//! Turning a fuzz case into inputs, and judging an output against the f64
+//! reference with tolerances that follow the case's scales.
+
+use crate::shapes::FuzzCase;
+use sdpa::Fp8Tensor;
+use sdpa::metrics::{ErrorStats, compare};
+use sdpa::quant::random_problem;
+
+/// Q, K, V for a case: standard normal, quantized per head by amax, then the
+/// per-head scales multiplied by 10^`scale_exponents` (the codes stay the same).
+pub fn case_inputs(case: &FuzzCase) -> (Fp8Tensor, Fp8Tensor, Fp8Tensor) {
+    let (mut q, mut k, mut v) = random_problem(case.q_shape(), case.kv_shape(), case.seed);
+    for (t, e) in [&mut q, &mut k, &mut v].into_iter().zip(case.scale_exponents) {
+        let factor = 10f32.powi(e as i32);
+        t.scales.iter_mut().for_each(|s| *s *= factor);
+    }
+    (q, k, v)
+}
+
+/// The largest |value| of a reference output (at least the smallest normal f64).
+fn magnitude(reference: &[f64]) -> f64 {
+    reference.iter().fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()))
+}
+
+/// Compares an f16 output with the reference: passes when there is no NaN,
+/// the relative L2 error is at most `rel_l2`, and the largest absolute error
+/// is at most `max_rel` times the largest |reference| value.
+pub fn judge(out: &[half::f16], reference: &[f64], rel_l2: f64, max_rel: f64) -> (ErrorStats, bool) {
+    let bound = max_rel * magnitude(reference);
+    let stats = compare(out, reference, bound);
+    let ok = stats.nan_count == 0 && stats.rel_l2 <= rel_l2 && stats.max_abs <= bound;
+    (stats, ok)
+}

@@ -1,0 +1,85 @@
+//! The fuzzing strategy shared by the CPU and GPU suites: shapes that sit on
+//! and around every tile edge of the kernel under test, taken from that
+//! kernel's own tile shape, so a new variant gets its own edges for free.
+
+use kernels_gpu::kernels::KernelInfo;
+use proptest::prelude::*;
+
+/// One fuzz case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FuzzCase {
+    /// Batch.
+    pub batch: usize,
+    /// Query heads.
+    pub heads_q: usize,
+    /// Key/value heads.
+    pub heads_kv: usize,
+    /// Query length.
+    pub seq_q: usize,
+    /// Key/value length.
+    pub seq_kv: usize,
+    /// Head dimension (the kernel's).
+    pub head_dim: usize,
+    /// Causal masking.
+    pub causal: bool,
+    /// log10 of the factors applied to the Q, K and V scales.
+    pub scale_exponents: [i8; 3],
+    /// Seed of the random inputs.
+    pub seed: u64,
+}
+
+impl FuzzCase {
+    /// `[B, Hq, Sq, D]`.
+    pub fn q_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_q, self.seq_q, self.head_dim]
+    }
+    /// `[B, Hkv, Skv, D]`.
+    pub fn kv_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_kv, self.seq_kv, self.head_dim]
+    }
+}
+
+/// Lengths on and around the multiples of `block` (k*block - 1, k*block,
+/// k*block + 1 for k = 1..=max_multiple), plus 1 and 2.
+pub fn edge_lengths(block: usize, max_multiple: usize) -> Vec<usize> {
+    let mut v = vec![1, 2];
+    for k in 1..=max_multiple {
+        for len in [k * block - 1, k * block, k * block + 1] {
+            if len >= 1 && !v.contains(&len) {
+                v.push(len);
+            }
+        }
+    }
+    v
+}
+
+/// The strategy for `kernel`: Sq clusters on BLOCK_M edges and Skv on
+/// BLOCK_N edges (or the other way round, so Sq != Skv both ways), B in 1..=2,
+/// Hkv in {1, 2}, Hq = Hkv x {1, 2, 4} (<= `max_heads_q`), causal on/off,
+/// scale factors 10^-3 ..= 10^3, and a fresh seed.
+pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) -> impl Strategy<Value = FuzzCase> {
+    let t = kernel.tiles;
+    let m_edges = edge_lengths(t.block_m as usize, max_multiple);
+    let n_edges = edge_lengths(t.block_n.max(8) as usize, max_multiple);
+    let head_dim = t.head_dim as usize;
+    let lengths = prop_oneof![
+        (prop::sample::select(m_edges.clone()), prop::sample::select(n_edges.clone())),
+        (prop::sample::select(n_edges), prop::sample::select(m_edges)),
+    ];
+    let heads = (prop::sample::select(vec![1usize, 2]), prop::sample::select(vec![1usize, 2, 4]))
+        .prop_map(move |(kv, group)| (kv * group, kv))
+        .prop_filter("heads_q within the limit", move |(hq, _)| *hq <= max_heads_q);
+    (1usize..=2, heads, lengths, any::<bool>(), prop::array::uniform3(-3i8..=3), any::<u64>()).prop_map(
+        move |(batch, (heads_q, heads_kv), (seq_q, seq_kv), causal, scale_exponents, seed)| FuzzCase {
+            batch,
+            heads_q,
+            heads_kv,
+            seq_q,
+            seq_kv,
+            head_dim,
+            causal,
+            scale_exponents,
+            seed,
+        },
+    )
+}

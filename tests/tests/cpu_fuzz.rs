@@ -1,0 +1,47 @@
+//! CPU fuzzing of every kernel's tile schedule: the emulation (same index,
+//! mask and online-softmax code as the kernels, f32 math) against the f64
+//! reference on shapes that straddle the kernel's tile edges. Runs in CI.
+//! `PROPTEST_CASES` raises the case count (default 32 per kernel).
+
+use half::f16;
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use sdpa::reference::attention_f64;
+use sdpa_tests::emulate::{Inputs, emulate};
+use sdpa_tests::fuzz::{case_inputs, judge};
+use sdpa_tests::shapes::fuzz_cases;
+
+/// Tolerances for the emulation: f32 math with P rounded to f16.
+const REL_L2: f64 = 1e-2;
+const MAX_REL: f64 = 2e-2;
+
+fn fuzz_kernel(kernel: &KernelInfo) {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(32);
+    let config = Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("tests/cpu_fuzz.proptest-regressions"))),
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&fuzz_cases(kernel, 2, 4), |case| {
+        let (q, k, v) = case_inputs(&case);
+        let softmax_scale = 1.0 / (case.head_dim as f32).sqrt();
+        let got = emulate(kernel, &Inputs { q: &q, k: &k, v: &v, causal: case.causal, softmax_scale });
+        let got: Vec<f16> = got.into_iter().map(f16::from_f32).collect();
+        let reference = attention_f64(&q, &k, &v, case.causal, softmax_scale as f64);
+        let (stats, ok) = judge(&got, &reference, REL_L2, MAX_REL);
+        prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{}: {e}", kernel.entry);
+    }
+}
+
+#[test]
+fn emulated_schedules_match_the_reference_on_tile_edges() {
+    for kernel in &KERNELS {
+        fuzz_kernel(kernel);
+    }
+}

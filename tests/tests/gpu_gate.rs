@@ -1,0 +1,34 @@
+//! The correctness gate on the GPU: every variant, every gate case, seeds
+//! 0, 1, 2, against the f64 reference, output poisoned before each run,
+//! repeat bit-identical.
+//!
+//! Ignored without a GPU. On a GPU machine: `cargo xtask bundle` here, then
+//! there `gpu-bundle/bin/gpu_gate --ignored --nocapture --test-threads=1`
+//! (README, "GPU tests").
+
+use sdpa::{Attention, Variant};
+use sdpa_tests::{SEEDS, gate_cases, run_case};
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn correctness_gate_every_variant() {
+    let attn = Attention::new(0).expect("a GPU for the GPU tests");
+    let info = attn.device();
+    println!("device: {} (cc {}.{}), image {}", info.name, info.capability.0, info.capability.1, info.image);
+    let mut failures = Vec::new();
+    let mut total = 0;
+    for variant in Variant::ALL {
+        for case in gate_cases() {
+            for seed in SEEDS {
+                let result = run_case(&attn, case, variant, seed).expect("the case runs");
+                println!("{result}");
+                total += 1;
+                if !result.passed {
+                    failures.push(result.to_string());
+                }
+            }
+        }
+    }
+    println!("{} passed, {} failed", total - failures.len(), failures.len());
+    assert!(failures.is_empty(), "failing cases:\n{}", failures.join("\n"));
+}
