@@ -1,0 +1,100 @@
+//! The kernel build itself and the launch geometry: every kernel of the
+//! table is in every embedded PTX image, and the grid covers every query row
+//! exactly once.
+
+use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, Variant, find};
+use kernels_gpu::schedule::{blocks, grid};
+use kernels_gpu::tiles::MmaSmemPlan;
+use sdpa::embedded::{Load, images, select};
+
+#[test]
+fn every_image_holds_every_entry_point() {
+    let archs: Vec<_> = images().iter().map(|i| i.arch).collect();
+    assert_eq!(archs, ["sm_90a", "sm_89"]);
+    for img in images() {
+        assert!(img.ptx.contains(&format!(".target {}", img.arch)), "{} PTX targets another arch", img.arch);
+        for k in &KERNELS {
+            assert!(img.ptx.contains(&format!(".entry {}(", k.entry)), "{} lacks {}", img.arch, k.entry);
+        }
+        assert!(!img.ptx.contains(".local"), "{}: PTX uses local memory", img.arch);
+        if let Some(cubin) = img.cubin {
+            assert_eq!(&cubin[..4], b"\x7fELF", "{}: cubin is not an ELF image", img.arch);
+        }
+    }
+}
+
+#[test]
+fn the_mma_kernels_use_tensor_core_and_async_copy_instructions() {
+    let needles = [
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "cp.async.cg.shared.global",
+        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "cvt.rn.f16x2.e4m3x2",
+    ];
+    for img in images() {
+        for needle in needles {
+            assert!(img.ptx.contains(needle), "{} PTX lacks {needle}", img.arch);
+        }
+    }
+}
+
+#[test]
+fn devices_get_the_right_image() {
+    assert!(select((8, 0)).is_none());
+    assert!(select((8, 6)).is_none());
+    match select((9, 0)).unwrap() {
+        Load::Cubin(i) | Load::Ptx(i) => assert_eq!(i.arch, "sm_90a"),
+    }
+    match select((8, 9)).unwrap() {
+        Load::Cubin(i) | Load::Ptx(i) => assert_eq!(i.arch, "sm_89"),
+    }
+    // A newer device than any cubin gets portable PTX, never the arch-specific sm_90a.
+    match select((12, 0)).unwrap() {
+        Load::Ptx(i) => assert_eq!(i.arch, "sm_89"),
+        Load::Cubin(i) => panic!("got a cubin for {}", i.arch),
+    }
+}
+
+#[test]
+fn the_table_has_every_variant_at_every_head_dim() {
+    for v in Variant::ALL {
+        assert_eq!(Variant::from_name(v.name()), Some(v));
+        for d in HEAD_DIMS {
+            let k = find(v, d).unwrap_or_else(|| panic!("no {} kernel for D={d}", v.name()));
+            assert_eq!(k.tiles.head_dim, d);
+            assert!(k.tiles.threads() <= 1024);
+        }
+    }
+}
+
+#[test]
+fn grids_cover_every_query_row_once() {
+    for k in &KERNELS {
+        for seq_q in [1u32, 2, 3, 63, 64, 65, 127, 128, 129, 1000, 4096] {
+            let (x, y, z) = grid(k.tiles.block_m, 3, 5, seq_q);
+            assert_eq!((y, z), (5, 3));
+            assert!(x * k.tiles.block_m >= seq_q, "{} leaves rows uncovered at Sq={seq_q}", k.entry);
+            assert!((x - 1) * k.tiles.block_m < seq_q, "{} launches an empty block at Sq={seq_q}", k.entry);
+            assert_eq!(x, blocks(seq_q, k.tiles.block_m));
+        }
+    }
+}
+
+#[test]
+fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
+    for k in KERNELS.iter().filter(|k| k.variant == Variant::Mma) {
+        let plan = MmaSmemPlan::new(k.tiles);
+        for off in [plan.q, plan.k, plan.v, plan.v_f16, plan.fp8_row, plan.f16_row] {
+            assert_eq!(off % 16, 0, "{}: offset {off} breaks 16-byte cp.async/ldmatrix alignment", k.entry);
+        }
+        // 8 consecutive rows of an ldmatrix must start in distinct 16-byte
+        // bank groups: row strides of 16 (mod 128) or 80 (mod 128) do that.
+        for row in [plan.fp8_row, plan.f16_row] {
+            let starts: std::collections::HashSet<u32> = (0..8).map(|r| (r * row / 16) % 8).collect();
+            assert_eq!(starts.len(), 8, "{}: row stride {row} makes ldmatrix bank conflicts", k.entry);
+        }
+        assert_eq!(plan.total, k.smem_bytes);
+        assert!(plan.total <= 227 * 1024);
+    }
+}

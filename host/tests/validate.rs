@@ -1,0 +1,151 @@
+//! Every invalid input gets a typed error that names it, and nothing is
+//! launched (these run without a GPU: validation needs none).
+
+use sdpa::validate::{Problem, validate, variant_by_name};
+use sdpa::{AttnError, Fp8Tensor, Options, Variant};
+
+fn tensor(shape: [usize; 4]) -> Fp8Tensor {
+    Fp8Tensor { data: vec![0x38; shape.iter().product()], shape, scales: vec![1.0; shape[1]] }
+}
+
+fn check(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Problem, AttnError> {
+    validate(q, k, v, opts)
+}
+
+#[test]
+fn a_valid_problem_passes_and_picks_the_kernel() {
+    let (q, kv) = (tensor([2, 8, 77, 64]), tensor([2, 2, 300, 64]));
+    let p = check(&q, &kv, &kv, &Options { causal: true, ..Default::default() }).unwrap();
+    assert_eq!((p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim), (2, 8, 2, 77, 300, 64));
+    assert_eq!(p.softmax_scale, 0.125);
+    assert_eq!(p.kernel.variant, Variant::Mma);
+    assert_eq!(p.kernel.tiles.head_dim, 64);
+    assert!(p.causal);
+}
+
+#[test]
+fn mismatched_shapes_are_refused() {
+    let q = tensor([1, 2, 16, 64]);
+    let cases = [
+        (tensor([1, 2, 16, 64]), tensor([1, 2, 17, 64]), "k is"),
+        (tensor([2, 2, 16, 64]), tensor([2, 2, 16, 64]), "batch"),
+        (tensor([1, 2, 16, 128]), tensor([1, 2, 16, 128]), "head_dim"),
+    ];
+    for (k, v, needle) in cases {
+        match check(&q, &k, &v, &Options::default()) {
+            Err(AttnError::ShapeMismatch(msg)) => assert!(msg.contains(needle), "{msg}"),
+            other => panic!("expected ShapeMismatch({needle}), got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn unsupported_head_dims_are_refused() {
+    for d in [1, 32, 80, 96, 256] {
+        let t = tensor([1, 1, 4, d]);
+        match check(&t, &t, &t, &Options::default()) {
+            Err(AttnError::UnsupportedHeadDim { head_dim, supported }) => {
+                assert_eq!(head_dim, d);
+                assert_eq!(supported, vec![64, 128]);
+            }
+            other => panic!("D={d}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn zero_dimensions_are_refused() {
+    let ok = tensor([1, 2, 8, 64]);
+    for i in 0..4 {
+        let mut shape = [1, 2, 8, 64];
+        shape[i] = 0;
+        let bad = Fp8Tensor { data: vec![], shape, scales: vec![1.0; shape[1]] };
+        assert!(matches!(check(&bad, &ok, &ok, &Options::default()), Err(AttnError::ZeroDimension { tensor: "q", .. })));
+        assert!(matches!(check(&ok, &bad, &ok, &Options::default()), Err(AttnError::ZeroDimension { tensor: "k", .. })));
+        assert!(matches!(check(&ok, &ok, &bad, &Options::default()), Err(AttnError::ZeroDimension { tensor: "v", .. })));
+    }
+}
+
+#[test]
+fn heads_must_divide() {
+    let (q, kv) = (tensor([1, 6, 8, 64]), tensor([1, 4, 8, 64]));
+    assert!(matches!(
+        check(&q, &kv, &kv, &Options::default()),
+        Err(AttnError::HeadsNotDivisible { heads_q: 6, heads_kv: 4 })
+    ));
+}
+
+#[test]
+fn bad_scales_are_refused() {
+    let t = tensor([1, 2, 8, 64]);
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, -1.0] {
+        let opts = Options { scale: Some(bad), ..Default::default() };
+        match check(&t, &t, &t, &opts) {
+            Err(AttnError::InvalidScale { what, .. }) => assert_eq!(what, "softmax scale"),
+            other => panic!("softmax scale {bad}: {other:?}"),
+        }
+        for (i, name) in ["q", "k", "v"].into_iter().enumerate() {
+            let mut ts = [t.clone(), t.clone(), t.clone()];
+            ts[i].scales[1] = bad;
+            match check(&ts[0], &ts[1], &ts[2], &Options::default()) {
+                Err(AttnError::InvalidScale { what, .. }) => assert_eq!(what, format!("{name}_scale[1]")),
+                other => panic!("{name} scale {bad}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn wrong_buffer_lengths_are_refused() {
+    let t = tensor([1, 2, 8, 64]);
+    let mut short = t.clone();
+    short.data.pop();
+    match check(&t, &short, &t, &Options::default()) {
+        Err(AttnError::BufferLength { tensor, expected, actual }) => {
+            assert_eq!((tensor.as_str(), expected, actual), ("k", 1024, 1023));
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut few_scales = t.clone();
+    few_scales.scales.pop();
+    match check(&t, &t, &few_scales, &Options::default()) {
+        Err(AttnError::BufferLength { tensor, expected, actual }) => {
+            assert_eq!((tensor.as_str(), expected, actual), ("v_scale", 2, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sizes_beyond_the_index_types_are_refused() {
+    let opts = Options::default();
+    let too_long = [1, 1, 1 << 30, 64];
+    assert!(matches!(Problem::new(too_long, [1, 1, 8, 64], [1, 1, 8, 64], &opts), Err(AttnError::TooLarge(_))));
+    assert!(matches!(Problem::new([1, 1, 8, 64], too_long, too_long, &opts), Err(AttnError::TooLarge(_))));
+    let many_heads = [1, 65_536, 8, 64];
+    assert!(matches!(Problem::new(many_heads, [1, 1, 8, 64], [1, 1, 8, 64], &opts), Err(AttnError::TooLarge(_))));
+    let huge_batch = [70_000, 1, 8, 64];
+    assert!(matches!(Problem::new(huge_batch, huge_batch, huge_batch, &opts), Err(AttnError::TooLarge(_))));
+}
+
+#[test]
+fn unknown_variants_list_the_known_ones() {
+    assert_eq!(variant_by_name("mma").unwrap(), Variant::Mma);
+    match variant_by_name("fast") {
+        Err(e @ AttnError::UnknownVariant { .. }) => assert!(e.to_string().contains("naive, mma"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn without_a_driver_new_returns_an_error_not_a_panic() {
+    // On a machine with a working GPU this constructs; anywhere else it must
+    // be one of the typed "cannot use a GPU here" errors.
+    match sdpa::Attention::new(0) {
+        Ok(attn) => assert!(attn.device().capability >= (8, 9)),
+        Err(AttnError::NoDriver(_) | AttnError::NoDevice { .. } | AttnError::UnsupportedDevice { .. }) => {}
+        Err(other) => panic!("unexpected error kind: {other}"),
+    }
+    let huge = sdpa::Attention::new(1 << 20);
+    assert!(matches!(huge, Err(AttnError::NoDriver(_) | AttnError::NoDevice { .. })), "{:?}", huge.err());
+}
