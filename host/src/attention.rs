@@ -5,8 +5,8 @@ use crate::error::AttnError;
 use crate::launch;
 use crate::tensor::{Fp8Tensor, Output};
 use crate::validate::{Options, Problem, validate};
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr};
 use cudarc::nvrtc::Ptx;
 use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant};
@@ -102,7 +102,8 @@ impl Attention {
             functions.push((kernel, func));
         }
         launch::disable_event_tracking(&ctx);
-        let stream = ctx.default_stream();
+        // A stream of our own: CUDA graphs cannot capture the legacy default stream.
+        let stream = ctx.new_stream()?;
         let info = DeviceInfo { ordinal, name, capability, image: load.describe() };
         Ok(Attention { ctx, stream, functions, info })
     }
@@ -196,15 +197,47 @@ impl Attention {
     /// Device time in milliseconds of `launches` back-to-back runs, measured
     /// with CUDA events around them (after the stream drains).
     pub fn time_runs(&self, dev: &DeviceProblem, out: &mut DeviceOutput, launches: usize) -> Result<f32, AttnError> {
+        self.time_between_events(|| {
+            for _ in 0..launches {
+                self.run(dev, out)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Records `launches` runs into a CUDA graph (nothing runs yet), so that
+    /// replaying it costs one launch of host time instead of `launches`.
+    pub fn capture(&self, dev: &DeviceProblem, out: &mut DeviceOutput, launches: usize) -> Result<CapturedRuns, AttnError> {
+        self.stream.synchronize()?;
+        self.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let recorded = (0..launches).try_for_each(|_| self.run(dev, out));
+        let graph = self.stream.end_capture(CUgraphInstantiate_flags(0))?;
+        recorded?;
+        let graph = graph.ok_or_else(|| AttnError::ShapeMismatch("graph capture recorded nothing".into()))?;
+        graph.upload()?;
+        Ok(CapturedRuns { graph, launches })
+    }
+
+    /// Device time in milliseconds of one replay of a captured graph.
+    pub fn time_replay(&self, runs: &CapturedRuns) -> Result<f32, AttnError> {
+        self.time_between_events(|| Ok(runs.graph.launch()?))
+    }
+
+    fn time_between_events(&self, work: impl FnOnce() -> Result<(), AttnError>) -> Result<f32, AttnError> {
         let start = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
         let stop = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
         self.stream.synchronize()?;
         start.record(&self.stream)?;
-        for _ in 0..launches {
-            self.run(dev, out)?;
-        }
+        work()?;
         stop.record(&self.stream)?;
         stop.synchronize()?;
         Ok(start.elapsed_ms(&stop)?)
     }
+}
+
+/// Runs recorded into a CUDA graph by [`Attention::capture`].
+pub struct CapturedRuns {
+    graph: CudaGraph,
+    /// How many kernel launches one replay performs.
+    pub launches: usize,
 }

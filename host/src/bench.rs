@@ -47,14 +47,48 @@ impl Timing {
     }
 }
 
+/// How the launches of one sample are issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchMode {
+    /// Back-to-back `cuLaunchKernel` calls (host launch cost included when
+    /// the kernel is shorter than it).
+    Direct,
+    /// One replay of a CUDA graph holding the launches (how the peers are
+    /// timed too; the kernel's own time for short kernels).
+    Graph,
+}
+
+impl LaunchMode {
+    /// "direct" or "graph".
+    pub fn name(self) -> &'static str {
+        match self {
+            LaunchMode::Direct => "direct",
+            LaunchMode::Graph => "graph",
+        }
+    }
+}
+
 /// Times the problem's kernel: warm-up, then `samples` x (`launches_per_sample`
 /// launches between two events), giving time per call.
-pub fn time_kernel(attn: &Attention, dev: &DeviceProblem, out: &mut DeviceOutput, cfg: &BenchConfig) -> Result<Timing, AttnError> {
+pub fn time_kernel(
+    attn: &Attention,
+    dev: &DeviceProblem,
+    out: &mut DeviceOutput,
+    cfg: &BenchConfig,
+    mode: LaunchMode,
+) -> Result<Timing, AttnError> {
     attn.time_runs(dev, out, cfg.warmup_launches.max(1))?;
     let per_sample = cfg.launches_per_sample.max(1);
+    let graph = match mode {
+        LaunchMode::Graph => Some(attn.capture(dev, out, per_sample)?),
+        LaunchMode::Direct => None,
+    };
     let mut samples = Vec::with_capacity(cfg.samples.max(1));
     for _ in 0..cfg.samples.max(1) {
-        let ms = attn.time_runs(dev, out, per_sample)?;
+        let ms = match &graph {
+            Some(g) => attn.time_replay(g)?,
+            None => attn.time_runs(dev, out, per_sample)?,
+        };
         samples.push(ms as f64 * 1e3 / per_sample as f64);
     }
     Ok(Timing::from_samples(samples))
