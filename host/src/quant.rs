@@ -1,0 +1,224 @@
+//! FP8 (E4M3) quantization on the host, and the deterministic random inputs
+//! the tests, the gate and the CLI use.
+//!
+//! Quantization is per head: one f32 scale per head `h`, taken over every
+//! batch, row and dimension of that head, `scale = amax / 448` (so the
+//! largest magnitude lands on the largest E4M3 value), or 1.0 for a head that
+//! is all zeros. Codes come from the `float8` crate's `F8E4M3` conversion:
+//! round to nearest (ties to even), saturating to ±448, never NaN for a
+//! finite input.
+
+use float8::F8E4M3;
+
+use crate::error::AttnError;
+use crate::tensor::Fp8Tensor;
+
+/// Largest finite E4M3 magnitude, as f64.
+const E4M3_MAX: f64 = kernels_gpu::fp8::E4M3_MAX as f64;
+
+/// Encodes one value as an E4M3 code: round to nearest, ties to even,
+/// saturating to ±448 (codes `0x7E`/`0xFE`). A NaN input gives the NaN code
+/// `0x7F`.
+pub fn encode_e4m3(x: f64) -> u8 {
+    F8E4M3::from_f64(x).to_bits()
+}
+
+/// Quantizes `values` (row-major `[B, H, S, D]`) to E4M3 with one scale per
+/// head (see the module docs). The tensor is called "tensor" in errors; see
+/// [`quantize_per_head_named`].
+///
+/// # Errors
+/// [`AttnError::BufferLength`] when `values.len()` does not match `shape`;
+/// [`AttnError::InvalidScale`] when a head holds a non-finite value (its
+/// scale would not be finite) or values so small that `amax / 448`
+/// underflows to zero; [`AttnError::TooLarge`] when the shape's element count
+/// overflows `usize`.
+pub fn quantize_per_head(values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor, AttnError> {
+    quantize_per_head_named("tensor", values, shape)
+}
+
+/// [`quantize_per_head`] with the tensor's name (e.g. "q") used in errors.
+///
+/// # Errors
+/// As [`quantize_per_head`].
+pub fn quantize_per_head_named(
+    name: &str,
+    values: &[f32],
+    shape: [usize; 4],
+) -> Result<Fp8Tensor, AttnError> {
+    let expected = shape
+        .iter()
+        .try_fold(1usize, |n, &x| n.checked_mul(x))
+        .ok_or_else(|| {
+            AttnError::TooLarge(format!(
+                "{name} shape {shape:?} has more elements than usize holds"
+            ))
+        })?;
+    if values.len() != expected {
+        return Err(AttnError::BufferLength {
+            tensor: name.to_string(),
+            expected,
+            actual: values.len(),
+        });
+    }
+    let [batch, heads, seq, dim] = shape;
+    let head_len = seq * dim;
+    let head_chunks = |h: usize| {
+        (0..batch).map(move |b| (b * heads + h) * head_len..(b * heads + h + 1) * head_len)
+    };
+
+    let mut scales = Vec::with_capacity(heads);
+    for h in 0..heads {
+        let mut amax = 0.0f32;
+        for range in head_chunks(h) {
+            for (offset, &x) in values[range.clone()].iter().enumerate() {
+                if !x.is_finite() {
+                    let flat = range.start + offset;
+                    let s = (flat % head_len) / dim.max(1);
+                    let d = flat % dim.max(1);
+                    let b = flat / (heads * head_len);
+                    return Err(AttnError::InvalidScale {
+                        what: format!(
+                            "{name} scale of head {h} (amax / 448; element [{b}, {h}, {s}, {d}] is {x})"
+                        ),
+                        value: x.abs() / kernels_gpu::fp8::E4M3_MAX,
+                    });
+                }
+                amax = amax.max(x.abs());
+            }
+        }
+        let scale = if amax == 0.0 {
+            1.0
+        } else {
+            amax / kernels_gpu::fp8::E4M3_MAX
+        };
+        if scale == 0.0 {
+            return Err(AttnError::InvalidScale {
+                what: format!("{name} scale of head {h} (amax / 448 with amax = {amax:e})"),
+                value: scale,
+            });
+        }
+        scales.push(scale);
+    }
+
+    let mut data = vec![0u8; expected];
+    for (h, &scale) in scales.iter().enumerate() {
+        let inv = scale as f64;
+        for range in head_chunks(h) {
+            for i in range {
+                let scaled = values[i] as f64 / inv;
+                // |scaled| <= 448 up to rounding; clamp so that rounding can
+                // never reach the saturation path's edge.
+                data[i] = encode_e4m3(scaled.clamp(-E4M3_MAX, E4M3_MAX));
+            }
+        }
+    }
+    Ok(Fp8Tensor {
+        data,
+        shape,
+        scales,
+    })
+}
+
+/// Wraps existing E4M3 codes and per-head scales as a tensor, unchecked
+/// (the library validates lengths and scales before it uses a tensor).
+pub fn from_codes(data: Vec<u8>, shape: [usize; 4], scales: Vec<f32>) -> Fp8Tensor {
+    Fp8Tensor {
+        data,
+        shape,
+        scales,
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, deterministic 64-bit
+/// generator; good enough for test inputs and row sampling, and stable across
+/// crate versions (unlike `rand`).
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self { state: seed }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`, 53 random bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `0..n` (`n > 0`), by Lemire's multiply-shift (bias below
+    /// 2^-64 * n, irrelevant here).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A pair of independent standard normal values (Box–Muller).
+    pub fn next_normal_pair(&mut self) -> (f64, f64) {
+        // u1 in (0, 1] so that ln(u1) is finite.
+        let u1 = 1.0 - self.next_f64();
+        let u2 = self.next_f64();
+        let r = (-2.0 * u1.ln()).sqrt();
+        let theta = std::f64::consts::TAU * u2;
+        (r * theta.cos(), r * theta.sin())
+    }
+}
+
+/// `B*H*S*D` deterministic standard normal values (SplitMix64 seeded with
+/// `seed`, Box–Muller), row-major for `shape`. The same seed gives the same
+/// values on every machine.
+pub fn random_normal(shape: [usize; 4], seed: u64) -> Vec<f32> {
+    let n: usize = shape.iter().product();
+    let mut rng = SplitMix64::new(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let (a, b) = rng.next_normal_pair();
+        out.push(a as f32);
+        if out.len() < n {
+            out.push(b as f32);
+        }
+    }
+    out
+}
+
+/// The seed of stream `stream` (0 = q, 1 = k, 2 = v) derived from `seed`, so
+/// that the three tensors are independent and distinct even when their
+/// shapes are equal.
+fn stream_seed(seed: u64, stream: u64) -> u64 {
+    SplitMix64::new(seed ^ stream.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64()
+}
+
+/// A random attention problem as in the seeds: Q `q_shape`, K and V
+/// `kv_shape`, standard normal, quantized per head by amax. Deterministic
+/// in `seed`; q, k and v come from distinct streams.
+///
+/// # Panics
+/// When a shape's element count overflows `usize` (it could not be
+/// allocated anyway).
+pub fn random_problem(
+    q_shape: [usize; 4],
+    kv_shape: [usize; 4],
+    seed: u64,
+) -> (Fp8Tensor, Fp8Tensor, Fp8Tensor) {
+    let make = |name: &str, shape: [usize; 4], stream: u64| {
+        let values = random_normal(shape, stream_seed(seed, stream));
+        quantize_per_head_named(name, &values, shape)
+            .expect("finite values of the right length always quantize")
+    };
+    (
+        make("q", q_shape, 0),
+        make("k", kv_shape, 1),
+        make("v", kv_shape, 2),
+    )
+}
