@@ -1,1 +1,242 @@
-fn main() {}
+//! `sdpa`: the command-line tool of the FP8 attention library.
+//!
+//! - `sdpa info`: embedded kernel images, the kernel table, and the GPU.
+//! - `sdpa run --input IN --output OUT [...]`: attention on tensors from a
+//!   safetensors file, output to another.
+//!
+//! Exit codes: 0 success; 1 a GPU or driver failure; 2 a problem with the
+//! command line or the files (one line `error: ...` on stderr).
+//!
+//! Adding a subcommand is one [`Command`] variant with its argument struct,
+//! and one function returning `Result<(), Failure>`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand};
+use kernels_gpu::kernels::KERNELS;
+use sdpa::{Attention, AttnError, Options, io, validate};
+
+/// FP8 (E4M3) scaled-dot-product attention on NVIDIA GPUs, kernels in Rust.
+#[derive(Debug, Parser)]
+#[command(name = "sdpa", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the embedded kernel images, the kernel table and the GPU.
+    ///
+    /// Without a GPU or CUDA driver the device line reports why, and the
+    /// command still succeeds.
+    Info(InfoArgs),
+    /// Run attention on q, k, v from a safetensors file; write o to another.
+    ///
+    /// The input holds tensors `q` [B, Hq, Sq, D] and `k`, `v` [B, Hkv, Skv, D]:
+    /// F8_E4M3 codes with optional F32 per-head scales `q_scale`, `k_scale`,
+    /// `v_scale` (default 1.0), or F16/BF16/F32 values, quantized per head by
+    /// amax. The output holds `o` [B, Hq, Sq, D] in F16. Exit code 2 for a
+    /// problem with the arguments or files, 1 for a GPU or driver failure.
+    Run(RunArgs),
+}
+
+/// Arguments of `sdpa info`.
+#[derive(Debug, Args)]
+struct InfoArgs {
+    /// CUDA device ordinal to open and describe.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+}
+
+/// Arguments of `sdpa run`.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Safetensors file holding `q`, `k`, `v` (and optional `q_scale`,
+    /// `k_scale`, `v_scale`).
+    #[arg(long, short, value_name = "IN")]
+    input: PathBuf,
+    /// Safetensors file to write the output tensor `o` (F16) to; replaced if
+    /// it exists.
+    #[arg(long, short, value_name = "OUT")]
+    output: PathBuf,
+    /// Causal masking, aligned bottom-right: query i sees key j iff
+    /// j <= i + Skv - Sq. Rows that see no key come out as zeros.
+    #[arg(long)]
+    causal: bool,
+    /// Softmax scale applied to Q·K^T (finite, > 0). Default: 1/sqrt(D).
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    scale: Option<f32>,
+    /// Kernel variant, by its stable name (see `sdpa info`). Default: the
+    /// library's default variant.
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
+    /// CUDA device ordinal to run on.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+}
+
+/// Why a command failed: the exit code and the one line to print.
+#[derive(Debug)]
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    /// A problem with the command line or the files (exit 2).
+    fn usage(message: impl ToString) -> Self {
+        Self {
+            code: 2,
+            message: message.to_string(),
+        }
+    }
+
+    /// A library error: driver and device failures exit 1, invalid input 2.
+    fn attn(err: AttnError) -> Self {
+        let code = match err {
+            AttnError::NoDriver(_)
+            | AttnError::NoDevice { .. }
+            | AttnError::UnsupportedDevice { .. }
+            | AttnError::Driver(_) => 1,
+            _ => 2,
+        };
+        Self {
+            code,
+            message: err.to_string(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(args) => info(args),
+        Command::Run(args) => run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            // One line, whatever the message holds.
+            let line = failure.message.replace(['\n', '\r'], " ");
+            eprintln!("error: {line}");
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// `sdpa info`: static information first, then the device (or why not).
+fn info(args: InfoArgs) -> Result<(), Failure> {
+    println!("embedded images:");
+    let images = sdpa::embedded::images();
+    if images.is_empty() {
+        println!("  (none)");
+    }
+    for image in images {
+        match image.cubin {
+            Some(cubin) => println!(
+                "  {:<8} (cc {}.{})  cubin ({} bytes) + PTX ({} bytes)",
+                image.arch,
+                image.capability.0,
+                image.capability.1,
+                cubin.len(),
+                image.ptx.len()
+            ),
+            None => println!(
+                "  {:<8} (cc {}.{})  PTX only ({} bytes)",
+                image.arch,
+                image.capability.0,
+                image.capability.1,
+                image.ptx.len()
+            ),
+        }
+    }
+
+    println!();
+    println!("kernels:");
+    println!(
+        "  {:<8} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  entry",
+        "variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes"
+    );
+    for k in &KERNELS {
+        let t = k.tiles;
+        println!(
+            "  {:<8} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  {}",
+            k.variant.name(),
+            t.head_dim,
+            t.block_m,
+            t.block_n,
+            t.stages,
+            t.threads(),
+            k.smem_bytes,
+            k.entry
+        );
+    }
+
+    println!();
+    match Attention::new(args.device) {
+        Ok(attn) => {
+            let d = attn.device();
+            println!(
+                "device {}: {}, compute capability {}.{}, loaded {}",
+                d.ordinal, d.name, d.capability.0, d.capability.1, d.image
+            );
+        }
+        Err(err) => println!("device {}: unavailable: {err}", args.device),
+    }
+    Ok(())
+}
+
+/// `sdpa run`: load, run, save.
+fn run(args: RunArgs) -> Result<(), Failure> {
+    let variant = match args.variant.as_deref() {
+        Some(name) => validate::variant_by_name(name).map_err(Failure::attn)?,
+        None => Options::default().variant,
+    };
+    if let Some(scale) = args.scale
+        && !(scale.is_finite() && scale > 0.0)
+    {
+        return Err(Failure::attn(AttnError::InvalidScale {
+            what: "--scale".to_string(),
+            value: scale,
+        }));
+    }
+    let opts = Options {
+        causal: args.causal,
+        scale: args.scale,
+        variant,
+    };
+
+    let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
+    // Every input problem is reported before the GPU is touched.
+    let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
+        .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
+    let attn = Attention::new(args.device).map_err(Failure::attn)?;
+    let start = Instant::now();
+    let o = attn
+        .forward(&inputs.q, &inputs.k, &inputs.v, &opts)
+        .map_err(Failure::attn)?;
+    let elapsed = start.elapsed();
+    io::save_output(&args.output, &o).map_err(Failure::usage)?;
+
+    let d = attn.device();
+    println!(
+        "q {:?} k {:?} v {:?} -> o {:?}",
+        inputs.q.shape, inputs.k.shape, inputs.v.shape, o.shape
+    );
+    println!(
+        "variant {} ({}) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, kernel, download)",
+        variant.name(),
+        problem.kernel.entry,
+        opts.causal,
+        problem.softmax_scale,
+        d.ordinal,
+        d.name,
+        elapsed.as_secs_f64() * 1e3
+    );
+    println!("wrote {}", args.output.display());
+    Ok(())
+}
