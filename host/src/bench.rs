@@ -2,6 +2,12 @@
 
 use crate::attention::{Attention, DeviceOutput, DeviceProblem};
 use crate::error::AttnError;
+use crate::metrics::{ErrorStats, GATE, compare};
+use crate::quant::random_problem;
+use crate::reference::{attention_rows_f64, sample_rows};
+use crate::validate::Options;
+use kernels_gpu::kernels::Variant;
+use serde::Serialize;
 
 /// How to time one (variant, shape).
 #[derive(Clone, Copy, Debug)]
@@ -94,8 +100,170 @@ pub fn time_kernel(
     Ok(Timing::from_samples(samples))
 }
 
+/// A benchmark shape: `B,H,S,D` or `B,H,S,D,causal` (Sq = Skv = S, Hq = Hkv = H).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BenchShape {
+    /// Batch.
+    pub batch: usize,
+    /// Heads (query and key/value).
+    pub heads: usize,
+    /// Sequence length (query and key/value).
+    pub seq: usize,
+    /// Head dimension.
+    pub head_dim: usize,
+    /// Causal masking.
+    pub causal: bool,
+}
+
+impl BenchShape {
+    /// Parses `B,H,S,D` or `B,H,S,D,causal`.
+    pub fn parse(text: &str) -> Result<BenchShape, String> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        let bad = || format!("shape {text:?} is not B,H,S,D or B,H,S,D,causal");
+        if !(4..=5).contains(&parts.len()) || (parts.len() == 5 && parts[4] != "causal") {
+            return Err(bad());
+        }
+        let n: Vec<usize> = parts[..4].iter().map(|p| p.parse().map_err(|_| bad())).collect::<Result<_, _>>()?;
+        Ok(BenchShape { batch: n[0], heads: n[1], seq: n[2], head_dim: n[3], causal: parts.len() == 5 })
+    }
+
+    /// `[B, H, S, D]`.
+    pub fn dims(&self) -> [usize; 4] {
+        [self.batch, self.heads, self.seq, self.head_dim]
+    }
+
+    /// The shape as it parses (`2,8,256,64` or `2,8,256,64,causal`).
+    pub fn label(&self) -> String {
+        let base = format!("{},{},{},{}", self.batch, self.heads, self.seq, self.head_dim);
+        if self.causal { base + ",causal" } else { base }
+    }
+}
+
+/// The shapes `sdpa bench` times when none are given: the seeds' mission
+/// shapes, then the long-sequence targets (issue #4).
+pub const DEFAULT_SHAPES: [&str; 8] = [
+    "2,8,256,64",
+    "1,8,512,64",
+    "4,16,2048,64",
+    "2,16,8192,64",
+    "2,16,8192,64,causal",
+    "4,16,4096,128",
+    "1,16,16384,128",
+    "1,16,16384,128,causal",
+];
+
+/// One timed (variant, shape, launch mode), with its correctness check.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// Variant name.
+    pub variant: &'static str,
+    /// PTX entry that ran.
+    pub entry: &'static str,
+    /// The shape.
+    pub shape: BenchShape,
+    /// "direct" or "graph".
+    pub mode: &'static str,
+    /// Launches per timed sample.
+    pub launches_per_sample: usize,
+    /// Median time per call (us).
+    pub median_us: f64,
+    /// 10th percentile (us).
+    pub p10_us: f64,
+    /// 90th percentile (us).
+    pub p90_us: f64,
+    /// Standard deviation (us).
+    pub std_us: f64,
+    /// `4 B H S^2 D / median` in TFLOP/s (causal not halved).
+    pub tflops: f64,
+    /// Minimum bytes moved (Q, K, V once, O once) over the median, in GB/s.
+    pub gbytes_per_s: f64,
+    /// Relative L2 error of sampled rows against the f64 reference.
+    pub rel_l2: f64,
+    /// Largest absolute error of sampled rows.
+    pub max_abs: f64,
+    /// NaNs in the sampled rows.
+    pub nan_count: usize,
+    /// Whether the sampled rows pass the correctness gate's tolerance.
+    pub correct: bool,
+}
+
+/// Rows of the reference checked before a shape is timed.
+const CHECK_ROWS: usize = 64;
+/// Target device time of one sample when choosing launches per sample.
+const SAMPLE_TARGET_MS: f64 = 2.0;
+
+/// Checks then times `variant` on `shape` in each launch mode. The output
+/// is poisoned before the checked run; launches per sample adapt to the
+/// kernel's time (about 2 ms a sample, at most `cfg.launches_per_sample`).
+pub fn bench_shape(
+    attn: &Attention,
+    variant: Variant,
+    shape: BenchShape,
+    cfg: &BenchConfig,
+    modes: &[LaunchMode],
+) -> Result<Vec<BenchRow>, AttnError> {
+    let dims = shape.dims();
+    let (q, k, v) = random_problem(dims, dims, 0);
+    let opts = Options { causal: shape.causal, scale: None, variant };
+    let dev = attn.upload(&q, &k, &v, &opts)?;
+    let mut out = attn.alloc_output(&dev)?;
+    attn.poison(&mut out)?;
+    attn.run(&dev, &mut out)?;
+    let o = attn.download(&out)?;
+    let rows = sample_rows(dims, CHECK_ROWS, 1);
+    let d = shape.head_dim;
+    let got: Vec<_> = rows
+        .iter()
+        .flat_map(|&(b, h, s)| o.data[((b * shape.heads + h) * shape.seq + s) * d..][..d].iter().copied())
+        .collect();
+    let reference = attention_rows_f64(&q, &k, &v, shape.causal, dev.problem.softmax_scale as f64, &rows);
+    let stats: ErrorStats = compare(&got, &reference, GATE.max_abs);
+
+    let one_call_ms = attn.time_runs(&dev, &mut out, 1)? as f64;
+    let launches = ((SAMPLE_TARGET_MS / one_call_ms.max(1e-6)).round() as usize).clamp(1, cfg.launches_per_sample.max(1));
+    let cfg = BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
+    let mut result = Vec::new();
+    for &mode in modes {
+        let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;
+        result.push(BenchRow {
+            variant: variant.name(),
+            entry: dev.problem.kernel.entry,
+            shape,
+            mode: mode.name(),
+            launches_per_sample: launches,
+            median_us: t.median_us,
+            p10_us: t.p10_us,
+            p90_us: t.p90_us,
+            std_us: t.std_us,
+            tflops: dev.problem.flops() / (t.median_us * 1e-6) / 1e12,
+            gbytes_per_s: dev.problem.min_bytes() / (t.median_us * 1e-6) / 1e9,
+            rel_l2: stats.rel_l2,
+            max_abs: stats.max_abs,
+            nan_count: stats.nan_count,
+            correct: GATE.passes(&stats),
+        });
+    }
+    Ok(result)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::BenchShape;
+
+    #[test]
+    fn shapes_parse_and_print_back() {
+        let s = BenchShape::parse("2,8,256,64,causal").unwrap();
+        assert_eq!((s.batch, s.heads, s.seq, s.head_dim, s.causal), (2, 8, 256, 64, true));
+        assert_eq!(s.label(), "2,8,256,64,causal");
+        assert!(!BenchShape::parse("1, 8, 512, 64").unwrap().causal);
+        for bad in ["", "1,2,3", "1,2,3,4,5", "1,2,x,4", "1,2,3,4,maybe", "-1,2,3,4"] {
+            assert!(BenchShape::parse(bad).is_err(), "{bad}");
+        }
+        for text in super::DEFAULT_SHAPES {
+            assert_eq!(BenchShape::parse(text).unwrap().label(), text);
+        }
+    }
+
     use super::Timing;
 
     #[test]

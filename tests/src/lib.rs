@@ -8,7 +8,7 @@ pub mod shapes;
 
 use sdpa::metrics::{ErrorStats, GATE, compare};
 use sdpa::quant::random_problem;
-use sdpa::reference::{attention_f64, attention_rows_f64};
+use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
 use sdpa::{Attention, AttnError, Options, Variant};
 
 /// One shape of the correctness gate.
@@ -152,7 +152,7 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     let stats = if rows <= FULL_REFERENCE_ROWS {
         compare(&first.data, &attention_f64(&q, &k, &v, case.causal, scale), GATE.max_abs)
     } else {
-        let picked = sample_rows(case, seed);
+        let picked = sample_rows(case.q_shape(), SAMPLED_ROWS, seed);
         let d = case.head_dim;
         let got: Vec<_> = picked
             .iter()
@@ -165,21 +165,4 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     };
     let passed = GATE.passes(&stats) && deterministic;
     Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
-}
-
-/// A deterministic random sample of `(b, h, s)` rows, always including the
-/// first and last query rows (the mask edges).
-fn sample_rows(case: GateCase, seed: u64) -> Vec<(usize, usize, usize)> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
-    let mut rows = vec![(0, 0, 0), (case.batch - 1, case.heads_q - 1, case.seq_q - 1)];
-    while rows.len() < SAMPLED_ROWS {
-        rows.push((next(case.batch), next(case.heads_q), next(case.seq_q)));
-    }
-    rows
 }
