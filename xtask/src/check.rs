@@ -1,0 +1,194 @@
+//! The resource checks: each figure against `budgets.toml`, and the rules
+//! every entry obeys: no stack, no spills, every `KERNELS` entry built,
+//! shared memory within the arch's per-block limit.
+
+use kernel_builder::Arch;
+use kernel_builder::report::FunctionReport;
+
+use crate::budgets::{Budgets, smem_limit};
+use crate::gate::Row;
+
+/// Every violation of the budgets and the global rules, one line each,
+/// naming the entry, the arch, the figure and the budget.
+pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budgets) -> Vec<String> {
+    let mut out = Vec::new();
+    for row in rows {
+        let at = format!("{} {}", row.entry, row.arch.name);
+        let Some(r) = &row.report else {
+            out.push(format!(
+                "{at}: missing from the ptxas report (it is in kernels_gpu::kernels::KERNELS)"
+            ));
+            continue;
+        };
+        if !row.in_table {
+            out.push(format!(
+                "{at}: entry in the PTX but not in kernels_gpu::kernels::KERNELS"
+            ));
+        }
+        zero_rules(
+            &mut out,
+            &at,
+            r.stack_bytes,
+            r.spill_store_bytes,
+            r.spill_load_bytes,
+        );
+        let smem = row.total_smem().unwrap_or(0);
+        let limit = smem_limit(row.arch);
+        if smem > limit {
+            out.push(format!(
+                "{at}: smem {smem} B > {limit} B, the per-block limit of {}",
+                row.arch.name
+            ));
+        }
+        let Some(b) = budgets.get(&(row.entry.clone(), row.arch.name.to_string())) else {
+            out.push(format!("{at}: no budget in budgets.toml (add one, or run `cargo xtask gate --update-budgets`)"));
+            continue;
+        };
+        if r.registers > b.max_registers {
+            out.push(format!(
+                "{at}: registers {} > budget {}",
+                r.registers, b.max_registers
+            ));
+        }
+        if smem > b.max_smem_bytes {
+            let dynamic = row.dynamic_smem;
+            let split = format!("static {} + dynamic {dynamic}", r.shared_bytes);
+            out.push(format!(
+                "{at}: smem {smem} B ({split}) > budget {} B",
+                b.max_smem_bytes
+            ));
+        }
+    }
+    for (arch, f) in functions {
+        let at = format!("device function {} {}", f.name, arch.name);
+        zero_rules(
+            &mut out,
+            &at,
+            f.stack_bytes,
+            f.spill_store_bytes,
+            f.spill_load_bytes,
+        );
+    }
+    for (entry, arch) in budgets.keys() {
+        if !rows
+            .iter()
+            .any(|r| &r.entry == entry && r.arch.name == arch)
+        {
+            out.push(format!(
+                "{entry} {arch}: budget in budgets.toml for an entry/arch that is not built (stale)"
+            ));
+        }
+    }
+    out
+}
+
+/// The global rule: stack and spills must be 0.
+fn zero_rules(out: &mut Vec<String>, at: &str, stack: u32, stores: u32, loads: u32) {
+    for (figure, value, why) in [
+        ("stack frame", stack, "no stack allowed"),
+        ("spill stores", stores, "no spills allowed"),
+        ("spill loads", loads, "no spills allowed"),
+    ] {
+        if value > 0 {
+            out.push(format!("{at}: {figure} {value} B > budget 0 ({why})"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budgets::{Budget, proposed};
+    use kernel_builder::report::EntryReport;
+    use kernel_builder::{SM_89, SM_90A};
+
+    fn row(arch: Arch, registers: u32, dynamic_smem: u32, spill: u32) -> Row {
+        let report = EntryReport {
+            entry: "k".into(),
+            arch: arch.name.into(),
+            registers,
+            shared_bytes: 1024,
+            stack_bytes: 0,
+            spill_store_bytes: spill,
+            spill_load_bytes: 0,
+            barriers: 1,
+        };
+        let entry = "k".into();
+        Row {
+            variant: "mma",
+            entry,
+            arch,
+            dynamic_smem,
+            in_table: true,
+            report: Some(report),
+        }
+    }
+
+    fn budgets(max_registers: u32, max_smem_bytes: u32) -> Budgets {
+        let b = Budget {
+            max_registers,
+            max_smem_bytes,
+        };
+        [
+            (("k".into(), "sm_90a".into()), b),
+            (("k".into(), "sm_89".into()), b),
+        ]
+        .into()
+    }
+
+    #[test]
+    fn proposed_budgets() {
+        assert_eq!(
+            proposed(147, 34816),
+            Budget {
+                max_registers: 155,
+                max_smem_bytes: 35840
+            }
+        );
+        assert_eq!(
+            proposed(250, 0),
+            Budget {
+                max_registers: 255,
+                max_smem_bytes: 0
+            }
+        );
+        assert_eq!(
+            proposed(30, 1),
+            Budget {
+                max_registers: 38,
+                max_smem_bytes: 1024
+            }
+        );
+    }
+
+    #[test]
+    fn within_budget_passes() {
+        let rows = [row(SM_90A, 100, 2048, 0), row(SM_89, 100, 2048, 0)];
+        assert_eq!(check(&rows, &[], &budgets(100, 3072)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_violation_names_entry_arch_figure_and_budget() {
+        let rows = [row(SM_90A, 101, 2048, 8), row(SM_89, 100, 99 * 1024, 0)];
+        let v = check(&rows, &[], &budgets(100, 3072));
+        assert_eq!(
+            v,
+            [
+                "k sm_90a: spill stores 8 B > budget 0 (no spills allowed)",
+                "k sm_90a: registers 101 > budget 100",
+                "k sm_89: smem 102400 B > 101376 B, the per-block limit of sm_89",
+                "k sm_89: smem 102400 B (static 1024 + dynamic 101376) > budget 3072 B",
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_entries_and_stale_budgets() {
+        let mut missing = row(SM_90A, 1, 0, 0);
+        missing.report = None;
+        let v = check(&[missing], &[], &budgets(100, 0));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(v[0].starts_with("k sm_90a: missing from the ptxas report"));
+        assert!(v[1].starts_with("k sm_89: budget in budgets.toml") && v[1].ends_with("(stale)"));
+    }
+}

@@ -1,0 +1,213 @@
+//! `cargo xtask gate [--update-budgets] [--no-gpu] [--record]`: the resource
+//! gate (ptxas figures of every entry on every arch against `budgets.toml`),
+//! then, where a GPU is present, the GPU correctness suite.
+
+use kernel_builder::report::{self, EntryReport};
+use kernel_builder::{ARCHS, Arch};
+use kernels_gpu::kernels::KERNELS;
+
+use crate::util::{self, Args, Result};
+use crate::{budgets, check, gpu, ptx, record, setup};
+
+/// One entry on one arch: what the table shows and the budgets check.
+pub struct Row {
+    /// The variant's stable name, `?` for an entry missing from `KERNELS`.
+    pub variant: &'static str,
+    /// The PTX entry symbol.
+    pub entry: String,
+    /// The arch it was built for.
+    pub arch: Arch,
+    /// Dynamic shared memory from `KERNELS` (0 for an entry not in it).
+    pub dynamic_smem: u32,
+    /// Whether the entry is in `KERNELS`.
+    pub in_table: bool,
+    /// What ptxas reported; `None` if the entry is not in the report.
+    pub report: Option<EntryReport>,
+}
+
+impl Row {
+    /// Static + dynamic shared memory, if ptxas reported the entry.
+    pub fn total_smem(&self) -> Option<u32> {
+        self.report
+            .as_ref()
+            .map(|r| r.shared_bytes + self.dynamic_smem)
+    }
+}
+
+/// Runs the command.
+pub fn run(args: &[String]) -> Result<()> {
+    let mut args = Args::new("gate", args);
+    let update = args.flag("--update-budgets");
+    let no_gpu = args.flag("--no-gpu");
+    let record = args.flag("--record");
+    args.finish()?;
+
+    let ws = util::workspace();
+    let budgets_path = ws.join("budgets.toml");
+    // Read the budgets first, so that a broken file fails before the build.
+    let loaded = if update {
+        None
+    } else {
+        Some(budgets::load(&budgets_path)?)
+    };
+    let ptxas = setup::ensure_ptxas(&ws)?;
+    let mut rows = Vec::new();
+    let mut functions = Vec::new();
+    for arch in ARCHS {
+        let built = ptx::build(&ws, &ptxas, arch)?;
+        let parsed = report::parse_report(&built.report)
+            .map_err(|e| format!("ptxas report for {}: {e}", arch.name))?;
+        rows.extend(rows_for(arch, parsed.entries));
+        functions.extend(parsed.functions.into_iter().map(|f| (arch, f)));
+    }
+    let budgets = match loaded {
+        Some(b) => b,
+        None => {
+            budgets::write(&budgets_path, &rows)?;
+            eprintln!("wrote {}", budgets_path.display());
+            budgets::load(&budgets_path)?
+        }
+    };
+    let violations = check::check(&rows, &functions, &budgets);
+    print_table(&rows, &budgets);
+    if record {
+        let path = record::write(&ws, &rows, &budgets, &violations, &setup::version(&ptxas))?;
+        println!("recorded {}", path.display());
+    }
+    if !violations.is_empty() {
+        for v in &violations {
+            println!("FAIL {v}");
+        }
+        return Err(format!(
+            "resource gate failed: {} violation(s)",
+            violations.len()
+        ));
+    }
+    println!(
+        "resource gate passed ({} entries x {} archs)",
+        KERNELS.len(),
+        ARCHS.len()
+    );
+
+    let gpu = if no_gpu {
+        Err("--no-gpu given".to_string())
+    } else {
+        gpu::detect()
+    };
+    match gpu {
+        Err(reason) => {
+            println!("GPU gates skipped: {reason}");
+            Ok(())
+        }
+        Ok(name) => {
+            println!("GPU: {name}");
+            gpu::run_suite(&ws)
+        }
+    }
+}
+
+/// The rows of one arch: every `KERNELS` entry (reported or not), then the
+/// reported entries `KERNELS` lacks.
+fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
+    let mut rows: Vec<Row> = KERNELS
+        .iter()
+        .map(|k| {
+            let report = entries
+                .iter()
+                .position(|e| e.entry == k.entry)
+                .map(|i| entries.remove(i));
+            let (variant, entry) = (k.variant.name(), k.entry.to_string());
+            Row {
+                variant,
+                entry,
+                arch,
+                dynamic_smem: k.smem_bytes,
+                in_table: true,
+                report,
+            }
+        })
+        .collect();
+    rows.extend(entries.into_iter().map(|e| Row {
+        variant: "?",
+        entry: e.entry.clone(),
+        arch,
+        dynamic_smem: 0,
+        in_table: false,
+        report: Some(e),
+    }));
+    rows
+}
+
+/// The rows grouped by entry (in first-seen order), archs in build order.
+pub fn by_entry(rows: &[Row]) -> Vec<&Row> {
+    let mut sorted: Vec<&Row> = rows.iter().collect();
+    sorted.sort_by_key(|r| rows.iter().position(|o| o.entry == r.entry));
+    sorted
+}
+
+/// Prints the figures, entry by entry, with each budget beside its figure.
+fn print_table(rows: &[Row], budgets: &budgets::Budgets) {
+    let header = [
+        "variant",
+        "entry",
+        "arch",
+        "regs",
+        "max",
+        "smem static",
+        "dynamic",
+        "total",
+        "max",
+        "stack",
+        "spill st",
+        "spill ld",
+    ];
+    let mut lines = vec![header.map(String::from).to_vec()];
+    for row in by_entry(rows) {
+        let budget = budgets.get(&(row.entry.clone(), row.arch.name.to_string()));
+        let max = |f: fn(&budgets::Budget) -> u32| budget.map_or("-".into(), |b| f(b).to_string());
+        let mut line = vec![
+            row.variant.to_string(),
+            row.entry.clone(),
+            row.arch.name.to_string(),
+        ];
+        match &row.report {
+            Some(r) => line.extend([
+                r.registers.to_string(),
+                max(|b| b.max_registers),
+                r.shared_bytes.to_string(),
+                row.dynamic_smem.to_string(),
+                (r.shared_bytes + row.dynamic_smem).to_string(),
+                max(|b| b.max_smem_bytes),
+                r.stack_bytes.to_string(),
+                r.spill_store_bytes.to_string(),
+                r.spill_load_bytes.to_string(),
+            ]),
+            None => line.extend(std::iter::repeat_n("-".to_string(), header.len() - 3)),
+        }
+        lines.push(line);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            lines
+                .iter()
+                .filter_map(|l| l.get(c))
+                .map(String::len)
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for line in lines {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                if c < 3 {
+                    format!("{s:<w$}", w = widths[c])
+                } else {
+                    format!("{s:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    }
+}

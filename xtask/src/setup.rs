@@ -1,0 +1,90 @@
+//! `cargo xtask setup`: makes sure a ptxas is available, installing NVIDIA's
+//! pip wheel into `target/cuda-tools` when none is found.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kernel_builder::{PTXAS_PIP_PACKAGE, find_ptxas, ptxas_version, tools_dir};
+
+use crate::util::{self, Args, Result};
+
+/// Runs the command: finds or installs ptxas and says where it is.
+pub fn run(args: &[String]) -> Result<()> {
+    Args::new("setup", args).finish()?;
+    let ws = util::workspace();
+    let ptxas = ensure_ptxas(&ws)?;
+    println!("ptxas: {}", ptxas.display());
+    println!("version: {}", version(&ptxas));
+    Ok(())
+}
+
+/// ptxas's release line ("Cuda compilation tools, release 13.0, V13.0.88"),
+/// else [`ptxas_version`]'s line, else a note that there is none.
+/// (`ptxas_version` returns the last line, which is the less telling
+/// "Build cuda_13.0.r13.0/compiler.…".)
+pub fn version(ptxas: &Path) -> String {
+    let out = Command::new(ptxas).arg("--version").output();
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let release = text
+        .lines()
+        .find(|l| l.contains(", release "))
+        .map(|l| l.trim().to_string());
+    release
+        .or_else(|| ptxas_version(ptxas))
+        .unwrap_or_else(|| "unknown (`ptxas --version` printed nothing)".into())
+}
+
+/// Returns the ptxas to use, installing it first if none is found
+/// (`$SDPA_PTXAS`, then `target/cuda-tools`, then `PATH`).
+pub fn ensure_ptxas(ws: &Path) -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("SDPA_PTXAS") {
+        let p = PathBuf::from(p);
+        return find_ptxas(ws).ok_or_else(|| format!("SDPA_PTXAS={} is not a file", p.display()));
+    }
+    if let Some(p) = find_ptxas(ws) {
+        return Ok(p);
+    }
+    install(ws)?;
+    find_ptxas(ws).ok_or_else(|| {
+        format!(
+            "pip installed {PTXAS_PIP_PACKAGE} into {} but no ptxas is at nvidia/cu13/bin/ptxas there",
+            tools_dir(ws).display()
+        )
+    })
+}
+
+/// `python3 -m pip install --target <tools_dir> --no-deps PTXAS_PIP_PACKAGE`.
+/// `--no-deps`: ptxas is self-contained; the wheel's dependencies (nvvm,
+/// crt, runtime) are ~250 MB that ptxas does not use.
+fn install(ws: &Path) -> Result<()> {
+    let dir = tools_dir(ws);
+    eprintln!(
+        "ptxas not found; installing {PTXAS_PIP_PACKAGE} into {}",
+        dir.display()
+    );
+    util::output(Command::new("python3").arg("--version")).map_err(|e| {
+        format!(
+            "{e}\npython3 is needed to install ptxas (Debian: apt-get install python3 python3-pip)"
+        )
+    })?;
+    util::output(Command::new("python3").args(["-m", "pip", "--version"])).map_err(|e| {
+        format!("{e}\npip is missing for python3 (Debian: apt-get install python3-pip)")
+    })?;
+    // --upgrade: a half-finished earlier install in the same --target would
+    // otherwise be kept as it is.
+    let mut pip = Command::new("python3");
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--upgrade",
+    ])
+    .arg("--target")
+    .arg(&dir)
+    .arg(PTXAS_PIP_PACKAGE);
+    util::status(&mut pip)
+}
