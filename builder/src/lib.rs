@@ -117,8 +117,9 @@ pub fn run_ptxas(ptxas: &Path, ptx: &Path, arch: Arch, cubin: &Path) -> Result<S
     }
 }
 
-/// `ptxas --version`'s last line (e.g. "Cuda compilation tools, release 13.0, V13.0.88").
+/// The release line of `ptxas --version`, e.g.
+/// "Cuda compilation tools, release 13.0, V13.0.88".
 pub fn ptxas_version(ptxas: &Path) -> Option<String> {
     let out = Command::new(ptxas).arg("--version").output().ok()?;
-    String::from_utf8_lossy(&out.stdout).lines().rfind(|l| !l.trim().is_empty()).map(|l| l.trim().to_string())
+    String::from_utf8_lossy(&out.stdout).lines().find(|l| l.contains("release")).map(|l| l.trim().to_string())
 }

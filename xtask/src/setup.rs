@@ -18,22 +18,9 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// ptxas's release line ("Cuda compilation tools, release 13.0, V13.0.88"),
-/// else [`ptxas_version`]'s line, else a note that there is none.
-/// (`ptxas_version` returns the last line, which is the less telling
-/// "Build cuda_13.0.r13.0/compiler.…".)
+/// ptxas's release line, or a note that there is none.
 pub fn version(ptxas: &Path) -> String {
-    let out = Command::new(ptxas).arg("--version").output();
-    let text = out
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    let release = text
-        .lines()
-        .find(|l| l.contains(", release "))
-        .map(|l| l.trim().to_string());
-    release
-        .or_else(|| ptxas_version(ptxas))
-        .unwrap_or_else(|| "unknown (`ptxas --version` printed nothing)".into())
+    ptxas_version(ptxas).unwrap_or_else(|| "unknown (`ptxas --version` printed no release line)".into())
 }
 
 /// Returns the ptxas to use, installing it first if none is found
