@@ -54,4 +54,3 @@ fn main() {
 fn fail(e: &dyn std::fmt::Display) -> ! {
     panic!("kernel build failed: {e}");
 }
-

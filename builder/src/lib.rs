@@ -44,12 +44,7 @@ impl std::error::Error for BuildError {}
 
 /// The `RUSTFLAGS` for the kernel crate on `arch`.
 pub fn nvptx_rustflags(arch: Arch) -> Vec<String> {
-    vec![
-        "-C".into(),
-        format!("target-cpu={}", arch.name),
-        "-C".into(),
-        format!("target-feature={PTX_FEATURE}"),
-    ]
+    vec!["-C".into(), format!("target-cpu={}", arch.name), "-C".into(), format!("target-feature={PTX_FEATURE}")]
 }
 
 /// Builds `kernels-gpu` for `arch` with `cargo` (the path of the cargo to

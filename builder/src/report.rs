@@ -130,16 +130,9 @@ pub fn parse_report(report: &str) -> Result<Report, String> {
                 format!("line {n}: expected \"Compiling entry function 'NAME' for 'ARCH'\", found {line:?}")
             })?;
             if entries.iter().any(|p| p.entry == entry && p.arch == arch) {
-                return Err(format!(
-                    "line {n}: entry '{entry}' for '{arch}' is reported twice"
-                ));
+                return Err(format!("line {n}: entry '{entry}' for '{arch}' is reported twice"));
             }
-            entries.push(Partial {
-                entry,
-                arch,
-                frame: None,
-                used: None,
-            });
+            entries.push(Partial { entry, arch, frame: None, used: None });
             current = Some(entries.len() - 1);
         } else if msg.starts_with("Compiling ") {
             // A non-entry function (relocatable builds): its figures are not an entry's.
@@ -147,29 +140,21 @@ pub fn parse_report(report: &str) -> Result<Report, String> {
         } else if let Some(rest) = msg.strip_prefix("Function properties for ") {
             let name = rest.trim().trim_matches('\'');
             let owner = match current {
-                Some(i) if entries[i].entry == name && entries[i].frame.is_none() => {
-                    Owner::Entry(i)
-                }
+                Some(i) if entries[i].entry == name && entries[i].frame.is_none() => Owner::Entry(i),
                 _ => Owner::Function(name.to_string()),
             };
             open = Some((n, owner));
         } else if msg.starts_with("Used ")
             && let Some(i) = current.take()
         {
-            entries[i].used =
-                Some(parse_used(msg).map_err(|e| format!("line {n}: {e} in {line:?}"))?);
+            entries[i].used = Some(parse_used(msg).map_err(|e| format!("line {n}: {e} in {line:?}"))?);
         }
     }
     if let Some((opened_at, _)) = open {
-        return Err(format!(
-            "line {opened_at}: 'Function properties' block is cut off (no stack frame line follows)"
-        ));
+        return Err(format!("line {opened_at}: 'Function properties' block is cut off (no stack frame line follows)"));
     }
     if entries.is_empty() {
-        return Err(
-            "no 'Compiling entry function' line: not a `ptxas -v` report, or the PTX has no entry"
-                .into(),
-        );
+        return Err("no 'Compiling entry function' line: not a `ptxas -v` report, or the PTX has no entry".into());
     }
     let entries = entries.into_iter().map(finish).collect::<Result<_, _>>()?;
     Ok(Report { entries, functions })
@@ -178,16 +163,10 @@ pub fn parse_report(report: &str) -> Result<Report, String> {
 /// Checks that an entry got both its frame line and its `Used` line.
 fn finish(p: Partial) -> Result<EntryReport, String> {
     let Some((stack_bytes, spill_store_bytes, spill_load_bytes)) = p.frame else {
-        return Err(format!(
-            "entry '{}' for '{}': no 'Function properties' block",
-            p.entry, p.arch
-        ));
+        return Err(format!("entry '{}' for '{}': no 'Function properties' block", p.entry, p.arch));
     };
     let Some(used) = p.used else {
-        return Err(format!(
-            "entry '{}' for '{}': no 'Used N registers' line",
-            p.entry, p.arch
-        ));
+        return Err(format!("entry '{}' for '{}': no 'Used N registers' line", p.entry, p.arch));
     };
     Ok(EntryReport {
         entry: p.entry,
@@ -203,10 +182,7 @@ fn finish(p: Partial) -> Result<EntryReport, String> {
 
 /// The message of a `ptxas info    : MESSAGE` line; `None` for other lines.
 fn info_message(line: &str) -> Option<&str> {
-    let rest = line
-        .strip_prefix("ptxas")?
-        .trim_start()
-        .strip_prefix("info")?;
+    let rest = line.strip_prefix("ptxas")?.trim_start().strip_prefix("info")?;
     Some(rest.trim_start().strip_prefix(':')?.trim())
 }
 
@@ -214,12 +190,7 @@ fn info_message(line: &str) -> Option<&str> {
 fn parse_compiling(rest: &str) -> Option<(String, String)> {
     let rest = rest.trim().strip_prefix('\'')?;
     let (entry, rest) = rest.split_once('\'')?;
-    let arch = rest
-        .trim()
-        .strip_prefix("for")?
-        .trim()
-        .strip_prefix('\'')?
-        .strip_suffix('\'')?;
+    let arch = rest.trim().strip_prefix("for")?.trim().strip_prefix('\'')?.strip_suffix('\'')?;
     let ok = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
     (ok(entry) && ok(arch)).then(|| (entry.to_string(), arch.to_string()))
 }
@@ -227,11 +198,7 @@ fn parse_compiling(rest: &str) -> Option<(String, String)> {
 /// A frame line; `None` if the line is not one, `Some(Err)` if a figure is malformed.
 fn parse_frame(line: &str) -> Option<Result<Frame, String>> {
     let mut figures: [Option<Result<u32, String>>; 3] = [const { None }; 3];
-    let keys = [
-        "bytes stack frame",
-        "bytes spill stores",
-        "bytes spill loads",
-    ];
+    let keys = ["bytes stack frame", "bytes spill stores", "bytes spill loads"];
     for item in line.split(',') {
         let item = item.trim();
         let (num, key) = item.split_once(' ')?;
@@ -248,11 +215,7 @@ fn parse_frame(line: &str) -> Option<Result<Frame, String>> {
 /// items other than registers, barriers and smem (cmem, textures,
 /// cumulative stack size) are skipped.
 fn parse_used(msg: &str) -> Result<Used, String> {
-    let mut used = Used {
-        registers: u32::MAX,
-        barriers: 0,
-        shared_bytes: 0,
-    };
+    let mut used = Used { registers: u32::MAX, barriers: 0, shared_bytes: 0 };
     let mut saw_registers = false;
     for item in msg.split(',') {
         let words: Vec<&str> = item.split_whitespace().collect();
@@ -266,16 +229,10 @@ fn parse_used(msg: &str) -> Result<Used, String> {
             _ => {}
         }
     }
-    if saw_registers {
-        Ok(used)
-    } else {
-        Err("no 'Used N registers' figure".into())
-    }
+    if saw_registers { Ok(used) } else { Err("no 'Used N registers' figure".into()) }
 }
 
 /// A decimal `u32`, or an error that quotes it.
 fn number(s: &str) -> Result<u32, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a byte or register count"))
+    s.trim().parse().map_err(|_| format!("{s:?} is not a byte or register count"))
 }

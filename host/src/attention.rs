@@ -81,7 +81,8 @@ impl Attention {
         let ctx = CudaContext::new(ordinal)?;
         let capability = ctx.compute_capability()?;
         let name = ctx.name()?;
-        let unsupported = || AttnError::UnsupportedDevice { name: name.clone(), major: capability.0, minor: capability.1 };
+        let unsupported =
+            || AttnError::UnsupportedDevice { name: name.clone(), major: capability.0, minor: capability.1 };
         if capability < (8, 9) {
             return Err(unsupported());
         }
@@ -122,7 +123,13 @@ impl Attention {
     }
 
     /// Validates the inputs and copies them to the device.
-    pub fn upload(&self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<DeviceProblem, AttnError> {
+    pub fn upload(
+        &self,
+        q: &Fp8Tensor,
+        k: &Fp8Tensor,
+        v: &Fp8Tensor,
+        opts: &Options,
+    ) -> Result<DeviceProblem, AttnError> {
         let problem = validate(q, k, v, opts)?;
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
         Ok(DeviceProblem {
@@ -207,7 +214,12 @@ impl Attention {
 
     /// Records `launches` runs into a CUDA graph (nothing runs yet), so that
     /// replaying it costs one launch of host time instead of `launches`.
-    pub fn capture(&self, dev: &DeviceProblem, out: &mut DeviceOutput, launches: usize) -> Result<CapturedRuns, AttnError> {
+    pub fn capture(
+        &self,
+        dev: &DeviceProblem,
+        out: &mut DeviceOutput,
+        launches: usize,
+    ) -> Result<CapturedRuns, AttnError> {
         self.stream.synchronize()?;
         self.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         let recorded = (0..launches).try_for_each(|_| self.run(dev, out));

@@ -220,8 +220,10 @@ pub fn bench_shape(
     let stats: ErrorStats = compare(&got, &reference, GATE.max_abs);
 
     let one_call_ms = attn.time_runs(&dev, &mut out, 1)? as f64;
-    let launches = ((SAMPLE_TARGET_MS / one_call_ms.max(1e-6)).round() as usize).clamp(1, cfg.launches_per_sample.max(1));
-    let cfg = BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
+    let launches =
+        ((SAMPLE_TARGET_MS / one_call_ms.max(1e-6)).round() as usize).clamp(1, cfg.launches_per_sample.max(1));
+    let cfg =
+        BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
     let mut result = Vec::new();
     for &mode in modes {
         let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;

@@ -51,9 +51,5 @@ pub fn select(cc: (i32, i32)) -> Option<Load> {
             None => Load::Ptx(img),
         });
     }
-    images()
-        .iter()
-        .filter(|i| !i.arch.ends_with('a') && i.capability <= cc)
-        .max_by_key(|i| i.capability)
-        .map(Load::Ptx)
+    images().iter().filter(|i| !i.arch.ends_with('a') && i.capability <= cc).max_by_key(|i| i.capability).map(Load::Ptx)
 }

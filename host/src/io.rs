@@ -149,22 +149,15 @@ pub struct Inputs {
 /// Reads the whole file, telling "missing" from "unreadable".
 fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
     std::fs::read(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => IoError::NotFound {
-            path: path.to_path_buf(),
-        },
-        _ => IoError::Unreadable {
-            path: path.to_path_buf(),
-            source,
-        },
+        std::io::ErrorKind::NotFound => IoError::NotFound { path: path.to_path_buf() },
+        _ => IoError::Unreadable { path: path.to_path_buf(), source },
     })
 }
 
 /// Parses the safetensors header.
 fn parse<'a>(path: &Path, bytes: &'a [u8]) -> Result<SafeTensors<'a>, IoError> {
-    SafeTensors::deserialize(bytes).map_err(|e| IoError::NotSafetensors {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
+    SafeTensors::deserialize(bytes)
+        .map_err(|e| IoError::NotSafetensors { path: path.to_path_buf(), reason: e.to_string() })
 }
 
 /// The tensor `name`, or a `MissingTensor` error listing what is there.
@@ -175,32 +168,18 @@ fn tensor<'a>(path: &Path, st: &SafeTensors<'a>, name: &str) -> Result<TensorVie
         IoError::MissingTensor {
             path: path.to_path_buf(),
             name: name.to_string(),
-            present: if names.is_empty() {
-                "no tensors".to_string()
-            } else {
-                names.join(", ")
-            },
+            present: if names.is_empty() { "no tensors".to_string() } else { names.join(", ") },
         }
     })
 }
 
 /// Little-endian f32 values of a buffer (any alignment).
 fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .as_chunks::<4>()
-        .0
-        .iter()
-        .map(|&c| f32::from_le_bytes(c))
-        .collect()
+    bytes.as_chunks::<4>().0.iter().map(|&c| f32::from_le_bytes(c)).collect()
 }
 
 /// Reads the per-head scales `{name}_scale` for an E4M3 tensor.
-fn load_scales(
-    path: &Path,
-    st: &SafeTensors,
-    name: &str,
-    heads: usize,
-) -> Result<Vec<f32>, IoError> {
+fn load_scales(path: &Path, st: &SafeTensors, name: &str, heads: usize) -> Result<Vec<f32>, IoError> {
     let scale_name = format!("{name}_scale");
     let Ok(view) = st.tensor(&scale_name) else {
         return Ok(vec![1.0; heads]);
@@ -242,18 +221,8 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &str) -> Result<Fp8Tensor, I
             return Ok(quant::from_codes(bytes.to_vec(), shape, scales));
         }
         Dtype::F32 => f32s(bytes),
-        Dtype::F16 => bytes
-            .as_chunks::<2>()
-            .0
-            .iter()
-            .map(|&c| f16::from_le_bytes(c).to_f32())
-            .collect(),
-        Dtype::BF16 => bytes
-            .as_chunks::<2>()
-            .0
-            .iter()
-            .map(|&c| bf16::from_le_bytes(c).to_f32())
-            .collect(),
+        Dtype::F16 => bytes.as_chunks::<2>().0.iter().map(|&c| f16::from_le_bytes(c).to_f32()).collect(),
+        Dtype::BF16 => bytes.as_chunks::<2>().0.iter().map(|&c| bf16::from_le_bytes(c).to_f32()).collect(),
         other => {
             return Err(IoError::UnsupportedDtype {
                 path: path.to_path_buf(),
@@ -272,10 +241,8 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &str) -> Result<Fp8Tensor, I
             dtype: view.dtype().to_string(),
         });
     }
-    quant::quantize_per_head_named(name, &floats, shape).map_err(|source| IoError::Attn {
-        path: path.to_path_buf(),
-        source,
-    })
+    quant::quantize_per_head_named(name, &floats, shape)
+        .map_err(|source| IoError::Attn { path: path.to_path_buf(), source })
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module
@@ -287,19 +254,12 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &str) -> Result<Fp8Tensor, I
 pub fn load_inputs(path: &Path) -> Result<Inputs, IoError> {
     let bytes = read_file(path)?;
     let st = parse(path, &bytes)?;
-    Ok(Inputs {
-        q: load_tensor(path, &st, "q")?,
-        k: load_tensor(path, &st, "k")?,
-        v: load_tensor(path, &st, "v")?,
-    })
+    Ok(Inputs { q: load_tensor(path, &st, "q")?, k: load_tensor(path, &st, "k")?, v: load_tensor(path, &st, "v")? })
 }
 
 /// Writes `tensors` (name, dtype, shape, little-endian bytes) to `path`.
 fn write(path: &Path, tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>) -> Result<(), IoError> {
-    let err = |reason: String| IoError::Write {
-        path: path.to_path_buf(),
-        reason,
-    };
+    let err = |reason: String| IoError::Write { path: path.to_path_buf(), reason };
     let views = tensors
         .iter()
         .map(|(name, dtype, shape, data)| {
@@ -321,19 +281,9 @@ fn write(path: &Path, tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>) -> Res
 pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
     let mut tensors = Vec::new();
     for (name, t) in [("q", &inputs.q), ("k", &inputs.k), ("v", &inputs.v)] {
-        tensors.push((
-            name.to_string(),
-            Dtype::F8_E4M3,
-            t.shape.to_vec(),
-            t.data.clone(),
-        ));
+        tensors.push((name.to_string(), Dtype::F8_E4M3, t.shape.to_vec(), t.data.clone()));
         let scales: Vec<u8> = t.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
-        tensors.push((
-            format!("{name}_scale"),
-            Dtype::F32,
-            vec![t.scales.len()],
-            scales,
-        ));
+        tensors.push((format!("{name}_scale"), Dtype::F32, vec![t.scales.len()], scales));
     }
     write(path, tensors)
 }
@@ -345,10 +295,7 @@ pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
 /// match the shape.
 pub fn save_output(path: &Path, o: &Output) -> Result<(), IoError> {
     let bytes: Vec<u8> = o.data.iter().flat_map(|x| x.to_le_bytes()).collect();
-    write(
-        path,
-        vec![("o".to_string(), Dtype::F16, o.shape.to_vec(), bytes)],
-    )
+    write(path, vec![("o".to_string(), Dtype::F16, o.shape.to_vec(), bytes)])
 }
 
 /// Reads tensor `o` (`F16`, rank 4) back from a file [`save_output`] wrote.
@@ -372,12 +319,6 @@ pub fn load_output(path: &Path) -> Result<Output, IoError> {
             expected: "F16",
         });
     }
-    let data = view
-        .data()
-        .as_chunks::<2>()
-        .0
-        .iter()
-        .map(|&c| f16::from_le_bytes(c))
-        .collect();
+    let data = view.data().as_chunks::<2>().0.iter().map(|&c| f16::from_le_bytes(c)).collect();
     Ok(Output { data, shape })
 }

@@ -89,10 +89,7 @@ struct Failure {
 impl Failure {
     /// A problem with the command line or the files (exit 2).
     fn usage(message: impl ToString) -> Self {
-        Self {
-            code: 2,
-            message: message.to_string(),
-        }
+        Self { code: 2, message: message.to_string() }
     }
 
     /// A library error: driver and device failures exit 1, invalid input 2.
@@ -104,10 +101,7 @@ impl Failure {
             | AttnError::Driver(_) => 1,
             _ => 2,
         };
-        Self {
-            code,
-            message: err.to_string(),
-        }
+        Self { code, message: err.to_string() }
     }
 }
 
@@ -199,16 +193,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     if let Some(scale) = args.scale
         && !(scale.is_finite() && scale > 0.0)
     {
-        return Err(Failure::attn(AttnError::InvalidScale {
-            what: "--scale".to_string(),
-            value: scale,
-        }));
+        return Err(Failure::attn(AttnError::InvalidScale { what: "--scale".to_string(), value: scale }));
     }
-    let opts = Options {
-        causal: args.causal,
-        scale: args.scale,
-        variant,
-    };
+    let opts = Options { causal: args.causal, scale: args.scale, variant };
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
     // Every input problem is reported before the GPU is touched.
@@ -216,17 +203,12 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     let start = Instant::now();
-    let o = attn
-        .forward(&inputs.q, &inputs.k, &inputs.v, &opts)
-        .map_err(Failure::attn)?;
+    let o = attn.forward(&inputs.q, &inputs.k, &inputs.v, &opts).map_err(Failure::attn)?;
     let elapsed = start.elapsed();
     io::save_output(&args.output, &o).map_err(Failure::usage)?;
 
     let d = attn.device();
-    println!(
-        "q {:?} k {:?} v {:?} -> o {:?}",
-        inputs.q.shape, inputs.k.shape, inputs.v.shape, o.shape
-    );
+    println!("q {:?} k {:?} v {:?} -> o {:?}", inputs.q.shape, inputs.k.shape, inputs.v.shape, o.shape);
     println!(
         "variant {} ({}) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, kernel, download)",
         variant.name(),

@@ -31,11 +31,7 @@ pub struct ErrorStats {
 impl ErrorStats {
     /// Percentage of bad elements (0 when nothing was compared).
     pub fn pct_bad(&self) -> f64 {
-        if self.total == 0 {
-            0.0
-        } else {
-            100.0 * self.bad_count as f64 / self.total as f64
-        }
+        if self.total == 0 { 0.0 } else { 100.0 * self.bad_count as f64 / self.total as f64 }
     }
 }
 
@@ -60,11 +56,7 @@ impl fmt::Display for ErrorStats {
 /// # Panics
 /// When the two slices differ in length (a harness bug, not user input).
 pub fn compare(out: &[f16], reference: &[f64], bad_abs: f64) -> ErrorStats {
-    assert_eq!(
-        out.len(),
-        reference.len(),
-        "compare: output and reference lengths differ"
-    );
+    assert_eq!(out.len(), reference.len(), "compare: output and reference lengths differ");
     let mut max_abs = 0.0f64;
     let mut sum_abs = 0.0f64;
     let mut diff_sq = 0.0f64;
@@ -97,18 +89,10 @@ pub fn compare(out: &[f16], reference: &[f64], bad_abs: f64) -> ErrorStats {
             bad_count += 1;
         }
     }
-    let rel_l2 = if ref_sq == 0.0 {
-        out_sq.sqrt()
-    } else {
-        (diff_sq / ref_sq).sqrt()
-    };
+    let rel_l2 = if ref_sq == 0.0 { out_sq.sqrt() } else { (diff_sq / ref_sq).sqrt() };
     ErrorStats {
         max_abs,
-        mean_abs: if finite == 0 {
-            0.0
-        } else {
-            sum_abs / finite as f64
-        },
+        mean_abs: if finite == 0 { 0.0 } else { sum_abs / finite as f64 },
         rel_l2,
         nan_count,
         bad_count,
@@ -128,10 +112,7 @@ pub struct Tolerance {
 /// The correctness gate: relative L2 at most 2e-2 and no element off by
 /// more than 6e-2 (the seeds' FP8 kernels reached max errors of 0.03-0.06 on
 /// standard normal inputs).
-pub const GATE: Tolerance = Tolerance {
-    rel_l2: 2e-2,
-    max_abs: 6e-2,
-};
+pub const GATE: Tolerance = Tolerance { rel_l2: 2e-2, max_abs: 6e-2 };
 
 impl Tolerance {
     /// Whether `stats` are within this tolerance. An output with any NaN or
@@ -184,10 +165,7 @@ mod tests {
         assert_eq!((s.nan_count, s.bad_count, s.total), (2, 2, 3));
         assert_eq!(s.max_abs, 0.0, "finite elements are still summarized");
         assert!(!GATE.passes(&s));
-        let loose = Tolerance {
-            rel_l2: f64::INFINITY,
-            max_abs: f64::INFINITY,
-        };
+        let loose = Tolerance { rel_l2: f64::INFINITY, max_abs: f64::INFINITY };
         assert!(!loose.passes(&s));
     }
 
@@ -201,47 +179,18 @@ mod tests {
 
     #[test]
     fn gate_limits() {
-        let base = ErrorStats {
-            max_abs: 0.05,
-            mean_abs: 0.01,
-            rel_l2: 0.015,
-            nan_count: 0,
-            bad_count: 0,
-            total: 10,
-        };
+        let base = ErrorStats { max_abs: 0.05, mean_abs: 0.01, rel_l2: 0.015, nan_count: 0, bad_count: 0, total: 10 };
         assert!(GATE.passes(&base));
-        assert!(!GATE.passes(&ErrorStats {
-            rel_l2: 0.021,
-            ..base
-        }));
-        assert!(!GATE.passes(&ErrorStats {
-            max_abs: 0.061,
-            ..base
-        }));
-        assert!(!GATE.passes(&ErrorStats {
-            nan_count: 1,
-            ..base
-        }));
-        assert!(!GATE.passes(&ErrorStats {
-            rel_l2: f64::NAN,
-            ..base
-        }));
+        assert!(!GATE.passes(&ErrorStats { rel_l2: 0.021, ..base }));
+        assert!(!GATE.passes(&ErrorStats { max_abs: 0.061, ..base }));
+        assert!(!GATE.passes(&ErrorStats { nan_count: 1, ..base }));
+        assert!(!GATE.passes(&ErrorStats { rel_l2: f64::NAN, ..base }));
     }
 
     #[test]
     fn display_in_the_seeds_style() {
-        let s = ErrorStats {
-            max_abs: 0.0459,
-            mean_abs: 0.0142,
-            rel_l2: 0.012,
-            nan_count: 0,
-            bad_count: 0,
-            total: 100,
-        };
-        assert_eq!(
-            s.to_string(),
-            "max_err=0.0459 mean_err=0.0142 rel_l2=1.2e-2 %bad=0.0% nan=0"
-        );
+        let s = ErrorStats { max_abs: 0.0459, mean_abs: 0.0142, rel_l2: 0.012, nan_count: 0, bad_count: 0, total: 100 };
+        assert_eq!(s.to_string(), "max_err=0.0459 mean_err=0.0142 rel_l2=1.2e-2 %bad=0.0% nan=0");
     }
 
     #[test]

@@ -41,31 +41,17 @@ pub fn quantize_per_head(values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor,
 ///
 /// # Errors
 /// As [`quantize_per_head`].
-pub fn quantize_per_head_named(
-    name: &str,
-    values: &[f32],
-    shape: [usize; 4],
-) -> Result<Fp8Tensor, AttnError> {
+pub fn quantize_per_head_named(name: &str, values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor, AttnError> {
     let expected = shape
         .iter()
         .try_fold(1usize, |n, &x| n.checked_mul(x))
-        .ok_or_else(|| {
-            AttnError::TooLarge(format!(
-                "{name} shape {shape:?} has more elements than usize holds"
-            ))
-        })?;
+        .ok_or_else(|| AttnError::TooLarge(format!("{name} shape {shape:?} has more elements than usize holds")))?;
     if values.len() != expected {
-        return Err(AttnError::BufferLength {
-            tensor: name.to_string(),
-            expected,
-            actual: values.len(),
-        });
+        return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: values.len() });
     }
     let [batch, heads, seq, dim] = shape;
     let head_len = seq * dim;
-    let head_chunks = |h: usize| {
-        (0..batch).map(move |b| (b * heads + h) * head_len..(b * heads + h + 1) * head_len)
-    };
+    let head_chunks = |h: usize| (0..batch).map(move |b| (b * heads + h) * head_len..(b * heads + h + 1) * head_len);
 
     let mut scales = Vec::with_capacity(heads);
     for h in 0..heads {
@@ -78,20 +64,14 @@ pub fn quantize_per_head_named(
                     let d = flat % dim.max(1);
                     let b = flat / (heads * head_len);
                     return Err(AttnError::InvalidScale {
-                        what: format!(
-                            "{name} scale of head {h} (amax / 448; element [{b}, {h}, {s}, {d}] is {x})"
-                        ),
+                        what: format!("{name} scale of head {h} (amax / 448; element [{b}, {h}, {s}, {d}] is {x})"),
                         value: x.abs() / kernels_gpu::fp8::E4M3_MAX,
                     });
                 }
                 amax = amax.max(x.abs());
             }
         }
-        let scale = if amax == 0.0 {
-            1.0
-        } else {
-            amax / kernels_gpu::fp8::E4M3_MAX
-        };
+        let scale = if amax == 0.0 { 1.0 } else { amax / kernels_gpu::fp8::E4M3_MAX };
         if scale == 0.0 {
             return Err(AttnError::InvalidScale {
                 what: format!("{name} scale of head {h} (amax / 448 with amax = {amax:e})"),
@@ -113,21 +93,13 @@ pub fn quantize_per_head_named(
             }
         }
     }
-    Ok(Fp8Tensor {
-        data,
-        shape,
-        scales,
-    })
+    Ok(Fp8Tensor { data, shape, scales })
 }
 
 /// Wraps existing E4M3 codes and per-head scales as a tensor, unchecked
 /// (the library validates lengths and scales before it uses a tensor).
 pub fn from_codes(data: Vec<u8>, shape: [usize; 4], scales: Vec<f32>) -> Fp8Tensor {
-    Fp8Tensor {
-        data,
-        shape,
-        scales,
-    }
+    Fp8Tensor { data, shape, scales }
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, deterministic 64-bit
@@ -206,19 +178,10 @@ fn stream_seed(seed: u64, stream: u64) -> u64 {
 /// # Panics
 /// When a shape's element count overflows `usize` (it could not be
 /// allocated anyway).
-pub fn random_problem(
-    q_shape: [usize; 4],
-    kv_shape: [usize; 4],
-    seed: u64,
-) -> (Fp8Tensor, Fp8Tensor, Fp8Tensor) {
+pub fn random_problem(q_shape: [usize; 4], kv_shape: [usize; 4], seed: u64) -> (Fp8Tensor, Fp8Tensor, Fp8Tensor) {
     let make = |name: &str, shape: [usize; 4], stream: u64| {
         let values = random_normal(shape, stream_seed(seed, stream));
-        quantize_per_head_named(name, &values, shape)
-            .expect("finite values of the right length always quantize")
+        quantize_per_head_named(name, &values, shape).expect("finite values of the right length always quantize")
     };
-    (
-        make("q", q_shape, 0),
-        make("k", kv_shape, 1),
-        make("v", kv_shape, 2),
-    )
+    (make("q", q_shape, 0), make("k", kv_shape, 1), make("v", kv_shape, 2))
 }

@@ -38,21 +38,14 @@ fn check_shapes(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> usize {
     assert_eq!(k.shape, v.shape, "reference: k and v shapes differ");
     assert_eq!(bq, bk, "reference: batch of q and k differ");
     assert_eq!(dq, dk, "reference: head_dim of q and k differ");
-    assert!(
-        hk > 0 && hq % hk == 0,
-        "reference: Hq={hq} not a multiple of Hkv={hk}"
-    );
+    assert!(hk > 0 && hq % hk == 0, "reference: Hq={hq} not a multiple of Hkv={hk}");
     for (name, t) in [("q", q), ("k", k), ("v", v)] {
         assert_eq!(
             t.data.len(),
             t.shape.iter().product::<usize>(),
             "reference: {name} data length does not match its shape"
         );
-        assert_eq!(
-            t.scales.len(),
-            t.shape[1],
-            "reference: {name} needs one scale per head"
-        );
+        assert_eq!(t.scales.len(), t.shape[1], "reference: {name} needs one scale per head");
     }
     hq / hk
 }
@@ -85,13 +78,7 @@ fn max_nan(xs: &[f64]) -> f64 {
 /// # Panics
 /// When the shapes are inconsistent (see the module docs for what they must
 /// be); the reference is a test oracle.
-pub fn attention_f64(
-    q: &Fp8Tensor,
-    k: &Fp8Tensor,
-    v: &Fp8Tensor,
-    causal: bool,
-    softmax_scale: f64,
-) -> Vec<f64> {
+pub fn attention_f64(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, causal: bool, softmax_scale: f64) -> Vec<f64> {
     let group = check_shapes(q, k, v);
     let [batch, hq, sq, d] = q.shape;
     let skv = k.shape[2];
@@ -104,9 +91,7 @@ pub fn attention_f64(
             for i in 0..sq {
                 for j in 0..skv {
                     scores[i * skv + j] = if visible(causal, i, j, sq, skv) {
-                        let dot: f64 = (0..d)
-                            .map(|x| q.value(b, h, i, x) * k.value(b, hk, j, x))
-                            .sum();
+                        let dot: f64 = (0..d).map(|x| q.value(b, h, i, x) * k.value(b, hk, j, x)).sum();
                         softmax_scale * dot
                     } else {
                         f64::NEG_INFINITY
@@ -170,16 +155,10 @@ pub fn attention_rows_f64(
     let mut out = Vec::with_capacity(rows.len() * d);
     let mut scores = Vec::with_capacity(skv);
     for &(b, h, i) in rows {
-        assert!(
-            b < batch && h < hq && i < sq,
-            "reference: row ({b}, {h}, {i}) outside q of shape {:?}",
-            q.shape
-        );
+        assert!(b < batch && h < hq && i < sq, "reference: row ({b}, {h}, {i}) outside q of shape {:?}", q.shape);
         let hk = h / group;
         // The keys this row sees, and their scores.
-        let keys: Vec<usize> = (0..skv)
-            .filter(|&j| visible(causal, i, j, sq, skv))
-            .collect();
+        let keys: Vec<usize> = (0..skv).filter(|&j| visible(causal, i, j, sq, skv)).collect();
         scores.clear();
         for &j in &keys {
             let mut dot = 0.0f64;

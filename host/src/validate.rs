@@ -51,7 +51,12 @@ pub struct Problem {
 
 impl Problem {
     /// Validates the shapes and options (not the buffers; see [`validate`]).
-    pub fn new(q_shape: [usize; 4], k_shape: [usize; 4], v_shape: [usize; 4], opts: &Options) -> Result<Problem, AttnError> {
+    pub fn new(
+        q_shape: [usize; 4],
+        k_shape: [usize; 4],
+        v_shape: [usize; 4],
+        opts: &Options,
+    ) -> Result<Problem, AttnError> {
         for (tensor, shape) in [("q", q_shape), ("k", k_shape), ("v", v_shape)] {
             if shape.contains(&0) {
                 return Err(AttnError::ZeroDimension { tensor, shape });

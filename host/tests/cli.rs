@@ -13,10 +13,7 @@ use sdpa::quant::random_problem;
 use sdpa::reference::attention_f64;
 
 fn sdpa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sdpa"))
-        .args(args)
-        .output()
-        .expect("the sdpa binary runs")
+    Command::new(env!("CARGO_BIN_EXE_sdpa")).args(args).output().expect("the sdpa binary runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -74,14 +71,7 @@ fn run_help_explains_every_flag() {
     let o = sdpa(&["run", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
-    for flag in [
-        "--input",
-        "--output",
-        "--causal",
-        "--scale",
-        "--variant",
-        "--device",
-    ] {
+    for flag in ["--input", "--output", "--causal", "--scale", "--variant", "--device"] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }
     assert!(out.contains("1/sqrt(D)"), "{out}");
@@ -101,23 +91,12 @@ fn info_prints_images_and_the_kernel_table() {
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("embedded images"), "{out}");
-    for header in [
-        "variant",
-        "head_dim",
-        "BLOCK_M",
-        "BLOCK_N",
-        "stages",
-        "threads",
-        "smem_bytes",
-    ] {
+    for header in ["variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes"] {
         assert!(out.contains(header), "{header} missing from:\n{out}");
     }
     for k in &KERNELS {
         let t = k.tiles;
-        let row = out
-            .lines()
-            .find(|l| l.contains(k.entry))
-            .unwrap_or_else(|| panic!("no row for {}:\n{out}", k.entry));
+        let row = out.lines().find(|l| l.contains(k.entry)).unwrap_or_else(|| panic!("no row for {}:\n{out}", k.entry));
         let cells: Vec<&str> = row.split_whitespace().collect();
         let want = [
             k.variant.name().to_string(),
@@ -139,13 +118,7 @@ fn info_prints_images_and_the_kernel_table() {
 fn run_with_a_missing_file() {
     let input = TempPath::new("missing");
     let output = TempPath::new("out");
-    let o = sdpa(&[
-        "run",
-        "--input",
-        input.as_str(),
-        "--output",
-        output.as_str(),
-    ]);
+    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str()]);
     assert_input_error(&o, &["no such file", input.as_str()]);
     assert!(!output.0.exists());
 }
@@ -155,13 +128,7 @@ fn run_with_a_file_that_is_not_safetensors() {
     let input = TempPath::new("text");
     std::fs::write(&input.0, "q,k,v\n1,2,3\n").unwrap();
     let output = TempPath::new("out");
-    let o = sdpa(&[
-        "run",
-        "--input",
-        input.as_str(),
-        "--output",
-        output.as_str(),
-    ]);
+    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str()]);
     assert_input_error(&o, &["not a safetensors file", input.as_str()]);
 }
 
@@ -170,24 +137,12 @@ fn run_with_a_file_lacking_k() {
     let input = TempPath::new("nok");
     let data = vec![0x38u8; 64];
     let views = [
-        (
-            "q",
-            TensorView::new(Dtype::F8_E4M3, vec![1, 1, 1, 64], &data).unwrap(),
-        ),
-        (
-            "v",
-            TensorView::new(Dtype::F8_E4M3, vec![1, 1, 1, 64], &data).unwrap(),
-        ),
+        ("q", TensorView::new(Dtype::F8_E4M3, vec![1, 1, 1, 64], &data).unwrap()),
+        ("v", TensorView::new(Dtype::F8_E4M3, vec![1, 1, 1, 64], &data).unwrap()),
     ];
     safetensors::serialize_to_file(views, None, &input.0).unwrap();
     let output = TempPath::new("out");
-    let o = sdpa(&[
-        "run",
-        "--input",
-        input.as_str(),
-        "--output",
-        output.as_str(),
-    ]);
+    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str()]);
     assert_input_error(&o, &["missing tensor `k`", input.as_str()]);
 }
 
@@ -195,15 +150,7 @@ fn run_with_a_file_lacking_k() {
 fn run_with_an_unknown_variant_lists_the_known_ones() {
     let input = TempPath::new("unused");
     let output = TempPath::new("out");
-    let o = sdpa(&[
-        "run",
-        "--input",
-        input.as_str(),
-        "--output",
-        output.as_str(),
-        "--variant",
-        "turbo",
-    ]);
+    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str(), "--variant", "turbo"]);
     let mut needles = vec!["turbo"];
     needles.extend(Variant::ALL.iter().map(|v| v.name()));
     assert_input_error(&o, &needles);
@@ -214,15 +161,7 @@ fn run_with_a_bad_scale() {
     let input = TempPath::new("unused");
     let output = TempPath::new("out");
     for bad in ["0", "-1", "nan", "inf"] {
-        let o = sdpa(&[
-            "run",
-            "--input",
-            input.as_str(),
-            "--output",
-            output.as_str(),
-            "--scale",
-            bad,
-        ]);
+        let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str(), "--scale", bad]);
         assert_input_error(&o, &["--scale"]);
     }
 }
@@ -236,14 +175,7 @@ fn run_that_reaches_the_gpu() {
     let input = TempPath::new("valid");
     save_inputs(&input.0, &inputs).unwrap();
     let output = TempPath::new("out");
-    let o = sdpa(&[
-        "run",
-        "--input",
-        input.as_str(),
-        "--output",
-        output.as_str(),
-        "--causal",
-    ]);
+    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str(), "--causal"]);
     match o.status.code() {
         Some(0) => {
             let got = load_output(&output.0).unwrap();
@@ -273,13 +205,7 @@ fn run_with_inputs_the_library_refuses_fails_before_the_gpu() {
         let input = TempPath::new("refused");
         save_inputs(&input.0, &Inputs { q, k, v }).unwrap();
         let output = TempPath::new("out");
-        let o = sdpa(&[
-            "run",
-            "--input",
-            input.as_str(),
-            "--output",
-            output.as_str(),
-        ]);
+        let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str()]);
         assert_input_error(&o, &[needle, input.as_str()]);
     }
 }

@@ -17,17 +17,10 @@ fn decode_matches_float8_on_all_256_codes() {
         let theirs = F8E4M3::from_bits(code).to_f32();
         if code & 0x7F == 0x7F {
             assert!(ours.is_nan(), "code {code:#04x}: ours {ours} should be NaN");
-            assert!(
-                theirs.is_nan(),
-                "code {code:#04x}: float8 {theirs} should be NaN"
-            );
+            assert!(theirs.is_nan(), "code {code:#04x}: float8 {theirs} should be NaN");
             assert!(e4m3_is_nan(code));
         } else {
-            assert_eq!(
-                ours.to_bits(),
-                theirs.to_bits(),
-                "code {code:#04x}: ours {ours:e}, float8 {theirs:e}"
-            );
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "code {code:#04x}: ours {ours:e}, float8 {theirs:e}");
             assert!(!e4m3_is_nan(code));
         }
     }

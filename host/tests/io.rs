@@ -33,10 +33,8 @@ impl Drop for TempPath {
 type Raw = (&'static str, Dtype, Vec<usize>, Vec<u8>);
 
 fn write_raw(path: &Path, tensors: &[Raw]) {
-    let views: Vec<(&str, TensorView)> = tensors
-        .iter()
-        .map(|(n, d, s, b)| (*n, TensorView::new(*d, s.clone(), b).unwrap()))
-        .collect();
+    let views: Vec<(&str, TensorView)> =
+        tensors.iter().map(|(n, d, s, b)| (*n, TensorView::new(*d, s.clone(), b).unwrap())).collect();
     safetensors::serialize_to_file(views, None, path).unwrap();
 }
 
@@ -57,10 +55,7 @@ fn err_of(path: &Path) -> IoError {
 fn check_message(err: &IoError, path: &Path, needle: &str) {
     let msg = err.to_string();
     assert!(!msg.contains('\n'), "not one line: {msg:?}");
-    assert!(
-        msg.contains(&path.display().to_string()),
-        "no path in {msg:?}"
-    );
+    assert!(msg.contains(&path.display().to_string()), "no path in {msg:?}");
     assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
 }
 
@@ -100,12 +95,7 @@ fn scales_of_any_shape_with_one_value_per_head() {
         &path.0,
         &[
             fp8("q", [1, 2, 1, 4]),
-            (
-                "q_scale",
-                Dtype::F32,
-                vec![1, 2, 1, 1],
-                f32_bytes(&[0.25, 4.0]),
-            ),
+            ("q_scale", Dtype::F32, vec![1, 2, 1, 1], f32_bytes(&[0.25, 4.0])),
             fp8("k", [1, 1, 1, 4]),
             fp8("v", [1, 1, 1, 4]),
         ],
@@ -124,24 +114,8 @@ fn float_inputs_are_quantized_per_head() {
         &path.0,
         &[
             ("q", Dtype::F32, shape.to_vec(), f32_bytes(&values)),
-            (
-                "k",
-                Dtype::F16,
-                shape.to_vec(),
-                values
-                    .iter()
-                    .flat_map(|&x| f16::from_f32(x).to_le_bytes())
-                    .collect(),
-            ),
-            (
-                "v",
-                Dtype::BF16,
-                shape.to_vec(),
-                values
-                    .iter()
-                    .flat_map(|&x| bf16::from_f32(x).to_le_bytes())
-                    .collect(),
-            ),
+            ("k", Dtype::F16, shape.to_vec(), values.iter().flat_map(|&x| f16::from_f32(x).to_le_bytes()).collect()),
+            ("v", Dtype::BF16, shape.to_vec(), values.iter().flat_map(|&x| bf16::from_f32(x).to_le_bytes()).collect()),
         ],
     );
     let x = load_inputs(&path.0).unwrap();
@@ -154,9 +128,7 @@ fn float_inputs_are_quantized_per_head() {
 #[test]
 fn output_round_trips_as_f16() {
     let shape = [2, 3, 4, 8];
-    let data: Vec<f16> = (0..192)
-        .map(|i| f16::from_f32(i as f32 * 0.37 - 30.0))
-        .collect();
+    let data: Vec<f16> = (0..192).map(|i| f16::from_f32(i as f32 * 0.37 - 30.0)).collect();
     let o = Output { data, shape };
     let path = TempPath::new("out");
     save_output(&path.0, &o).unwrap();
@@ -174,10 +146,7 @@ fn output_round_trips_as_f16() {
 fn save_output_replaces_an_existing_file() {
     let path = TempPath::new("replace");
     std::fs::write(&path.0, b"old contents").unwrap();
-    let o = Output {
-        data: vec![f16::ONE; 4],
-        shape: [1, 1, 1, 4],
-    };
+    let o = Output { data: vec![f16::ONE; 4], shape: [1, 1, 1, 4] };
     save_output(&path.0, &o).unwrap();
     assert_eq!(load_output(&path.0).unwrap(), o);
 }
@@ -214,10 +183,7 @@ fn not_a_safetensors_file() {
         let path = TempPath::new(tag);
         std::fs::write(&path.0, contents).unwrap();
         let err = err_of(&path.0);
-        assert!(
-            matches!(err, IoError::NotSafetensors { .. }),
-            "{tag}: {err:?}"
-        );
+        assert!(matches!(err, IoError::NotSafetensors { .. }), "{tag}: {err:?}");
         check_message(&err, &path.0, "not a safetensors file");
     }
 }
@@ -242,17 +208,10 @@ fn wrong_rank() {
     let path = TempPath::new("rank");
     write_raw(
         &path.0,
-        &[
-            fp8("q", [1, 1, 1, 4]),
-            ("k", Dtype::F8_E4M3, vec![2, 4], vec![0; 8]),
-            fp8("v", [1, 1, 1, 4]),
-        ],
+        &[fp8("q", [1, 1, 1, 4]), ("k", Dtype::F8_E4M3, vec![2, 4], vec![0; 8]), fp8("v", [1, 1, 1, 4])],
     );
     let err = err_of(&path.0);
-    assert!(
-        matches!(&err, IoError::WrongRank { name, shape, .. } if name == "k" && shape == &[2, 4]),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::WrongRank { name, shape, .. } if name == "k" && shape == &[2, 4]), "{err:?}");
     check_message(&err, &path.0, "`k` has rank 2");
 }
 
@@ -261,17 +220,10 @@ fn unsupported_dtype() {
     let path = TempPath::new("dtype");
     write_raw(
         &path.0,
-        &[
-            ("q", Dtype::I32, vec![1, 1, 1, 4], vec![0; 16]),
-            fp8("k", [1, 1, 1, 4]),
-            fp8("v", [1, 1, 1, 4]),
-        ],
+        &[("q", Dtype::I32, vec![1, 1, 1, 4], vec![0; 16]), fp8("k", [1, 1, 1, 4]), fp8("v", [1, 1, 1, 4])],
     );
     let err = err_of(&path.0);
-    assert!(
-        matches!(&err, IoError::UnsupportedDtype { name, .. } if name == "q"),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::UnsupportedDtype { name, .. } if name == "q"), "{err:?}");
     check_message(&err, &path.0, "`q` has dtype I32");
 }
 
@@ -284,19 +236,11 @@ fn scale_of_wrong_dtype() {
             fp8("q", [1, 1, 1, 4]),
             fp8("k", [1, 1, 1, 4]),
             fp8("v", [1, 1, 1, 4]),
-            (
-                "v_scale",
-                Dtype::F16,
-                vec![1],
-                f16::ONE.to_le_bytes().to_vec(),
-            ),
+            ("v_scale", Dtype::F16, vec![1], f16::ONE.to_le_bytes().to_vec()),
         ],
     );
     let err = err_of(&path.0);
-    assert!(
-        matches!(&err, IoError::UnsupportedDtype { name, .. } if name == "v_scale"),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::UnsupportedDtype { name, .. } if name == "v_scale"), "{err:?}");
     check_message(&err, &path.0, "expected F32");
 }
 
@@ -313,22 +257,8 @@ fn scale_length_mismatch() {
         ],
     );
     let err = err_of(&path.0);
-    assert!(
-        matches!(
-            &err,
-            IoError::ScaleLength {
-                heads: 4,
-                actual: 3,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    check_message(
-        &err,
-        &path.0,
-        "`q_scale` holds 3 values but `q` has 4 heads",
-    );
+    assert!(matches!(&err, IoError::ScaleLength { heads: 4, actual: 3, .. }), "{err:?}");
+    check_message(&err, &path.0, "`q_scale` holds 3 values but `q` has 4 heads");
 }
 
 #[test]
@@ -344,10 +274,7 @@ fn scale_alongside_float_input() {
         ],
     );
     let err = err_of(&path.0);
-    assert!(
-        matches!(&err, IoError::UnexpectedScale { name, .. } if name == "k_scale"),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::UnexpectedScale { name, .. } if name == "k_scale"), "{err:?}");
     check_message(&err, &path.0, "`k_scale` given but `k` is F32");
 }
 
@@ -359,25 +286,11 @@ fn non_finite_float_input_wraps_the_library_error() {
         &[
             fp8("q", [1, 1, 1, 4]),
             fp8("k", [1, 1, 1, 4]),
-            (
-                "v",
-                Dtype::F32,
-                vec![1, 1, 1, 4],
-                f32_bytes(&[1.0, f32::NAN, 0.0, 0.0]),
-            ),
+            ("v", Dtype::F32, vec![1, 1, 1, 4], f32_bytes(&[1.0, f32::NAN, 0.0, 0.0])),
         ],
     );
     let err = err_of(&path.0);
-    assert!(
-        matches!(
-            &err,
-            IoError::Attn {
-                source: AttnError::InvalidScale { .. },
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::Attn { source: AttnError::InvalidScale { .. }, .. }), "{err:?}");
     check_message(&err, &path.0, "v scale of head 0");
 }
 
@@ -385,10 +298,7 @@ fn non_finite_float_input_wraps_the_library_error() {
 fn write_failure() {
     let dir = TempPath::new("nodir");
     let path = dir.0.join("o.safetensors");
-    let o = Output {
-        data: vec![f16::ZERO; 4],
-        shape: [1, 1, 1, 4],
-    };
+    let o = Output { data: vec![f16::ZERO; 4], shape: [1, 1, 1, 4] };
     let err = save_output(&path, &o).unwrap_err();
     assert!(matches!(err, IoError::Write { .. }), "{err:?}");
     check_message(&err, &path, "cannot write");
@@ -397,10 +307,7 @@ fn write_failure() {
 #[test]
 fn output_whose_data_does_not_match_its_shape_is_refused() {
     let path = TempPath::new("badout");
-    let o = Output {
-        data: vec![f16::ZERO; 3],
-        shape: [1, 1, 1, 4],
-    };
+    let o = Output { data: vec![f16::ZERO; 3], shape: [1, 1, 1, 4] };
     let err = save_output(&path.0, &o).unwrap_err();
     assert!(matches!(err, IoError::Write { .. }), "{err:?}");
     check_message(&err, &path.0, "tensor `o`");

@@ -3,8 +3,7 @@
 use kernels_gpu::fp8::e4m3_to_f32;
 use sdpa::AttnError;
 use sdpa::quant::{
-    SplitMix64, encode_e4m3, from_codes, quantize_per_head, quantize_per_head_named, random_normal,
-    random_problem,
+    SplitMix64, encode_e4m3, from_codes, quantize_per_head, quantize_per_head_named, random_normal, random_problem,
 };
 
 #[test]
@@ -113,11 +112,7 @@ fn all_zero_head_gets_scale_one() {
 fn length_mismatch_is_buffer_length() {
     let err = quantize_per_head_named("k", &[1.0; 7], [1, 2, 2, 2]).unwrap_err();
     match err {
-        AttnError::BufferLength {
-            tensor,
-            expected,
-            actual,
-        } => {
+        AttnError::BufferLength { tensor, expected, actual } => {
             assert_eq!((tensor.as_str(), expected, actual), ("k", 8, 7));
         }
         other => panic!("expected BufferLength, got {other:?}"),

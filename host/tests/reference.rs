@@ -11,11 +11,7 @@ fn exact(shape: [usize; 4], values: &[f64]) -> Fp8Tensor {
         .iter()
         .map(|&x| {
             let c = encode_e4m3(x);
-            assert_eq!(
-                kernels_gpu::fp8::e4m3_to_f32(c) as f64,
-                x,
-                "{x} is not an E4M3 value"
-            );
+            assert_eq!(kernels_gpu::fp8::e4m3_to_f32(c) as f64, x, "{x} is not an E4M3 value");
             c
         })
         .collect();
@@ -25,22 +21,14 @@ fn exact(shape: [usize; 4], values: &[f64]) -> Fp8Tensor {
 fn assert_close(got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= tol,
-            "element {i}: got {g}, want {w}\n got {got:?}\nwant {want:?}"
-        );
+        assert!((g - w).abs() <= tol, "element {i}: got {g}, want {w}\n got {got:?}\nwant {want:?}");
     }
 }
 
 #[test]
 fn one_key_gives_its_value_row() {
     // Whatever Q and the scale, softmax over one key is 1.
-    let q = exact(
-        [1, 1, 3, 4],
-        &[
-            1.0, -2.0, 0.5, 3.0, 0.0, 0.0, 0.0, 0.0, 448.0, 448.0, -448.0, 1.0,
-        ],
-    );
+    let q = exact([1, 1, 3, 4], &[1.0, -2.0, 0.5, 3.0, 0.0, 0.0, 0.0, 0.0, 448.0, 448.0, -448.0, 1.0]);
     let k = exact([1, 1, 1, 4], &[0.25, 1.0, -1.0, 2.0]);
     let v = exact([1, 1, 1, 4], &[1.5, -3.0, 0.125, 7.0]);
     for scale in [0.5, 1.0, 10.0] {
@@ -92,9 +80,7 @@ fn dequantization_scales_are_applied() {
 
 /// V rows 0..n as [j+1, -(j+1)*2] so that every mean is distinguishable.
 fn ramp_v(n: usize) -> Fp8Tensor {
-    let vals: Vec<f64> = (0..n)
-        .flat_map(|j| [(j + 1) as f64, -2.0 * (j + 1) as f64])
-        .collect();
+    let vals: Vec<f64> = (0..n).flat_map(|j| [(j + 1) as f64, -2.0 * (j + 1) as f64]).collect();
     exact([1, 1, n, 2], &vals)
 }
 
@@ -148,11 +134,7 @@ fn gqa_query_head_reads_kv_head_h_over_group() {
     let k = exact([1, 2, 1, 2], &[1.0, 1.0, -1.0, 2.0]);
     let v = exact([1, 2, 1, 2], &[10.0, 20.0, -30.0, 40.0]);
     let o = attention_f64(&q, &k, &v, false, 1.0);
-    let want: Vec<f64> = [[10.0, 20.0]; 3]
-        .into_iter()
-        .chain([[-30.0, 40.0]; 3])
-        .flatten()
-        .collect();
+    let want: Vec<f64> = [[10.0, 20.0]; 3].into_iter().chain([[-30.0, 40.0]; 3]).flatten().collect();
     assert_close(&o, &want, 0.0);
 }
 

@@ -60,9 +60,18 @@ fn zero_dimensions_are_refused() {
         let mut shape = [1, 2, 8, 64];
         shape[i] = 0;
         let bad = Fp8Tensor { data: vec![], shape, scales: vec![1.0; shape[1]] };
-        assert!(matches!(check(&bad, &ok, &ok, &Options::default()), Err(AttnError::ZeroDimension { tensor: "q", .. })));
-        assert!(matches!(check(&ok, &bad, &ok, &Options::default()), Err(AttnError::ZeroDimension { tensor: "k", .. })));
-        assert!(matches!(check(&ok, &ok, &bad, &Options::default()), Err(AttnError::ZeroDimension { tensor: "v", .. })));
+        assert!(matches!(
+            check(&bad, &ok, &ok, &Options::default()),
+            Err(AttnError::ZeroDimension { tensor: "q", .. })
+        ));
+        assert!(matches!(
+            check(&ok, &bad, &ok, &Options::default()),
+            Err(AttnError::ZeroDimension { tensor: "k", .. })
+        ));
+        assert!(matches!(
+            check(&ok, &ok, &bad, &Options::default()),
+            Err(AttnError::ZeroDimension { tensor: "v", .. })
+        ));
     }
 }
 

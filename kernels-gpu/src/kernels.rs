@@ -48,46 +48,18 @@ pub struct KernelInfo {
 }
 
 /// `naive` at D = 64: four warps, one query row each.
-pub const NAIVE_D64: TileShape = TileShape {
-    head_dim: 64,
-    block_m: 4,
-    block_n: 1,
-    stages: 0,
-    warps: 4,
-};
+pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 1, stages: 0, warps: 4 };
 /// `naive` at D = 128.
-pub const NAIVE_D128: TileShape = TileShape {
-    head_dim: 128,
-    ..NAIVE_D64
-};
+pub const NAIVE_D128: TileShape = TileShape { head_dim: 128, ..NAIVE_D64 };
 /// `mma` at D = 64: 4 warps x 16 rows, 64-key blocks, double-buffered K/V.
-pub const MMA_D64: TileShape = TileShape {
-    head_dim: 64,
-    block_m: 64,
-    block_n: 64,
-    stages: 2,
-    warps: 4,
-};
+pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4 };
 /// `mma` at D = 128.
-pub const MMA_D128: TileShape = TileShape {
-    head_dim: 128,
-    ..MMA_D64
-};
+pub const MMA_D128: TileShape = TileShape { head_dim: 128, ..MMA_D64 };
 
 /// Every kernel the crate builds, in a fixed order.
 pub const KERNELS: [KernelInfo; 4] = [
-    KernelInfo {
-        variant: Variant::Naive,
-        entry: "sdpa_naive_d64",
-        tiles: NAIVE_D64,
-        smem_bytes: 0,
-    },
-    KernelInfo {
-        variant: Variant::Naive,
-        entry: "sdpa_naive_d128",
-        tiles: NAIVE_D128,
-        smem_bytes: 0,
-    },
+    KernelInfo { variant: Variant::Naive, entry: "sdpa_naive_d64", tiles: NAIVE_D64, smem_bytes: 0 },
+    KernelInfo { variant: Variant::Naive, entry: "sdpa_naive_d128", tiles: NAIVE_D128, smem_bytes: 0 },
     KernelInfo {
         variant: Variant::Mma,
         entry: "sdpa_mma_d64",
@@ -104,9 +76,7 @@ pub const KERNELS: [KernelInfo; 4] = [
 
 /// The kernel of `variant` for `head_dim`, if one is built.
 pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
-    KERNELS
-        .iter()
-        .find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
+    KERNELS.iter().find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
 }
 
 /// The head dimensions the kernels serve.

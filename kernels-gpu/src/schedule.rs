@@ -33,17 +33,9 @@ pub fn key_end(row_start: u32, rows: u32, seq_q: u32, seq_kv: u32, causal: bool)
     if !causal {
         return seq_kv;
     }
-    let last_row = if seq_q - row_start < rows {
-        seq_q - 1
-    } else {
-        row_start + rows - 1
-    };
+    let last_row = if seq_q - row_start < rows { seq_q - 1 } else { row_start + rows - 1 };
     let end = causal_last_key(last_row, seq_q, seq_kv) + 1;
-    if end <= 0 {
-        0
-    } else {
-        (end as u32).min(seq_kv)
-    }
+    if end <= 0 { 0 } else { (end as u32).min(seq_kv) }
 }
 
 /// Whether a key block `key_start .. key_start + block_n` may hide a key
@@ -51,14 +43,7 @@ pub fn key_end(row_start: u32, rows: u32, seq_q: u32, seq_kv: u32, causal: bool)
 /// of the keys, or (causal) past the first row's last key. Blocks for which
 /// this is false need no per-element mask.
 #[inline(always)]
-pub fn block_needs_mask(
-    row_start: u32,
-    key_start: u32,
-    block_n: u32,
-    seq_q: u32,
-    seq_kv: u32,
-    causal: bool,
-) -> bool {
+pub fn block_needs_mask(row_start: u32, key_start: u32, block_n: u32, seq_q: u32, seq_kv: u32, causal: bool) -> bool {
     let key_last = key_start + block_n - 1;
     key_last >= seq_kv || (causal && key_last as i32 > causal_last_key(row_start, seq_q, seq_kv))
 }

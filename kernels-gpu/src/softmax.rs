@@ -20,11 +20,7 @@ impl RowMax {
     #[inline(always)]
     pub fn update(&mut self, block_max_scaled: f32, exp2: impl Fn(f32) -> f32) -> (f32, f32) {
         let m_new = self.0.max(block_max_scaled);
-        let base = if m_new == f32::NEG_INFINITY {
-            0.0
-        } else {
-            m_new
-        };
+        let base = if m_new == f32::NEG_INFINITY { 0.0 } else { m_new };
         let alpha = exp2(self.0 - base);
         self.0 = m_new;
         (alpha, base)
@@ -36,11 +32,7 @@ impl RowMax {
 /// (`row_sum == 0`), so such a row is written as zeros, never NaN.
 #[inline(always)]
 pub fn output_scale(row_sum: f32, v_scale: f32) -> f32 {
-    if row_sum > 0.0 {
-        v_scale / row_sum
-    } else {
-        0.0
-    }
+    if row_sum > 0.0 { v_scale / row_sum } else { 0.0 }
 }
 
 /// log2(e): scores are multiplied by it so that `exp(x) = 2^(x log2 e)`.

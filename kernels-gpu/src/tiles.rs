@@ -61,15 +61,7 @@ impl MmaSmemPlan {
         let v = k + t.stages * t.block_n * fp8_row;
         let v_f16 = v + t.stages * t.block_n * fp8_row;
         let total = v_f16 + t.block_n * f16_row;
-        Self {
-            fp8_row,
-            f16_row,
-            q,
-            k,
-            v,
-            v_f16,
-            total,
-        }
+        Self { fp8_row, f16_row, q, k, v, v_f16, total }
     }
 
     /// Offset of K stage `stage`.

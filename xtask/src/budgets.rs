@@ -35,60 +35,32 @@ pub fn smem_limit(arch: Arch) -> u32 {
 /// The budget `--update-budgets` writes for a figure: registers + 8 (at
 /// most 255), shared memory rounded up past the next KiB (0 stays 0).
 pub fn proposed(registers: u32, smem: u32) -> Budget {
-    let max_smem_bytes = if smem == 0 {
-        0
-    } else {
-        (smem / 1024 + 1) * 1024
-    };
-    Budget {
-        max_registers: (registers + 8).min(255),
-        max_smem_bytes,
-    }
+    let max_smem_bytes = if smem == 0 { 0 } else { (smem / 1024 + 1) * 1024 };
+    Budget { max_registers: (registers + 8).min(255), max_smem_bytes }
 }
 
 /// Reads `path`; every key is checked, so a typo is an error, not a
 /// budget silently ignored.
 pub fn load(path: &Path) -> Result<Budgets> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read {}: {e} (create it with `cargo xtask gate --update-budgets`)",
-            path.display()
-        )
+        format!("cannot read {}: {e} (create it with `cargo xtask gate --update-budgets`)", path.display())
     })?;
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let table: toml::Table = text.parse().map_err(|e| format!("{}: {e}", path.display()))?;
     let mut budgets = Budgets::new();
     for (entry, archs) in &table {
-        let archs = archs
-            .as_table()
-            .ok_or_else(|| format!("{}: [{entry}] must be a table", path.display()))?;
+        let archs = archs.as_table().ok_or_else(|| format!("{}: [{entry}] must be a table", path.display()))?;
         for (arch, budget) in archs {
             let at = format!("{}: {entry}.{arch}", path.display());
-            let budget = budget
-                .as_table()
-                .ok_or_else(|| format!("{at} must be a table"))?;
+            let budget = budget.as_table().ok_or_else(|| format!("{at} must be a table"))?;
             let field = |key: &str| -> Result<u32> {
-                let value = budget
-                    .get(key)
-                    .ok_or_else(|| format!("{at} lacks `{key}`"))?;
-                let n = value
-                    .as_integer()
-                    .ok_or_else(|| format!("{at}.{key} must be an integer"))?;
+                let value = budget.get(key).ok_or_else(|| format!("{at} lacks `{key}`"))?;
+                let n = value.as_integer().ok_or_else(|| format!("{at}.{key} must be an integer"))?;
                 u32::try_from(n).map_err(|_| format!("{at}.{key} = {n} is out of range"))
             };
-            if let Some(key) = budget
-                .keys()
-                .find(|k| !["max_registers", "max_smem_bytes"].contains(&k.as_str()))
-            {
-                return Err(format!(
-                    "{at}: unknown key `{key}` (known: max_registers, max_smem_bytes)"
-                ));
+            if let Some(key) = budget.keys().find(|k| !["max_registers", "max_smem_bytes"].contains(&k.as_str())) {
+                return Err(format!("{at}: unknown key `{key}` (known: max_registers, max_smem_bytes)"));
             }
-            let b = Budget {
-                max_registers: field("max_registers")?,
-                max_smem_bytes: field("max_smem_bytes")?,
-            };
+            let b = Budget { max_registers: field("max_registers")?, max_smem_bytes: field("max_smem_bytes")? };
             budgets.insert((entry.clone(), arch.clone()), b);
         }
     }

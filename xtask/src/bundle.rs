@@ -39,16 +39,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let ws = util::workspace();
     let bin = bin_dir(&ws);
     if bin.exists() {
-        std::fs::remove_dir_all(&bin)
-            .map_err(|e| format!("cannot clear {}: {e}", bin.display()))?;
+        std::fs::remove_dir_all(&bin).map_err(|e| format!("cannot clear {}: {e}", bin.display()))?;
     }
     std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
 
-    let tests = artifacts(
-        &ws,
-        &["test", "--release", "--no-run", "-p", "sdpa-tests"],
-        |a| a["profile"]["test"] == Value::Bool(true),
-    )?;
+    let tests = artifacts(&ws, &["test", "--release", "--no-run", "-p", "sdpa-tests"], |a| {
+        a["profile"]["test"] == Value::Bool(true)
+    })?;
     if tests.is_empty() {
         return Err("cargo reported no test executable for sdpa-tests".into());
     }
@@ -63,16 +60,10 @@ pub fn run(args: &[String]) -> Result<()> {
     let manifest = tests_manifest(&ws);
     std::fs::write(&manifest, names.join("\n") + "\n")
         .map_err(|e| format!("cannot write {}: {e}", manifest.display()))?;
-    println!(
-        "listed {} test executables in {}",
-        names.len(),
-        manifest.display()
-    );
+    println!("listed {} test executables in {}", names.len(), manifest.display());
 
     let cli = artifacts(&ws, &["build", "--release", "-p", "sdpa"], |a| {
-        a["profile"]["test"] == Value::Bool(false)
-            && a["target"]["name"] == "sdpa"
-            && a["target"]["kind"][0] == "bin"
+        a["profile"]["test"] == Value::Bool(false) && a["target"]["name"] == "sdpa" && a["target"]["kind"][0] == "bin"
     })?;
     let cli = cli.first().ok_or("cargo reported no `sdpa` executable")?;
     copy(cli, &bin)
@@ -81,13 +72,8 @@ pub fn run(args: &[String]) -> Result<()> {
 /// Copies `a` to `dir/<target name>` and says so.
 fn copy(a: &Artifact, dir: &Path) -> Result<()> {
     let to = dir.join(&a.name);
-    std::fs::copy(&a.executable, &to).map_err(|e| {
-        format!(
-            "cannot copy {} to {}: {e}",
-            a.executable.display(),
-            to.display()
-        )
-    })?;
+    std::fs::copy(&a.executable, &to)
+        .map_err(|e| format!("cannot copy {} to {}: {e}", a.executable.display(), to.display()))?;
     println!("copied {} -> {}", a.executable.display(), to.display());
     Ok(())
 }
@@ -97,10 +83,7 @@ fn copy(a: &Artifact, dir: &Path) -> Result<()> {
 /// `compiler-artifact` messages that `keep` accepts.
 fn artifacts(ws: &Path, args: &[&str], keep: impl Fn(&Value) -> bool) -> Result<Vec<Artifact>> {
     let mut cmd = Command::new(util::cargo());
-    cmd.current_dir(ws)
-        .args(args)
-        .arg("--message-format=json-render-diagnostics")
-        .stderr(Stdio::inherit());
+    cmd.current_dir(ws).args(args).arg("--message-format=json-render-diagnostics").stderr(Stdio::inherit());
     eprintln!("running {}", util::describe(&cmd));
     let stdout = util::output(&mut cmd)?;
     let mut found = Vec::new();
@@ -111,14 +94,10 @@ fn artifacts(ws: &Path, args: &[&str], keep: impl Fn(&Value) -> bool) -> Result<
         if msg["reason"] != "compiler-artifact" || !keep(&msg) {
             continue;
         }
-        let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str())
-        else {
+        let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str()) else {
             continue;
         };
-        found.push(Artifact {
-            name: name.to_string(),
-            executable: PathBuf::from(exe),
-        });
+        found.push(Artifact { name: name.to_string(), executable: PathBuf::from(exe) });
     }
     Ok(found)
 }

@@ -15,68 +15,38 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
     for row in rows {
         let at = format!("{} {}", row.entry, row.arch.name);
         let Some(r) = &row.report else {
-            out.push(format!(
-                "{at}: missing from the ptxas report (it is in kernels_gpu::kernels::KERNELS)"
-            ));
+            out.push(format!("{at}: missing from the ptxas report (it is in kernels_gpu::kernels::KERNELS)"));
             continue;
         };
         if !row.in_table {
-            out.push(format!(
-                "{at}: entry in the PTX but not in kernels_gpu::kernels::KERNELS"
-            ));
+            out.push(format!("{at}: entry in the PTX but not in kernels_gpu::kernels::KERNELS"));
         }
-        zero_rules(
-            &mut out,
-            &at,
-            r.stack_bytes,
-            r.spill_store_bytes,
-            r.spill_load_bytes,
-        );
+        zero_rules(&mut out, &at, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes);
         let smem = row.total_smem().unwrap_or(0);
         let limit = smem_limit(row.arch);
         if smem > limit {
-            out.push(format!(
-                "{at}: smem {smem} B > {limit} B, the per-block limit of {}",
-                row.arch.name
-            ));
+            out.push(format!("{at}: smem {smem} B > {limit} B, the per-block limit of {}", row.arch.name));
         }
         let Some(b) = budgets.get(&(row.entry.clone(), row.arch.name.to_string())) else {
             out.push(format!("{at}: no budget in budgets.toml (add one, or run `cargo xtask gate --update-budgets`)"));
             continue;
         };
         if r.registers > b.max_registers {
-            out.push(format!(
-                "{at}: registers {} > budget {}",
-                r.registers, b.max_registers
-            ));
+            out.push(format!("{at}: registers {} > budget {}", r.registers, b.max_registers));
         }
         if smem > b.max_smem_bytes {
             let dynamic = row.dynamic_smem;
             let split = format!("static {} + dynamic {dynamic}", r.shared_bytes);
-            out.push(format!(
-                "{at}: smem {smem} B ({split}) > budget {} B",
-                b.max_smem_bytes
-            ));
+            out.push(format!("{at}: smem {smem} B ({split}) > budget {} B", b.max_smem_bytes));
         }
     }
     for (arch, f) in functions {
         let at = format!("device function {} {}", f.name, arch.name);
-        zero_rules(
-            &mut out,
-            &at,
-            f.stack_bytes,
-            f.spill_store_bytes,
-            f.spill_load_bytes,
-        );
+        zero_rules(&mut out, &at, f.stack_bytes, f.spill_store_bytes, f.spill_load_bytes);
     }
     for (entry, arch) in budgets.keys() {
-        if !rows
-            .iter()
-            .any(|r| &r.entry == entry && r.arch.name == arch)
-        {
-            out.push(format!(
-                "{entry} {arch}: budget in budgets.toml for an entry/arch that is not built (stale)"
-            ));
+        if !rows.iter().any(|r| &r.entry == entry && r.arch.name == arch) {
+            out.push(format!("{entry} {arch}: budget in budgets.toml for an entry/arch that is not built (stale)"));
         }
     }
     out
@@ -114,51 +84,19 @@ mod tests {
             barriers: 1,
         };
         let entry = "k".into();
-        Row {
-            variant: "mma",
-            entry,
-            arch,
-            dynamic_smem,
-            in_table: true,
-            report: Some(report),
-        }
+        Row { variant: "mma", entry, arch, dynamic_smem, in_table: true, report: Some(report) }
     }
 
     fn budgets(max_registers: u32, max_smem_bytes: u32) -> Budgets {
-        let b = Budget {
-            max_registers,
-            max_smem_bytes,
-        };
-        [
-            (("k".into(), "sm_90a".into()), b),
-            (("k".into(), "sm_89".into()), b),
-        ]
-        .into()
+        let b = Budget { max_registers, max_smem_bytes };
+        [(("k".into(), "sm_90a".into()), b), (("k".into(), "sm_89".into()), b)].into()
     }
 
     #[test]
     fn proposed_budgets() {
-        assert_eq!(
-            proposed(147, 34816),
-            Budget {
-                max_registers: 155,
-                max_smem_bytes: 35840
-            }
-        );
-        assert_eq!(
-            proposed(250, 0),
-            Budget {
-                max_registers: 255,
-                max_smem_bytes: 0
-            }
-        );
-        assert_eq!(
-            proposed(30, 1),
-            Budget {
-                max_registers: 38,
-                max_smem_bytes: 1024
-            }
-        );
+        assert_eq!(proposed(147, 34816), Budget { max_registers: 155, max_smem_bytes: 35840 });
+        assert_eq!(proposed(250, 0), Budget { max_registers: 255, max_smem_bytes: 0 });
+        assert_eq!(proposed(30, 1), Budget { max_registers: 38, max_smem_bytes: 1024 });
     }
 
     #[test]

@@ -28,9 +28,7 @@ pub struct Row {
 impl Row {
     /// Static + dynamic shared memory, if ptxas reported the entry.
     pub fn total_smem(&self) -> Option<u32> {
-        self.report
-            .as_ref()
-            .map(|r| r.shared_bytes + self.dynamic_smem)
+        self.report.as_ref().map(|r| r.shared_bytes + self.dynamic_smem)
     }
 }
 
@@ -45,18 +43,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let ws = util::workspace();
     let budgets_path = ws.join("budgets.toml");
     // Read the budgets first, so that a broken file fails before the build.
-    let loaded = if update {
-        None
-    } else {
-        Some(budgets::load(&budgets_path)?)
-    };
+    let loaded = if update { None } else { Some(budgets::load(&budgets_path)?) };
     let ptxas = setup::ensure_ptxas(&ws)?;
     let mut rows = Vec::new();
     let mut functions = Vec::new();
     for arch in ARCHS {
         let built = ptx::build(&ws, &ptxas, arch)?;
-        let parsed = report::parse_report(&built.report)
-            .map_err(|e| format!("ptxas report for {}: {e}", arch.name))?;
+        let parsed = report::parse_report(&built.report).map_err(|e| format!("ptxas report for {}: {e}", arch.name))?;
         rows.extend(rows_for(arch, parsed.entries));
         functions.extend(parsed.functions.into_iter().map(|f| (arch, f)));
     }
@@ -78,22 +71,11 @@ pub fn run(args: &[String]) -> Result<()> {
         for v in &violations {
             println!("FAIL {v}");
         }
-        return Err(format!(
-            "resource gate failed: {} violation(s)",
-            violations.len()
-        ));
+        return Err(format!("resource gate failed: {} violation(s)", violations.len()));
     }
-    println!(
-        "resource gate passed ({} entries x {} archs)",
-        KERNELS.len(),
-        ARCHS.len()
-    );
+    println!("resource gate passed ({} entries x {} archs)", KERNELS.len(), ARCHS.len());
 
-    let gpu = if no_gpu {
-        Err("--no-gpu given".to_string())
-    } else {
-        gpu::detect()
-    };
+    let gpu = if no_gpu { Err("--no-gpu given".to_string()) } else { gpu::detect() };
     match gpu {
         Err(reason) => {
             println!("GPU gates skipped: {reason}");
@@ -112,19 +94,9 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let mut rows: Vec<Row> = KERNELS
         .iter()
         .map(|k| {
-            let report = entries
-                .iter()
-                .position(|e| e.entry == k.entry)
-                .map(|i| entries.remove(i));
+            let report = entries.iter().position(|e| e.entry == k.entry).map(|i| entries.remove(i));
             let (variant, entry) = (k.variant.name(), k.entry.to_string());
-            Row {
-                variant,
-                entry,
-                arch,
-                dynamic_smem: k.smem_bytes,
-                in_table: true,
-                report,
-            }
+            Row { variant, entry, arch, dynamic_smem: k.smem_bytes, in_table: true, report }
         })
         .collect();
     rows.extend(entries.into_iter().map(|e| Row {
@@ -165,11 +137,7 @@ fn print_table(rows: &[Row], budgets: &budgets::Budgets) {
     for row in by_entry(rows) {
         let budget = budgets.get(&(row.entry.clone(), row.arch.name.to_string()));
         let max = |f: fn(&budgets::Budget) -> u32| budget.map_or("-".into(), |b| f(b).to_string());
-        let mut line = vec![
-            row.variant.to_string(),
-            row.entry.clone(),
-            row.arch.name.to_string(),
-        ];
+        let mut line = vec![row.variant.to_string(), row.entry.clone(), row.arch.name.to_string()];
         match &row.report {
             Some(r) => line.extend([
                 r.registers.to_string(),
@@ -186,27 +154,13 @@ fn print_table(rows: &[Row], budgets: &budgets::Budgets) {
         }
         lines.push(line);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            lines
-                .iter()
-                .filter_map(|l| l.get(c))
-                .map(String::len)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths: Vec<usize> =
+        (0..header.len()).map(|c| lines.iter().filter_map(|l| l.get(c)).map(String::len).max().unwrap_or(0)).collect();
     for line in lines {
         let cells: Vec<String> = line
             .iter()
             .enumerate()
-            .map(|(c, s)| {
-                if c < 3 {
-                    format!("{s:<w$}", w = widths[c])
-                } else {
-                    format!("{s:>w$}", w = widths[c])
-                }
-            })
+            .map(|(c, s)| if c < 3 { format!("{s:<w$}", w = widths[c]) } else { format!("{s:>w$}", w = widths[c]) })
             .collect();
         println!("{}", cells.join("  ").trim_end());
     }

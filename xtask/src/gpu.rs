@@ -15,8 +15,8 @@ pub fn detect() -> Result<String> {
         Ok("0") => return Err("SDPA_GPU=0".into()),
         _ => {}
     }
-    let out = util::output(Command::new("nvidia-smi").arg("-L"))
-        .map_err(|e| e.lines().next().unwrap_or("").to_string())?;
+    let out =
+        util::output(Command::new("nvidia-smi").arg("-L")).map_err(|e| e.lines().next().unwrap_or("").to_string())?;
     out.lines()
         .map(str::trim)
         .find(|l| l.starts_with("GPU "))
@@ -29,20 +29,12 @@ pub fn detect() -> Result<String> {
 /// count them as passed), from `tests/` as cargo would; fails if any fails.
 pub fn run_suite(ws: &Path) -> Result<()> {
     let binaries = test_binaries(ws)?;
-    let dir = if ws.join("tests").is_dir() {
-        ws.join("tests")
-    } else {
-        ws.to_path_buf()
-    };
+    let dir = if ws.join("tests").is_dir() { ws.join("tests") } else { ws.to_path_buf() };
     let mut failed = Vec::new();
     for bin in &binaries {
-        println!(
-            "running {} --ignored --test-threads=1 --nocapture",
-            bin.display()
-        );
+        println!("running {} --ignored --test-threads=1 --nocapture", bin.display());
         let mut cmd = Command::new(bin);
-        cmd.args(["--ignored", "--test-threads=1", "--nocapture"])
-            .current_dir(&dir);
+        cmd.args(["--ignored", "--test-threads=1", "--nocapture"]).current_dir(&dir);
         if let Err(e) = util::status(&mut cmd) {
             println!("FAIL {e}");
             failed.push(bin.display().to_string());
@@ -52,10 +44,7 @@ pub fn run_suite(ws: &Path) -> Result<()> {
         println!("GPU gates passed ({} test binaries)", binaries.len());
         Ok(())
     } else {
-        Err(format!(
-            "GPU correctness suite failed: {}",
-            failed.join(", ")
-        ))
+        Err(format!("GPU correctness suite failed: {}", failed.join(", ")))
     }
 }
 
@@ -74,21 +63,14 @@ fn test_binaries(ws: &Path) -> Result<Vec<PathBuf>> {
                 )
             })?;
             let bin = bundle::bin_dir(ws);
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(|name| bin.join(name))
-                .collect()
+            text.lines().map(str::trim).filter(|l| !l.is_empty()).map(|name| bin.join(name)).collect()
         }
     };
     if paths.is_empty() {
         return Err("a GPU is present but the list of GPU test binaries is empty".into());
     }
     if let Some(missing) = paths.iter().find(|p| !p.is_file()) {
-        return Err(format!(
-            "GPU test binary {} does not exist",
-            missing.display()
-        ));
+        return Err(format!("GPU test binary {} does not exist", missing.display()));
     }
     Ok(paths)
 }

@@ -53,10 +53,5 @@ pub fn build(ws: &Path, ptxas: &Path, arch: Arch) -> Result<Built> {
     let ptx = build_ptx(&util::cargo(), ws, arch, &dir).map_err(|e| e.to_string())?;
     let cubin = dir.join(arch.name).join("kernels.cubin");
     let report = run_ptxas(ptxas, &ptx, arch, &cubin).map_err(|e| e.to_string())?;
-    Ok(Built {
-        arch,
-        ptx,
-        cubin,
-        report,
-    })
+    Ok(Built { arch, ptx, cubin, report })
 }

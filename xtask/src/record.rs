@@ -11,19 +11,11 @@ use crate::util::{self, Result};
 
 /// Writes the record of `rows` (with their budgets) and `violations`, and
 /// returns its path.
-pub fn write(
-    ws: &Path,
-    rows: &[Row],
-    budgets: &Budgets,
-    violations: &[String],
-    ptxas: &str,
-) -> Result<PathBuf> {
+pub fn write(ws: &Path, rows: &[Row], budgets: &Budgets, violations: &[String], ptxas: &str) -> Result<PathBuf> {
     let git = |args: &[&str]| util::output(Command::new("git").current_dir(ws).args(args));
     let commit = git(&["rev-parse", "--short", "HEAD"])?.trim().to_string();
     let dirty = !git(&["status", "--porcelain"])?.trim().is_empty();
-    let toolchain = util::output(Command::new("rustc").current_dir(ws).arg("-V"))?
-        .trim()
-        .to_string();
+    let toolchain = util::output(Command::new("rustc").current_dir(ws).arg("-V"))?.trim().to_string();
     let entries: Vec<_> = rows
         .iter()
         .map(|row| {
@@ -69,9 +61,7 @@ pub fn write(
 
 /// Today's UTC date as `YYYY-MM-DD`.
 fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }

@@ -47,31 +47,18 @@ pub fn ensure_ptxas(ws: &Path) -> Result<PathBuf> {
 /// crt, runtime) are ~250 MB that ptxas does not use.
 fn install(ws: &Path) -> Result<()> {
     let dir = tools_dir(ws);
-    eprintln!(
-        "ptxas not found; installing {PTXAS_PIP_PACKAGE} into {}",
-        dir.display()
-    );
+    eprintln!("ptxas not found; installing {PTXAS_PIP_PACKAGE} into {}", dir.display());
     util::output(Command::new("python3").arg("--version")).map_err(|e| {
-        format!(
-            "{e}\npython3 is needed to install ptxas (Debian: apt-get install python3 python3-pip)"
-        )
+        format!("{e}\npython3 is needed to install ptxas (Debian: apt-get install python3 python3-pip)")
     })?;
-    util::output(Command::new("python3").args(["-m", "pip", "--version"])).map_err(|e| {
-        format!("{e}\npip is missing for python3 (Debian: apt-get install python3-pip)")
-    })?;
+    util::output(Command::new("python3").args(["-m", "pip", "--version"]))
+        .map_err(|e| format!("{e}\npip is missing for python3 (Debian: apt-get install python3-pip)"))?;
     // --upgrade: a half-finished earlier install in the same --target would
     // otherwise be kept as it is.
     let mut pip = Command::new("python3");
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--upgrade",
-    ])
-    .arg("--target")
-    .arg(&dir)
-    .arg(PTXAS_PIP_PACKAGE);
+    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--upgrade"])
+        .arg("--target")
+        .arg(&dir)
+        .arg(PTXAS_PIP_PACKAGE);
     util::status(&mut pip)
 }

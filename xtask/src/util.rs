@@ -32,23 +32,14 @@ pub fn output(cmd: &mut Command) -> Result<String> {
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
-    Err(format!(
-        "`{}` failed ({}):\n{}",
-        describe(cmd),
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim_end()
-    ))
+    Err(format!("`{}` failed ({}):\n{}", describe(cmd), out.status, String::from_utf8_lossy(&out.stderr).trim_end()))
 }
 
 /// Runs `cmd` with the terminal as its stdout/stderr; errors if it cannot
 /// start or exits non-zero.
 pub fn status(cmd: &mut Command) -> Result<()> {
     let status = cmd.status().map_err(|e| spawn_error(cmd, &e))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{}` failed ({status})", describe(cmd)))
-    }
+    if status.success() { Ok(()) } else { Err(format!("`{}` failed ({status})", describe(cmd))) }
 }
 
 /// The message for a command that could not be started.
@@ -71,10 +62,7 @@ pub struct Args {
 impl Args {
     /// Wraps the arguments that follow `command`.
     pub fn new(command: &'static str, rest: &[String]) -> Self {
-        Args {
-            command,
-            rest: rest.to_vec(),
-        }
+        Args { command, rest: rest.to_vec() }
     }
 
     /// Whether the boolean flag `name` (e.g. `--no-gpu`) was given.
@@ -94,10 +82,7 @@ impl Args {
             return Ok(None);
         };
         if i + 1 >= self.rest.len() {
-            return Err(format!(
-                "`{name}` needs a value (cargo xtask {} {name} VALUE)",
-                self.command
-            ));
+            return Err(format!("`{name}` needs a value (cargo xtask {} {name} VALUE)", self.command));
         }
         self.rest.remove(i);
         Ok(Some(self.rest.remove(i)))
@@ -107,10 +92,9 @@ impl Args {
     pub fn finish(self) -> Result<()> {
         match self.rest.first() {
             None => Ok(()),
-            Some(a) => Err(format!(
-                "unknown argument `{a}` for `cargo xtask {}` (see cargo xtask --help)",
-                self.command
-            )),
+            Some(a) => {
+                Err(format!("unknown argument `{a}` for `cargo xtask {}` (see cargo xtask --help)", self.command))
+            }
         }
     }
 }

@@ -79,15 +79,9 @@ unsafe fn load_rows<const HEAD_DIM: usize>(
         let r = c / chunks_per_row;
         let col = (c % chunks_per_row) * 16;
         let valid = r < valid_rows;
-        let from = if valid {
-            src.wrapping_add((r as usize) * HEAD_DIM + col as usize)
-        } else {
-            src
-        };
+        let from = if valid { src.wrapping_add((r as usize) * HEAD_DIM + col as usize) } else { src };
         // SAFETY: in-bounds source when valid; 16-byte aligned destination.
-        unsafe {
-            cp_async::copy_16_zfill(dst + r * fp8_row + col, from, if valid { 16 } else { 0 })
-        };
+        unsafe { cp_async::copy_16_zfill(dst + r * fp8_row + col, from, if valid { 16 } else { 0 }) };
         c += threads;
     }
 }
@@ -222,16 +216,7 @@ pub unsafe fn forward<
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe {
-        load_rows::<HEAD_DIM>(
-            smem_base + plan.q,
-            plan.fp8_row,
-            job.q,
-            shape.block_m,
-            job.rows,
-            threads,
-        )
-    };
+    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, plan.fp8_row, job.q, shape.block_m, job.rows, threads) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);

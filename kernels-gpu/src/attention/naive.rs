@@ -31,9 +31,7 @@ unsafe fn warp_sum(mut x: f32) -> f32 {
 /// `p` must describe valid device buffers of the shapes it states (the host
 /// validates them); the block must have `WARPS * 32` threads.
 #[inline(always)]
-pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32>(
-    p: &AttnParams,
-) {
+pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32>(p: &AttnParams) {
     const { assert!(DIM_CHUNKS * 32 == HEAD_DIM) };
     let lane = sreg::lane_id() as usize;
     let row = sreg::block_idx_x() * WARPS + sreg::warp_id();
@@ -44,8 +42,7 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     }
     let kv_head = schedule::kv_head(head, p.heads_q, p.heads_kv);
     let d = HEAD_DIM as u64;
-    let q_offset =
-        ((batch as u64 * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row as u64) * d;
+    let q_offset = ((batch as u64 * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row as u64) * d;
     let kv_offset = (batch as u64 * p.heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;
     let q = (p.q + q_offset) as *const u8;
     let k = (p.k + kv_offset) as *const u8;
