@@ -18,6 +18,7 @@ fn main() {
     // Re-run when `cargo xtask setup` installs ptxas.
     println!("cargo:rerun-if-changed={}", kernel_builder::tools_dir(&workspace).display());
 
+    emit_build_info(&workspace);
     let ptxas = find_ptxas(&workspace);
     if ptxas.is_none() {
         println!(
@@ -49,6 +50,31 @@ fn main() {
     }
     images.push_str("];\n");
     std::fs::write(out.join("embedded_images.rs"), images).unwrap_or_else(|e| fail(&e));
+}
+
+/// Records what built this binary (commit, toolchain, ptxas) for results files.
+fn emit_build_info(workspace: &std::path::Path) {
+    let run = |cmd: &str, args: &[&str]| {
+        std::process::Command::new(cmd)
+            .args(args)
+            .current_dir(workspace)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = run("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let toolchain = run(&rustc, &["-V"]).unwrap_or_else(|| "unknown".into());
+    let ptxas = find_ptxas(workspace)
+        .and_then(|p| kernel_builder::ptxas_version(&p))
+        .unwrap_or_else(|| "none (PTX only)".into());
+    println!("cargo:rustc-env=SDPA_BUILD_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
+    println!("cargo:rustc-env=SDPA_BUILD_TOOLCHAIN={toolchain}");
+    println!("cargo:rustc-env=SDPA_BUILD_PTXAS={ptxas}");
+    println!("cargo:rerun-if-changed={}", workspace.join(".git/HEAD").display());
+    println!("cargo:rerun-if-changed={}", workspace.join(".git/index").display());
 }
 
 fn fail(e: &dyn std::fmt::Display) -> ! {

@@ -20,7 +20,7 @@ const DEFAULT_SMEM_LIMIT: u32 = 48 * 1024;
 pub const POISON_F16: u16 = 0x7E01;
 
 /// What was found on the device.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct DeviceInfo {
     /// Device ordinal.
     pub ordinal: usize,
@@ -30,6 +30,8 @@ pub struct DeviceInfo {
     pub capability: (i32, i32),
     /// Which embedded image was loaded, e.g. "sm_90a cubin".
     pub image: String,
+    /// CUDA driver version, e.g. 13000 for 13.0.
+    pub driver: i32,
 }
 
 /// The kernels, loaded on one GPU, with one stream to run them on.
@@ -105,7 +107,7 @@ impl Attention {
         launch::disable_event_tracking(&ctx);
         // A stream of our own: CUDA graphs cannot capture the legacy default stream.
         let stream = ctx.new_stream()?;
-        let info = DeviceInfo { ordinal, name, capability, image: load.describe() };
+        let info = DeviceInfo { ordinal, name, capability, image: load.describe(), driver: launch::driver_version()? };
         Ok(Attention { ctx, stream, functions, info })
     }
 

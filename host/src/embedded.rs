@@ -53,3 +53,21 @@ pub fn select(cc: (i32, i32)) -> Option<Load> {
     }
     images().iter().filter(|i| !i.arch.ends_with('a') && i.capability <= cc).max_by_key(|i| i.capability).map(Load::Ptx)
 }
+
+/// What built this binary, for results files.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct BuildInfo {
+    /// `git rev-parse --short=12 HEAD` at build time, `-dirty` if tracked files differed.
+    pub commit: &'static str,
+    /// `rustc -V` of the toolchain that built the kernels.
+    pub toolchain: &'static str,
+    /// The ptxas release that made the cubins, or "none (PTX only)".
+    pub ptxas: &'static str,
+}
+
+/// The build metadata recorded by `build.rs`.
+pub const BUILD: BuildInfo = BuildInfo {
+    commit: env!("SDPA_BUILD_COMMIT"),
+    toolchain: env!("SDPA_BUILD_TOOLCHAIN"),
+    ptxas: env!("SDPA_BUILD_PTXAS"),
+};

@@ -20,6 +20,15 @@ pub(crate) fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
+/// The CUDA driver's version as `1000 * major + 10 * minor` (13000 for 13.0).
+pub(crate) fn driver_version() -> Result<i32, DriverError> {
+    let mut version = 0;
+    // SAFETY: the driver library is loaded (checked by the caller through
+    // `driver_present`), and the out-pointer is a live local.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }.result()?;
+    Ok(version)
+}
+
 /// Stops cudarc from recording events around every launch: the library uses
 /// one stream, in order, so they only cost time.
 pub(crate) fn disable_event_tracking(ctx: &CudaContext) {

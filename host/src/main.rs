@@ -42,6 +42,17 @@ enum Command {
     /// amax. The output holds `o` [B, Hq, Sq, D] in F16. Exit code 2 for a
     /// problem with the arguments or files, 1 for a GPU or driver failure.
     Run(RunArgs),
+    /// Time kernel variants on shapes (each first checked against the f64
+    /// reference on sampled rows), and print a table.
+    ///
+    /// Each sample is one pair of CUDA events around N launches (N adapts to
+    /// about 2 ms of work, at most --launches), either issued back to back
+    /// ("direct") or replayed from a CUDA graph ("graph", how the torch peers
+    /// are timed by scripts/peers.py). Time per call = elapsed / N; the table
+    /// gives median, p10, p90 over --samples samples, TFLOP/s (4 B H S^2 D
+    /// over the median, not halved for causal) and bytes of Q, K, V, O over
+    /// the median.
+    Bench(BenchArgs),
 }
 
 /// Arguments of `sdpa info`.
@@ -79,6 +90,33 @@ struct RunArgs {
     device: usize,
 }
 
+/// Arguments of `sdpa bench`.
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Shapes as B,H,S,D or B,H,S,D,causal (Sq = Skv = S, Hq = Hkv = H).
+    /// Default: the mission shapes, then the long-sequence targets.
+    #[arg(long, value_name = "SHAPE", num_args = 1..)]
+    shapes: Vec<String>,
+    /// Variants to time, comma-separated (default: all; see `sdpa info`).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    variants: Vec<String>,
+    /// Launch modes, comma-separated: graph, direct.
+    #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
+    modes: Vec<String>,
+    /// Samples per (variant, shape, mode).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    samples: usize,
+    /// Most launches per sample.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    launches: usize,
+    /// Also write every row, with build and device metadata, as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// CUDA device ordinal to run on.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+}
+
 /// Why a command failed: the exit code and the one line to print.
 #[derive(Debug)]
 struct Failure {
@@ -110,6 +148,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info(args) => info(args),
         Command::Run(args) => run(args),
+        Command::Bench(args) => bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -220,5 +259,75 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         elapsed.as_secs_f64() * 1e3
     );
     println!("wrote {}", args.output.display());
+    Ok(())
+}
+
+/// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
+fn bench(args: BenchArgs) -> Result<(), Failure> {
+    use sdpa::bench::{BenchConfig, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape};
+    let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
+        DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
+    } else {
+        args.shapes.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
+    }
+    .map_err(Failure::usage)?;
+    let variants: Vec<sdpa::Variant> = if args.variants.is_empty() {
+        sdpa::Variant::ALL.to_vec()
+    } else {
+        args.variants.iter().map(|v| validate::variant_by_name(v)).collect::<Result<_, _>>().map_err(Failure::attn)?
+    };
+    let modes: Vec<LaunchMode> = args
+        .modes
+        .iter()
+        .map(|m| match m.as_str() {
+            "graph" => Ok(LaunchMode::Graph),
+            "direct" => Ok(LaunchMode::Direct),
+            other => Err(Failure::usage(format!("unknown launch mode {other:?} (known: graph, direct)"))),
+        })
+        .collect::<Result<_, _>>()?;
+    for shape in &shapes {
+        sdpa::validate::Problem::new(shape.dims(), shape.dims(), shape.dims(), &Options::default())
+            .map_err(|e| Failure::usage(format!("shape {}: {e}", shape.label())))?;
+    }
+    let attn = Attention::new(args.device).map_err(Failure::attn)?;
+    let d = attn.device();
+    eprintln!(
+        "device {}: {} (cc {}.{}), {}, driver {}",
+        d.ordinal, d.name, d.capability.0, d.capability.1, d.image, d.driver
+    );
+    let cfg = BenchConfig { launches_per_sample: args.launches, samples: args.samples, ..BenchConfig::default() };
+    let total = shapes.len() * variants.len();
+    let mut rows = Vec::new();
+    for (i, (shape, variant)) in shapes.iter().flat_map(|s| variants.iter().map(move |v| (s, v))).enumerate() {
+        eprintln!("[{}/{total}] {} {} ...", i + 1, variant.name(), shape.label());
+        rows.extend(bench_shape(&attn, *variant, *shape, &cfg, &modes).map_err(Failure::attn)?);
+    }
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({ "build": sdpa::embedded::BUILD, "device": d, "rows": rows });
+        let text = serde_json::to_string_pretty(&doc).map_err(Failure::usage)?;
+        std::fs::write(path, text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+    }
+    println!(
+        "{:<7} {:<22} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {}",
+        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "rel_l2", "check"
+    );
+    for r in &rows {
+        println!(
+            "{:<7} {:<22} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>9.1e} {}",
+            r.variant,
+            r.shape.label(),
+            r.mode,
+            r.median_us,
+            r.p10_us,
+            r.p90_us,
+            r.tflops,
+            r.gbytes_per_s,
+            r.rel_l2,
+            if r.correct { "ok" } else { "FAIL" }
+        );
+    }
+    if rows.iter().any(|r| !r.correct) {
+        return Err(Failure { code: 1, message: "some timed kernels failed their correctness check".into() });
+    }
     Ok(())
 }

@@ -1,0 +1,65 @@
+//! GPU fuzzing: every kernel of the table against the f64 reference on
+//! shapes that straddle its tile edges (the strategy the CPU suite uses),
+//! each case with a poisoned output buffer. 128 cases per kernel by default
+//! (256 per variant over its two head dimensions); `PROPTEST_CASES` raises it.
+//!
+//! Ignored without a GPU; on a GPU machine:
+//! `gpu-bundle/bin/gpu_fuzz --ignored --nocapture --test-threads=1`.
+
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use sdpa::reference::attention_f64;
+use sdpa::{Attention, Options};
+use sdpa_tests::fuzz::{case_inputs, judge};
+use sdpa_tests::shapes::fuzz_cases;
+
+/// Tolerances on the GPU: the correctness gate's relative L2 error, and a
+/// largest error relative to the largest output (the gate's 6e-2 absolute
+/// bound at unit-scale outputs).
+const REL_L2: f64 = 2e-2;
+const MAX_REL: f64 = 3e-2;
+
+fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(128);
+    let config = Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("tests/gpu_fuzz.proptest-regressions"))),
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    runner
+        .run(&fuzz_cases(kernel, 2, 8), |case| {
+            let (q, k, v) = case_inputs(&case);
+            let opts = Options { causal: case.causal, scale: None, variant: kernel.variant };
+            let dev = attn.upload(&q, &k, &v, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(dev.problem.kernel.entry, kernel.entry);
+            let mut out = attn.alloc_output(&dev).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            attn.poison(&mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            attn.run(&dev, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let o = attn.download(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let reference = attention_f64(&q, &k, &v, case.causal, dev.problem.softmax_scale as f64);
+            let (stats, ok) = judge(&o.data, &reference, REL_L2, MAX_REL);
+            prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
+            Ok(())
+        })
+        .map(|()| cases)
+        .map_err(|e| format!("{}: {e}", kernel.entry))
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn every_kernel_matches_the_reference_on_tile_edges() {
+    let attn = Attention::new(0).expect("a GPU for the GPU tests");
+    let mut failures = Vec::new();
+    for kernel in &KERNELS {
+        match fuzz_kernel(&attn, kernel) {
+            Ok(n) => println!("{}: {n} cases passed", kernel.entry),
+            Err(e) => {
+                println!("{e}");
+                failures.push(e);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
