@@ -5,6 +5,7 @@ and flash backends, fp16 and bf16, on the same shapes and the same way as
 captured in one CUDA graph, timed with CUDA events; time per call).
 
 Usage: peers.py SHAPE [SHAPE ...]   where SHAPE is B,H,S,D or B,H,S,D,causal
+       peers.py --summarize FILE     prints a table of a JSON-lines file
 Prints one JSON object per (shape, backend, dtype) on stdout. Without torch
 or without a GPU it prints one JSON object {"skipped": reason} and exits 0.
 """
@@ -57,7 +58,20 @@ def time_graph(fn, launches=100, samples=20, warmup=20):
     }
 
 
+def summarize(path):
+    for line in open(path):
+        r = json.loads(line)
+        if "median_us" in r:
+            shape = ",".join(map(str, r["shape"])) + (",causal" if r["causal"] else "")
+            print(f"{r['peer']:<20} {shape:<22} {r['median_us']:>10.2f} us")
+        else:
+            print(r)
+    return 0
+
+
 def main(argv):
+    if argv[:1] == ["--summarize"]:
+        return summarize(argv[1])
     try:
         import torch
         import torch.nn.functional as F
