@@ -93,8 +93,9 @@ impl Attention {
             Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
             Load::Ptx(img) => Ptx::from_src(img.ptx),
         })?;
+        let sm90a = matches!(load, Load::Cubin(img) | Load::Ptx(img) if img.arch == "sm_90a");
         let mut functions = Vec::with_capacity(KERNELS.len());
-        for kernel in &KERNELS {
+        for kernel in KERNELS.iter().filter(|k| sm90a || !k.sm90a_only) {
             let func = module.load_function(kernel.entry)?;
             if kernel.smem_bytes > DEFAULT_SMEM_LIMIT {
                 func.set_attribute(
@@ -167,12 +168,12 @@ impl Attention {
                 p.q_shape()
             )));
         }
-        let func = self
-            .functions
-            .iter()
-            .find(|(k, _)| **k == *p.kernel)
-            .map(|(_, f)| f)
-            .expect("every KERNELS entry is loaded in Attention::new");
+        let func = self.functions.iter().find(|(k, _)| **k == *p.kernel).map(|(_, f)| f).ok_or_else(|| {
+            AttnError::VariantUnavailable {
+                variant: p.kernel.variant.name(),
+                reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", p.kernel.entry, self.info.image),
+            }
+        })?;
         let scales = dev.scales.device_ptr(&self.stream).0;
         let f32_size = std::mem::size_of::<f32>() as u64;
         let params = AttnParams {

@@ -83,6 +83,14 @@ pub enum AttnError {
         /// Minor compute capability.
         minor: i32,
     },
+    /// A variant this device (or the loaded image) cannot run.
+    #[error("variant {variant} is not available here: {reason}")]
+    VariantUnavailable {
+        /// The variant's name.
+        variant: &'static str,
+        /// Why not.
+        reason: String,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),

@@ -4,7 +4,7 @@
 
 use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, Variant, find};
 use kernels_gpu::schedule::{blocks, grid};
-use kernels_gpu::tiles::MmaSmemPlan;
+use kernels_gpu::tiles::{MmaSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
 
 #[test]
@@ -14,7 +14,9 @@ fn every_image_holds_every_entry_point() {
     for img in images() {
         assert!(img.ptx.contains(&format!(".target {}", img.arch)), "{} PTX targets another arch", img.arch);
         for k in &KERNELS {
-            assert!(img.ptx.contains(&format!(".entry {}(", k.entry)), "{} lacks {}", img.arch, k.entry);
+            let present = img.ptx.contains(&format!(".entry {}(", k.entry));
+            let expected = !k.sm90a_only || img.arch == "sm_90a";
+            assert_eq!(present, expected, "{}: entry {} present={present}", img.arch, k.entry);
         }
         assert!(!img.ptx.contains(".local"), "{}: PTX uses local memory", img.arch);
         if let Some(cubin) = img.cubin {
@@ -36,6 +38,14 @@ fn the_mma_kernels_use_tensor_core_and_async_copy_instructions() {
         for needle in needles {
             assert!(img.ptx.contains(needle), "{} PTX lacks {needle}", img.arch);
         }
+    }
+}
+
+#[test]
+fn the_wgmma_kernels_use_hopper_instructions_in_the_sm90a_image_only() {
+    for img in images() {
+        let hopper = img.ptx.contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3");
+        assert_eq!(hopper, img.arch == "sm_90a", "{}", img.arch);
     }
 }
 
@@ -78,6 +88,18 @@ fn grids_cover_every_query_row_once() {
             assert!((x - 1) * k.tiles.block_m < seq_q, "{} launches an empty block at Sq={seq_q}", k.entry);
             assert_eq!(x, blocks(seq_q, k.tiles.block_m));
         }
+    }
+}
+
+#[test]
+fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
+    for k in KERNELS.iter().filter(|k| k.variant == Variant::Wgmma) {
+        let plan = WgmmaSmemPlan::new(k.tiles);
+        for off in [plan.q, plan.k, plan.v, plan.vt, plan.k_stage(1, k.tiles), plan.v_stage(1, k.tiles)] {
+            assert_eq!(off % 128, 0, "{}: offset {off} is not core-matrix aligned", k.entry);
+        }
+        assert_eq!(plan.total, k.smem_bytes);
+        assert!(plan.total <= 227 * 1024);
     }
 }
 

@@ -2,7 +2,7 @@
 //! stable name, PTX entry symbol, tile shape and shared memory. The host
 //! launches from it, xtask gates it, the tests take tile edges from it.
 
-use crate::tiles::{MmaSmemPlan, TileShape};
+use crate::tiles::{MmaSmemPlan, TileShape, WgmmaSmemPlan};
 
 /// A kernel variant (an algorithm); each is built for every head dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -14,17 +14,22 @@ pub enum Variant {
     /// registers, P·V on `mma.sync` f16 (V converted exactly from e4m3),
     /// K/V streamed with `cp.async` through a multi-stage buffer.
     Mma,
+    /// Hopper only (sm_90a): Q·K^T on `wgmma` e4m3 with Q and K read from
+    /// shared memory by descriptor, P·V on `wgmma` f16 with P from registers
+    /// and V transposed to f16 in shared memory; two warpgroups per block.
+    Wgmma,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 2] = [Variant::Naive, Variant::Mma];
+    pub const ALL: [Variant; 3] = [Variant::Naive, Variant::Mma, Variant::Wgmma];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Naive => "naive",
             Variant::Mma => "mma",
+            Variant::Wgmma => "wgmma",
         }
     }
 
@@ -45,6 +50,8 @@ pub struct KernelInfo {
     pub tiles: TileShape,
     /// Dynamic shared memory per block, in bytes.
     pub smem_bytes: u32,
+    /// Built only for sm_90a (uses Hopper-only instructions).
+    pub sm90a_only: bool,
 }
 
 /// `naive` at D = 64: four warps, one query row each.
@@ -56,21 +63,48 @@ pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 6
 /// `mma` at D = 128.
 pub const MMA_D128: TileShape = TileShape { head_dim: 128, ..MMA_D64 };
 
+/// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, double-buffered K/V.
+pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 2, warps: 8 };
+/// `wgmma` at D = 128.
+pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, ..WGMMA_D64 };
+
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 4] = [
-    KernelInfo { variant: Variant::Naive, entry: "sdpa_naive_d64", tiles: NAIVE_D64, smem_bytes: 0 },
-    KernelInfo { variant: Variant::Naive, entry: "sdpa_naive_d128", tiles: NAIVE_D128, smem_bytes: 0 },
+pub const KERNELS: [KernelInfo; 6] = [
+    KernelInfo { variant: Variant::Naive, entry: "sdpa_naive_d64", tiles: NAIVE_D64, smem_bytes: 0, sm90a_only: false },
+    KernelInfo {
+        variant: Variant::Naive,
+        entry: "sdpa_naive_d128",
+        tiles: NAIVE_D128,
+        smem_bytes: 0,
+        sm90a_only: false,
+    },
     KernelInfo {
         variant: Variant::Mma,
         entry: "sdpa_mma_d64",
         tiles: MMA_D64,
         smem_bytes: MmaSmemPlan::new(MMA_D64).total,
+        sm90a_only: false,
     },
     KernelInfo {
         variant: Variant::Mma,
         entry: "sdpa_mma_d128",
         tiles: MMA_D128,
         smem_bytes: MmaSmemPlan::new(MMA_D128).total,
+        sm90a_only: false,
+    },
+    KernelInfo {
+        variant: Variant::Wgmma,
+        entry: "sdpa_wgmma_d64",
+        tiles: WGMMA_D64,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
+        sm90a_only: true,
+    },
+    KernelInfo {
+        variant: Variant::Wgmma,
+        entry: "sdpa_wgmma_d128",
+        tiles: WGMMA_D128,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
+        sm90a_only: true,
     },
 ];
 

@@ -25,6 +25,7 @@
 
 pub mod fp8;
 pub mod kernels;
+pub mod layout;
 pub mod params;
 pub mod schedule;
 pub mod softmax;

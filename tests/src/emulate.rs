@@ -37,7 +37,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
-                Variant::Mma => emulate_mma(kernel.tiles, &head, x, rows),
+                Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
             }
         }
     }
@@ -113,8 +113,9 @@ fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
     }
 }
 
-/// `mma`: query blocks of `block_m` rows walk `block_n`-key blocks; masks
-/// only where `block_needs_mask` says; P is rounded to f16 for P·V.
+/// `mma` and `wgmma` (the same schedule at their own tile shapes): query
+/// blocks of `block_m` rows walk `block_n`-key blocks; masks only where
+/// `block_needs_mask` says; P is rounded to f16 for P·V.
 fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
     for block in 0..blocks(head.seq_q, t.block_m) {
         let row0 = block * t.block_m;

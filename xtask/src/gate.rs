@@ -1,13 +1,14 @@
-//! `cargo xtask gate [--update-budgets] [--no-gpu] [--record]`: the resource
-//! gate (ptxas figures of every entry on every arch against `budgets.toml`),
-//! then, where a GPU is present, the GPU correctness suite.
+//! `cargo xtask gate [--update-budgets] [--no-gpu] [--record] [--bench FILE] [--update]`:
+//! the resource gate (ptxas figures of every entry on every arch against
+//! `budgets.toml`), then, where a GPU is present, the GPU correctness suite,
+//! then the speed gate (`speed.rs`) on a fresh bench.
 
 use kernel_builder::report::{self, EntryReport};
 use kernel_builder::{ARCHS, Arch};
 use kernels_gpu::kernels::KERNELS;
 
 use crate::util::{self, Args, Result};
-use crate::{budgets, check, gpu, ptx, record, setup};
+use crate::{budgets, check, gpu, ptx, record, setup, speed};
 
 /// One entry on one arch: what the table shows and the budgets check.
 pub struct Row {
@@ -38,6 +39,8 @@ pub fn run(args: &[String]) -> Result<()> {
     let update = args.flag("--update-budgets");
     let no_gpu = args.flag("--no-gpu");
     let record = args.flag("--record");
+    let bench = args.value("--bench")?.map(std::path::PathBuf::from);
+    let update_speed = args.flag("--update");
     args.finish()?;
 
     let ws = util::workspace();
@@ -76,23 +79,23 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("resource gate passed ({} entries x {} archs)", KERNELS.len(), ARCHS.len());
 
     let gpu = if no_gpu { Err("--no-gpu given".to_string()) } else { gpu::detect() };
-    match gpu {
-        Err(reason) => {
-            println!("GPU gates skipped: {reason}");
-            Ok(())
-        }
+    match &gpu {
+        Err(reason) => println!("GPU gates skipped: {reason}"),
         Ok(name) => {
             println!("GPU: {name}");
-            gpu::run_suite(&ws)
+            gpu::run_suite(&ws)?;
         }
     }
+    speed::gate_step(&ws, bench.as_deref(), update_speed, &gpu)
 }
 
-/// The rows of one arch: every `KERNELS` entry (reported or not), then the
+/// The rows of one arch: every `KERNELS` entry built for it (reported or
+/// not; sm_90a-only entries are not built for other archs), then the
 /// reported entries `KERNELS` lacks.
 fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let mut rows: Vec<Row> = KERNELS
         .iter()
+        .filter(|k| !k.sm90a_only || arch.name == "sm_90a")
         .map(|k| {
             let report = entries.iter().position(|e| e.entry == k.entry).map(|i| entries.remove(i));
             let (variant, entry) = (k.variant.name(), k.entry.to_string());

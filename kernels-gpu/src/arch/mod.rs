@@ -9,9 +9,11 @@
 pub mod bar;
 pub mod cp_async;
 pub mod cvt;
+pub mod fence;
 pub mod ldmatrix;
 pub mod math;
 pub mod mma;
 pub mod shfl;
 pub mod smem;
 pub mod sreg;
+pub mod wgmma;

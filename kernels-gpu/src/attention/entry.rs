@@ -2,6 +2,8 @@
 //! of [`crate::kernels::KERNELS`], its tile constants taken from that table.
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128};
+#[cfg(target_feature = "sm_90a")]
+use crate::kernels::{WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -50,7 +52,35 @@ macro_rules! mma_entry {
     };
 }
 
+/// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
+#[cfg(target_feature = "sm_90a")]
+macro_rules! wgmma_entry {
+    ($name:ident, $tiles:expr) => {
+        /// PTX entry point (see `kernels::KERNELS`).
+        ///
+        /// # Safety
+        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
+            // SAFETY: forwarded launch contract.
+            unsafe {
+                super::wgmma::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.warps as usize / 4 },
+                    { $tiles.stages as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.head_dim as usize / 8 },
+                >(&p)
+            }
+        }
+    };
+}
+
 naive_entry!(sdpa_naive_d64, NAIVE_D64);
 naive_entry!(sdpa_naive_d128, NAIVE_D128);
 mma_entry!(sdpa_mma_d64, MMA_D64);
 mma_entry!(sdpa_mma_d128, MMA_D128);
+#[cfg(target_feature = "sm_90a")]
+wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
+#[cfg(target_feature = "sm_90a")]
+wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128);

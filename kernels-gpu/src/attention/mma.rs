@@ -1,4 +1,4 @@
-//! `mma`: flash-style tiled attention on `mma.sync`.
+//! `mma`: flash-style tiled attention on `mma.sync` (sm_89 and sm_90).
 //!
 //! A block owns `BLOCK_M = 16 * WARPS` query rows of one (batch, head); warp
 //! `w` owns rows `16w .. 16w + 15`. The key loop walks `BLOCK_N`-key blocks:
@@ -6,8 +6,7 @@
 //! 1. K and V (E4M3) arrive in shared memory by `cp.async`, `STAGES` buffers
 //!    deep, so block `j + STAGES - 1` loads while block `j` computes;
 //! 2. `S = Q·K^T` on `mma.m16n8k32.e4m3` (Q fragments stay in registers);
-//! 3. online softmax straight on the accumulators, in base 2, with the
-//!    dequantization scales of Q and K folded into one factor;
+//! 3. online softmax straight on the accumulators ([`super::online`]);
 //! 4. `O += P·V` on `mma.m16n8k16.f16`: the accumulator layout of S *is* the
 //!    A-operand layout, so P never leaves registers; V is converted once per
 //!    block from E4M3 to f16 in shared memory (exact) and read with
@@ -15,82 +14,19 @@
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
 
-use crate::arch::{bar, cp_async, cvt, ldmatrix, math, mma, shfl, smem, sreg};
+use super::block::{BlockJob, load_rows};
+use super::online::{self, MaskGeometry, Rows};
+use crate::arch::{bar, cp_async, cvt, ldmatrix, mma, smem, sreg};
+use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
-use crate::softmax::{self, RowMax};
 use crate::tiles::{MmaSmemPlan, TileShape};
 
-/// Where one block's tensors live and what it must do.
-struct BlockJob {
-    q: *const u8,
-    k: *const u8,
-    v: *const u8,
-    o: *mut u16,
-    /// First query row of the block.
-    row0: u32,
-    /// Query rows of the block inside `seq_q`.
-    rows: u32,
-    /// Keys `0 .. key_end` are visited.
-    key_end: u32,
-}
-
-impl BlockJob {
-    /// Locates the block's rows and heads from the block indices.
-    fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
-        let row0 = sreg::block_idx_x() * block_m;
-        let head = sreg::block_idx_y() as u64;
-        let batch = sreg::block_idx_z() as u64;
-        let kv_head = schedule::kv_head(head as u32, p.heads_q, p.heads_kv) as u64;
-        let d = HEAD_DIM as u64;
-        let q_offset = ((batch * p.heads_q as u64 + head) * p.seq_q as u64 + row0 as u64) * d;
-        let kv_offset = (batch * p.heads_kv as u64 + kv_head) * p.seq_kv as u64 * d;
-        BlockJob {
-            q: (p.q + q_offset) as *const u8,
-            k: (p.k + kv_offset) as *const u8,
-            v: (p.v + kv_offset) as *const u8,
-            o: (p.o + 2 * q_offset) as *mut u16,
-            row0,
-            rows: block_m.min(p.seq_q - row0),
-            key_end: schedule::key_end(row0, block_m, p.seq_q, p.seq_kv, p.causal != 0),
-        }
-    }
-}
-
-/// Issues `cp.async` copies of `rows` E4M3 rows of `HEAD_DIM` bytes from
-/// `src` into shared memory at `dst` (rows `fp8_row` bytes apart); rows at or
-/// past `valid_rows` are zero-filled without reading global memory.
+/// Converts the E4M3 V tile at `src` into f16 at `dst` (both shared,
+/// padded rows as in [`MmaSmemPlan`]).
 ///
 /// # Safety
-/// Block-uniform arguments; `src` rows below `valid_rows` readable; the
-/// destination inside the block's shared memory.
-#[inline(always)]
-unsafe fn load_rows<const HEAD_DIM: usize>(
-    dst: u32,
-    fp8_row: u32,
-    src: *const u8,
-    rows: u32,
-    valid_rows: u32,
-    threads: u32,
-) {
-    let chunks_per_row = HEAD_DIM as u32 / 16;
-    let mut c = sreg::thread_idx_x();
-    while c < rows * chunks_per_row {
-        let r = c / chunks_per_row;
-        let col = (c % chunks_per_row) * 16;
-        let valid = r < valid_rows;
-        let from = if valid { src.wrapping_add((r as usize) * HEAD_DIM + col as usize) } else { src };
-        // SAFETY: in-bounds source when valid; 16-byte aligned destination.
-        unsafe { cp_async::copy_16_zfill(dst + r * fp8_row + col, from, if valid { 16 } else { 0 }) };
-        c += threads;
-    }
-}
-
-/// Converts the E4M3 V tile at `src` into f16 at `dst` (both shared).
-///
-/// # Safety
-/// Shared-memory pointers laid out as in [`MmaSmemPlan`]; the caller
-/// synchronises the block before and after.
+/// The caller synchronises the block before and after.
 #[inline(always)]
 unsafe fn convert_v<const HEAD_DIM: usize>(
     src: *const u8,
@@ -107,13 +43,7 @@ unsafe fn convert_v<const HEAD_DIM: usize>(
         // SAFETY: 8-byte aligned E4M3 chunk and 16-byte aligned f16 chunk in this block's tiles.
         unsafe {
             let codes = *(src.add((r * plan.fp8_row + col * 8) as usize) as *const [u16; 4]);
-            let halves = [
-                cvt::e4m3x2_to_f16x2(codes[0]),
-                cvt::e4m3x2_to_f16x2(codes[1]),
-                cvt::e4m3x2_to_f16x2(codes[2]),
-                cvt::e4m3x2_to_f16x2(codes[3]),
-            ];
-            *(dst.add((r * plan.f16_row + col * 16) as usize) as *mut [u32; 4]) = halves;
+            *(dst.add((r * plan.f16_row + col * 16) as usize) as *mut [u32; 4]) = codes.map(cvt::e4m3x2_to_f16x2);
         }
         c += threads;
     }
@@ -151,6 +81,7 @@ pub unsafe fn forward<
         warps: WARPS as u32,
     };
     let plan = MmaSmemPlan::new(shape);
+    let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
     let threads = shape.threads();
     let block_n = BLOCK_N as u32;
     let lane = sreg::lane_id();
@@ -159,31 +90,15 @@ pub unsafe fn forward<
     // ldmatrix: lane l addresses row l % 8 of matrix l / 8.
     let (ld_matrix, ld_row) = (lane / 8, lane % 8);
 
-    let job = BlockJob::new::<HEAD_DIM>(p, shape.block_m);
+    // SAFETY: host-validated parameters.
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {
-        // No row of this block sees a key: the output is zero.
-        let mut c = sreg::thread_idx_x();
-        while c < job.rows * HEAD_DIM as u32 / 2 {
-            // SAFETY: inside the block's output rows.
-            unsafe { *(job.o as *mut u32).add(c as usize) = 0 };
-            c += threads;
-        }
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
-
-    // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
-    let (q_scale, k_scale, v_scale) = unsafe {
-        let head = sreg::block_idx_y() as usize;
-        let kv_head = schedule::kv_head(head as u32, p.heads_q, p.heads_kv) as usize;
-        (
-            *(p.q_scale as *const f32).add(head),
-            *(p.k_scale as *const f32).add(kv_head),
-            *(p.v_scale as *const f32).add(kv_head),
-        )
-    };
-    let score_scale_log2 = softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale);
 
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
@@ -195,28 +110,16 @@ pub unsafe fn forward<
         let offset = key0 as usize * HEAD_DIM;
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
-            load_rows::<HEAD_DIM>(
-                smem_base + plan.k_stage(stage, block_n),
-                plan.fp8_row,
-                job.k.wrapping_add(offset),
-                block_n,
-                valid,
-                threads,
-            );
-            load_rows::<HEAD_DIM>(
-                smem_base + plan.v_stage(stage, block_n),
-                plan.fp8_row,
-                job.v.wrapping_add(offset),
-                block_n,
-                valid,
-                threads,
-            );
+            let k_dst = smem_base + plan.k_stage(stage, block_n);
+            load_rows::<HEAD_DIM>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, threads);
+            let v_dst = smem_base + plan.v_stage(stage, block_n);
+            load_rows::<HEAD_DIM>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, threads);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, plan.fp8_row, job.q, shape.block_m, job.rows, threads) };
+    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, threads) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);
@@ -226,10 +129,10 @@ pub unsafe fn forward<
     }
 
     let mut q_frag = [[0u32; 4]; QK_STEPS];
-    let mut m = [RowMax::EMPTY; 2];
-    let mut l = [0f32; 2];
+    let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
-    let warp_row0 = job.row0 + 16 * warp;
+    let geometry =
+        MaskGeometry { row: job.row0 + 16 * warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
 
     for j in 0..key_blocks {
         let stage = j % STAGES as u32;
@@ -280,50 +183,10 @@ pub unsafe fn forward<
             }
         }
 
-        // Mask keys a row must not see (only in blocks that can hold one).
         let key0 = j * block_n;
-        if schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal) {
-            for (t, tile) in s.iter_mut().enumerate() {
-                for (e, x) in tile.iter_mut().enumerate() {
-                    let row = warp_row0 + group + 8 * (e as u32 / 2);
-                    let key = key0 + t as u32 * 8 + 2 * quad + e as u32 % 2;
-                    if !schedule::key_visible(row, key, p.seq_q, p.seq_kv, causal) {
-                        *x = f32::NEG_INFINITY;
-                    }
-                }
-            }
-        }
-
-        // Online softmax: rows `group` (h = 0) and `group + 8` (h = 1).
-        let mut alpha = [0f32; 2];
-        let mut base = [0f32; 2];
-        for h in 0..2 {
-            let mut tile_max = f32::NEG_INFINITY;
-            for tile in &s {
-                tile_max = tile_max.max(tile[2 * h]).max(tile[2 * h + 1]);
-            }
-            // SAFETY: converged warp; the four lanes of a quad share the row.
-            unsafe {
-                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
-                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
-            }
-            (alpha[h], base[h]) = m[h].update(tile_max * score_scale_log2, math::exp2);
-        }
-        let mut row_sum = [0f32; 2];
-        for tile in s.iter_mut() {
-            for (e, x) in tile.iter_mut().enumerate() {
-                *x = math::exp2(*x * score_scale_log2 - base[e / 2]);
-                row_sum[e / 2] += *x;
-            }
-        }
-        for h in 0..2 {
-            l[h] = l[h] * alpha[h] + row_sum[h];
-        }
-        for tile in o.iter_mut() {
-            for (e, x) in tile.iter_mut().enumerate() {
-                *x *= alpha[e / 2];
-            }
-        }
+        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
+        // SAFETY: converged warp.
+        unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
         // SAFETY: block-uniform; publishes the f16 V tile.
         unsafe { bar::sync_threads() };
@@ -331,13 +194,7 @@ pub unsafe fn forward<
         // O += P·V: P's accumulators become the A operand directly.
         let v_tile = smem_base + plan.v_f16;
         for kk in 0..S_TILES / 2 {
-            let (lo, hi) = (&s[2 * kk], &s[2 * kk + 1]);
-            let a = [
-                cvt::pack_f16x2(lo[0], lo[1]),
-                cvt::pack_f16x2(lo[2], lo[3]),
-                cvt::pack_f16x2(hi[0], hi[1]),
-                cvt::pack_f16x2(hi[2], hi[3]),
-            ];
+            let a = online::p_fragment(&s, kk);
             for pair in 0..O_TILES / 2 {
                 let key = kk as u32 * 16 + (ld_matrix % 2) * 8 + ld_row;
                 let col = (2 * pair as u32 + ld_matrix / 2) * 16;
@@ -353,28 +210,9 @@ pub unsafe fn forward<
     // SAFETY: drain the (empty) trailing groups before the block exits.
     unsafe { cp_async::wait_group(0) };
 
-    // Epilogue: full row sums, 1/l and V's scale, f16 stores.
-    for h in 0..2 {
-        // SAFETY: converged warp.
-        unsafe {
-            l[h] += shfl::shfl_xor_f32(l[h], 1);
-            l[h] += shfl::shfl_xor_f32(l[h], 2);
-        }
-    }
-    let out_scale = l.map(|x| softmax::output_scale(x, v_scale));
-    for h in 0..2u32 {
-        let local_row = 16 * warp + group + 8 * h;
-        if local_row >= job.rows {
-            continue;
-        }
-        for (t, tile) in o.iter().enumerate() {
-            let col = t * 8 + 2 * quad as usize;
-            let packed = cvt::pack_f16x2(
-                tile[2 * h as usize] * out_scale[h as usize],
-                tile[2 * h as usize + 1] * out_scale[h as usize],
-            );
-            // SAFETY: row < rows and col + 1 < HEAD_DIM: inside the output; 4-byte aligned.
-            unsafe { *(job.o.add(local_row as usize * HEAD_DIM + col) as *mut u32) = packed };
-        }
+    // SAFETY: converged warp; the block's own output rows.
+    unsafe {
+        let scales = rows.output_scales(job.v_scale);
+        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, 16 * warp + group, job.rows, quad);
     }
 }

@@ -1,6 +1,10 @@
 //! The attention kernels (nvptx only). One module per variant; the PTX
 //! entry points are in [`entry`].
 
+pub mod block;
 pub mod entry;
 pub mod mma;
 pub mod naive;
+pub mod online;
+#[cfg(target_feature = "sm_90a")]
+pub mod wgmma;

@@ -1,0 +1,264 @@
+//! Warpgroup tensor-core products (`wgmma`, sm_90a only) and their
+//! ordering instructions. (The per-N wrappers below were written out by a
+//! small script, as ThunderKittens does: `asm!` templates cannot be built
+//! from const generics.)
+//!
+//! Shared-memory operands are described by 64-bit matrix descriptors (see
+//! `crate::layout::gmma_desc`); the accumulators stay in registers.
+
+use core::arch::asm;
+
+/// `wgmma.fence.sync.aligned`: orders earlier register writes of the
+/// accumulators (and A fragments) before the next `wgmma`.
+///
+/// # Safety
+/// All threads of the warpgroup execute it together.
+#[inline(always)]
+pub unsafe fn fence() {
+    // SAFETY: no operands.
+    unsafe { asm!("wgmma.fence.sync.aligned;", options(nostack)) }
+}
+
+/// `wgmma.commit_group.sync.aligned`: closes the group of `wgmma`s issued so far.
+///
+/// # Safety
+/// All threads of the warpgroup execute it together.
+#[inline(always)]
+pub unsafe fn commit_group() {
+    // SAFETY: no operands.
+    unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
+}
+
+/// `wgmma.wait_group.sync.aligned 0`: waits until every committed `wgmma`
+/// group of this warpgroup is complete (accumulators readable).
+///
+/// # Safety
+/// All threads of the warpgroup execute it together.
+#[inline(always)]
+pub unsafe fn wait_group_0() {
+    // SAFETY: no operands.
+    unsafe { asm!("wgmma.wait_group.sync.aligned 0;", options(nostack)) }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3`: issues
+/// `acc (+)= A(64x32, e4m3) * B(32x64, e4m3)` for the warpgroup, both operands
+/// read from shared memory through descriptors (K-major).
+/// `accumulate == 0` overwrites `acc` instead of adding to it.
+///
+/// Accumulator layout: warp `w` of the warpgroup holds rows `16w .. 16w + 15`;
+/// `acc[4j .. 4j + 3]` is the 16x8 tile of columns `8j .. 8j + 7` in the
+/// `mma.sync` accumulator layout (see [`super::mma`]).
+///
+/// # Safety
+/// All 128 threads of a warpgroup (4 consecutive warps starting at a multiple
+/// of 4) must issue it together; the shared memory the descriptors describe
+/// must be written and fenced for the async proxy; `acc` must not be read
+/// before [`wait_group`]; [`fence`] must precede it whenever `acc` was
+/// written by other instructions.
+#[inline(always)]
+pub unsafe fn m64n64k32_e4m3(acc: &mut [f32; 32], desc_a: u64, desc_b: u64, accumulate: u32) {
+    // SAFETY: the caller upholds the warpgroup and shared-memory contract above.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {34}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {32}, {33}, p, 1, 1;",
+            "}}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            in(reg64) desc_a,
+            in(reg64) desc_b,
+            in(reg32) accumulate,
+            options(nostack)
+        );
+    }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` with A from
+/// registers: issues `acc += A(64x16, f16) * B(16x64, f16)`, B read from
+/// shared memory through a descriptor (K-major, no transpose);
+/// `accumulate == 0` overwrites `acc`.
+///
+/// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k16` A layout
+/// (see [`super::mma::m16n8k16_f16`]). Accumulators as in the e4m3 form.
+///
+/// # Safety
+/// As [`m64n64k32_e4m3`].
+#[inline(always)]
+pub unsafe fn m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64, accumulate: u32) {
+    // SAFETY: the caller upholds the warpgroup and shared-memory contract.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {37}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {{{32}, {33}, {34}, {35}}}, {36}, p, 1, 1, 0;",
+            "}}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            in(reg32) a[0],
+            in(reg32) a[1],
+            in(reg32) a[2],
+            in(reg32) a[3],
+            in(reg64) desc_b,
+            in(reg32) accumulate,
+            options(nostack)
+        );
+    }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16` with A from
+/// registers: issues `acc += A(64x16, f16) * B(16x128, f16)`, B read from
+/// shared memory through a descriptor (K-major, no transpose);
+/// `accumulate == 0` overwrites `acc`.
+///
+/// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k16` A layout
+/// (see [`super::mma::m16n8k16_f16`]). Accumulators as in the e4m3 form.
+///
+/// # Safety
+/// As [`m64n64k32_e4m3`].
+#[inline(always)]
+pub unsafe fn m64n128k16_f16_rs(acc: &mut [f32; 64], a: [u32; 4], desc_b: u64, accumulate: u32) {
+    // SAFETY: the caller upholds the warpgroup and shared-memory contract.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {69}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {{{64}, {65}, {66}, {67}}}, {68}, p, 1, 1, 0;",
+            "}}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            inout(reg32) acc[32],
+            inout(reg32) acc[33],
+            inout(reg32) acc[34],
+            inout(reg32) acc[35],
+            inout(reg32) acc[36],
+            inout(reg32) acc[37],
+            inout(reg32) acc[38],
+            inout(reg32) acc[39],
+            inout(reg32) acc[40],
+            inout(reg32) acc[41],
+            inout(reg32) acc[42],
+            inout(reg32) acc[43],
+            inout(reg32) acc[44],
+            inout(reg32) acc[45],
+            inout(reg32) acc[46],
+            inout(reg32) acc[47],
+            inout(reg32) acc[48],
+            inout(reg32) acc[49],
+            inout(reg32) acc[50],
+            inout(reg32) acc[51],
+            inout(reg32) acc[52],
+            inout(reg32) acc[53],
+            inout(reg32) acc[54],
+            inout(reg32) acc[55],
+            inout(reg32) acc[56],
+            inout(reg32) acc[57],
+            inout(reg32) acc[58],
+            inout(reg32) acc[59],
+            inout(reg32) acc[60],
+            inout(reg32) acc[61],
+            inout(reg32) acc[62],
+            inout(reg32) acc[63],
+            in(reg32) a[0],
+            in(reg32) a[1],
+            in(reg32) a[2],
+            in(reg32) a[3],
+            in(reg64) desc_b,
+            in(reg32) accumulate,
+            options(nostack)
+        );
+    }
+}

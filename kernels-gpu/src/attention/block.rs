@@ -1,0 +1,112 @@
+//! What every tiled kernel does the same way: locate the block's rows and
+//! heads, read the dequantization scales, and copy E4M3 rows into shared
+//! memory with `cp.async`.
+
+use crate::arch::{cp_async, sreg};
+use crate::layout::RowLayout;
+use crate::params::AttnParams;
+use crate::schedule;
+use crate::softmax;
+
+/// Where one block's tensors live and what it must do.
+pub struct BlockJob {
+    /// Q rows of the block (E4M3).
+    pub q: *const u8,
+    /// K of the block's key/value head (E4M3).
+    pub k: *const u8,
+    /// V of the block's key/value head (E4M3).
+    pub v: *const u8,
+    /// O rows of the block (f16 bits).
+    pub o: *mut u16,
+    /// First query row of the block.
+    pub row0: u32,
+    /// Query rows of the block inside `seq_q`.
+    pub rows: u32,
+    /// Keys `0 .. key_end` are visited.
+    pub key_end: u32,
+    /// The factor from raw E4M3 dot products to base-2 scores.
+    pub score_scale_log2: f32,
+    /// V's dequantization scale.
+    pub v_scale: f32,
+}
+
+impl BlockJob {
+    /// Locates the block's rows and heads from the block indices and reads
+    /// the scales.
+    ///
+    /// # Safety
+    /// `p` describes valid buffers (host-validated).
+    #[inline(always)]
+    pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
+        let row0 = sreg::block_idx_x() * block_m;
+        let head = sreg::block_idx_y();
+        let batch = sreg::block_idx_z() as u64;
+        let kv_head = schedule::kv_head(head, p.heads_q, p.heads_kv);
+        let d = HEAD_DIM as u64;
+        let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
+        let kv_offset = (batch * p.heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;
+        // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
+        let (q_scale, k_scale, v_scale) = unsafe {
+            (
+                *(p.q_scale as *const f32).add(head as usize),
+                *(p.k_scale as *const f32).add(kv_head as usize),
+                *(p.v_scale as *const f32).add(kv_head as usize),
+            )
+        };
+        BlockJob {
+            q: (p.q + q_offset) as *const u8,
+            k: (p.k + kv_offset) as *const u8,
+            v: (p.v + kv_offset) as *const u8,
+            o: (p.o + 2 * q_offset) as *mut u16,
+            row0,
+            rows: block_m.min(p.seq_q - row0),
+            key_end: schedule::key_end(row0, block_m, p.seq_q, p.seq_kv, p.causal != 0),
+            score_scale_log2: softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale),
+            v_scale,
+        }
+    }
+
+    /// Writes zeros over the block's output rows (for blocks whose rows see
+    /// no key).
+    ///
+    /// # Safety
+    /// `self.o` points at `rows` output rows of `HEAD_DIM` f16.
+    #[inline(always)]
+    pub unsafe fn zero_output<const HEAD_DIM: usize>(&self, threads: u32) {
+        let mut c = sreg::thread_idx_x();
+        while c < self.rows * HEAD_DIM as u32 / 2 {
+            // SAFETY: inside the block's output rows (4-byte aligned: D is even).
+            unsafe { *(self.o as *mut u32).add(c as usize) = 0 };
+            c += threads;
+        }
+    }
+}
+
+/// Issues `cp.async` copies of `rows` E4M3 rows of `HEAD_DIM` bytes from
+/// `src` into the shared tile at `dst` laid out as `layout`; rows at or past
+/// `valid_rows` are zero-filled without reading global memory.
+///
+/// # Safety
+/// Block-uniform arguments; `src` rows below `valid_rows` readable; the tile
+/// inside the block's shared memory, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn load_rows<const HEAD_DIM: usize>(
+    dst: u32,
+    layout: RowLayout,
+    src: *const u8,
+    rows: u32,
+    valid_rows: u32,
+    threads: u32,
+) {
+    let chunks_per_row = HEAD_DIM as u32 / 16;
+    let mut c = sreg::thread_idx_x();
+    while c < rows * chunks_per_row {
+        let r = c / chunks_per_row;
+        let col = (c % chunks_per_row) * 16;
+        let valid = r < valid_rows;
+        let from = if valid { src.wrapping_add((r as usize) * HEAD_DIM + col as usize) } else { src };
+        // SAFETY: in-bounds source when valid; 16-byte aligned destination.
+        unsafe { cp_async::copy_16_zfill(dst + layout.offset(r, col), from, if valid { 16 } else { 0 }) };
+        c += threads;
+    }
+}

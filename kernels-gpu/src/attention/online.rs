@@ -1,0 +1,156 @@
+//! The online-softmax step on accumulator fragments, shared by the
+//! `mma.sync` and `wgmma` kernels (their accumulators have the same per-warp
+//! layout): each thread holds two query rows (`group`, `group + 8`) of 16x8
+//! tiles `[c0, c1, c2, c3]` (`c0, c1` row `group`, `c2, c3` row `group + 8`,
+//! columns `2 * quad + {0, 1}` of each tile).
+
+use crate::arch::{cvt, math, shfl};
+use crate::schedule;
+use crate::softmax::{self, RowMax};
+
+/// Running state of this thread's two rows.
+pub struct Rows {
+    /// Running maxima (base-2 scaled).
+    pub m: [RowMax; 2],
+    /// This thread's partial row sums (the quad's four partials add up to the
+    /// row sum; they are combined once, in [`Rows::output_scales`]).
+    pub l: [f32; 2],
+}
+
+/// Where this thread's rows and columns are, for masking.
+#[derive(Clone, Copy)]
+pub struct MaskGeometry {
+    /// Query row of `c0` (the first of the thread's two rows).
+    pub row: u32,
+    /// `2 * quad`: the column of `c0` inside each 8-column tile.
+    pub col: u32,
+    /// Query length.
+    pub seq_q: u32,
+    /// Key length.
+    pub seq_kv: u32,
+    /// Causal masking.
+    pub causal: bool,
+}
+
+impl Rows {
+    /// Two rows that have seen no key.
+    pub const EMPTY: Rows = Rows { m: [RowMax::EMPTY; 2], l: [0.0; 2] };
+
+    /// One key block: masks scores (`-inf`) of keys a row must not see when
+    /// `mask` is given (its `key0` is the block's first key), turns `s` into
+    /// probabilities `p = 2^(s * scale - m)` in place, folds them into the
+    /// running state, and rescales the output accumulator `o`.
+    ///
+    /// # Safety
+    /// The whole warp calls it together (quad shuffles).
+    #[inline(always)]
+    pub unsafe fn step<const S_TILES: usize, const O_TILES: usize>(
+        &mut self,
+        s: &mut [[f32; 4]; S_TILES],
+        o: &mut [[f32; 4]; O_TILES],
+        score_scale_log2: f32,
+        mask: Option<(MaskGeometry, u32)>,
+    ) {
+        if let Some((g, key0)) = mask {
+            for (t, tile) in s.iter_mut().enumerate() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    let row = g.row + 8 * (e as u32 / 2);
+                    let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
+                    if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
+                        *x = f32::NEG_INFINITY;
+                    }
+                }
+            }
+        }
+        let mut alpha = [0f32; 2];
+        let mut base = [0f32; 2];
+        for h in 0..2 {
+            let mut tile_max = f32::NEG_INFINITY;
+            for tile in s.iter() {
+                tile_max = tile_max.max(tile[2 * h]).max(tile[2 * h + 1]);
+            }
+            // SAFETY: converged warp; the four lanes of a quad share the row.
+            unsafe {
+                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
+                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
+            }
+            (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, math::exp2);
+        }
+        let mut row_sum = [0f32; 2];
+        for tile in s.iter_mut() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                *x = math::exp2(*x * score_scale_log2 - base[e / 2]);
+                row_sum[e / 2] += *x;
+            }
+        }
+        for h in 0..2 {
+            self.l[h] = self.l[h] * alpha[h] + row_sum[h];
+        }
+        for tile in o.iter_mut() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                *x *= alpha[e / 2];
+            }
+        }
+    }
+
+    /// The factors that turn each row's accumulator into the output: V's
+    /// scale over the full row sum (0 for a row that saw no key).
+    ///
+    /// # Safety
+    /// The whole warp calls it together (quad shuffles).
+    #[inline(always)]
+    pub unsafe fn output_scales(&self, v_scale: f32) -> [f32; 2] {
+        let mut l = self.l;
+        for x in l.iter_mut() {
+            // SAFETY: converged warp.
+            unsafe {
+                *x += shfl::shfl_xor_f32(*x, 1);
+                *x += shfl::shfl_xor_f32(*x, 2);
+            }
+        }
+        l.map(|x| softmax::output_scale(x, v_scale))
+    }
+}
+
+/// The A operand (f16, `m16n8k16` layout) for keys `16 kk .. 16 kk + 15` of
+/// the probabilities `p` (two adjacent 8-column accumulator tiles).
+#[inline(always)]
+pub fn p_fragment<const S_TILES: usize>(p: &[[f32; 4]; S_TILES], kk: usize) -> [u32; 4] {
+    let (lo, hi) = (&p[2 * kk], &p[2 * kk + 1]);
+    [
+        cvt::pack_f16x2(lo[0], lo[1]),
+        cvt::pack_f16x2(lo[2], lo[3]),
+        cvt::pack_f16x2(hi[0], hi[1]),
+        cvt::pack_f16x2(hi[2], hi[3]),
+    ]
+}
+
+/// Writes this thread's part of the output: rows `local_row`, `local_row + 8`
+/// of the block (skipping rows at or past `rows`), columns `2 * quad + {0, 1}`
+/// of every 8-column tile of `o`, scaled by `scales`, as f16.
+///
+/// # Safety
+/// `out` points at the block's `rows` output rows of `HEAD_DIM` f16.
+#[inline(always)]
+pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize>(
+    out: *mut u16,
+    o: &[[f32; 4]; O_TILES],
+    scales: [f32; 2],
+    local_row: u32,
+    rows: u32,
+    quad: u32,
+) {
+    for h in 0..2u32 {
+        let row = local_row + 8 * h;
+        if row >= rows {
+            continue;
+        }
+        for (t, tile) in o.iter().enumerate() {
+            let col = t * 8 + 2 * quad as usize;
+            let (hh, s) = (2 * h as usize, scales[h as usize]);
+            let packed = cvt::pack_f16x2(tile[hh] * s, tile[hh + 1] * s);
+            // SAFETY: row < rows and col + 1 < HEAD_DIM: inside the output; 4-byte aligned.
+            unsafe { *(out.add(row as usize * HEAD_DIM + col) as *mut u32) = packed };
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! `wgmma`: flash-style attention on Hopper's warpgroup tensor-core
+//! instructions (sm_90a only).
+//!
+//! A block owns `BLOCK_M = 64 * WARPGROUPS` query rows; warpgroup `g` owns
+//! rows `64g .. 64g + 63` and issues the products for them. Per 64-key block:
+//!
+//! 1. K and V (E4M3) arrive by `cp.async`, `STAGES` deep: K straight into
+//!    the no-swizzle core-matrix layout `wgmma` reads, V as padded rows;
+//! 2. the block transposes V once into `Vt` (f16, exact), the K-major B
+//!    operand of `P·V`;
+//! 3. `S = Q·K^T` with `wgmma.m64n64k32.e4m3`, Q and K read from shared
+//!    memory through descriptors;
+//! 4. online softmax on the accumulators ([`super::online`], the same code
+//!    and layout as the `mma.sync` kernel);
+//! 5. `O += P·V` with `wgmma.m64nDk16.f16`, P from registers.
+
+use super::block::{BlockJob, load_rows};
+use super::online::{self, MaskGeometry, Rows};
+use crate::arch::{bar, cp_async, cvt, fence, smem, sreg, wgmma};
+use crate::layout::{RowLayout, kmajor_desc};
+use crate::params::AttnParams;
+use crate::schedule;
+use crate::tiles::{TileShape, WgmmaSmemPlan};
+
+/// Keys per block: the N of the `m64n64k32` Q·K^T product.
+pub const BLOCK_N: usize = 64;
+/// 8-column accumulator tiles of S.
+const S_TILES: usize = BLOCK_N / 8;
+
+/// Transposes the E4M3 V tile (padded rows at `src`) into f16 `Vt` at `dst`
+/// (`[head_dim][BLOCK_N]`, core-matrix layout). Each thread takes 8 keys x 8
+/// columns: 8 loads of 8 bytes, an in-register transpose, and one whole core
+/// matrix (128 bytes) written back.
+///
+/// # Safety
+/// Shared tiles as in [`WgmmaSmemPlan`]; the caller synchronises the block
+/// before and after (and fences for the async proxy).
+#[inline(always)]
+unsafe fn transpose_v<const HEAD_DIM: usize>(src: *const u8, dst: *mut u8, v_row: u32, threads: u32) {
+    let col_blocks = HEAD_DIM as u32 / 8;
+    let vt = RowLayout::CoreMatrices { row_bytes: 2 * BLOCK_N as u32 };
+    let mut unit = sreg::thread_idx_x();
+    while unit < (BLOCK_N as u32 / 8) * col_blocks {
+        let (key_block, col_block) = (unit / col_blocks, unit % col_blocks);
+        // rows[r][i]: f16 pair (columns 2i, 2i + 1) of key 8 * key_block + r.
+        let mut rows = [[0u32; 4]; 8];
+        for (r, row) in rows.iter_mut().enumerate() {
+            let at = (key_block * 8 + r as u32) * v_row + col_block * 8;
+            // SAFETY: an 8-byte aligned chunk of the V stage.
+            let codes = unsafe { *(src.add(at as usize) as *const [u16; 4]) };
+            *row = codes.map(cvt::e4m3x2_to_f16x2);
+        }
+        for c in 0..8 {
+            let half = |x: u32| if c % 2 == 0 { x & 0xFFFF } else { x >> 16 };
+            let keys: [u32; 4] =
+                core::array::from_fn(|p| half(rows[2 * p][c / 2]) | (half(rows[2 * p + 1][c / 2]) << 16));
+            let at = vt.offset(col_block * 8 + c as u32, key_block * 16);
+            // SAFETY: a 16-byte aligned row of one core matrix of Vt.
+            unsafe { *(dst.add(at as usize) as *mut [u32; 4]) = keys };
+        }
+        unit += threads;
+    }
+}
+
+/// `acc` as the flat register array the `wgmma` wrappers take.
+///
+/// # Safety
+/// `N == 4 * T` (checked by the callers' dispatch).
+#[inline(always)]
+unsafe fn flat<const T: usize, const N: usize>(acc: &mut [[f32; 4]; T]) -> &mut [f32; N] {
+    // SAFETY: `[[f32; 4]; T]` and `[f32; 4 T]` have the same layout.
+    unsafe { &mut *(acc as *mut [[f32; 4]; T]).cast::<[f32; N]>() }
+}
+
+/// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`.
+///
+/// # Safety
+/// `p` must describe valid device buffers (host-validated); the block must
+/// have `128 * WARPGROUPS` threads and `WgmmaSmemPlan::new(..).total` bytes
+/// of dynamic shared memory.
+#[inline(always)]
+pub unsafe fn forward<
+    const HEAD_DIM: usize,
+    const WARPGROUPS: usize,
+    const STAGES: usize,
+    const QK_STEPS: usize,
+    const O_TILES: usize,
+>(
+    p: &AttnParams,
+) {
+    const {
+        assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
+        assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 2);
+    };
+    let shape = TileShape {
+        head_dim: HEAD_DIM as u32,
+        block_m: 64 * WARPGROUPS as u32,
+        block_n: BLOCK_N as u32,
+        stages: STAGES as u32,
+        warps: 4 * WARPGROUPS as u32,
+    };
+    let plan = WgmmaSmemPlan::new(shape);
+    let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
+    let v_rows = RowLayout::Padded { stride: plan.v_row };
+    let threads = shape.threads();
+    let block_n = BLOCK_N as u32;
+    let lane = sreg::lane_id();
+    let warp = sreg::warp_id();
+    let (group, quad) = (lane / 4, lane % 4);
+    let warpgroup = warp / 4;
+    let warp_row = 64 * warpgroup + 16 * (warp % 4);
+
+    // SAFETY: host-validated parameters.
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
+    let causal = p.causal != 0;
+    let key_blocks = schedule::blocks(job.key_end, block_n);
+    if key_blocks == 0 {
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        return;
+    }
+
+    let smem_ptr = smem::dynamic_smem_base();
+    // SAFETY: the dynamic shared memory base.
+    let smem_base = unsafe { smem::shared_addr(smem_ptr) };
+    let load_kv = |j: u32| {
+        let stage = j % STAGES as u32;
+        let key0 = j * block_n;
+        let valid = (p.seq_kv - key0).min(block_n);
+        let offset = key0 as usize * HEAD_DIM;
+        // SAFETY: block-uniform; key rows below `valid` are inside K and V.
+        unsafe {
+            let k_dst = smem_base + plan.k_stage(stage, shape);
+            load_rows::<HEAD_DIM>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, threads);
+            let v_dst = smem_base + plan.v_stage(stage, shape);
+            load_rows::<HEAD_DIM>(v_dst, v_rows, job.v.wrapping_add(offset), block_n, valid, threads);
+        }
+    };
+
+    // SAFETY: Q rows below `job.rows` are inside Q.
+    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, threads) };
+    for j in 0..STAGES as u32 - 1 {
+        if j < key_blocks {
+            load_kv(j);
+        }
+        // SAFETY: closes this thread's copies.
+        unsafe { cp_async::commit_group() };
+    }
+
+    let mut rows = Rows::EMPTY;
+    let mut o = [[0f32; 4]; O_TILES];
+    let geometry =
+        MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
+
+    for j in 0..key_blocks {
+        let stage = j % STAGES as u32;
+        // SAFETY: block-uniform; block j (and Q) landed for every thread and
+        // is visible to the async proxy after the fence and the barrier.
+        unsafe {
+            cp_async::wait_group(STAGES as u32 - 2);
+            fence::proxy_async_shared();
+            bar::sync_threads();
+            transpose_v::<HEAD_DIM>(
+                smem_ptr.add(plan.v_stage(stage, shape) as usize),
+                smem_ptr.add(plan.vt as usize),
+                plan.v_row,
+                threads,
+            );
+            fence::proxy_async_shared();
+        }
+        if j + STAGES as u32 - 1 < key_blocks {
+            load_kv(j + STAGES as u32 - 1);
+        }
+        // SAFETY: closes this thread's copies (possibly an empty group).
+        unsafe { cp_async::commit_group() };
+
+        // S = Q·K^T for this warpgroup's 64 rows.
+        let mut s = [[0f32; 4]; S_TILES];
+        let k_tile = smem_base + plan.k_stage(stage, shape);
+        // SAFETY: warpgroup-uniform; Q and K stage j are written and fenced.
+        unsafe {
+            wgmma::fence();
+            for ks in 0..QK_STEPS as u32 {
+                let a = kmajor_desc(smem_base + plan.q, HEAD_DIM as u32, 64 * warpgroup, 32 * ks);
+                let b = kmajor_desc(k_tile, HEAD_DIM as u32, 0, 32 * ks);
+                wgmma::m64n64k32_e4m3(flat::<S_TILES, 32>(&mut s), a, b, (ks > 0) as u32);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group_0();
+        }
+
+        let key0 = j * block_n;
+        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
+        // SAFETY: converged warp.
+        unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+
+        // SAFETY: block-uniform; publishes Vt to every warpgroup.
+        unsafe { bar::sync_threads() };
+
+        // O += P·V, P from registers, Vt from shared memory.
+        // SAFETY: warpgroup-uniform; Vt is written and fenced; N = 4 * O_TILES.
+        unsafe {
+            wgmma::fence();
+            for kk in 0..S_TILES / 2 {
+                let a = online::p_fragment(&s, kk);
+                let b = kmajor_desc(smem_base + plan.vt, 2 * block_n, 0, 32 * kk as u32);
+                if O_TILES == 8 {
+                    wgmma::m64n64k16_f16_rs(flat::<O_TILES, 32>(&mut o), a, b, 1);
+                } else {
+                    wgmma::m64n128k16_f16_rs(flat::<O_TILES, 64>(&mut o), a, b, 1);
+                }
+            }
+            wgmma::commit_group();
+            wgmma::wait_group_0();
+        }
+    }
+    // SAFETY: drain the (empty) trailing groups before the block exits.
+    unsafe { cp_async::wait_group(0) };
+
+    // SAFETY: converged warp; the block's own output rows.
+    unsafe {
+        let scales = rows.output_scales(job.v_scale);
+        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, warp_row + group, job.rows, quad);
+    }
+}

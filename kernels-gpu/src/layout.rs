@@ -1,0 +1,118 @@
+//! Shared-memory layouts of tiles and the `wgmma` matrix descriptor: pure
+//! index math, built for the host too so the tests check it.
+
+/// Bytes of one `wgmma` core matrix: 8 rows of 16 bytes, contiguous.
+pub const CORE_MATRIX_BYTES: u32 = 128;
+
+/// How the rows of a tile are laid out in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowLayout {
+    /// Plain rows `stride` bytes apart (`stride` = row bytes + padding, so the
+    /// 8 rows an `ldmatrix` reads fall in distinct banks).
+    Padded {
+        /// Bytes from one row to the next.
+        stride: u32,
+    },
+    /// The `wgmma` no-swizzle ("interleaved") K-major layout: the tile is cut
+    /// into 8-row x 16-byte core matrices, each 128 contiguous bytes, ordered
+    /// along the row first: core matrix `(row / 8, byte / 16)` sits at
+    /// `((row / 8) * (row_bytes / 16) + byte / 16) * 128`.
+    CoreMatrices {
+        /// Bytes of one row of the tile (a multiple of 16).
+        row_bytes: u32,
+    },
+}
+
+impl RowLayout {
+    /// Offset of byte `byte` of row `row` (for `CoreMatrices`, `byte` and the
+    /// 16-byte chunk it starts must not straddle a core matrix).
+    #[inline(always)]
+    pub const fn offset(self, row: u32, byte: u32) -> u32 {
+        match self {
+            RowLayout::Padded { stride } => row * stride + byte,
+            RowLayout::CoreMatrices { row_bytes } => {
+                ((row / 8) * (row_bytes / 16) + byte / 16) * CORE_MATRIX_BYTES + (row % 8) * 16 + byte % 16
+            }
+        }
+    }
+
+    /// Bytes a tile of `rows` rows takes.
+    pub const fn bytes(self, rows: u32, row_bytes: u32) -> u32 {
+        match self {
+            RowLayout::Padded { stride } => rows * stride,
+            RowLayout::CoreMatrices { .. } => rows * row_bytes,
+        }
+    }
+}
+
+/// A `wgmma` shared-memory matrix descriptor without swizzling:
+/// start address, leading-dimension byte offset (between core matrices
+/// adjacent along K) and stride-dimension byte offset (between core matrices
+/// adjacent along M or N), each stored `>> 4` in 14 bits; swizzle mode 0.
+#[inline(always)]
+pub const fn gmma_desc(smem_addr: u32, leading_bytes: u32, stride_bytes: u32) -> u64 {
+    desc_field(smem_addr) | (desc_field(leading_bytes) << 16) | (desc_field(stride_bytes) << 32)
+}
+
+/// A byte quantity as a descriptor field: `>> 4`, 14 bits.
+#[inline(always)]
+const fn desc_field(bytes: u32) -> u64 {
+    ((bytes >> 4) & 0x3FFF) as u64
+}
+
+/// The descriptor of a K-major tile in [`RowLayout::CoreMatrices`] whose rows
+/// are `row_bytes` long, starting at row `row0` (a multiple of 8) and at K
+/// byte `k_byte0` (a multiple of 16).
+#[inline(always)]
+pub const fn kmajor_desc(tile_addr: u32, row_bytes: u32, row0: u32, k_byte0: u32) -> u64 {
+    let layout = RowLayout::CoreMatrices { row_bytes };
+    gmma_desc(tile_addr + layout.offset(row0, k_byte0), CORE_MATRIX_BYTES, (row_bytes / 16) * CORE_MATRIX_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_matrix_layout_is_a_bijection_onto_the_tile() {
+        for row_bytes in [64u32, 128, 256] {
+            let layout = RowLayout::CoreMatrices { row_bytes };
+            let rows = 64;
+            let mut seen = vec![false; (rows * row_bytes) as usize];
+            for r in 0..rows {
+                for b in 0..row_bytes {
+                    let at = layout.offset(r, b) as usize;
+                    assert!(!seen[at], "offset {at} hit twice");
+                    seen[at] = true;
+                }
+            }
+            assert!(seen.iter().all(|&x| x));
+            assert_eq!(layout.bytes(rows, row_bytes), rows * row_bytes);
+        }
+    }
+
+    #[test]
+    fn core_matrices_are_128_contiguous_bytes_of_8_rows() {
+        let layout = RowLayout::CoreMatrices { row_bytes: 64 };
+        // Row r, bytes 0..16 of a core matrix are bytes 16 r .. 16 r + 16 of it.
+        for r in 0..8 {
+            for b in 0..16 {
+                assert_eq!(layout.offset(r, b), 16 * r + b);
+            }
+        }
+        // The next core matrix along K follows at 128 bytes; along rows at (64 / 16) * 128.
+        assert_eq!(layout.offset(0, 16), 128);
+        assert_eq!(layout.offset(8, 0), 4 * 128);
+    }
+
+    #[test]
+    fn descriptor_fields_are_packed_as_ptx_specifies() {
+        let d = gmma_desc(0x1230, 128, 1024);
+        assert_eq!(d & 0x3FFF, 0x123);
+        assert_eq!((d >> 16) & 0x3FFF, 128 >> 4);
+        assert_eq!((d >> 32) & 0x3FFF, 1024 >> 4);
+        assert_eq!(d >> 62, 0, "no swizzle");
+        let k = kmajor_desc(0x400, 128, 64, 32);
+        assert_eq!(k & 0x3FFF, (0x400 + (64 / 8) * (128 / 16) * 128 + 2 * 128) >> 4);
+    }
+}
