@@ -1,5 +1,5 @@
 //! `cargo xtask bundle`: builds what the GPU machine runs (the test
-//! executables of `sdpa-tests` and the `sdpa` CLI) into `gpu-bundle/bin/`,
+//! executables of `sdpa-tests`, the `sdpa` CLI and this xtask) into `gpu-bundle/bin/`,
 //! under stable names, and lists the test executables in
 //! `gpu-bundle/tests.txt` for `cargo xtask gate`.
 
@@ -66,7 +66,10 @@ pub fn run(args: &[String]) -> Result<()> {
         a["profile"]["test"] == Value::Bool(false) && a["target"]["name"] == "sdpa" && a["target"]["kind"][0] == "bin"
     })?;
     let cli = cli.first().ok_or("cargo reported no `sdpa` executable")?;
-    copy(cli, &bin)
+    copy(cli, &bin)?;
+    // This xtask too: `gpu-bundle/bin/xtask bench` runs where there is no cargo.
+    let me = std::env::current_exe().map_err(|e| format!("cannot locate the xtask executable: {e}"))?;
+    copy(&Artifact { name: "xtask".into(), executable: me }, &bin)
 }
 
 /// Copies `a` to `dir/<target name>` and says so.

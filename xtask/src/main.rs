@@ -1,7 +1,9 @@
 //! `cargo xtask`: the project's build and gate commands (setup, ptx, gate,
-//! bundle). One module per command; arguments are parsed by hand to keep
+//! bundle, bench, record). One module per command; arguments are parsed by hand to keep
 //! this crate quick to build.
 
+mod bench;
+mod benchdata;
 mod budgets;
 mod bundle;
 mod check;
@@ -9,7 +11,9 @@ mod gate;
 mod gpu;
 mod ptx;
 mod record;
+mod report;
 mod setup;
+mod speed;
 mod util;
 
 use std::process::ExitCode;
@@ -21,19 +25,38 @@ commands:
   setup                      find ptxas, or install it (pip wheel) into target/cuda-tools;
                              print its path and version
   ptx [--arch sm_90a|sm_89]  build the kernels into target/kernels/<arch>/ (PTX, kernels.cubin)
-  gate [--update-budgets] [--no-gpu] [--record]
+  gate [--update-budgets] [--no-gpu] [--record] [--bench PATH] [--update]
                              resource gate: ptxas figures of every entry on every arch
                              against budgets.toml (no spills, no stack, smem limits);
-                             then, with a GPU, the GPU correctness suite
+                             then, with a GPU, the GPU correctness suite; then the
+                             speed gate on a fresh bench (graph-mode medians against
+                             the newest results/*-bench.json of the same GPU: fails
+                             beyond max(3 x baseline (p90-p10)/median, 5%))
       --update-budgets       rewrite budgets.toml from the current figures first
-      --no-gpu               skip the GPU part
+      --no-gpu               skip the GPU part (the speed gate still reads --bench)
       --record               write results/<date>-gate-resources.json
-  bundle                     build the GPU test executables and the sdpa CLI into gpu-bundle/bin/
+      --bench PATH           the fresh bench: an `sdpa bench --json` file or a record;
+                             without it, the gate runs sdpa bench where a GPU is
+      --update               record the fresh bench as the new baseline in results/
+  bundle                     build the GPU test executables, the sdpa CLI and this
+                             xtask into gpu-bundle/bin/
+  bench [--variants a,b] [--shapes \"B,H,S,D[,causal] ..\"] [--modes graph,direct]
+        [--peers] [--out DIR] [--date YYYY-MM-DD]
+                             on a GPU machine (also as gpu-bundle/bin/xtask bench, no
+                             cargo needed): sdpa bench per variant (naive: short shapes
+                             only by default), torch peers with --peers (scripts/peers.py),
+                             nvidia-smi clocks; writes DIR/<date>-bench.{json,md,svg}
+                             (DIR: results/)
+  record DIR [--out DIR] [--date YYYY-MM-DD]
+                             the same record from the files a GPU run brought back
+                             (bench-*.json, peers.jsonl, device.txt, *.log); the date
+                             is DIR's YYYY-MM-DD prefix, else today
 
 environment:
   SDPA_PTXAS=<path>          the ptxas to use
   SDPA_GPU=1|0               force the GPU part on or off
   SDPA_GPU_TESTS=<paths>     GPU test executables to run (default: gpu-bundle/tests.txt)
+  SDPA_BIN=<path>            the sdpa CLI bench and the speed gate run
   CARGO=<path>               the cargo used for nested builds";
 
 fn main() -> ExitCode {
@@ -52,6 +75,8 @@ fn main() -> ExitCode {
         "ptx" => ptx::run(rest),
         "gate" => gate::run(rest),
         "bundle" => bundle::run(rest),
+        "bench" => bench::run(rest),
+        "record" => bench::record(rest),
         other => {
             eprintln!("unknown command `{other}`\n\n{USAGE}");
             return ExitCode::from(2);

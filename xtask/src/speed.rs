@@ -1,0 +1,313 @@
+//! The speed gate (a step of `cargo xtask gate`): each (variant, shape) of a
+//! fresh bench, CUDA-graph mode, against the newest committed bench record
+//! in `results/` measured on the same GPU.
+//!
+//! Rule: a row fails when its median is slower than the baseline's median
+//! by more than `max(3 * spread, 5%)`, where `spread = (p90 - p10) / median`
+//! of the baseline row (README, "Speed gate"). Rows without a baseline row
+//! are reported, not failed; a fresh row whose correctness check failed
+//! fails the gate.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::bench;
+use crate::benchdata::{self, Gathered, Row, Shape, variant_rows};
+use crate::util::Result;
+
+/// The smallest slowdown the gate ever allows, as a fraction.
+pub const MIN_ALLOWED: f64 = 0.05;
+/// How many baseline spreads a slowdown may reach.
+pub const SPREAD_FACTOR: f64 = 3.0;
+
+/// The slowdown (a fraction of the baseline median) a row may show:
+/// `max(3 * (p90 - p10) / median, 5%)` of the baseline row.
+pub fn allowed_slowdown(baseline: &Row) -> f64 {
+    let spread = baseline.spread();
+    if spread.is_finite() { (SPREAD_FACTOR * spread).max(MIN_ALLOWED) } else { MIN_ALLOWED }
+}
+
+/// One (variant, shape) compared.
+#[derive(Debug, PartialEq)]
+pub struct Check {
+    /// Variant name.
+    pub variant: String,
+    /// The shape.
+    pub shape: Shape,
+    /// Baseline median (us).
+    pub baseline_us: f64,
+    /// Fresh median (us).
+    pub fresh_us: f64,
+    /// `fresh / baseline - 1` (positive: slower).
+    pub change: f64,
+    /// The slowdown allowed.
+    pub allowed: f64,
+    /// Whether it passes (not slower than allowed, and correct).
+    pub pass: bool,
+    /// Whether the fresh row's correctness check passed.
+    pub correct: bool,
+}
+
+/// Compares the graph-mode rows of `fresh` with those of `baseline`;
+/// returns the checks and the fresh rows no baseline row matches.
+pub fn compare(baseline: &[Row], fresh: &[Row]) -> (Vec<Check>, Vec<Row>) {
+    let mut checks = Vec::new();
+    let mut unmatched = Vec::new();
+    for f in fresh.iter().filter(|r| r.mode == "graph") {
+        let Some(b) = baseline.iter().find(|b| b.mode == "graph" && b.name == f.name && b.shape == f.shape) else {
+            unmatched.push(f.clone());
+            continue;
+        };
+        let change = f.median_us / b.median_us - 1.0;
+        let allowed = allowed_slowdown(b);
+        let correct = f.correct != Some(false);
+        checks.push(Check {
+            variant: f.name.clone(),
+            shape: f.shape,
+            baseline_us: b.median_us,
+            fresh_us: f.median_us,
+            change,
+            allowed,
+            // A hair of slack so that exactly the allowance passes despite rounding.
+            pass: correct && change <= allowed + 1e-9,
+            correct,
+        });
+    }
+    (checks, unmatched)
+}
+
+/// The newest `results/*-bench.json` measured on `device`, other than
+/// `exclude` (by file name order: the names start with the date).
+pub fn find_baseline(results: &Path, device: &str, exclude: Option<&Path>) -> Result<Option<(PathBuf, Value)>> {
+    let Ok(entries) = std::fs::read_dir(results) else {
+        return Ok(None);
+    };
+    let exclude = exclude.and_then(|p| p.canonicalize().ok());
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-bench.json")))
+        .filter(|p| exclude.is_none() || p.canonicalize().ok() != exclude)
+        .collect();
+    files.sort();
+    for path in files.into_iter().rev() {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+        if benchdata::device_name(&doc) == Some(device) {
+            return Ok(Some((path, doc)));
+        }
+    }
+    Ok(None)
+}
+
+/// Prints the checks as a table.
+fn print_checks(checks: &[Check]) {
+    println!(
+        "{:<8} {:<22} {:>12} {:>12} {:>8} {:>8}  verdict",
+        "variant", "shape", "baseline us", "fresh us", "change", "allowed"
+    );
+    for c in checks {
+        let verdict = match (c.pass, c.correct) {
+            (true, _) => "ok",
+            (false, false) => "FAIL (incorrect)",
+            (false, true) => "FAIL (slower)",
+        };
+        println!(
+            "{:<8} {:<22} {:>12.2} {:>12.2} {:>+7.1}% {:>7.1}%  {verdict}",
+            c.variant,
+            c.shape.label(),
+            c.baseline_us,
+            c.fresh_us,
+            100.0 * c.change,
+            100.0 * c.allowed
+        );
+    }
+}
+
+/// The speed step of the gate. `bench`: a fresh bench file (an `sdpa bench
+/// --json` file or a record); without one, `gpu` says whether a fresh bench
+/// can be run here. `update`: make the fresh bench the new baseline.
+pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Result<String>) -> Result<()> {
+    let results = ws.join("results");
+    let (fresh, exclude) = match (bench_file, gpu) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+            let mut g = Gathered::default();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            g.add_bench(&name, &doc)?;
+            (g.into_record(&doc["date"].as_str().map_or_else(benchdata::today, str::to_string)), Some(path))
+        }
+        (None, Err(reason)) => {
+            println!("speed gate skipped: no GPU ({reason}) and no --bench FILE");
+            return Ok(());
+        }
+        (None, Ok(_)) => (fresh_bench(ws, &results)?, None),
+    };
+    let device = benchdata::device_name(&fresh).ok_or("the fresh bench names no device")?.to_string();
+    let fresh_rows = variant_rows(&fresh);
+    if fresh_rows.is_empty() {
+        return Err("speed gate: the fresh bench has no rows".into());
+    }
+    let baseline = find_baseline(&results, &device, exclude)?;
+    let mut failed = Vec::new();
+    match &baseline {
+        None => println!("speed gate: no baseline for {device} in {} (`--update` records one)", results.display()),
+        Some((path, doc)) => {
+            println!("speed gate: {device}, baseline {}", path.display());
+            let (checks, unmatched) = compare(&variant_rows(doc), &fresh_rows);
+            print_checks(&checks);
+            for r in &unmatched {
+                println!("{:<8} {:<22} no baseline row (new)", r.name, r.shape.label());
+            }
+            failed.extend(checks.iter().filter(|c| !c.pass).map(|c| format!("{} {}", c.variant, c.shape.label())));
+        }
+    }
+    let incorrect: Vec<String> = fresh_rows
+        .iter()
+        .filter(|r| r.correct == Some(false))
+        .map(|r| format!("{} {} {}", r.name, r.shape.label(), r.mode))
+        .collect();
+    if update {
+        if !incorrect.is_empty() {
+            return Err(format!("not recording a baseline with incorrect rows: {}", incorrect.join(", ")));
+        }
+        for path in benchdata::write_record(&results, &fresh)? {
+            println!("recorded {}", path.display());
+        }
+        println!("speed gate: new baseline recorded (commit it)");
+        return Ok(());
+    }
+    if !incorrect.is_empty() {
+        return Err(format!("speed gate failed: incorrect rows: {}", incorrect.join(", ")));
+    }
+    if failed.is_empty() {
+        println!("speed gate passed");
+        Ok(())
+    } else {
+        Err(format!("speed gate failed: slower than the baseline allows: {}", failed.join(", ")))
+    }
+}
+
+/// Runs `sdpa bench` (graph mode) on the baseline's (variant, shape) pairs,
+/// or on the default ones when there is no baseline, and returns the record.
+fn fresh_bench(ws: &Path, results: &Path) -> Result<Value> {
+    let sdpa = bench::find_sdpa()?;
+    // The device is not known before the run: take the newest record of any device for the pairs.
+    let newest = std::fs::read_dir(results)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-bench.json")))
+        .max();
+    let plan: Vec<(String, Vec<String>)> = match newest {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let rows = variant_rows(&doc);
+            let mut plan: Vec<(String, Vec<String>)> = Vec::new();
+            for r in rows.iter().filter(|r| r.mode == "graph") {
+                match plan.iter_mut().find(|(v, _)| *v == r.name) {
+                    Some((_, shapes)) => shapes.push(r.shape.label()),
+                    None => plan.push((r.name.clone(), vec![r.shape.label()])),
+                }
+            }
+            plan
+        }
+        None => bench::default_plan(&[], &[]),
+    };
+    let dir = ws.join("target").join("speed-gate");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (variant, shapes) in &plan {
+        bench::run_sdpa(&sdpa, variant, shapes, "graph", &dir.join(format!("bench-{variant}.json")))?;
+    }
+    let mut g = Gathered::from_dir(&dir)?;
+    g.clocks = bench::smi_clocks(&dir);
+    Ok(g.into_record(&benchdata::today()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::benchdata::tests::{sdpa_doc, sdpa_row};
+
+    fn rows(list: &[(&str, &str, &str, f64, f64, f64)]) -> Vec<Row> {
+        variant_rows(&sdpa_doc(list.iter().map(|r| sdpa_row(r.0, r.1, r.2, r.3, r.4, r.5)).collect()))
+    }
+
+    #[test]
+    fn the_allowance_is_three_spreads_but_at_least_five_percent() {
+        // Tight baseline (0.5% spread): 5% floor.
+        let tight = &rows(&[("mma", "2,8,256,64", "graph", 100.0, 99.8, 100.3)])[0];
+        assert!((allowed_slowdown(tight) - 0.05).abs() < 1e-12);
+        // Noisy baseline (4% spread): 12%.
+        let noisy = &rows(&[("mma", "2,8,256,64", "graph", 100.0, 98.0, 102.0)])[0];
+        assert!((allowed_slowdown(noisy) - 0.12).abs() < 1e-12);
+    }
+
+    #[test]
+    fn slower_beyond_the_allowance_fails_within_passes() {
+        let base = rows(&[
+            ("mma", "2,8,256,64", "graph", 100.0, 99.8, 100.3),
+            ("mma", "2,8,256,64", "direct", 100.0, 99.8, 100.3),
+            ("mma", "1,8,512,64", "graph", 100.0, 98.0, 102.0),
+            ("naive", "2,8,256,64", "graph", 100.0, 99.0, 101.0),
+        ]);
+        let fresh = rows(&[
+            ("mma", "2,8,256,64", "graph", 105.0, 104.0, 106.0), // +5.0%: allowed 5%
+            ("mma", "2,8,256,64", "direct", 500.0, 499.0, 501.0), // direct mode: not gated
+            ("mma", "1,8,512,64", "graph", 112.5, 112.0, 113.0), // +12.5% > 12%
+            ("naive", "2,8,256,64", "graph", 80.0, 79.0, 81.0),  // faster
+            ("mma", "4,16,2048,64", "graph", 1.0, 1.0, 1.0),     // new
+        ]);
+        let (checks, unmatched) = compare(&base, &fresh);
+        let verdicts: Vec<(&str, String, bool)> =
+            checks.iter().map(|c| (c.variant.as_str(), c.shape.label(), c.pass)).collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("mma", "2,8,256,64".to_string(), true),
+                ("mma", "1,8,512,64".to_string(), false),
+                ("naive", "2,8,256,64".to_string(), true),
+            ]
+        );
+        assert_eq!(unmatched.len(), 1);
+        assert_eq!(unmatched[0].shape.label(), "4,16,2048,64");
+    }
+
+    #[test]
+    fn an_incorrect_row_fails_even_when_fast() {
+        let base = rows(&[("mma", "2,8,256,64", "graph", 100.0, 99.8, 100.3)]);
+        let mut fresh = rows(&[("mma", "2,8,256,64", "graph", 50.0, 49.0, 51.0)]);
+        fresh[0].correct = Some(false);
+        let (checks, _) = compare(&base, &fresh);
+        assert!(!checks[0].pass && !checks[0].correct);
+    }
+
+    #[test]
+    fn the_baseline_is_the_newest_record_of_the_same_device() {
+        let dir = std::env::temp_dir().join(format!("xtask-speed-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("2026-12-01-run")).unwrap();
+        let mut h100 = sdpa_doc(vec![]);
+        h100["device"]["name"] = "NVIDIA H100".into();
+        std::fs::write(dir.join("2026-11-22-bench.json"), sdpa_doc(vec![]).to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-23-bench.json"), sdpa_doc(vec![]).to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-24-bench.json"), h100.to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-25-bench.md"), "not json").unwrap();
+        std::fs::write(dir.join("2026-12-01-run").join("x-bench.json"), "not json").unwrap();
+        let name = |found: Option<(PathBuf, Value)>| found.map(|(p, _)| p.file_name().unwrap().to_owned());
+        assert_eq!(name(find_baseline(&dir, "NVIDIA H200", None).unwrap()).unwrap(), "2026-11-23-bench.json");
+        assert_eq!(name(find_baseline(&dir, "NVIDIA H100", None).unwrap()).unwrap(), "2026-11-24-bench.json");
+        let excluded = dir.join("2026-11-23-bench.json");
+        assert_eq!(
+            name(find_baseline(&dir, "NVIDIA H200", Some(&excluded)).unwrap()).unwrap(),
+            "2026-11-22-bench.json"
+        );
+        assert!(find_baseline(&dir, "NVIDIA L4", None).unwrap().is_none());
+        assert!(find_baseline(&dir.join("missing"), "NVIDIA H200", None).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
