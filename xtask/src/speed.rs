@@ -124,12 +124,16 @@ fn print_checks(checks: &[Check]) {
     }
 }
 
-/// The speed step of the gate. `bench`: a fresh bench file (an `sdpa bench
-/// --json` file or a record); without one, `gpu` says whether a fresh bench
+/// The speed step of the gate. `bench`: a fresh bench (an `sdpa bench
+/// --json` file, a record, or a directory of them as `record` reads it); without one, `gpu` says whether a fresh bench
 /// can be run here. `update`: make the fresh bench the new baseline.
 pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Result<String>) -> Result<()> {
     let results = ws.join("results");
     let (fresh, exclude) = match (bench_file, gpu) {
+        (Some(path), _) if path.is_dir() => {
+            let g = Gathered::from_dir(path)?;
+            (g.into_record(&bench::date_for(path, None)?), None)
+        }
         (Some(path), _) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
