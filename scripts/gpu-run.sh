@@ -13,6 +13,9 @@ BIN=gpu-bundle/bin
 steps=${*:-gate fuzz bench peers}
 SHAPES=${SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"}
 SMALL_SHAPES=${SMALL_SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64"}
+VARIANTS=${VARIANTS:-mma,wgmma}
+# Every step is bounded: a hung kernel must not eat the device lease.
+T=${STEP_TIMEOUT:-240}
 status=0
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
@@ -21,18 +24,18 @@ status=0
 for step in $steps; do
   case $step in
     gate)
-      "$BIN/gpu_gate" --ignored --nocapture --test-threads=1 >"$OUT/gate.log" 2>&1 || status=1
+      timeout "$T" "$BIN/gpu_gate" --ignored --nocapture --test-threads=1 >"$OUT/gate.log" 2>&1 || status=1
       grep -E "FAIL|passed, .* failed" "$OUT/gate.log" | tail -20 ;;
     fuzz)
-      [ -x "$BIN/gpu_fuzz" ] && { "$BIN/gpu_fuzz" --ignored --nocapture --test-threads=1 >"$OUT/fuzz.log" 2>&1 || status=1; tail -5 "$OUT/fuzz.log"; } ;;
+      [ -x "$BIN/gpu_fuzz" ] && { timeout "$T" "$BIN/gpu_fuzz" --ignored --nocapture --test-threads=1 >"$OUT/fuzz.log" 2>&1 || status=1; tail -5 "$OUT/fuzz.log"; } ;;
     bench)
       # shellcheck disable=SC2086
-      "$BIN/sdpa" bench --variants mma --shapes $SHAPES --json "$OUT/bench-mma.json" >>"$OUT/bench.txt" 2>&1 || status=1
+      timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes $SHAPES --json "$OUT/bench-mma.json" >>"$OUT/bench.txt" 2>&1 || status=1
       # shellcheck disable=SC2086
-      "$BIN/sdpa" bench --variants naive --shapes $SMALL_SHAPES --json "$OUT/bench-naive.json" >>"$OUT/bench.txt" 2>&1 || status=1 ;;
+      timeout "$T" "$BIN/sdpa" bench --variants naive --shapes $SMALL_SHAPES --json "$OUT/bench-naive.json" >>"$OUT/bench.txt" 2>&1 || status=1 ;;
     peers)
       # shellcheck disable=SC2086
-      python3 scripts/peers.py $SHAPES >"$OUT/peers.jsonl" 2>>"$OUT/device.txt" || status=1 ;;
+      timeout "$T" python3 scripts/peers.py $SHAPES >"$OUT/peers.jsonl" 2>>"$OUT/device.txt" || status=1 ;;
   esac
 done
 
