@@ -6,11 +6,12 @@ use crate::launch;
 use crate::tensor::{Fp8Tensor, Output};
 use crate::validate::{Options, Problem, validate};
 use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant};
-use kernels_gpu::params::AttnParams;
+use kernels_gpu::params::{AttnParams, vt_keys};
+use kernels_gpu::schedule;
 use std::sync::Arc;
 
 /// Shared memory a block may use without opting in.
@@ -39,6 +40,8 @@ pub struct Attention {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     functions: Vec<(&'static KernelInfo, CudaFunction)>,
+    /// Prepass kernels by entry name.
+    prepasses: Vec<(&'static str, CudaFunction)>,
     info: DeviceInfo,
 }
 
@@ -51,6 +54,9 @@ pub struct DeviceProblem {
     v: CudaSlice<u8>,
     /// `q_scale[Hq]`, then `k_scale[Hkv]`, then `v_scale[Hkv]`.
     scales: CudaSlice<f32>,
+    /// Scratch for kernels with a V-transpose prepass (`[B, Hkv, D,
+    /// vt_keys(Skv)]` f16); allocated when the device can run one.
+    vt: Option<CudaSlice<u16>>,
 }
 
 impl DeviceProblem {
@@ -95,7 +101,11 @@ impl Attention {
         })?;
         let sm90a = matches!(load, Load::Cubin(img) | Load::Ptx(img) if img.arch == "sm_90a");
         let mut functions = Vec::with_capacity(KERNELS.len());
+        let mut prepasses = Vec::new();
         for kernel in KERNELS.iter().filter(|k| sm90a || !k.sm90a_only) {
+            if let Some(pre) = kernel.prepass {
+                prepasses.push((pre.entry, module.load_function(pre.entry)?));
+            }
             let func = module.load_function(kernel.entry)?;
             if kernel.smem_bytes > DEFAULT_SMEM_LIMIT {
                 func.set_attribute(
@@ -109,7 +119,7 @@ impl Attention {
         // A stream of our own: CUDA graphs cannot capture the legacy default stream.
         let stream = ctx.new_stream()?;
         let info = DeviceInfo { ordinal, name, capability, image: load.describe(), driver: launch::driver_version()? };
-        Ok(Attention { ctx, stream, functions, info })
+        Ok(Attention { ctx, stream, functions, prepasses, info })
     }
 
     /// The device and the image loaded on it.
@@ -135,7 +145,10 @@ impl Attention {
     ) -> Result<DeviceProblem, AttnError> {
         let problem = validate(q, k, v, opts)?;
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
+        let vt_len = problem.batch * problem.heads_kv * problem.head_dim * vt_keys(problem.seq_kv as u32) as usize;
+        let vt = if self.prepasses.is_empty() { None } else { Some(self.stream.alloc_zeros::<u16>(vt_len)?) };
         Ok(DeviceProblem {
+            vt,
             problem,
             q: self.stream.clone_htod(&q.data)?,
             k: self.stream.clone_htod(&k.data)?,
@@ -184,6 +197,7 @@ impl Attention {
             q_scale: scales,
             k_scale: scales + p.heads_q as u64 * f32_size,
             v_scale: scales + (p.heads_q + p.heads_kv) as u64 * f32_size,
+            vt: dev.vt.as_ref().map_or(0, |vt| vt.device_ptr(&self.stream).0),
             batch: p.batch as u32,
             heads_q: p.heads_q as u32,
             heads_kv: p.heads_kv as u32,
@@ -193,7 +207,28 @@ impl Attention {
             causal: p.causal as u32,
             reserved: 0,
         };
-        launch::launch(&self.stream, func, p, params)?;
+        if let Some(pre) = p.kernel.prepass {
+            let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
+            let (Some(prepass), true) = (prepass, params.vt != 0) else {
+                return Err(AttnError::VariantUnavailable {
+                    variant: p.kernel.variant.name(),
+                    reason: format!("its prepass {} is not loaded", pre.entry),
+                });
+            };
+            let cfg = LaunchConfig {
+                grid_dim: (vt_keys(p.seq_kv as u32) / 64, p.heads_kv as u32, p.batch as u32),
+                block_dim: (pre.threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            launch::launch(&self.stream, prepass, cfg, params)?;
+        }
+        let tiles = p.kernel.tiles;
+        let cfg = LaunchConfig {
+            grid_dim: schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32),
+            block_dim: (tiles.threads(), 1, 1),
+            shared_mem_bytes: p.kernel.smem_bytes,
+        };
+        launch::launch(&self.stream, func, cfg, params)?;
         Ok(())
     }
 

@@ -1,10 +1,8 @@
 //! The only `unsafe` on the host: probing for the driver, turning off
 //! cudarc's per-launch event tracking, and launching a kernel.
 
-use crate::validate::Problem;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg};
 use kernels_gpu::params::AttnParams;
-use kernels_gpu::schedule;
 
 /// The kernel argument block, marked as plain bytes for cudarc.
 #[repr(transparent)]
@@ -37,26 +35,20 @@ pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
     unsafe { ctx.disable_event_tracking() }
 }
 
-/// Launches the problem's kernel over `params` on `stream`.
+/// Launches `func` over `params` on `stream` with geometry `cfg`.
 ///
-/// Safety argument: `problem` was validated (shapes, head dim, sizes within
-/// the kernels' index types, scales) and `params` holds the device addresses
-/// of live buffers whose lengths match `problem` (built by
-/// `DeviceProblem`/`DeviceOutput`, which own them for at least as long as
-/// the stream runs); geometry and shared memory come from the kernel table
-/// the kernel was compiled from.
+/// Safety argument: the caller (`Attention::run`, the only one) passes a
+/// problem that was validated (shapes, head dim, sizes within the kernels'
+/// index types, scales), `params` holding the device addresses of live
+/// buffers whose lengths match it (owned by `DeviceProblem`/`DeviceOutput`
+/// for at least as long as the stream runs), and the geometry and shared
+/// memory of the kernel table the kernel was compiled from.
 pub(crate) fn launch(
     stream: &CudaStream,
     func: &CudaFunction,
-    problem: &Problem,
+    cfg: LaunchConfig,
     params: AttnParams,
 ) -> Result<(), DriverError> {
-    let tiles = problem.kernel.tiles;
-    let cfg = LaunchConfig {
-        grid_dim: schedule::grid(tiles.block_m, problem.batch as u32, problem.heads_q as u32, problem.seq_q as u32),
-        block_dim: (tiles.threads(), 1, 1),
-        shared_mem_bytes: problem.kernel.smem_bytes,
-    };
     let args = KernelArgs(params);
     let mut builder = stream.launch_builder(func);
     builder.arg(&args);

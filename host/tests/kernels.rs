@@ -14,9 +14,11 @@ fn every_image_holds_every_entry_point() {
     for img in images() {
         assert!(img.ptx.contains(&format!(".target {}", img.arch)), "{} PTX targets another arch", img.arch);
         for k in &KERNELS {
-            let present = img.ptx.contains(&format!(".entry {}(", k.entry));
             let expected = !k.sm90a_only || img.arch == "sm_90a";
-            assert_eq!(present, expected, "{}: entry {} present={present}", img.arch, k.entry);
+            for entry in std::iter::once(k.entry).chain(k.prepass.map(|p| p.entry)) {
+                let present = img.ptx.contains(&format!(".entry {entry}("));
+                assert_eq!(present, expected, "{}: entry {entry} present={present}", img.arch);
+            }
         }
         assert!(!img.ptx.contains(".local"), "{}: PTX uses local memory", img.arch);
         if let Some(cubin) = img.cubin {
@@ -95,7 +97,7 @@ fn grids_cover_every_query_row_once() {
 fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
     for k in KERNELS.iter().filter(|k| k.variant == Variant::Wgmma) {
         let plan = WgmmaSmemPlan::new(k.tiles);
-        for off in [plan.q, plan.k, plan.v, plan.vt, plan.k_stage(1, k.tiles), plan.v_stage(1, k.tiles)] {
+        for off in [plan.q, plan.k, plan.vt, plan.k_stage(1, k.tiles), plan.vt_stage(1, k.tiles)] {
             assert_eq!(off % 128, 0, "{}: offset {off} is not core-matrix aligned", k.entry);
         }
         assert_eq!(plan.total, k.smem_bytes);

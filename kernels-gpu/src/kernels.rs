@@ -14,9 +14,10 @@ pub enum Variant {
     /// registers, P·V on `mma.sync` f16 (V converted exactly from e4m3),
     /// K/V streamed with `cp.async` through a multi-stage buffer.
     Mma,
-    /// Hopper only (sm_90a): Q·K^T on `wgmma` e4m3 with Q and K read from
-    /// shared memory by descriptor, P·V on `wgmma` f16 with P from registers
-    /// and V transposed to f16 in shared memory; two warpgroups per block.
+    /// Hopper only (sm_90a): a prepass writes V transposed to f16; then
+    /// Q·K^T on `wgmma` e4m3 with Q and K read from shared memory by
+    /// descriptor, P·V on `wgmma` f16 with P from registers; one warpgroup
+    /// (64 query rows) per block.
     Wgmma,
 }
 
@@ -52,6 +53,17 @@ pub struct KernelInfo {
     pub smem_bytes: u32,
     /// Built only for sm_90a (uses Hopper-only instructions).
     pub sm90a_only: bool,
+    /// A kernel launched before this one on the same problem, if any.
+    pub prepass: Option<Prepass>,
+}
+
+/// A prepass kernel: grid `(vt_keys(seq_kv) / 64, heads_kv, batch)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prepass {
+    /// The PTX entry symbol.
+    pub entry: &'static str,
+    /// Threads per block.
+    pub threads: u32,
 }
 
 /// `naive` at D = 64: four warps, one query row each.
@@ -63,20 +75,28 @@ pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 6
 /// `mma` at D = 128.
 pub const MMA_D128: TileShape = TileShape { head_dim: 128, ..MMA_D64 };
 
-/// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, double-buffered K/V.
-pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 2, warps: 8 };
+/// `wgmma` at D = 64: 1 warpgroup x 64 rows, 64-key blocks, double-buffered K/Vt.
+pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4 };
 /// `wgmma` at D = 128.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, ..WGMMA_D64 };
 
 /// Every kernel the crate builds, in a fixed order.
 pub const KERNELS: [KernelInfo; 6] = [
-    KernelInfo { variant: Variant::Naive, entry: "sdpa_naive_d64", tiles: NAIVE_D64, smem_bytes: 0, sm90a_only: false },
+    KernelInfo {
+        variant: Variant::Naive,
+        entry: "sdpa_naive_d64",
+        tiles: NAIVE_D64,
+        smem_bytes: 0,
+        sm90a_only: false,
+        prepass: None,
+    },
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d128",
         tiles: NAIVE_D128,
         smem_bytes: 0,
         sm90a_only: false,
+        prepass: None,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -84,6 +104,7 @@ pub const KERNELS: [KernelInfo; 6] = [
         tiles: MMA_D64,
         smem_bytes: MmaSmemPlan::new(MMA_D64).total,
         sm90a_only: false,
+        prepass: None,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -91,6 +112,7 @@ pub const KERNELS: [KernelInfo; 6] = [
         tiles: MMA_D128,
         smem_bytes: MmaSmemPlan::new(MMA_D128).total,
         sm90a_only: false,
+        prepass: None,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -98,6 +120,7 @@ pub const KERNELS: [KernelInfo; 6] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
         sm90a_only: true,
+        prepass: Some(Prepass { entry: "sdpa_vt_d64", threads: 64 * 8 }),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -105,6 +128,7 @@ pub const KERNELS: [KernelInfo; 6] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
         sm90a_only: true,
+        prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 * 8 }),
     },
 ];
 

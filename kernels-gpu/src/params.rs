@@ -25,6 +25,10 @@ pub struct AttnParams {
     pub k_scale: u64,
     /// Device address of the per-head V dequantization scales (f32).
     pub v_scale: u64,
+    /// Device address of a scratch `Vt` `[batch, heads_kv, HEAD_DIM,
+    /// vt_keys(seq_kv)]` (f16): V transposed, written by the `v_transpose`
+    /// prepass for the kernels that read it (0 for the others).
+    pub vt: u64,
     /// Batch size B.
     pub batch: u32,
     /// Query heads Hq.
@@ -41,4 +45,11 @@ pub struct AttnParams {
     pub causal: u32,
     /// Padding to a multiple of 8 bytes; always 0.
     pub reserved: u32,
+}
+
+/// Keys per row of the `Vt` scratch: `seq_kv` rounded up to 64, so whole
+/// 64-key tiles can be read without bounds checks (the padding is zeros).
+#[inline(always)]
+pub const fn vt_keys(seq_kv: u32) -> u32 {
+    seq_kv.div_ceil(64) * 64
 }

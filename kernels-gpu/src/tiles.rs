@@ -76,25 +76,20 @@ impl MmaSmemPlan {
 }
 
 /// Byte offsets of the `wgmma` kernel's shared-memory buffers (all
-/// multiples of 128, as `wgmma` core matrices need 16-byte alignment and
+/// multiples of 128: `wgmma` core matrices need 16-byte alignment and
 /// `cp.async` 16).
 ///
-/// Q and K tiles are in the no-swizzle K-major core-matrix layout
+/// Every tile is in the no-swizzle K-major core-matrix layout
 /// (`layout::RowLayout::CoreMatrices`) that `wgmma` reads through
-/// descriptors; V arrives as padded E4M3 rows and is transposed once per key
-/// block into `Vt` (f16, `[head_dim][block_n]`, core-matrix layout), the
-/// K-major B operand of `P·V`.
+/// descriptors: Q and K as E4M3 rows of `head_dim` bytes, and `Vt` (V
+/// transposed to f16 by the prepass) as `head_dim` rows of `block_n` keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WgmmaSmemPlan {
-    /// Bytes per padded E4M3 V row.
-    pub v_row: u32,
     /// Offset of the Q tile (`block_m x head_dim` bytes).
     pub q: u32,
     /// Offset of K stage 0 (`block_n x head_dim` bytes each).
     pub k: u32,
-    /// Offset of V stage 0 (`block_n` padded rows each).
-    pub v: u32,
-    /// Offset of the f16 `Vt` tile (`head_dim x block_n x 2` bytes).
+    /// Offset of `Vt` stage 0 (`head_dim x block_n` f16 each).
     pub vt: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
@@ -103,13 +98,11 @@ pub struct WgmmaSmemPlan {
 impl WgmmaSmemPlan {
     /// The plan for a tile shape.
     pub const fn new(t: TileShape) -> Self {
-        let v_row = t.head_dim + SMEM_ROW_PAD;
         let q = 0;
         let k = q + t.block_m * t.head_dim;
-        let v = k + t.stages * t.block_n * t.head_dim;
-        let vt = v + t.stages * t.block_n * v_row;
-        let total = vt + t.head_dim * t.block_n * 2;
-        Self { v_row, q, k, v, vt, total }
+        let vt = k + t.stages * t.block_n * t.head_dim;
+        let total = vt + t.stages * t.head_dim * t.block_n * 2;
+        Self { q, k, vt, total }
     }
 
     /// Offset of K stage `stage`.
@@ -117,8 +110,8 @@ impl WgmmaSmemPlan {
         self.k + stage * t.block_n * t.head_dim
     }
 
-    /// Offset of V stage `stage` (E4M3).
-    pub const fn v_stage(&self, stage: u32, t: TileShape) -> u32 {
-        self.v + stage * t.block_n * self.v_row
+    /// Offset of `Vt` stage `stage`.
+    pub const fn vt_stage(&self, stage: u32, t: TileShape) -> u32 {
+        self.vt + stage * t.head_dim * t.block_n * 2
     }
 }

@@ -93,13 +93,15 @@ pub fn run(args: &[String]) -> Result<()> {
 /// not; sm_90a-only entries are not built for other archs), then the
 /// reported entries `KERNELS` lacks.
 fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
-    let mut rows: Vec<Row> = KERNELS
-        .iter()
-        .filter(|k| !k.sm90a_only || arch.name == "sm_90a")
-        .map(|k| {
-            let report = entries.iter().position(|e| e.entry == k.entry).map(|i| entries.remove(i));
-            let (variant, entry) = (k.variant.name(), k.entry.to_string());
-            Row { variant, entry, arch, dynamic_smem: k.smem_bytes, in_table: true, report }
+    let built = KERNELS.iter().filter(|k| !k.sm90a_only || arch.name == "sm_90a");
+    let tabled = built.flat_map(|k| {
+        let main = (k.variant.name(), k.entry, k.smem_bytes);
+        std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, 0)))
+    });
+    let mut rows: Vec<Row> = tabled
+        .map(|(variant, entry, dynamic_smem)| {
+            let report = entries.iter().position(|e| e.entry == entry).map(|i| entries.remove(i));
+            Row { variant, entry: entry.to_string(), arch, dynamic_smem, in_table: true, report }
         })
         .collect();
     rows.extend(entries.into_iter().map(|e| Row {

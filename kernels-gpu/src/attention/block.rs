@@ -82,13 +82,55 @@ impl BlockJob {
     }
 }
 
-/// Issues `cp.async` copies of `rows` E4M3 rows of `HEAD_DIM` bytes from
-/// `src` into the shared tile at `dst` laid out as `layout`; rows at or past
-/// `valid_rows` are zero-filled without reading global memory.
+/// A tile of rows to copy from global into shared memory.
+#[derive(Clone, Copy)]
+pub struct RowCopy {
+    /// Shared-window address of the destination tile.
+    pub dst: u32,
+    /// The destination tile's layout.
+    pub layout: RowLayout,
+    /// First source row.
+    pub src: *const u8,
+    /// Bytes from one source row to the next.
+    pub src_stride: usize,
+    /// Bytes per row (a multiple of 16).
+    pub row_bytes: u32,
+    /// Rows of the tile.
+    pub rows: u32,
+    /// Rows that exist in the source; the rest are zero-filled.
+    pub valid_rows: u32,
+}
+
+impl RowCopy {
+    /// Issues the `cp.async` copies (16 bytes each, spread over the block's
+    /// threads); rows at or past `valid_rows` are zero-filled without reading
+    /// global memory.
+    ///
+    /// # Safety
+    /// Block-uniform; source rows below `valid_rows` readable; the tile inside
+    /// the block's shared memory, 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn issue(&self, threads: u32) {
+        let chunks_per_row = self.row_bytes / 16;
+        let mut c = sreg::thread_idx_x();
+        while c < self.rows * chunks_per_row {
+            let r = c / chunks_per_row;
+            let col = (c % chunks_per_row) * 16;
+            let valid = r < self.valid_rows;
+            let from =
+                if valid { self.src.wrapping_add(r as usize * self.src_stride + col as usize) } else { self.src };
+            // SAFETY: in-bounds source when valid; 16-byte aligned destination.
+            unsafe { cp_async::copy_16_zfill(self.dst + self.layout.offset(r, col), from, if valid { 16 } else { 0 }) };
+            c += threads;
+        }
+    }
+}
+
+/// Copies `rows` E4M3 rows of `HEAD_DIM` bytes (a Q, K or V tile) from `src`
+/// into the shared tile at `dst` laid out as `layout` (see [`RowCopy`]).
 ///
 /// # Safety
-/// Block-uniform arguments; `src` rows below `valid_rows` readable; the tile
-/// inside the block's shared memory, 16-byte aligned.
+/// As [`RowCopy::issue`].
 #[inline(always)]
 pub unsafe fn load_rows<const HEAD_DIM: usize>(
     dst: u32,
@@ -98,15 +140,7 @@ pub unsafe fn load_rows<const HEAD_DIM: usize>(
     valid_rows: u32,
     threads: u32,
 ) {
-    let chunks_per_row = HEAD_DIM as u32 / 16;
-    let mut c = sreg::thread_idx_x();
-    while c < rows * chunks_per_row {
-        let r = c / chunks_per_row;
-        let col = (c % chunks_per_row) * 16;
-        let valid = r < valid_rows;
-        let from = if valid { src.wrapping_add((r as usize) * HEAD_DIM + col as usize) } else { src };
-        // SAFETY: in-bounds source when valid; 16-byte aligned destination.
-        unsafe { cp_async::copy_16_zfill(dst + layout.offset(r, col), from, if valid { 16 } else { 0 }) };
-        c += threads;
-    }
+    let copy = RowCopy { dst, layout, src, src_stride: HEAD_DIM, row_bytes: HEAD_DIM as u32, rows, valid_rows };
+    // SAFETY: forwarded.
+    unsafe { copy.issue(threads) }
 }

@@ -84,3 +84,24 @@ mma_entry!(sdpa_mma_d128, MMA_D128);
 wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128);
+
+/// Emits a `v_transpose` prepass entry for a head dimension (sm_90a builds only).
+#[cfg(target_feature = "sm_90a")]
+macro_rules! vt_entry {
+    ($name:ident, $head_dim:expr) => {
+        /// PTX entry point of a prepass (see `kernels::Prepass`).
+        ///
+        /// # Safety
+        /// Launched by the host with validated parameters and the prepass geometry.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
+            // SAFETY: forwarded launch contract.
+            unsafe { super::prepass::v_transpose::<$head_dim>(&p) }
+        }
+    };
+}
+
+#[cfg(target_feature = "sm_90a")]
+vt_entry!(sdpa_vt_d64, 64);
+#[cfg(target_feature = "sm_90a")]
+vt_entry!(sdpa_vt_d128, 128);

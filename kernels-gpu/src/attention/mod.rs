@@ -6,5 +6,6 @@ pub mod entry;
 pub mod mma;
 pub mod naive;
 pub mod online;
+pub mod prepass;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;

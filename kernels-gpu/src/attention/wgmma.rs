@@ -2,23 +2,24 @@
 //! instructions (sm_90a only).
 //!
 //! A block owns `BLOCK_M = 64 * WARPGROUPS` query rows; warpgroup `g` owns
-//! rows `64g .. 64g + 63` and issues the products for them. Per 64-key block:
+//! rows `64g .. 64g + 63` and issues the products for them. A prepass
+//! ([`super::prepass`]) has written `Vt`, V transposed to f16. Per 64-key
+//! block:
 //!
-//! 1. K and V (E4M3) arrive by `cp.async`, `STAGES` deep: K straight into
-//!    the no-swizzle core-matrix layout `wgmma` reads, V as padded rows;
-//! 2. the block transposes V once into `Vt` (f16, exact), the K-major B
-//!    operand of `P·V`;
-//! 3. `S = Q·K^T` with `wgmma.m64n64k32.e4m3`, Q and K read from shared
+//! 1. K (E4M3) and `Vt` (f16) tiles arrive by `cp.async`, `STAGES` deep,
+//!    straight into the no-swizzle core-matrix layout `wgmma` reads;
+//! 2. `S = Q·K^T` with `wgmma.m64n64k32.e4m3`, Q and K read from shared
 //!    memory through descriptors;
-//! 4. online softmax on the accumulators ([`super::online`], the same code
+//! 3. online softmax on the accumulators ([`super::online`], the same code
 //!    and layout as the `mma.sync` kernel);
-//! 5. `O += P·V` with `wgmma.m64nDk16.f16`, P from registers.
+//! 4. `O += P·V` with `wgmma.m64nDk16.f16`, P from registers, `Vt` from
+//!    shared memory.
 
-use super::block::{BlockJob, load_rows};
+use super::block::{BlockJob, RowCopy, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, cp_async, cvt, fence, smem, sreg, wgmma};
+use crate::arch::{bar, cp_async, fence, smem, sreg, wgmma};
 use crate::layout::{RowLayout, kmajor_desc};
-use crate::params::AttnParams;
+use crate::params::{AttnParams, vt_keys};
 use crate::schedule;
 use crate::tiles::{TileShape, WgmmaSmemPlan};
 
@@ -26,41 +27,6 @@ use crate::tiles::{TileShape, WgmmaSmemPlan};
 pub const BLOCK_N: usize = 64;
 /// 8-column accumulator tiles of S.
 const S_TILES: usize = BLOCK_N / 8;
-
-/// Transposes the E4M3 V tile (padded rows at `src`) into f16 `Vt` at `dst`
-/// (`[head_dim][BLOCK_N]`, core-matrix layout). Each thread takes 8 keys x 8
-/// columns: 8 loads of 8 bytes, an in-register transpose, and one whole core
-/// matrix (128 bytes) written back.
-///
-/// # Safety
-/// Shared tiles as in [`WgmmaSmemPlan`]; the caller synchronises the block
-/// before and after (and fences for the async proxy).
-#[inline(always)]
-unsafe fn transpose_v<const HEAD_DIM: usize>(src: *const u8, dst: *mut u8, v_row: u32, threads: u32) {
-    let col_blocks = HEAD_DIM as u32 / 8;
-    let vt = RowLayout::CoreMatrices { row_bytes: 2 * BLOCK_N as u32 };
-    let mut unit = sreg::thread_idx_x();
-    while unit < (BLOCK_N as u32 / 8) * col_blocks {
-        let (key_block, col_block) = (unit / col_blocks, unit % col_blocks);
-        // rows[r][i]: f16 pair (columns 2i, 2i + 1) of key 8 * key_block + r.
-        let mut rows = [[0u32; 4]; 8];
-        for (r, row) in rows.iter_mut().enumerate() {
-            let at = (key_block * 8 + r as u32) * v_row + col_block * 8;
-            // SAFETY: an 8-byte aligned chunk of the V stage.
-            let codes = unsafe { *(src.add(at as usize) as *const [u16; 4]) };
-            *row = codes.map(cvt::e4m3x2_to_f16x2);
-        }
-        for c in 0..8 {
-            let half = |x: u32| if c % 2 == 0 { x & 0xFFFF } else { x >> 16 };
-            let keys: [u32; 4] =
-                core::array::from_fn(|p| half(rows[2 * p][c / 2]) | (half(rows[2 * p + 1][c / 2]) << 16));
-            let at = vt.offset(col_block * 8 + c as u32, key_block * 16);
-            // SAFETY: a 16-byte aligned row of one core matrix of Vt.
-            unsafe { *(dst.add(at as usize) as *mut [u32; 4]) = keys };
-        }
-        unit += threads;
-    }
-}
 
 /// `acc` as the flat register array the `wgmma` wrappers take.
 ///
@@ -101,7 +67,7 @@ pub unsafe fn forward<
     };
     let plan = WgmmaSmemPlan::new(shape);
     let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
-    let v_rows = RowLayout::Padded { stride: plan.v_row };
+    let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * BLOCK_N as u32 };
     let threads = shape.threads();
     let block_n = BLOCK_N as u32;
     let lane = sreg::lane_id();
@@ -123,17 +89,37 @@ pub unsafe fn forward<
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
+    // This head's Vt: HEAD_DIM rows of `vt_keys(seq_kv)` f16 keys.
+    let vt_stride = 2 * vt_keys(p.seq_kv) as usize;
+    let kv_head =
+        (sreg::block_idx_z() * p.heads_kv + schedule::kv_head(sreg::block_idx_y(), p.heads_q, p.heads_kv)) as u64;
+    let vt_head = (p.vt + kv_head * HEAD_DIM as u64 * vt_stride as u64) as *const u8;
     let load_kv = |j: u32| {
         let stage = j % STAGES as u32;
         let key0 = j * block_n;
         let valid = (p.seq_kv - key0).min(block_n);
-        let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: block-uniform; key rows below `valid` are inside K and V.
+        let vt = RowCopy {
+            dst: smem_base + plan.vt_stage(stage, shape),
+            layout: vt_rows,
+            src: vt_head.wrapping_add(2 * key0 as usize),
+            src_stride: vt_stride,
+            row_bytes: 2 * block_n,
+            rows: HEAD_DIM as u32,
+            valid_rows: HEAD_DIM as u32,
+        };
+        // SAFETY: block-uniform; key rows below `valid` are inside K; Vt rows
+        // are padded to whole 64-key tiles.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, shape);
-            load_rows::<HEAD_DIM>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, threads);
-            let v_dst = smem_base + plan.v_stage(stage, shape);
-            load_rows::<HEAD_DIM>(v_dst, v_rows, job.v.wrapping_add(offset), block_n, valid, threads);
+            load_rows::<HEAD_DIM>(
+                k_dst,
+                tile_rows,
+                job.k.wrapping_add(key0 as usize * HEAD_DIM),
+                block_n,
+                valid,
+                threads,
+            );
+            vt.issue(threads);
         }
     };
 
@@ -160,13 +146,6 @@ pub unsafe fn forward<
             cp_async::wait_group(STAGES as u32 - 2);
             fence::proxy_async_shared();
             bar::sync_threads();
-            transpose_v::<HEAD_DIM>(
-                smem_ptr.add(plan.v_stage(stage, shape) as usize),
-                smem_ptr.add(plan.vt as usize),
-                plan.v_row,
-                threads,
-            );
-            fence::proxy_async_shared();
         }
         if j + STAGES as u32 - 1 < key_blocks {
             load_kv(j + STAGES as u32 - 1);
@@ -194,16 +173,13 @@ pub unsafe fn forward<
         // SAFETY: converged warp.
         unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
-        // SAFETY: block-uniform; publishes Vt to every warpgroup.
-        unsafe { bar::sync_threads() };
-
         // O += P·V, P from registers, Vt from shared memory.
-        // SAFETY: warpgroup-uniform; Vt is written and fenced; N = 4 * O_TILES.
+        // SAFETY: warpgroup-uniform; Vt stage j is written and fenced; N = 4 * O_TILES.
         unsafe {
             wgmma::fence();
             for kk in 0..S_TILES / 2 {
                 let a = online::p_fragment(&s, kk);
-                let b = kmajor_desc(smem_base + plan.vt, 2 * block_n, 0, 32 * kk as u32);
+                let b = kmajor_desc(smem_base + plan.vt_stage(stage, shape), 2 * block_n, 0, 32 * kk as u32);
                 if O_TILES == 8 {
                     wgmma::m64n64k16_f16_rs(flat::<O_TILES, 32>(&mut o), a, b, 1);
                 } else {
