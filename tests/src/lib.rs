@@ -2,6 +2,7 @@
 //! one case on the GPU against the f64 reference, the fuzzing strategy, and
 //! the CPU emulation of the kernels' tile schedules.
 
+pub mod adversarial;
 pub mod emulate;
 pub mod fuzz;
 pub mod shapes;

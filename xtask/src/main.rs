@@ -1,5 +1,5 @@
 //! `cargo xtask`: the project's build and gate commands (setup, ptx, gate,
-//! bundle, bench, record). One module per command; arguments are parsed by hand to keep
+//! bundle, sanitize, bench, record). One module per command; arguments are parsed by hand to keep
 //! this crate quick to build.
 
 mod bench;
@@ -12,6 +12,7 @@ mod gpu;
 mod ptx;
 mod record;
 mod report;
+mod sanitize;
 mod setup;
 mod speed;
 mod util;
@@ -40,6 +41,12 @@ commands:
       --update               record the fresh bench as the new baseline in results/
   bundle                     build the GPU test executables, the sdpa CLI and this
                              xtask into gpu-bundle/bin/
+  sanitize [--no-bundle] [--out DIR] [--tools memcheck,racecheck,..]
+                             with a GPU and compute-sanitizer: bundle, then
+                             scripts/sanitize.sh (memcheck, racecheck, synccheck, initcheck
+                             over gpu-bundle/bin/sanitize_target); one log, DIR/sanitize.log
+                             (DIR: target/sanitize). Without cargo, on a GPU machine:
+                             bash scripts/sanitize.sh (log in $OUT, default gpu-out)
   bench [--variants a,b] [--shapes \"B,H,S,D[,causal] ..\"] [--modes graph,direct]
         [--peers] [--out DIR] [--date YYYY-MM-DD]
                              on a GPU machine (also as gpu-bundle/bin/xtask bench, no
@@ -75,6 +82,7 @@ fn main() -> ExitCode {
         "ptx" => ptx::run(rest),
         "gate" => gate::run(rest),
         "bundle" => bundle::run(rest),
+        "sanitize" => sanitize::run(rest),
         "bench" => bench::run(rest),
         "record" => bench::record(rest),
         other => {
