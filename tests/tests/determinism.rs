@@ -123,9 +123,11 @@ fn every_kernel_is_bit_identical_across_runs_and_processes() {
         child.status,
         String::from_utf8_lossy(&child.stderr)
     );
+    // libtest prints "test <name> ... " without a newline before the
+    // child's first line, so a hash may start mid-line: split on the marker.
     let theirs: BTreeMap<String, u64> = stdout
         .lines()
-        .filter_map(|l| l.strip_prefix("hash "))
+        .filter_map(|l| l.split_once("hash ").map(|(_, rest)| rest))
         .filter_map(|l| l.rsplit_once(' '))
         .map(|(key, h)| (key.to_string(), u64::from_str_radix(h, 16).expect("a hex hash")))
         .collect();
