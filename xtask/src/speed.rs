@@ -1,6 +1,6 @@
 //! The speed gate (a step of `cargo xtask gate`): each (variant, shape) of a
 //! fresh bench, CUDA-graph mode, against the newest committed bench record
-//! in `results/` measured on the same GPU.
+//! in `results/` (`<date>[-n]-bench.json`) measured on the same GPU.
 //!
 //! Rule: a row fails when its median is slower than the baseline's median
 //! by more than `max(3 * spread, 5%)`, where `spread = (p90 - p10) / median`
@@ -77,23 +77,37 @@ pub fn compare(baseline: &[Row], fresh: &[Row]) -> (Vec<Check>, Vec<Row>) {
     (checks, unmatched)
 }
 
-/// The newest `results/*-bench.json` measured on `device`, other than
-/// `exclude` (by file name order: the names start with the date).
-pub fn find_baseline(results: &Path, device: &str, exclude: Option<&Path>) -> Result<Option<(PathBuf, Value)>> {
+/// The records in `results/` (`<date>[-n]-bench.json`), oldest first.
+fn records(results: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(results) else {
-        return Ok(None);
+        return Vec::new();
     };
-    let exclude = exclude.and_then(|p| p.canonicalize().ok());
-    let mut files: Vec<PathBuf> = entries
+    let mut files: Vec<((String, u32), PathBuf)> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-bench.json")))
-        .filter(|p| exclude.is_none() || p.canonicalize().ok() != exclude)
+        .filter(|p| p.is_file())
+        .filter_map(|p| Some((benchdata::record_key(&p.file_name()?.to_string_lossy())?, p)))
         .collect();
     files.sort();
-    for path in files.into_iter().rev() {
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Whether every row of `fresh` is, to the bit, a row of `recorded`: the
+/// record of the fresh run itself (or of a run it was taken from).
+fn same_run(recorded: &Value, fresh: &Value) -> bool {
+    let (Some(recorded), Some(fresh)) = (recorded.as_array(), fresh.as_array()) else {
+        return false;
+    };
+    !fresh.is_empty() && fresh.iter().all(|r| recorded.contains(r))
+}
+
+/// The newest record in `results/` (by date, then run number of the day)
+/// measured on `device`, other than the record of the fresh run itself
+/// (one that holds every row of `fresh_rows`).
+pub fn find_baseline(results: &Path, device: &str, fresh_rows: &Value) -> Result<Option<(PathBuf, Value)>> {
+    for path in records(results).into_iter().rev() {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
-        if benchdata::device_name(&doc) == Some(device) {
+        if benchdata::device_name(&doc) == Some(device) && !same_run(&doc["rows"], fresh_rows) {
             return Ok(Some((path, doc)));
         }
     }
@@ -129,10 +143,10 @@ fn print_checks(checks: &[Check]) {
 /// can be run here. `update`: make the fresh bench the new baseline.
 pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Result<String>) -> Result<()> {
     let results = ws.join("results");
-    let (fresh, exclude) = match (bench_file, gpu) {
+    let fresh = match (bench_file, gpu) {
         (Some(path), _) if path.is_dir() => {
             let g = Gathered::from_dir(path)?;
-            (g.into_record(&bench::date_for(path, None)?), None)
+            g.into_record(&bench::date_for(path, None)?)
         }
         (Some(path), _) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -140,20 +154,20 @@ pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Resul
             let mut g = Gathered::default();
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             g.add_bench(&name, &doc)?;
-            (g.into_record(&doc["date"].as_str().map_or_else(benchdata::today, str::to_string)), Some(path))
+            g.into_record(&doc["date"].as_str().map_or_else(benchdata::today, str::to_string))
         }
         (None, Err(reason)) => {
             println!("speed gate skipped: no GPU ({reason}) and no --bench FILE");
             return Ok(());
         }
-        (None, Ok(_)) => (fresh_bench(ws, &results)?, None),
+        (None, Ok(_)) => fresh_bench(ws, &results)?,
     };
     let device = benchdata::device_name(&fresh).ok_or("the fresh bench names no device")?.to_string();
     let fresh_rows = variant_rows(&fresh);
     if fresh_rows.is_empty() {
         return Err("speed gate: the fresh bench has no rows".into());
     }
-    let baseline = find_baseline(&results, &device, exclude)?;
+    let baseline = find_baseline(&results, &device, &fresh["rows"])?;
     let mut failed = Vec::new();
     match &baseline {
         None => println!("speed gate: no baseline for {device} in {} (`--update` records one)", results.display()),
@@ -198,13 +212,7 @@ pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Resul
 fn fresh_bench(ws: &Path, results: &Path) -> Result<Value> {
     let sdpa = bench::find_sdpa()?;
     // The device is not known before the run: take the newest record of any device for the pairs.
-    let newest = std::fs::read_dir(results)
-        .ok()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-bench.json")))
-        .max();
+    let newest = records(results).pop();
     let plan: Vec<(String, Vec<String>)> = match newest {
         Some(path) => {
             let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -295,23 +303,28 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xtask-speed-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("2026-12-01-run")).unwrap();
-        let mut h100 = sdpa_doc(vec![]);
+        let doc = |median: f64| sdpa_doc(vec![sdpa_row("mma", "2,8,256,64", "graph", median, 1.0, 1.0)]);
+        let mut h100 = doc(5.0);
         h100["device"]["name"] = "NVIDIA H100".into();
-        std::fs::write(dir.join("2026-11-22-bench.json"), sdpa_doc(vec![]).to_string()).unwrap();
-        std::fs::write(dir.join("2026-11-23-bench.json"), sdpa_doc(vec![]).to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-22-bench.json"), doc(1.0).to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-23-bench.json"), doc(2.0).to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-23-2-bench.json"), doc(3.0).to_string()).unwrap();
+        std::fs::write(dir.join("2026-11-23-10-bench.json"), doc(4.0).to_string()).unwrap();
         std::fs::write(dir.join("2026-11-24-bench.json"), h100.to_string()).unwrap();
         std::fs::write(dir.join("2026-11-25-bench.md"), "not json").unwrap();
         std::fs::write(dir.join("2026-12-01-run").join("x-bench.json"), "not json").unwrap();
         let name = |found: Option<(PathBuf, Value)>| found.map(|(p, _)| p.file_name().unwrap().to_owned());
-        assert_eq!(name(find_baseline(&dir, "NVIDIA H200", None).unwrap()).unwrap(), "2026-11-23-bench.json");
-        assert_eq!(name(find_baseline(&dir, "NVIDIA H100", None).unwrap()).unwrap(), "2026-11-24-bench.json");
-        let excluded = dir.join("2026-11-23-bench.json");
-        assert_eq!(
-            name(find_baseline(&dir, "NVIDIA H200", Some(&excluded)).unwrap()).unwrap(),
-            "2026-11-22-bench.json"
-        );
-        assert!(find_baseline(&dir, "NVIDIA L4", None).unwrap().is_none());
-        assert!(find_baseline(&dir.join("missing"), "NVIDIA H200", None).unwrap().is_none());
+        // Run 10 of the 23rd is newer than run 2 (numbers, not text, order the runs of a day).
+        let fresh = doc(9.0)["rows"].clone();
+        assert_eq!(name(find_baseline(&dir, "NVIDIA H200", &fresh).unwrap()).unwrap(), "2026-11-23-10-bench.json");
+        assert_eq!(name(find_baseline(&dir, "NVIDIA H100", &fresh).unwrap()).unwrap(), "2026-11-24-bench.json");
+        // The fresh run's own record is not its baseline.
+        let itself = doc(4.0)["rows"].clone();
+        assert_eq!(name(find_baseline(&dir, "NVIDIA H200", &itself).unwrap()).unwrap(), "2026-11-23-2-bench.json");
+        let part = serde_json::json!([itself[0].clone()]);
+        assert_eq!(name(find_baseline(&dir, "NVIDIA H200", &part).unwrap()).unwrap(), "2026-11-23-2-bench.json");
+        assert!(find_baseline(&dir, "NVIDIA L4", &fresh).unwrap().is_none());
+        assert!(find_baseline(&dir.join("missing"), "NVIDIA H200", &fresh).unwrap().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
