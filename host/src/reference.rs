@@ -22,8 +22,12 @@
 //! makes row `i` NaN; a NaN in K row `j` makes NaN every query row that sees
 //! key `j`; a NaN in V at `[j, d]` makes NaN column `d` of every query row that
 //! sees key `j`, *even where that key's softmax weight is 0*, since
-//! `0 * NaN = NaN`. This matches PyTorch's `scaled_dot_product_attention` on
-//! the same inputs. Rows that cannot see the poisoned key stay finite.
+//! `0 * NaN = NaN`. Rows that cannot see the poisoned key stay finite. For
+//! NaN in Q and K this is what PyTorch's `scaled_dot_product_attention` gives;
+//! for NaN in V it is not (torch's math path multiplies masked weights 0 by
+//! every V row, so a V NaN reaches every row of the head), and torch's
+//! `is_causal` is top-left aligned where ours is bottom-right. The tiled GPU
+//! kernels deviate in one documented place: see `tests/src/adversarial.rs`.
 
 use crate::tensor::Fp8Tensor;
 

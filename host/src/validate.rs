@@ -3,8 +3,11 @@
 
 use crate::error::AttnError;
 use crate::tensor::Fp8Tensor;
+use half::f16;
+use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, Variant};
 use kernels_gpu::schedule::MAX_SEQ_LEN;
+use kernels_gpu::softmax;
 
 /// The largest grid extent along y (heads) and z (batch).
 const MAX_GRID_YZ: usize = 65_535;
@@ -153,6 +156,7 @@ pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> 
             check_scale(&format!("{name}_scale[{h}]"), s)?;
         }
     }
+    check_scale_products(&problem, q, k, v)?;
     Ok(problem)
 }
 
@@ -162,6 +166,38 @@ pub fn variant_by_name(name: &str) -> Result<Variant, AttnError> {
         name: name.to_string(),
         known: Variant::ALL.map(Variant::name).join(", "),
     })
+}
+
+/// The kernels fold `softmax_scale * q_scale * k_scale * log2(e)` into one
+/// f32 factor and multiply raw E4M3 dot products (up to `448^2 * D` in
+/// magnitude) by it, and write outputs up to `448 * v_scale` as f16: refuse
+/// scales whose factor underflows to 0, whose scores could overflow f32, or
+/// whose outputs could overflow f16, instead of returning NaN or Inf.
+fn check_scale_products(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> Result<(), AttnError> {
+    let group = p.heads_q / p.heads_kv;
+    let max_dot = E4M3_MAX * E4M3_MAX * p.head_dim as f32;
+    for (h, &qs) in q.scales.iter().enumerate() {
+        let Some(&ks) = k.scales.get(h / group) else { continue };
+        let factor = softmax::score_scale_log2(p.softmax_scale, qs, ks);
+        if !(factor > 0.0 && (factor * max_dot).is_finite()) {
+            return Err(AttnError::InvalidScale {
+                what: format!(
+                    "softmax scale x q_scale[{h}] x k_scale[{}] (the kernels' f32 score factor, up to {max_dot} x it)",
+                    h / group
+                ),
+                value: p.softmax_scale * qs * ks,
+            });
+        }
+    }
+    for (h, &vs) in v.scales.iter().enumerate() {
+        if vs * E4M3_MAX > f16::MAX.to_f32() {
+            return Err(AttnError::InvalidScale {
+                what: format!("v_scale[{h}] (outputs up to 448 x it must fit f16, max 65504)"),
+                value: vs,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn check_scale(what: &str, value: f32) -> Result<(), AttnError> {

@@ -158,3 +158,23 @@ fn without_a_driver_new_returns_an_error_not_a_panic() {
     let huge = sdpa::Attention::new(1 << 20);
     assert!(matches!(huge, Err(AttnError::NoDriver(_) | AttnError::NoDevice { .. })), "{:?}", huge.err());
 }
+
+#[test]
+fn scale_products_that_would_overflow_or_underflow_the_kernels_are_refused() {
+    let t = tensor([1, 2, 8, 64]);
+    let with = |qs: f32, ks: f32, vs: f32| {
+        let (mut q, mut k, mut v) = (t.clone(), t.clone(), t.clone());
+        q.scales[1] = qs;
+        k.scales[1] = ks;
+        v.scales[1] = vs;
+        check(&q, &k, &v, &Options::default())
+    };
+    assert!(with(1.0, 1.0, 1.0).is_ok());
+    assert!(with(1e-3, 1e-3, 100.0).is_ok());
+    for (qs, ks, vs) in [(1e-23, 1e-23, 1.0), (1e18, 1e18, 1.0), (1.0, 1.0, 1e6)] {
+        match with(qs, ks, vs) {
+            Err(AttnError::InvalidScale { what, .. }) => assert!(what.contains("[1]"), "{what}"),
+            other => panic!("q={qs} k={ks} v={vs}: {other:?}"),
+        }
+    }
+}

@@ -28,11 +28,14 @@ impl RowMax {
 }
 
 /// The factor that turns a row's accumulated `sum_j p_j v_j` into the output:
-/// V's dequantization scale over the row sum, or 0 for a row that saw no key
-/// (`row_sum == 0`), so such a row is written as zeros, never NaN.
+/// V's dequantization scale over the row sum. A row that saw no key has
+/// `row_sum == 0` and gets 0 (the kernels then write exact zeros, never NaN);
+/// a row whose scores read a NaN has a NaN sum and gets NaN, so the NaN
+/// reaches its output. (A row that saw a key has `row_sum >= 1`: its largest
+/// probability is `2^0`.)
 #[inline(always)]
 pub fn output_scale(row_sum: f32, v_scale: f32) -> f32 {
-    if row_sum > 0.0 { v_scale / row_sum } else { 0.0 }
+    if row_sum == 0.0 { 0.0 } else { v_scale / row_sum }
 }
 
 /// log2(e): scores are multiplied by it so that `exp(x) = 2^(x log2 e)`.

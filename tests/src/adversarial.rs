@@ -49,8 +49,9 @@
 //! A tiled kernel multiplies a whole key block of V by P; a key a row must
 //! not see has `p = 0` there, and `0 x NaN = NaN`. So under causal masking a
 //! NaN in V at `[j, d]` also makes column `d` NaN in rows that do *not* see
-//! key `j` but whose query block visits `j`'s key block, rows that see no
-//! key at all included (their `o = 0 x NaN`, then `x 0` in the epilogue).
+//! key `j` but whose query block visits `j`'s key block. Rows that see no
+//! key at all are not affected: the epilogue writes them as exact zeros (a
+//! select on the row sum, not `o x 0`).
 //! [`schedule_nan`] gives exactly those extra positions for a kernel (none
 //! for `naive`, which visits only the keys each row sees); the checks allow
 //! NaN there and nowhere else, and the CPU test
@@ -222,6 +223,10 @@ pub fn schedule_nan(kernel: &KernelInfo, case: &Case) -> Vec<bool> {
             let nan = NanPrefix::new(case, b, kvh);
             for h in kvh * group..(kvh + 1) * group {
                 for i in 0..sq {
+                    // A row that sees no key is written as exact zeros.
+                    if key_end(i as u32, 1, sq as u32, skv as u32, case.causal) == 0 {
+                        continue;
+                    }
                     let end = schedule_keys_end(kernel, i, sq, skv, case.causal);
                     let at = index(case.q.shape, b, h, i, 0);
                     for d in 0..dim {

@@ -149,7 +149,8 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
             }
             let scale = output_scale(l, head.v_scale);
             for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
-                *o = a * scale;
+                // As the kernels' epilogue: a row that saw no key is exact zeros.
+                *o = if scale == 0.0 { 0.0 } else { a * scale };
             }
         }
     }

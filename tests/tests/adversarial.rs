@@ -153,7 +153,7 @@ fn naive_has_no_nan_deviation() {
 /// Pins the known deviation (module docs of `sdpa_tests::adversarial`):
 /// the tiled kernels (`mma`, and every variant but `naive`) multiply a NaN
 /// in V by a masked key's `p = 0`, so column `d` goes NaN in rows that
-/// cannot see that key, rows that see no key included.
+/// cannot see that key (rows that see no key are exact zeros).
 ///
 /// When the kernels (and `emulate`) are fixed so that masked keys contribute
 /// nothing, this test fails: then delete it and make `schedule_nan` return
@@ -162,9 +162,8 @@ fn naive_has_no_nan_deviation() {
 /// and holds a NaN code, and only in masked key blocks with the flag set,
 /// zero the NaN V elements and put NaN back per column for the rows that see
 /// a NaN key (a second small product of the 0/1 visibility matrix and the
-/// 0/1 NaN matrix of V); and in the epilogue write exact zeros for rows with
-/// `l == 0` (a select, not `o * 0`), so that a row that sees no key is zeros
-/// whatever V holds.
+/// 0/1 NaN matrix of V). (The epilogue already writes exact zeros for rows
+/// with `l == 0`.)
 #[test]
 fn tiled_v_nan_deviation_is_still_present() {
     let mut seen = 0;

@@ -145,10 +145,13 @@ pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize>(
         if row >= rows {
             continue;
         }
+        let (hh, s) = (2 * h as usize, scales[h as usize]);
         for (t, tile) in o.iter().enumerate() {
             let col = t * 8 + 2 * quad as usize;
-            let (hh, s) = (2 * h as usize, scales[h as usize]);
             let packed = cvt::pack_f16x2(tile[hh] * s, tile[hh + 1] * s);
+            // A row that saw no key (s == 0) is written as exact zeros: its
+            // accumulator may hold 0 x NaN from V, so no product here.
+            let packed = if s == 0.0 { 0 } else { packed };
             // SAFETY: row < rows and col + 1 < HEAD_DIM: inside the output; 4-byte aligned.
             unsafe { *(out.add(row as usize * HEAD_DIM + col) as *mut u32) = packed };
         }
