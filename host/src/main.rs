@@ -308,8 +308,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         std::fs::write(path, text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
     }
     println!(
-        "{:<7} {:<22} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {}",
-        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "rel_l2", "check"
+        "{:<7} {:<22} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} check",
+        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "rel_l2"
     );
     for r in &rows {
         println!(

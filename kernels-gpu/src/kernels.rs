@@ -16,8 +16,9 @@ pub enum Variant {
     Mma,
     /// Hopper only (sm_90a): a prepass writes V transposed to f16; then
     /// Q·K^T on `wgmma` e4m3 with Q and K read from shared memory by
-    /// descriptor, P·V on `wgmma` f16 with P from registers; one warpgroup
-    /// (64 query rows) per block.
+    /// descriptor, P·V on `wgmma` f16 with P from registers; two warpgroups
+    /// (128 query rows) per block; the softmax of key block j + 1 overlaps
+    /// P·V of block j.
     Wgmma,
 }
 
@@ -75,8 +76,10 @@ pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 6
 /// `mma` at D = 128.
 pub const MMA_D128: TileShape = TileShape { head_dim: 128, ..MMA_D64 };
 
-/// `wgmma` at D = 64: 1 warpgroup x 64 rows, 64-key blocks, double-buffered K/Vt.
-pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4 };
+/// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, K/Vt 3 deep
+/// (the pipelined loop holds block j's Vt and block j + 1's K while block
+/// j + 2 loads).
+pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 3, warps: 8 };
 /// `wgmma` at D = 128.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, ..WGMMA_D64 };
 

@@ -19,6 +19,32 @@ pub unsafe fn fence() {
     unsafe { asm!("wgmma.fence.sync.aligned;", options(nostack)) }
 }
 
+/// An empty `asm!` that takes `x` in and out of a register: everything
+/// that computes `x` must happen before it, and nothing may be moved past it.
+/// Called on accumulators and A fragments right before [`fence`], it keeps
+/// the compiler from sinking their updates between `wgmma.fence` and the
+/// `wgmma` that reads them (ptxas would then serialize the `wgmma`s,
+/// warnings C7513/C7515), as CUTLASS's `warpgroup_fence_operand` does.
+#[inline(always)]
+pub fn pin_f32(x: &mut f32) {
+    // SAFETY: an empty template; the register is returned unchanged.
+    unsafe { asm!("// pin {0}", inout(reg32) * x, options(nostack, preserves_flags)) }
+}
+
+/// [`pin_f32`] for a descriptor.
+#[inline(always)]
+pub fn pin_u64(x: &mut u64) {
+    // SAFETY: an empty template; the register is returned unchanged.
+    unsafe { asm!("// pin {0}", inout(reg64) * x, options(nostack, preserves_flags)) }
+}
+
+/// [`pin_f32`] for a packed register (A fragments).
+#[inline(always)]
+pub fn pin_u32(x: &mut u32) {
+    // SAFETY: an empty template; the register is returned unchanged.
+    unsafe { asm!("// pin {0}", inout(reg32) * x, options(nostack, preserves_flags)) }
+}
+
 /// `wgmma.commit_group.sync.aligned`: closes the group of `wgmma`s issued so far.
 ///
 /// # Safety
@@ -29,21 +55,52 @@ pub unsafe fn commit_group() {
     unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
 }
 
-/// `wgmma.wait_group.sync.aligned 0`: waits until every committed `wgmma`
-/// group of this warpgroup is complete (accumulators readable).
+/// `wgmma.wait_group.sync.aligned N`: waits until at most `pending` (0 or
+/// 1, folded to a constant after inlining; anything else waits for all) of
+/// this warpgroup's committed `wgmma` groups are still in flight. Groups
+/// complete in order, so `wait_group(1)` after committing A then B means A
+/// is done and its accumulators readable.
 ///
 /// # Safety
 /// All threads of the warpgroup execute it together.
 #[inline(always)]
-pub unsafe fn wait_group_0() {
+pub unsafe fn wait_group(pending: u32) {
     // SAFETY: no operands.
-    unsafe { asm!("wgmma.wait_group.sync.aligned 0;", options(nostack)) }
+    unsafe {
+        match pending {
+            1 => asm!("wgmma.wait_group.sync.aligned 1;", options(nostack)),
+            _ => asm!("wgmma.wait_group.sync.aligned 0;", options(nostack)),
+        }
+    }
+}
+
+/// [`wait_group`] that also reads the 16 registers of the A fragments `a`
+/// of a `wgmma` still in flight: the compiler must keep them intact until
+/// the wait, so it cannot build the next fragments in the same registers
+/// while the tensor cores still read these (ptxas would serialize).
+///
+/// # Safety
+/// As [`wait_group`].
+#[inline(always)]
+pub unsafe fn wait_group_holding(pending: u32, a: &[[u32; 4]; 4]) {
+    // SAFETY: the operands are only read by an empty comment.
+    unsafe {
+        match pending {
+            1 => {
+                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) a[0][0], in(reg32) a[0][1], in(reg32) a[0][2], in(reg32) a[0][3], in(reg32) a[1][0], in(reg32) a[1][1], in(reg32) a[1][2], in(reg32) a[1][3], in(reg32) a[2][0], in(reg32) a[2][1], in(reg32) a[2][2], in(reg32) a[2][3], in(reg32) a[3][0], in(reg32) a[3][1], in(reg32) a[3][2], in(reg32) a[3][3], options(nostack))
+            }
+            _ => {
+                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) a[0][0], in(reg32) a[0][1], in(reg32) a[0][2], in(reg32) a[0][3], in(reg32) a[1][0], in(reg32) a[1][1], in(reg32) a[1][2], in(reg32) a[1][3], in(reg32) a[2][0], in(reg32) a[2][1], in(reg32) a[2][2], in(reg32) a[2][3], in(reg32) a[3][0], in(reg32) a[3][1], in(reg32) a[3][2], in(reg32) a[3][3], options(nostack))
+            }
+        }
+    }
 }
 
 /// `wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3`: issues
 /// `acc (+)= A(64x32, e4m3) * B(32x64, e4m3)` for the warpgroup, both operands
 /// read from shared memory through descriptors (K-major).
-/// `accumulate == 0` overwrites `acc` instead of adding to it.
+/// `ACCUMULATE == 0` overwrites `acc` instead of adding to it (an
+/// immediate, so no register is defined between `fence` and the `wgmma`).
 ///
 /// Accumulator layout: warp `w` of the warpgroup holds rows `16w .. 16w + 15`;
 /// `acc[4j .. 4j + 3]` is the 16x8 tile of columns `8j .. 8j + 7` in the
@@ -56,13 +113,13 @@ pub unsafe fn wait_group_0() {
 /// before [`wait_group`]; [`fence`] must precede it whenever `acc` was
 /// written by other instructions.
 #[inline(always)]
-pub unsafe fn m64n64k32_e4m3(acc: &mut [f32; 32], desc_a: u64, desc_b: u64, accumulate: u32) {
+pub unsafe fn m64n64k32_e4m3<const ACCUMULATE: u32>(acc: &mut [f32; 32], desc_a: u64, desc_b: u64) {
     // SAFETY: the caller upholds the warpgroup and shared-memory contract above.
     unsafe {
         asm!(
             "{{",
             ".reg .pred p;",
-            "setp.ne.b32 p, {34}, 0;",
+            "setp.ne.b32 p, {acc}, 0;",
             "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {32}, {33}, p, 1, 1;",
             "}}",
             inout(reg32) acc[0],
@@ -99,7 +156,7 @@ pub unsafe fn m64n64k32_e4m3(acc: &mut [f32; 32], desc_a: u64, desc_b: u64, accu
             inout(reg32) acc[31],
             in(reg64) desc_a,
             in(reg64) desc_b,
-            in(reg32) accumulate,
+            acc = const ACCUMULATE,
             options(nostack)
         );
     }
@@ -108,7 +165,7 @@ pub unsafe fn m64n64k32_e4m3(acc: &mut [f32; 32], desc_a: u64, desc_b: u64, accu
 /// `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` with A from
 /// registers: issues `acc += A(64x16, f16) * B(16x64, f16)`, B read from
 /// shared memory through a descriptor (K-major, no transpose);
-/// `accumulate == 0` overwrites `acc`.
+/// `ACCUMULATE == 0` overwrites `acc`.
 ///
 /// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k16` A layout
 /// (see [`super::mma::m16n8k16_f16`]). Accumulators as in the e4m3 form.
@@ -116,13 +173,13 @@ pub unsafe fn m64n64k32_e4m3(acc: &mut [f32; 32], desc_a: u64, desc_b: u64, accu
 /// # Safety
 /// As [`m64n64k32_e4m3`].
 #[inline(always)]
-pub unsafe fn m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64, accumulate: u32) {
+pub unsafe fn m64n64k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64) {
     // SAFETY: the caller upholds the warpgroup and shared-memory contract.
     unsafe {
         asm!(
             "{{",
             ".reg .pred p;",
-            "setp.ne.b32 p, {37}, 0;",
+            "setp.ne.b32 p, {acc}, 0;",
             "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {{{32}, {33}, {34}, {35}}}, {36}, p, 1, 1, 0;",
             "}}",
             inout(reg32) acc[0],
@@ -162,7 +219,7 @@ pub unsafe fn m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64, ac
             in(reg32) a[2],
             in(reg32) a[3],
             in(reg64) desc_b,
-            in(reg32) accumulate,
+            acc = const ACCUMULATE,
             options(nostack)
         );
     }
@@ -171,7 +228,7 @@ pub unsafe fn m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64, ac
 /// `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16` with A from
 /// registers: issues `acc += A(64x16, f16) * B(16x128, f16)`, B read from
 /// shared memory through a descriptor (K-major, no transpose);
-/// `accumulate == 0` overwrites `acc`.
+/// `ACCUMULATE == 0` overwrites `acc`.
 ///
 /// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k16` A layout
 /// (see [`super::mma::m16n8k16_f16`]). Accumulators as in the e4m3 form.
@@ -179,13 +236,13 @@ pub unsafe fn m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64, ac
 /// # Safety
 /// As [`m64n64k32_e4m3`].
 #[inline(always)]
-pub unsafe fn m64n128k16_f16_rs(acc: &mut [f32; 64], a: [u32; 4], desc_b: u64, accumulate: u32) {
+pub unsafe fn m64n128k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 64], a: [u32; 4], desc_b: u64) {
     // SAFETY: the caller upholds the warpgroup and shared-memory contract.
     unsafe {
         asm!(
             "{{",
             ".reg .pred p;",
-            "setp.ne.b32 p, {69}, 0;",
+            "setp.ne.b32 p, {acc}, 0;",
             "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {{{64}, {65}, {66}, {67}}}, {68}, p, 1, 1, 0;",
             "}}",
             inout(reg32) acc[0],
@@ -257,7 +314,7 @@ pub unsafe fn m64n128k16_f16_rs(acc: &mut [f32; 64], a: [u32; 4], desc_b: u64, a
             in(reg32) a[2],
             in(reg32) a[3],
             in(reg64) desc_b,
-            in(reg32) accumulate,
+            acc = const ACCUMULATE,
             options(nostack)
         );
     }

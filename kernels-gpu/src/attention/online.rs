@@ -51,6 +51,25 @@ impl Rows {
         score_scale_log2: f32,
         mask: Option<(MaskGeometry, u32)>,
     ) {
+        // SAFETY: forwarded.
+        let alpha = unsafe { self.softmax(s, score_scale_log2, mask) };
+        rescale(o, alpha);
+    }
+
+    /// The part of [`Rows::step`] that does not touch the output: masks,
+    /// turns `s` into probabilities and folds them into the running state;
+    /// returns the factors (`alpha`) by which the output accumulated so far
+    /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
+    ///
+    /// # Safety
+    /// The whole warp calls it together (quad shuffles).
+    #[inline(always)]
+    pub unsafe fn softmax<const S_TILES: usize>(
+        &mut self,
+        s: &mut [[f32; 4]; S_TILES],
+        score_scale_log2: f32,
+        mask: Option<(MaskGeometry, u32)>,
+    ) -> [f32; 2] {
         if let Some((g, key0)) = mask {
             for (t, tile) in s.iter_mut().enumerate() {
                 for (e, x) in tile.iter_mut().enumerate() {
@@ -86,11 +105,7 @@ impl Rows {
         for h in 0..2 {
             self.l[h] = self.l[h] * alpha[h] + row_sum[h];
         }
-        for tile in o.iter_mut() {
-            for (e, x) in tile.iter_mut().enumerate() {
-                *x *= alpha[e / 2];
-            }
-        }
+        alpha
     }
 
     /// The factors that turn each row's accumulator into the output: V's
@@ -112,8 +127,19 @@ impl Rows {
     }
 }
 
+/// Rescales this thread's two rows of the output accumulator by `alpha`.
+#[inline(always)]
+pub fn rescale<const O_TILES: usize>(o: &mut [[f32; 4]; O_TILES], alpha: [f32; 2]) {
+    for tile in o.iter_mut() {
+        for (e, x) in tile.iter_mut().enumerate() {
+            *x *= alpha[e / 2];
+        }
+    }
+}
+
 /// The A operand (f16, `m16n8k16` layout) for keys `16 kk .. 16 kk + 15` of
 /// the probabilities `p` (two adjacent 8-column accumulator tiles).
+/// [`p_fragments`] gives all of them.
 #[inline(always)]
 pub fn p_fragment<const S_TILES: usize>(p: &[[f32; 4]; S_TILES], kk: usize) -> [u32; 4] {
     let (lo, hi) = (&p[2 * kk], &p[2 * kk + 1]);
@@ -156,4 +182,11 @@ pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize>(
             unsafe { *(out.add(row as usize * HEAD_DIM + col) as *mut u32) = packed };
         }
     }
+}
+
+/// The A operands for every 16-key slice of the probabilities `p`
+/// (`P_STEPS = S_TILES / 2`).
+#[inline(always)]
+pub fn p_fragments<const S_TILES: usize, const P_STEPS: usize>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; P_STEPS] {
+    core::array::from_fn(|kk| p_fragment(p, kk))
 }

@@ -2,18 +2,18 @@
 //! instructions (sm_90a only).
 //!
 //! A block owns `BLOCK_M = 64 * WARPGROUPS` query rows; warpgroup `g` owns
-//! rows `64g .. 64g + 63` and issues the products for them. A prepass
-//! ([`super::prepass`]) has written `Vt`, V transposed to f16. Per 64-key
-//! block:
+//! rows `64g .. 64g + 63` and issues the products for them; the warpgroups
+//! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has written
+//! `Vt`, V transposed to f16. K (E4M3) and `Vt` (f16) tiles arrive by
+//! `cp.async`, `STAGES` (3) deep, straight into the no-swizzle core-matrix
+//! layout `wgmma` reads through descriptors.
 //!
-//! 1. K (E4M3) and `Vt` (f16) tiles arrive by `cp.async`, `STAGES` deep,
-//!    straight into the no-swizzle core-matrix layout `wgmma` reads;
-//! 2. `S = Q·K^T` with `wgmma.m64n64k32.e4m3`, Q and K read from shared
-//!    memory through descriptors;
-//! 3. online softmax on the accumulators ([`super::online`], the same code
-//!    and layout as the `mma.sync` kernel);
-//! 4. `O += P·V` with `wgmma.m64nDk16.f16`, P from registers, `Vt` from
-//!    shared memory.
+//! The key loop is software-pipelined so the tensor cores work while the
+//! warps do the softmax: in step `j` a warpgroup issues `S = Q·K^T` of block
+//! `j + 1` (`wgmma.m64n64k32.e4m3`) and then `O += P·V` of block `j`
+//! (`wgmma.m64nDk16.f16`, P from registers), waits only for the first, and
+//! runs the online softmax of block `j + 1` ([`super::online`]) while `P·V`
+//! is still in flight; the output is rescaled once that completes.
 
 use super::block::{BlockJob, RowCopy, load_rows};
 use super::online::{self, MaskGeometry, Rows};
@@ -56,7 +56,7 @@ pub unsafe fn forward<
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
-        assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 2);
+        assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 3);
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -135,17 +135,78 @@ pub unsafe fn forward<
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
+    let mut s = [[0f32; 4]; S_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
-
-    for j in 0..key_blocks {
-        let stage = j % STAGES as u32;
-        // SAFETY: block-uniform; block j (and Q) landed for every thread and
-        // is visible to the async proxy after the fence and the barrier.
+    // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
+    // step: Vt) for key block `j`; computed and pinned before `wgmma.fence`
+    // so that no register a `wgmma` reads is defined after it.
+    let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
+        let k_tile = smem_base + plan.k_stage(j % STAGES as u32, shape);
+        let q_tile = smem_base + plan.q;
+        core::array::from_fn(|ks| {
+            let k_byte = 32 * ks as u32;
+            [
+                kmajor_desc(q_tile, HEAD_DIM as u32, 64 * warpgroup, k_byte),
+                kmajor_desc(k_tile, HEAD_DIM as u32, 0, k_byte),
+            ]
+        })
+    };
+    let pv_descs = |j: u32| -> [u64; S_TILES / 2] {
+        let vt_tile = smem_base + plan.vt_stage(j % STAGES as u32, shape);
+        core::array::from_fn(|kk| kmajor_desc(vt_tile, 2 * block_n, 0, 32 * kk as u32))
+    };
+    // Issues S = Q·K^T into `s` (not waited for).
+    let issue_qk = |s: &mut [[f32; 4]; S_TILES], descs: &[[u64; 2]; QK_STEPS]| {
+        // SAFETY: warpgroup-uniform; Q and K of the block are written and fenced.
         unsafe {
-            cp_async::wait_group(STAGES as u32 - 2);
+            for (ks, [a, b]) in descs.iter().enumerate() {
+                if ks == 0 {
+                    wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b);
+                } else {
+                    wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b);
+                }
+            }
+            wgmma::commit_group();
+        }
+    };
+    // The mask of key block `j`, if it needs one.
+    let mask_of = |j: u32| {
+        let key0 = j * block_n;
+        schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal).then_some((geometry, key0))
+    };
+    // Waits for the copies of the blocks issued so far, then makes them
+    // visible to every warpgroup and to the async proxy.
+    let tiles_landed = || {
+        // SAFETY: block-uniform.
+        unsafe {
+            cp_async::wait_group(0);
             fence::proxy_async_shared();
             bar::sync_threads();
+        }
+    };
+
+    // Prologue: S and P of block 0.
+    tiles_landed();
+    let mut descs = qk_descs(0);
+    descs.iter_mut().flatten().for_each(wgmma::pin_u64);
+    s.iter_mut().flatten().for_each(wgmma::pin_f32);
+    // SAFETY: warpgroup-uniform.
+    unsafe { wgmma::fence() };
+    issue_qk(&mut s, &descs);
+    // SAFETY: warpgroup-uniform; converged warps.
+    let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
+        wgmma::wait_group(0);
+        rows.softmax(&mut s, job.score_scale_log2, mask_of(0));
+        online::p_fragments(&s)
+    };
+
+    for j in 0..key_blocks {
+        let next = j + 1 < key_blocks;
+        if next {
+            // K of block j + 1 (and Vt of block j) in shared memory; every
+            // warpgroup is past step j - 1, so its stage can be refilled.
+            tiles_landed();
         }
         if j + STAGES as u32 - 1 < key_blocks {
             load_kv(j + STAGES as u32 - 1);
@@ -153,41 +214,45 @@ pub unsafe fn forward<
         // SAFETY: closes this thread's copies (possibly an empty group).
         unsafe { cp_async::commit_group() };
 
-        // S = Q·K^T for this warpgroup's 64 rows.
-        let mut s = [[0f32; 4]; S_TILES];
-        let k_tile = smem_base + plan.k_stage(stage, shape);
-        // SAFETY: warpgroup-uniform; Q and K stage j are written and fenced.
+        // The last step re-issues block j's S (its K is still in place) and
+        // ignores it: no branch may stand between `wgmma.fence` and a `wgmma`.
+        let mut next_qk = qk_descs(if next { j + 1 } else { j });
+        let mut pv = pv_descs(j);
+        next_qk.iter_mut().flatten().for_each(wgmma::pin_u64);
+        pv.iter_mut().for_each(wgmma::pin_u64);
+        o.iter_mut().flatten().for_each(wgmma::pin_f32);
+        s.iter_mut().flatten().for_each(wgmma::pin_f32);
+        p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
+        // SAFETY: warpgroup-uniform.
+        unsafe { wgmma::fence() };
+        issue_qk(&mut s, &next_qk);
+        // O += P·V of block j, P from registers, Vt from shared memory.
+        // SAFETY: warpgroup-uniform; Vt of block j is written and fenced; N = 4 * O_TILES.
         unsafe {
-            wgmma::fence();
-            for ks in 0..QK_STEPS as u32 {
-                let a = kmajor_desc(smem_base + plan.q, HEAD_DIM as u32, 64 * warpgroup, 32 * ks);
-                let b = kmajor_desc(k_tile, HEAD_DIM as u32, 0, 32 * ks);
-                wgmma::m64n64k32_e4m3(flat::<S_TILES, 32>(&mut s), a, b, (ks > 0) as u32);
-            }
-            wgmma::commit_group();
-            wgmma::wait_group_0();
-        }
-
-        let key0 = j * block_n;
-        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-        // SAFETY: converged warp.
-        unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
-
-        // O += P·V, P from registers, Vt from shared memory.
-        // SAFETY: warpgroup-uniform; Vt stage j is written and fenced; N = 4 * O_TILES.
-        unsafe {
-            wgmma::fence();
-            for kk in 0..S_TILES / 2 {
-                let a = online::p_fragment(&s, kk);
-                let b = kmajor_desc(smem_base + plan.vt_stage(stage, shape), 2 * block_n, 0, 32 * kk as u32);
+            for (a, b) in p_frag.iter().zip(&pv) {
                 if O_TILES == 8 {
-                    wgmma::m64n64k16_f16_rs(flat::<O_TILES, 32>(&mut o), a, b, 1);
+                    wgmma::m64n64k16_f16_rs::<1>(flat::<O_TILES, 32>(&mut o), *a, *b);
                 } else {
-                    wgmma::m64n128k16_f16_rs(flat::<O_TILES, 64>(&mut o), a, b, 1);
+                    wgmma::m64n128k16_f16_rs::<1>(flat::<O_TILES, 64>(&mut o), *a, *b);
                 }
             }
             wgmma::commit_group();
-            wgmma::wait_group_0();
+        }
+        if next {
+            // The softmax of block j + 1 runs while P·V of block j is in flight.
+            // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
+            let (alpha, p_next) = unsafe {
+                wgmma::wait_group_holding(1, &p_frag);
+                let alpha = rows.softmax(&mut s, job.score_scale_log2, mask_of(j + 1));
+                (alpha, online::p_fragments(&s))
+            };
+            // SAFETY: warpgroup-uniform.
+            unsafe { wgmma::wait_group_holding(0, &p_frag) };
+            online::rescale(&mut o, alpha);
+            p_frag = p_next;
+        } else {
+            // SAFETY: warpgroup-uniform.
+            unsafe { wgmma::wait_group(0) };
         }
     }
     // SAFETY: drain the (empty) trailing groups before the block exits.
