@@ -5,7 +5,12 @@
 # ./gpu-out), at most 8 files (the device tool returns no more):
 # device.txt, gate.log, fuzz.log, bench-mma.json, bench-naive.json,
 # peers.jsonl, bench.txt. The summary table is printed last.
-#   usage: scripts/gpu-run.sh [gate] [fuzz] [bench] [peers]   (default: all)
+#   usage: scripts/gpu-run.sh [gate] [fuzz] [bench] [peers] [issue3]
+#   (default: gate fuzz bench peers). issue3 runs compute-sanitizer
+#   (scripts/sanitize.sh), the adversarial and determinism suites and, when
+#   gpu-bundle-bug/gpu_fuzz exists (a bundle built with
+#   scripts/deliberate-bug.patch applied), the GPU fuzz on the planted bug;
+#   all into $OUT/issue3.log.
 set -uo pipefail
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
@@ -32,7 +37,16 @@ for step in $steps; do
       # shellcheck disable=SC2086
       timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes $SHAPES --json "$OUT/bench-mma.json" >>"$OUT/bench.txt" 2>&1 || status=1
       # shellcheck disable=SC2086
-      timeout "$T" "$BIN/sdpa" bench --variants naive --shapes $SMALL_SHAPES --json "$OUT/bench-naive.json" >>"$OUT/bench.txt" 2>&1 || status=1 ;;
+      [ -n "$SMALL_SHAPES" ] && timeout "$T" "$BIN/sdpa" bench --variants naive --shapes $SMALL_SHAPES --json "$OUT/bench-naive.json" >>"$OUT/bench.txt" 2>&1 || status=1 ;;
+    issue3)
+      R="--ignored --nocapture --test-threads=1"
+      { SAN_OUT=$(mktemp -d); OUT=$SAN_OUT timeout 900 bash scripts/sanitize.sh || status=1; cat "$SAN_OUT/sanitize.log"
+        for t in adversarial determinism; do echo "== $t"; timeout "$T" "$BIN/$t" $R 2>&1 | tail -25 || status=1; done
+        if [ -x gpu-bundle-bug/gpu_fuzz ]; then
+          echo "== deliberate bug (scripts/deliberate-bug.patch): the GPU fuzz must fail and shrink"
+          timeout "$T" gpu-bundle-bug/gpu_fuzz $R 2>&1 | grep -E "Test failed|minimal failing|cases passed|FuzzCase" | head -20
+        fi; } >"$OUT/issue3.log" 2>&1
+      grep -E "^(memcheck|racecheck|synccheck|initcheck)|passed|failed|Test failed" "$OUT/issue3.log" | head -30 ;;
     peers)
       # shellcheck disable=SC2086
       timeout "$T" python3 scripts/peers.py $SHAPES >"$OUT/peers.jsonl" 2>>"$OUT/device.txt" || status=1 ;;
