@@ -80,8 +80,8 @@ pub const MMA_D128: TileShape = TileShape { head_dim: 128, ..MMA_D64 };
 /// (the pipelined loop holds block j's Vt and block j + 1's K while block
 /// j + 2 loads).
 pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 3, warps: 8 };
-/// `wgmma` at D = 128.
-pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, ..WGMMA_D64 };
+/// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile.
+pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
 
 /// Every kernel the crate builds, in a fixed order.
 pub const KERNELS: [KernelInfo; 6] = [

@@ -65,9 +65,49 @@ pub const fn blocks(len: u32, block: u32) -> u32 {
     len.div_ceil(block)
 }
 
+/// The query block that launch-grid block `block_x` computes. Under causal
+/// masking the last query blocks see the most keys, so they go first (block
+/// 0 takes the last query block): the long blocks start early and the short
+/// ones fill the tail, instead of the longest blocks starting last.
+#[inline(always)]
+pub const fn query_block(block_x: u32, query_blocks: u32, causal: bool) -> u32 {
+    if causal { query_blocks - 1 - block_x } else { block_x }
+}
+
 /// The launch grid `(x, y, z)` = (query blocks, query heads, batch) for a
 /// kernel whose blocks cover `block_m` query rows each.
 #[inline(always)]
 pub const fn grid(block_m: u32, batch: u32, heads_q: u32, seq_q: u32) -> (u32, u32, u32) {
     (blocks(seq_q, block_m), heads_q, batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_block_order_is_a_permutation_heaviest_first_when_causal() {
+        for n in [1u32, 2, 3, 7, 64] {
+            for causal in [false, true] {
+                let mut seen: Vec<u32> = (0..n).map(|x| query_block(x, n, causal)).collect();
+                if causal {
+                    assert_eq!(seen[0], n - 1, "the last (heaviest) query block goes first");
+                }
+                seen.sort();
+                assert_eq!(seen, (0..n).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn key_end_is_the_last_rows_limit() {
+        // Sq = 4, Skv = 6: row i sees keys 0 ..= i + 2.
+        assert_eq!(key_end(0, 1, 4, 6, true), 3);
+        assert_eq!(key_end(0, 4, 4, 6, true), 6);
+        assert_eq!(key_end(2, 64, 4, 6, true), 6);
+        // Sq = 6, Skv = 2: rows 0 ..= 3 see nothing.
+        assert_eq!(key_end(0, 4, 6, 2, true), 0);
+        assert_eq!(key_end(0, 5, 6, 2, true), 1);
+        assert_eq!(key_end(0, 1, 6, 2, false), 2);
+    }
 }

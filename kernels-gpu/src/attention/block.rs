@@ -38,7 +38,8 @@ impl BlockJob {
     /// `p` describes valid buffers (host-validated).
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
-        let row0 = sreg::block_idx_x() * block_m;
+        let query_blocks = schedule::blocks(p.seq_q, block_m);
+        let row0 = schedule::query_block(sreg::block_idx_x(), query_blocks, p.causal != 0) * block_m;
         let head = sreg::block_idx_y();
         let batch = sreg::block_idx_z() as u64;
         let kv_head = schedule::kv_head(head, p.heads_q, p.heads_kv);
