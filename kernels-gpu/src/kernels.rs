@@ -73,8 +73,9 @@ pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 
 pub const NAIVE_D128: TileShape = TileShape { head_dim: 128, ..NAIVE_D64 };
 /// `mma` at D = 64: 4 warps x 16 rows, 64-key blocks, double-buffered K/V.
 pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4 };
-/// `mma` at D = 128.
-pub const MMA_D128: TileShape = TileShape { head_dim: 128, ..MMA_D64 };
+/// `mma` at D = 128: 32-key blocks, so the block fits 48 KB of shared
+/// memory and two blocks fit an L4 (sm_89) multiprocessor.
+pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D64 };
 
 /// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, K/Vt 3 deep
 /// (the pipelined loop holds block j's Vt and block j + 1's K while block

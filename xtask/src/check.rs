@@ -27,6 +27,9 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
         if smem > limit {
             out.push(format!("{at}: smem {smem} B > {limit} B, the per-block limit of {}", row.arch.name));
         }
+        if let Some(why) = l4_two_blocks_violation(row.arch, r.registers, row.threads, smem) {
+            out.push(format!("{at}: {why}"));
+        }
         let Some(b) = budgets.get(&(row.entry.clone(), row.arch.name.to_string())) else {
             out.push(format!("{at}: no budget in budgets.toml (add one, or run `cargo xtask gate --update-budgets`)"));
             continue;
@@ -52,6 +55,27 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
     out
 }
 
+/// Shared memory per block that lets two blocks share an L4 multiprocessor.
+pub const L4_SMEM_PER_BLOCK: u32 = 48 * 1024;
+/// Registers of one multiprocessor (sm_89 and sm_90).
+pub const REGISTERS_PER_SM: u32 = 64 * 1024;
+
+/// The sm_89 rule (issue 4): every kernel built for Ada must fit two blocks
+/// per L4 multiprocessor: at most 48 KiB of shared memory per block, and
+/// two blocks' registers within the 64K-register file.
+pub fn l4_two_blocks_violation(arch: Arch, registers: u32, threads: u32, smem: u32) -> Option<String> {
+    if arch.capability != (8, 9) {
+        return None;
+    }
+    if smem > L4_SMEM_PER_BLOCK {
+        return Some(format!("smem {smem} B > {L4_SMEM_PER_BLOCK} B: two blocks do not fit an L4 multiprocessor"));
+    }
+    let two_blocks = 2 * registers * threads;
+    (two_blocks > REGISTERS_PER_SM).then(|| {
+        format!("2 blocks x {threads} threads x {registers} registers = {two_blocks} > {REGISTERS_PER_SM}: two blocks do not fit an L4 multiprocessor")
+    })
+}
+
 /// The global rule: stack and spills must be 0.
 fn zero_rules(out: &mut Vec<String>, at: &str, stack: u32, stores: u32, loads: u32) {
     for (figure, value, why) in [
@@ -68,6 +92,14 @@ fn zero_rules(out: &mut Vec<String>, at: &str, stack: u32, stores: u32, loads: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_l4_rule_applies_to_sm89_only_and_names_the_figure() {
+        assert!(l4_two_blocks_violation(SM_89, 157, 128, 36352).is_none());
+        assert!(l4_two_blocks_violation(SM_90A, 255, 256, 200_000).is_none());
+        assert!(l4_two_blocks_violation(SM_89, 157, 128, 63488).unwrap().contains("63488 B > 49152 B"));
+        assert!(l4_two_blocks_violation(SM_89, 255, 256, 1024).unwrap().contains("130560 > 65536"));
+    }
     use crate::budgets::{Budget, proposed};
     use kernel_builder::report::EntryReport;
     use kernel_builder::{SM_89, SM_90A};
@@ -84,7 +116,7 @@ mod tests {
             barriers: 1,
         };
         let entry = "k".into();
-        Row { variant: "mma", entry, arch, dynamic_smem, in_table: true, report: Some(report) }
+        Row { variant: "mma", entry, arch, dynamic_smem, threads: 128, in_table: true, report: Some(report) }
     }
 
     fn budgets(max_registers: u32, max_smem_bytes: u32) -> Budgets {
@@ -115,6 +147,7 @@ mod tests {
                 "k sm_90a: spill stores 8 B > budget 0 (no spills allowed)",
                 "k sm_90a: registers 101 > budget 100",
                 "k sm_89: smem 102400 B > 101376 B, the per-block limit of sm_89",
+                "k sm_89: smem 102400 B > 49152 B: two blocks do not fit an L4 multiprocessor",
                 "k sm_89: smem 102400 B (static 1024 + dynamic 101376) > budget 3072 B",
             ]
         );

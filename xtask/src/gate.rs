@@ -20,6 +20,8 @@ pub struct Row {
     pub arch: Arch,
     /// Dynamic shared memory from `KERNELS` (0 for an entry not in it).
     pub dynamic_smem: u32,
+    /// Threads per block from `KERNELS` (0 for an entry not in it).
+    pub threads: u32,
     /// Whether the entry is in `KERNELS`.
     pub in_table: bool,
     /// What ptxas reported; `None` if the entry is not in the report.
@@ -95,13 +97,13 @@ pub fn run(args: &[String]) -> Result<()> {
 fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let built = KERNELS.iter().filter(|k| !k.sm90a_only || arch.name == "sm_90a");
     let tabled = built.flat_map(|k| {
-        let main = (k.variant.name(), k.entry, k.smem_bytes);
-        std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, 0)))
+        let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
+        std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, 0, p.threads)))
     });
     let mut rows: Vec<Row> = tabled
-        .map(|(variant, entry, dynamic_smem)| {
+        .map(|(variant, entry, dynamic_smem, threads)| {
             let report = entries.iter().position(|e| e.entry == entry).map(|i| entries.remove(i));
-            Row { variant, entry: entry.to_string(), arch, dynamic_smem, in_table: true, report }
+            Row { variant, entry: entry.to_string(), arch, dynamic_smem, threads, in_table: true, report }
         })
         .collect();
     rows.extend(entries.into_iter().map(|e| Row {
@@ -109,6 +111,7 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
         entry: e.entry.clone(),
         arch,
         dynamic_smem: 0,
+        threads: 0,
         in_table: false,
         report: Some(e),
     }));
