@@ -124,7 +124,7 @@ pub const KERNELS: [KernelInfo; 6] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_vt_d64", threads: 64 * 8 }),
+        prepass: Some(Prepass { entry: "sdpa_vt_d64", threads: 64 / 4 * 8 }),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -132,7 +132,7 @@ pub const KERNELS: [KernelInfo; 6] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 * 8 }),
+        prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 / 4 * 8 }),
     },
 ];
 
