@@ -139,18 +139,8 @@ impl BenchShape {
     }
 }
 
-/// The shapes `sdpa bench` times when none are given: the seeds' mission
-/// shapes, then the long-sequence targets (issue #4).
-pub const DEFAULT_SHAPES: [&str; 8] = [
-    "2,8,256,64",
-    "1,8,512,64",
-    "4,16,2048,64",
-    "2,16,8192,64",
-    "2,16,8192,64,causal",
-    "4,16,4096,128",
-    "1,16,16384,128",
-    "1,16,16384,128,causal",
-];
+/// The shapes `sdpa bench` times when none are given (shared with `cargo xtask bench`).
+pub use kernels_gpu::kernels::BENCH_SHAPES as DEFAULT_SHAPES;
 
 /// One timed (variant, shape, launch mode), with its correctness check.
 #[derive(Clone, Debug, Serialize)]

@@ -143,3 +143,17 @@ pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
 
 /// The head dimensions the kernels serve.
 pub const HEAD_DIMS: [u32; 2] = [64, 128];
+
+/// The shapes the benchmark times by default (`B,H,S,D[,causal]`): the
+/// seeds' mission shapes, then the long-sequence targets of issue 4.
+/// `sdpa bench` and `cargo xtask bench` both read this list.
+pub const BENCH_SHAPES: [&str; 8] = [
+    "2,8,256,64",
+    "1,8,512,64",
+    "4,16,2048,64",
+    "2,16,8192,64",
+    "2,16,8192,64,causal",
+    "4,16,4096,128",
+    "1,16,16384,128",
+    "1,16,16384,128,causal",
+];

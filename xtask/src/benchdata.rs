@@ -548,7 +548,9 @@ pub mod tests {
     #[test]
     fn dates() {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(civil_from_days(11_017), (2000, 3, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
         assert_eq!(civil_from_days(20_454), (2026, 1, 1));
         assert!(is_date("2026-11-22"));
         assert!(!is_date("2026-11-22-h200"));

@@ -39,7 +39,7 @@ pub fn write(ws: &Path, rows: &[Row], budgets: &Budgets, violations: &[String], 
             })
         })
         .collect();
-    let date = today();
+    let date = crate::benchdata::today();
     let record = json!({
         "kind": "gate-resources",
         "date": date,
@@ -57,38 +57,4 @@ pub fn write(ws: &Path, rows: &[Row], budgets: &Budgets, violations: &[String], 
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())? + "\n";
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
-}
-
-/// Today's UTC date as `YYYY-MM-DD`.
-fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::civil_from_days;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
-    }
 }
