@@ -186,27 +186,20 @@ pub unsafe fn forward<
         }
     };
 
-    // A warpgroup whose 64 rows all lie past `seq_q` (in the last query
-    // block) only helps load tiles and meets the barriers: skipping its
-    // products leaves the tensor cores to the warpgroups with real rows.
-    let active = warp_row - 16 * (warp % 4) < job.rows;
-
     // Prologue: S and P of block 0.
     tiles_landed();
-    let mut p_frag = [[0u32; 4]; S_TILES / 2];
-    if active {
-        let mut descs = qk_descs(0);
-        descs.iter_mut().flatten().for_each(wgmma::pin_u64);
-        s.iter_mut().flatten().for_each(wgmma::pin_f32);
-        // SAFETY: warpgroup-uniform (`active` is); converged warps.
-        unsafe {
-            wgmma::fence();
-            issue_qk(&mut s, &descs);
-            wgmma::wait_group(0);
-            rows.softmax(&mut s, job.score_scale_log2, mask_of(0));
-        }
-        p_frag = online::p_fragments(&s);
-    }
+    let mut descs = qk_descs(0);
+    descs.iter_mut().flatten().for_each(wgmma::pin_u64);
+    s.iter_mut().flatten().for_each(wgmma::pin_f32);
+    // SAFETY: warpgroup-uniform.
+    unsafe { wgmma::fence() };
+    issue_qk(&mut s, &descs);
+    // SAFETY: warpgroup-uniform; converged warps.
+    let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
+        wgmma::wait_group(0);
+        rows.softmax(&mut s, job.score_scale_log2, mask_of(0));
+        online::p_fragments(&s)
+    };
 
     for j in 0..key_blocks {
         let next = j + 1 < key_blocks;
@@ -221,9 +214,6 @@ pub unsafe fn forward<
         // SAFETY: closes this thread's copies (possibly an empty group).
         unsafe { cp_async::commit_group() };
 
-        if !active {
-            continue;
-        }
         // The last step re-issues block j's S (its K is still in place) and
         // ignores it: no branch may stand between `wgmma.fence` and a `wgmma`.
         let mut next_qk = qk_descs(if next { j + 1 } else { j });
