@@ -77,10 +77,10 @@ pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 6
 /// memory and two blocks fit an L4 (sm_89) multiprocessor.
 pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D64 };
 
-/// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, K/Vt 3 deep
-/// (the pipelined loop holds block j's Vt and block j + 1's K while block
-/// j + 2 loads).
-pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 3, warps: 8 };
+/// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, K/Vt 4 deep
+/// (the pipelined loop holds block j's Vt and block j + 1's K while blocks
+/// j + 2 and j + 3 load).
+pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8 };
 /// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
 

@@ -175,19 +175,20 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal).then_some((geometry, key0))
     };
-    // Waits for the copies of the blocks issued so far, then makes them
-    // visible to every warpgroup and to the async proxy.
-    let tiles_landed = || {
+    // Waits until at most the newest `pending` copy groups are in flight,
+    // then makes the landed tiles visible to every warpgroup and to the
+    // async proxy.
+    let tiles_landed = |pending: u32| {
         // SAFETY: block-uniform.
         unsafe {
-            cp_async::wait_group(0);
+            cp_async::wait_group(pending);
             fence::proxy_async_shared();
             bar::sync_threads();
         }
     };
 
-    // Prologue: S and P of block 0.
-    tiles_landed();
+    // Prologue: S and P of block 0 (every prologue copy waited for).
+    tiles_landed(0);
     let mut descs = qk_descs(0);
     descs.iter_mut().flatten().for_each(wgmma::pin_u64);
     s.iter_mut().flatten().for_each(wgmma::pin_f32);
@@ -206,7 +207,9 @@ pub unsafe fn forward<
         if next {
             // K of block j + 1 (and Vt of block j) in shared memory; every
             // warpgroup is past step j - 1, so its stage can be refilled.
-            tiles_landed();
+            // Copies of blocks up to j + STAGES - 2 are in flight: all but
+            // the newest STAGES - 3 must have landed.
+            tiles_landed(STAGES as u32 - 3);
         }
         if j + STAGES as u32 - 1 < key_blocks {
             load_kv(j + STAGES as u32 - 1);
