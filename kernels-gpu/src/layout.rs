@@ -35,14 +35,6 @@ impl RowLayout {
             }
         }
     }
-
-    /// Bytes a tile of `rows` rows takes.
-    pub const fn bytes(self, rows: u32, row_bytes: u32) -> u32 {
-        match self {
-            RowLayout::Padded { stride } => rows * stride,
-            RowLayout::CoreMatrices { .. } => rows * row_bytes,
-        }
-    }
 }
 
 /// A `wgmma` shared-memory matrix descriptor without swizzling:
@@ -87,7 +79,6 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&x| x));
-            assert_eq!(layout.bytes(rows, row_bytes), rows * row_bytes);
         }
     }
 

@@ -30,7 +30,9 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
         // A block must fit one multiprocessor's register file, or it cannot launch.
         if r.registers * row.threads > REGISTERS_PER_SM {
             let (regs, threads) = (r.registers, row.threads);
-            out.push(format!("{at}: {threads} threads x {regs} registers > {REGISTERS_PER_SM}: the block cannot launch"));
+            out.push(format!(
+                "{at}: {threads} threads x {regs} registers > {REGISTERS_PER_SM}: the block cannot launch"
+            ));
         }
         if let Some(why) = l4_two_blocks_violation(row.arch, r.registers, row.threads, smem) {
             out.push(format!("{at}: {why}"));
