@@ -5,7 +5,7 @@
 //! rows `64g .. 64g + 63` and issues the products for them; the warpgroups
 //! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has written
 //! `Vt`, V transposed to f16. K (E4M3) and `Vt` (f16) tiles arrive by
-//! `cp.async`, `STAGES` (3) deep, straight into the no-swizzle core-matrix
+//! `cp.async`, `STAGES` (4) deep, straight into the no-swizzle core-matrix
 //! layout `wgmma` reads through descriptors.
 //!
 //! The key loop is software-pipelined so the tensor cores work while the
