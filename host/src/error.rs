@@ -36,7 +36,7 @@ pub enum AttnError {
     /// A scale that is NaN, infinite, zero or negative.
     #[error("{what} must be finite and positive, got {value}")]
     InvalidScale {
-        /// Which scale (e.g. "softmax scale", "q_scale[3]").
+        /// Which scale (e.g. "softmax scale", `q_scale[3]`).
         what: String,
         /// The value given.
         value: f32,

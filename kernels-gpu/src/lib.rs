@@ -7,7 +7,7 @@
 //!   the FP8 codec and the kernel table, so host code, xtask and the CPU
 //!   emulation in the tests use the very same index math as the GPU.
 //!
-//! Only [`arch`] (nvptx only) contains inline assembly.
+//! Only `arch` (built for nvptx only) contains inline assembly.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
