@@ -9,7 +9,7 @@ use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUgraphInstantiat
 use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use half::f16;
-use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant};
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::{AttnParams, vt_keys};
 use kernels_gpu::schedule;
 use std::sync::Arc;
@@ -57,15 +57,6 @@ pub struct DeviceProblem {
     /// Scratch for kernels with a V-transpose prepass (`[B, Hkv, D,
     /// vt_keys(Skv)]` f16); allocated when the device can run one.
     vt: Option<CudaSlice<u16>>,
-}
-
-impl DeviceProblem {
-    /// Switches the kernel variant (same sizes, same buffers).
-    pub fn set_variant(&mut self, variant: Variant) -> Result<(), AttnError> {
-        let opts = Options { causal: self.problem.causal, scale: Some(self.problem.softmax_scale), variant };
-        self.problem = Problem::new(self.problem.q_shape(), self.problem.kv_shape(), self.problem.kv_shape(), &opts)?;
-        Ok(())
-    }
 }
 
 /// An f16 output buffer on the device.
