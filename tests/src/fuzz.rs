@@ -9,7 +9,7 @@ use sdpa::quant::random_problem;
 /// Q, K, V for a case: standard normal, quantized per head by amax, then the
 /// per-head scales multiplied by 10^`scale_exponents` (the codes stay the same).
 pub fn case_inputs(case: &FuzzCase) -> (Fp8Tensor, Fp8Tensor, Fp8Tensor) {
-    let (mut q, mut k, mut v) = random_problem(case.q_shape(), case.kv_shape(), case.seed);
+    let (mut q, mut k, mut v) = random_problem(case.shape.q_shape(), case.shape.kv_shape(), case.seed);
     for (t, e) in [&mut q, &mut k, &mut v].into_iter().zip(case.scale_exponents) {
         let factor = 10f32.powi(e as i32);
         t.scales.iter_mut().for_each(|s| *s *= factor);

@@ -11,49 +11,29 @@ use sdpa::metrics::{ErrorStats, GATE, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
 use sdpa::{Attention, AttnError, Options, Variant};
+use shapes::CaseShape;
 
 /// One shape of the correctness gate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GateCase {
     /// Short label, e.g. "mission".
     pub name: &'static str,
-    /// Batch.
-    pub batch: usize,
-    /// Query heads.
-    pub heads_q: usize,
-    /// Key/value heads.
-    pub heads_kv: usize,
-    /// Query length.
-    pub seq_q: usize,
-    /// Key/value length.
-    pub seq_kv: usize,
-    /// Head dimension.
-    pub head_dim: usize,
-    /// Causal masking.
-    pub causal: bool,
+    /// The sizes.
+    pub shape: CaseShape,
 }
 
 impl GateCase {
     const fn new(name: &'static str, b: usize, h: usize, s: usize, d: usize, causal: bool) -> GateCase {
-        GateCase { name, batch: b, heads_q: h, heads_kv: h, seq_q: s, seq_kv: s, head_dim: d, causal }
+        let shape = CaseShape { batch: b, heads_q: h, heads_kv: h, seq_q: s, seq_kv: s, head_dim: d, causal };
+        GateCase { name, shape }
     }
 
     const fn lengths(self, seq_q: usize, seq_kv: usize) -> GateCase {
-        GateCase { seq_q, seq_kv, ..self }
+        GateCase { shape: CaseShape { seq_q, seq_kv, ..self.shape }, ..self }
     }
 
     const fn kv_heads(self, heads_kv: usize) -> GateCase {
-        GateCase { heads_kv, ..self }
-    }
-
-    /// `[B, Hq, Sq, D]`.
-    pub fn q_shape(&self) -> [usize; 4] {
-        [self.batch, self.heads_q, self.seq_q, self.head_dim]
-    }
-
-    /// `[B, Hkv, Skv, D]`.
-    pub fn kv_shape(&self) -> [usize; 4] {
-        [self.batch, self.heads_kv, self.seq_kv, self.head_dim]
+        GateCase { shape: CaseShape { heads_kv, ..self.shape }, ..self }
     }
 }
 
@@ -110,12 +90,12 @@ pub struct CaseResult {
 
 impl std::fmt::Display for CaseResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let c = &self.case;
+        let c = &self.case.shape;
         write!(
             f,
             "[{:<6} {:<20}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
             self.variant.name(),
-            c.name,
+            self.case.name,
             c.batch,
             c.heads_q,
             c.heads_kv,
@@ -136,8 +116,9 @@ impl std::fmt::Display for CaseResult {
 /// sample of rows for large cases), then poisons and runs again and checks
 /// the bits are identical.
 pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -> Result<CaseResult, AttnError> {
-    let (q, k, v) = random_problem(case.q_shape(), case.kv_shape(), seed);
-    let opts = Options { causal: case.causal, scale: None, variant };
+    let shape = case.shape;
+    let (q, k, v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
+    let opts = Options { causal: shape.causal, scale: None, variant };
     let dev = attn.upload(&q, &k, &v, &opts)?;
     let scale = dev.problem.softmax_scale as f64;
     let mut out = attn.alloc_output(&dev)?;
@@ -149,20 +130,20 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     let second = attn.download(&out)?;
     let deterministic = first.data.iter().zip(&second.data).all(|(a, b)| a.to_bits() == b.to_bits());
 
-    let rows = case.batch * case.heads_q * case.seq_q;
+    let rows = shape.batch * shape.heads_q * shape.seq_q;
     let stats = if rows <= FULL_REFERENCE_ROWS {
-        compare(&first.data, &attention_f64(&q, &k, &v, case.causal, scale), GATE.max_abs)
+        compare(&first.data, &attention_f64(&q, &k, &v, shape.causal, scale), GATE.max_abs)
     } else {
-        let picked = sample_rows(case.q_shape(), SAMPLED_ROWS, seed);
-        let d = case.head_dim;
+        let picked = sample_rows(shape.q_shape(), SAMPLED_ROWS, seed);
+        let d = shape.head_dim;
         let got: Vec<_> = picked
             .iter()
             .flat_map(|&(b, h, s)| {
-                let start = ((b * case.heads_q + h) * case.seq_q + s) * d;
+                let start = ((b * shape.heads_q + h) * shape.seq_q + s) * d;
                 first.data[start..start + d].iter().copied()
             })
             .collect();
-        compare(&got, &attention_rows_f64(&q, &k, &v, case.causal, scale, &picked), GATE.max_abs)
+        compare(&got, &attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked), GATE.max_abs)
     };
     let passed = GATE.passes(&stats) && deterministic;
     Ok(CaseResult { case, variant, seed, stats, deterministic, passed })

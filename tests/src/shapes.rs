@@ -5,9 +5,10 @@
 use kernels_gpu::kernels::KernelInfo;
 use proptest::prelude::*;
 
-/// One fuzz case.
+/// The sizes of one attention problem, shared by the gate cases and the
+/// fuzz cases.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FuzzCase {
+pub struct CaseShape {
     /// Batch.
     pub batch: usize,
     /// Query heads.
@@ -18,26 +19,34 @@ pub struct FuzzCase {
     pub seq_q: usize,
     /// Key/value length.
     pub seq_kv: usize,
-    /// Head dimension (the kernel's).
+    /// Head dimension.
     pub head_dim: usize,
     /// Causal masking.
     pub causal: bool,
+}
+
+impl CaseShape {
+    /// `[B, Hq, Sq, D]`.
+    pub fn q_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_q, self.seq_q, self.head_dim]
+    }
+
+    /// `[B, Hkv, Skv, D]`.
+    pub fn kv_shape(&self) -> [usize; 4] {
+        [self.batch, self.heads_kv, self.seq_kv, self.head_dim]
+    }
+}
+
+/// One fuzz case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FuzzCase {
+    /// The sizes (head dimension: the kernel's).
+    pub shape: CaseShape,
     /// log10 of the factors applied to the Q, K and V scales (see
     /// [`fuzz_cases`] for their range).
     pub scale_exponents: [i8; 3],
     /// Seed of the random inputs.
     pub seed: u64,
-}
-
-impl FuzzCase {
-    /// `[B, Hq, Sq, D]`.
-    pub fn q_shape(&self) -> [usize; 4] {
-        [self.batch, self.heads_q, self.seq_q, self.head_dim]
-    }
-    /// `[B, Hkv, Skv, D]`.
-    pub fn kv_shape(&self) -> [usize; 4] {
-        [self.batch, self.heads_kv, self.seq_kv, self.head_dim]
-    }
 }
 
 /// Lengths on and around the multiples of `block` (k*block - 1, k*block,
@@ -81,13 +90,7 @@ pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) 
         .prop_map(|(q, k, v)| [q, k, v]);
     (1usize..=2, heads, lengths, any::<bool>(), scales, any::<u64>()).prop_map(
         move |(batch, (heads_q, heads_kv), (seq_q, seq_kv), causal, scale_exponents, seed)| FuzzCase {
-            batch,
-            heads_q,
-            heads_kv,
-            seq_q,
-            seq_kv,
-            head_dim,
-            causal,
+            shape: CaseShape { batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal },
             scale_exponents,
             seed,
         },

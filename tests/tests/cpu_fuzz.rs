@@ -26,10 +26,10 @@ fn fuzz_kernel(kernel: &KernelInfo) {
     let mut runner = TestRunner::new(config);
     let result = runner.run(&fuzz_cases(kernel, 2, 4), |case| {
         let (q, k, v) = case_inputs(&case);
-        let softmax_scale = 1.0 / (case.head_dim as f32).sqrt();
-        let got = emulate(kernel, &Inputs { q: &q, k: &k, v: &v, causal: case.causal, softmax_scale });
+        let softmax_scale = 1.0 / (case.shape.head_dim as f32).sqrt();
+        let got = emulate(kernel, &Inputs { q: &q, k: &k, v: &v, causal: case.shape.causal, softmax_scale });
         let got: Vec<f16> = got.into_iter().map(f16::from_f32).collect();
-        let reference = attention_f64(&q, &k, &v, case.causal, softmax_scale as f64);
+        let reference = attention_f64(&q, &k, &v, case.shape.causal, softmax_scale as f64);
         let (stats, ok) = judge(&got, &reference, REL_L2, MAX_REL);
         prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
         Ok(())

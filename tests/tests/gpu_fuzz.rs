@@ -31,14 +31,14 @@ fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
     runner
         .run(&fuzz_cases(kernel, 2, 8), |case| {
             let (q, k, v) = case_inputs(&case);
-            let opts = Options { causal: case.causal, scale: None, variant: kernel.variant };
+            let opts = Options { causal: case.shape.causal, scale: None, variant: kernel.variant };
             let dev = attn.upload(&q, &k, &v, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(dev.problem.kernel.entry, kernel.entry);
             let mut out = attn.alloc_output(&dev).map_err(|e| TestCaseError::fail(e.to_string()))?;
             attn.poison(&mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             attn.run(&dev, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let o = attn.download(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let reference = attention_f64(&q, &k, &v, case.causal, dev.problem.softmax_scale as f64);
+            let reference = attention_f64(&q, &k, &v, case.shape.causal, dev.problem.softmax_scale as f64);
             let (stats, ok) = judge(&o.data, &reference, REL_L2, MAX_REL);
             prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
             Ok(())
