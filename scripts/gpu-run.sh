@@ -4,9 +4,14 @@
 # suite, the benchmark and the torch peers. Logs go to $OUT (default
 # ./gpu-out), at most 8 files (the device tool returns no more):
 # device.txt, gate.log, fuzz.log, bench-mma.json, bench-naive.json,
-# peers.jsonl, bench.txt. The summary table is printed last.
-#   usage: scripts/gpu-run.sh [gate] [fuzz] [bench] [peers] [issue3]
-#   (default: gate fuzz bench peers). issue3 runs compute-sanitizer
+# peers.jsonl, bench.txt (and ncu.txt, issue3.log with those steps). The
+# summary table is printed last.
+#   usage: scripts/gpu-run.sh [gate] [fuzz] [bench] [peers] [ncu] [issue3]
+#   (default: gate fuzz bench peers). bench also times every variant at
+#   (1,1,1,64) (one block, one key: the launch-and-latency floor) into
+#   bench.txt. ncu profiles one launch per variant at NCU_SHAPE (default the
+#   mission shape) with Nsight Compute (speed of light, warp states,
+#   scheduler, occupancy). issue3 runs compute-sanitizer
 #   (scripts/sanitize.sh), the adversarial and determinism suites and, when
 #   gpu-bundle-bug/gpu_fuzz exists (a bundle built with
 #   scripts/deliberate-bug.patch applied), the GPU fuzz on the planted bug;
@@ -18,7 +23,8 @@ BIN=gpu-bundle/bin
 steps=${*:-gate fuzz bench peers}
 SHAPES=${SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"}
 SMALL_SHAPES=${SMALL_SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64"}
-VARIANTS=${VARIANTS:-mma,wgmma}
+VARIANTS=${VARIANTS:-mma,wgmma,split}
+NCU_SHAPE=${NCU_SHAPE:-2,8,256,64}
 # Every step is bounded: a hung kernel must not eat the device lease.
 T=${STEP_TIMEOUT:-240}
 status=0
@@ -37,6 +43,8 @@ for step in $steps; do
       # shellcheck disable=SC2086
       timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes $SHAPES --json "$OUT/bench-mma.json" >>"$OUT/bench.txt" 2>&1 || status=1
       # shellcheck disable=SC2086
+      timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes 1,1,1,64 --modes graph >>"$OUT/bench.txt" 2>&1 || status=1
+      # shellcheck disable=SC2086
       [ -n "$SMALL_SHAPES" ] && timeout "$T" "$BIN/sdpa" bench --variants naive --shapes $SMALL_SHAPES --json "$OUT/bench-naive.json" >>"$OUT/bench.txt" 2>&1 || status=1 ;;
     issue3)
       R="--ignored --nocapture --test-threads=1"
@@ -47,6 +55,19 @@ for step in $steps; do
           timeout "$T" gpu-bundle-bug/gpu_fuzz $R 2>&1 | grep -E "Test failed|minimal failing|cases passed|FuzzCase" | head -20
         fi; } >"$OUT/issue3.log" 2>&1
       grep -E "^(memcheck|racecheck|synccheck|initcheck)|passed|failed|Test failed" "$OUT/issue3.log" | head -30 ;;
+    ncu)
+      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      if [ -z "$NCU" ]; then echo "ncu: not found" | tee "$OUT/ncu.txt"; else
+        for v in ${VARIANTS//,/ }; do
+          echo "== $v $NCU_SHAPE"
+          timeout "$T" "$NCU" --clock-control none -k "regex:sdpa_${v}_d" -c 1 --launch-skip 3 \
+            --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+            --section LaunchStats --section MemoryWorkloadAnalysis \
+            "$BIN/sdpa" bench --variants "$v" --shapes "$NCU_SHAPE" --modes direct --samples 1 --launches 4 2>&1 \
+            | grep -v "^==PROF==" || status=1
+        done >"$OUT/ncu.txt" 2>&1
+        grep -E "^== |Duration|Warp Cycles Per Issued|Achieved Occupancy|Issue Slots Busy|Registers Per" "$OUT/ncu.txt" | head -40
+      fi ;;
     peers)
       # shellcheck disable=SC2086
       timeout "$T" python3 scripts/peers.py $SHAPES >"$OUT/peers.jsonl" 2>>"$OUT/device.txt" || status=1 ;;

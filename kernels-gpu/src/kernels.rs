@@ -2,7 +2,7 @@
 //! stable name, PTX entry symbol, tile shape and shared memory. The host
 //! launches from it, xtask gates it, the tests take tile edges from it.
 
-use crate::tiles::{MmaSmemPlan, TileShape, WgmmaSmemPlan};
+use crate::tiles::{MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
 
 /// A kernel variant (an algorithm); each is built for every head dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,11 +20,18 @@ pub enum Variant {
     /// (128 query rows) per block; the softmax of key block j + 1 overlaps
     /// P·V of block j.
     Wgmma,
+    /// For short sequences: `mma` with the key blocks of each query block
+    /// shared out between groups of warps (key block `j` to group
+    /// `j % splits`), each with its own K/V buffers and online softmax, so
+    /// a block's critical path is `1 / splits` of the keys; the groups merge
+    /// their partial outputs through shared memory at the end. V stays E4M3
+    /// in shared memory and becomes f16 in registers.
+    Split,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 3] = [Variant::Naive, Variant::Mma, Variant::Wgmma];
+    pub const ALL: [Variant; 4] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -32,6 +39,7 @@ impl Variant {
             Variant::Naive => "naive",
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
+            Variant::Split => "split",
         }
     }
 
@@ -68,11 +76,11 @@ pub struct Prepass {
 }
 
 /// `naive` at D = 64: four warps, one query row each.
-pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 1, stages: 0, warps: 4 };
+pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 1, stages: 0, warps: 4, splits: 1 };
 /// `naive` at D = 128.
 pub const NAIVE_D128: TileShape = TileShape { head_dim: 128, ..NAIVE_D64 };
 /// `mma` at D = 64: 4 warps x 16 rows, 64-key blocks, double-buffered K/V.
-pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4 };
+pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4, splits: 1 };
 /// `mma` at D = 128: 32-key blocks, so the block fits 48 KB of shared
 /// memory and two blocks fit an L4 (sm_89) multiprocessor.
 pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D64 };
@@ -80,12 +88,19 @@ pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D6
 /// `wgmma` at D = 64: 2 warpgroups x 64 rows, 64-key blocks, K/Vt 4 deep
 /// (the pipelined loop holds block j's Vt and block j + 1's K while blocks
 /// j + 2 and j + 3 load).
-pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8 };
+pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8, splits: 1 };
 /// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
 
+/// `split` at D = 64: 2 row warps (32 query rows) x 4 key groups, 32-key
+/// blocks, K/V double-buffered per group: 256 keys in flight per block, and
+/// 44.5 KB of shared memory so two blocks fit an L4 multiprocessor.
+pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n: 32, stages: 2, warps: 8, splits: 4 };
+/// `split` at D = 128: 2 key groups (the same shared memory budget).
+pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
+
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 6] = [
+pub const KERNELS: [KernelInfo; 8] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -133,6 +148,22 @@ pub const KERNELS: [KernelInfo; 6] = [
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
         sm90a_only: true,
         prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 / 4 * 8 }),
+    },
+    KernelInfo {
+        variant: Variant::Split,
+        entry: "sdpa_split_d64",
+        tiles: SPLIT_D64,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D64).total,
+        sm90a_only: false,
+        prepass: None,
+    },
+    KernelInfo {
+        variant: Variant::Split,
+        entry: "sdpa_split_d128",
+        tiles: SPLIT_D128,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D128).total,
+        sm90a_only: false,
+        prepass: None,
     },
 ];
 

@@ -47,3 +47,19 @@ pub const LOG2E: f32 = core::f32::consts::LOG2_E;
 pub fn score_scale_log2(softmax_scale: f32, q_scale: f32, k_scale: f32) -> f32 {
     softmax_scale * q_scale * k_scale * LOG2E
 }
+
+/// Merges the partial softmax states of one row that several groups built
+/// over disjoint key sets (each its running maximum `m[s]`, base 2, and its
+/// row sum `l[s]` relative to that maximum). Returns `(base, sum)`: group
+/// `s`'s accumulated output (and sum) must be multiplied by its share
+/// `2^(m[s] - base)`, and `sum = sum_s l[s] * 2^(m[s] - base)` is the merged
+/// row sum. `base` is the overall maximum, or 0 when no group saw a key
+/// (`m = -inf` everywhere), so a group that saw no key gets share 0, never
+/// NaN, and a row that saw no key gets sum 0 (then [`output_scale`] gives 0).
+#[inline(always)]
+pub fn merge_splits<const SPLITS: usize>(m: [f32; SPLITS], l: [f32; SPLITS], exp2: impl Fn(f32) -> f32) -> (f32, f32) {
+    let overall = m.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let base = if overall == f32::NEG_INFINITY { 0.0 } else { overall };
+    let sum = m.iter().zip(&l).fold(0.0, |acc, (&m, &l)| acc + l * exp2(m - base));
+    (base, sum)
+}

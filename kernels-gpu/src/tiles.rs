@@ -15,6 +15,10 @@ pub struct TileShape {
     pub stages: u32,
     /// Warps per block.
     pub warps: u32,
+    /// Groups of warps that share out a query block's key blocks (key block
+    /// `j` goes to group `j % splits`) and merge their partial results at
+    /// the end; 1 for kernels whose warps all walk every key block.
+    pub splits: u32,
 }
 
 impl TileShape {
@@ -72,6 +76,62 @@ impl MmaSmemPlan {
     /// Offset of V stage `stage` (E4M3).
     pub const fn v_stage(&self, stage: u32, block_n: u32) -> u32 {
         self.v + stage * block_n * self.fp8_row
+    }
+}
+
+/// Byte offsets of the `split` kernel's shared-memory buffers.
+///
+/// Q, and for each of the `splits` warp groups `stages` K and V tiles, as
+/// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
+/// `stats` (each group's running maximum and row sum per query row) and a
+/// scratch area of f32 output rows (`head_dim + 4` floats each, one set per
+/// group) that reuses the K/V tiles' space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitSmemPlan {
+    /// Bytes per E4M3 row (Q, K, V).
+    pub fp8_row: u32,
+    /// Offset of the Q tile (`block_m` rows).
+    pub q: u32,
+    /// Offset of the merge statistics: `(max, sum)` f32 pairs, indexed
+    /// `[split][row]`.
+    pub stats: u32,
+    /// Offset of group 0's first K tile; each group owns `group_bytes`.
+    pub kv: u32,
+    /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows.
+    pub group_bytes: u32,
+    /// Bytes per f32 scratch row.
+    pub scratch_row: u32,
+    /// Offset of the f32 scratch rows, indexed `[split][row]` (overlaps the
+    /// K/V tiles: used only after every group is done with them).
+    pub scratch: u32,
+    /// Total dynamic shared memory in bytes.
+    pub total: u32,
+}
+
+impl SplitSmemPlan {
+    /// The plan for a tile shape.
+    pub const fn new(t: TileShape) -> Self {
+        let fp8_row = t.head_dim + SMEM_ROW_PAD;
+        let q = 0;
+        let stats = q + t.block_m * fp8_row;
+        let kv = stats + t.splits * t.block_m * 8;
+        let group_bytes = t.stages * 2 * t.block_n * fp8_row;
+        let scratch_row = 4 * t.head_dim + SMEM_ROW_PAD;
+        let scratch = kv;
+        let kv_bytes = t.splits * group_bytes;
+        let scratch_bytes = t.splits * t.block_m * scratch_row;
+        let total = kv + if kv_bytes > scratch_bytes { kv_bytes } else { scratch_bytes };
+        Self { fp8_row, q, stats, kv, group_bytes, scratch_row, scratch, total }
+    }
+
+    /// Offset of group `split`'s K tile in stage `stage`.
+    pub const fn k_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
+        self.kv + split * self.group_bytes + 2 * stage * block_n * self.fp8_row
+    }
+
+    /// Offset of group `split`'s V tile in stage `stage` (E4M3).
+    pub const fn v_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
+        self.k_stage(split, stage, block_n) + block_n * self.fp8_row
     }
 }
 

@@ -9,7 +9,7 @@ use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::{KernelInfo, Variant};
 use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
-use kernels_gpu::softmax::{RowMax, output_scale, score_scale_log2};
+use kernels_gpu::softmax::{RowMax, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
 
@@ -38,6 +38,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
+                Variant::Split => emulate_split(kernel.tiles, &head, x, rows),
             }
         }
     }
@@ -113,45 +114,105 @@ fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
     }
 }
 
+/// One row's online-softmax state over some key blocks.
+struct RowState {
+    m: RowMax,
+    l: f32,
+    acc: Vec<f32>,
+}
+
+impl RowState {
+    fn new(dim: usize) -> Self {
+        RowState { m: RowMax::EMPTY, l: 0.0, acc: vec![0.0; dim] }
+    }
+
+    /// Folds in key block `j` of the query block starting at `row0`, as the
+    /// tiled kernels do: masks only where `block_needs_mask` says; P is
+    /// rounded to f16 for P·V.
+    fn visit(&mut self, t: TileShape, head: &Head, x: &Inputs, row0: u32, row: u32, j: u32) {
+        let key0 = j * t.block_n;
+        let masked = block_needs_mask(row0, key0, t.block_n, head.seq_q, head.seq_kv, x.causal);
+        let scores: Vec<f32> = (key0..key0 + t.block_n)
+            .map(|key| {
+                if masked && !key_visible(row, key, head.seq_q, head.seq_kv, x.causal) {
+                    f32::NEG_INFINITY
+                } else {
+                    head.dot(row, key)
+                }
+            })
+            .collect();
+        let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let (alpha, base) = self.m.update(block_max * head.score_scale, f32::exp2);
+        let probs: Vec<f32> = scores.iter().map(|s| (s * head.score_scale - base).exp2()).collect();
+        self.l = self.l * alpha + probs.iter().sum::<f32>();
+        for (d, a) in self.acc.iter_mut().enumerate() {
+            *a *= alpha;
+            for (key, p) in (key0..).zip(&probs) {
+                *a += f16::from_f32(*p).to_f32() * head.value(key, d);
+            }
+        }
+    }
+}
+
+/// The key blocks and the first row of each query block of `t`.
+fn query_blocks(t: TileShape, head: &Head, x: &Inputs) -> impl Iterator<Item = (u32, u32)> {
+    let (seq_q, seq_kv, block_m, block_n, causal) = (head.seq_q, head.seq_kv, t.block_m, t.block_n, x.causal);
+    (0..blocks(seq_q, block_m)).map(move |block| {
+        let row0 = block * block_m;
+        (row0, blocks(key_end(row0, block_m, seq_q, seq_kv, causal), block_n))
+    })
+}
+
+/// Writes one row of output: `acc * scale`, exact zeros for a row that saw
+/// no key (as the kernels' epilogues).
+fn write_row(out: &mut [f32], head: &Head, row: u32, acc: &[f32], scale: f32) {
+    for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(acc) {
+        *o = if scale == 0.0 { 0.0 } else { a * scale };
+    }
+}
+
 /// `mma` and `wgmma` (the same schedule at their own tile shapes): query
-/// blocks of `block_m` rows walk `block_n`-key blocks; masks only where
-/// `block_needs_mask` says; P is rounded to f16 for P·V.
+/// blocks of `block_m` rows walk their `block_n`-key blocks in order.
 fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
-    for block in 0..blocks(head.seq_q, t.block_m) {
-        let row0 = block * t.block_m;
-        let key_blocks = blocks(key_end(row0, t.block_m, head.seq_q, head.seq_kv, x.causal), t.block_n);
+    for (row0, key_blocks) in query_blocks(t, head, x) {
         for row in row0..(row0 + t.block_m).min(head.seq_q) {
-            let mut m = RowMax::EMPTY;
-            let mut l = 0f32;
-            let mut acc = vec![0f32; head.dim];
+            let mut state = RowState::new(head.dim);
             for j in 0..key_blocks {
-                let key0 = j * t.block_n;
-                let masked = block_needs_mask(row0, key0, t.block_n, head.seq_q, head.seq_kv, x.causal);
-                let scores: Vec<f32> = (key0..key0 + t.block_n)
-                    .map(|key| {
-                        if masked && !key_visible(row, key, head.seq_q, head.seq_kv, x.causal) {
-                            f32::NEG_INFINITY
-                        } else {
-                            head.dot(row, key)
-                        }
-                    })
-                    .collect();
-                let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let (alpha, base) = m.update(block_max * head.score_scale, f32::exp2);
-                let probs: Vec<f32> = scores.iter().map(|s| (s * head.score_scale - base).exp2()).collect();
-                l = l * alpha + probs.iter().sum::<f32>();
-                for (d, a) in acc.iter_mut().enumerate() {
-                    *a *= alpha;
-                    for (key, p) in (key0..).zip(&probs) {
-                        *a += f16::from_f32(*p).to_f32() * head.value(key, d);
+                state.visit(t, head, x, row0, row, j);
+            }
+            write_row(out, head, row, &state.acc, output_scale(state.l, head.v_scale));
+        }
+    }
+}
+
+/// `split`: group `g` of the `splits` key groups walks key blocks `g, g +
+/// splits, ..`; the groups' states merge by `merge_splits`.
+fn emulate_split(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
+    const MAX_SPLITS: usize = 4;
+    assert!(t.splits as usize <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
+    for (row0, key_blocks) in query_blocks(t, head, x) {
+        for row in row0..(row0 + t.block_m).min(head.seq_q) {
+            let groups: Vec<RowState> = (0..t.splits)
+                .map(|g| {
+                    let mut state = RowState::new(head.dim);
+                    for j in (g..key_blocks).step_by(t.splits as usize) {
+                        state.visit(t, head, x, row0, row, j);
                     }
+                    state
+                })
+                .collect();
+            // Groups past `splits` are empty (max -inf, sum 0): they do not change the merge.
+            let m: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(f32::NEG_INFINITY, |s| s.m.0));
+            let l: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(0.0, |s| s.l));
+            let (base, sum) = merge_splits(m, l, f32::exp2);
+            let mut acc = vec![0f32; head.dim];
+            for state in &groups {
+                let share = (state.m.0 - base).exp2();
+                for (a, v) in acc.iter_mut().zip(&state.acc) {
+                    *a += v * share;
                 }
             }
-            let scale = output_scale(l, head.v_scale);
-            for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
-                // As the kernels' epilogue: a row that saw no key is exact zeros.
-                *o = if scale == 0.0 { 0.0 } else { a * scale };
-            }
+            write_row(out, head, row, &acc, output_scale(sum, head.v_scale));
         }
     }
 }

@@ -11,3 +11,25 @@ pub unsafe fn sync_threads() {
     // SAFETY: the caller guarantees block-uniform control flow.
     unsafe { core::arch::nvptx::_syncthreads() }
 }
+
+/// `bar.sync id, threads`: a named barrier for a subset of the block. Waits
+/// until `threads` threads (a multiple of 32, whole warps) have arrived at
+/// barrier `id` (1..=15; 0 is [`sync_threads`]'s), and orders their
+/// shared-memory accesses around it.
+///
+/// # Safety
+/// Exactly the `threads` threads of one group reach it, with the same `id`
+/// and `threads`, in the same order as their other barriers; otherwise the
+/// group deadlocks.
+#[inline(always)]
+pub unsafe fn sync_named(id: u32, threads: u32) {
+    // SAFETY: the caller guarantees the group's uniform control flow.
+    unsafe {
+        core::arch::asm!(
+            "bar.sync {id}, {threads};",
+            id = in(reg32) id,
+            threads = in(reg32) threads,
+            options(nostack)
+        )
+    };
+}

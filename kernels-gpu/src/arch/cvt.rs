@@ -52,3 +52,33 @@ pub fn f32_to_f16_bits(x: f32) -> u16 {
     }
     out
 }
+
+/// Four E4M3 codes `[b0, b1, b2, b3]` (low byte first) to two f16 pairs:
+/// `[f16x2(b0, b2), f16x2(b1, b3)]` (first code in the low half). One
+/// `prmt.b32` (bytes 0, 2, 1, 3) and two `cvt.rn.f16x2.e4m3x2`, exact.
+///
+/// The use: `ldmatrix.trans` of E4M3 data as 16-bit elements gives a lane
+/// the same two adjacent columns of two adjacent rows, `[r0c0, r0c1, r1c0,
+/// r1c1]`; this regroups them per column, `(r0c0, r1c0)` and `(r0c1, r1c1)`.
+#[inline(always)]
+pub fn e4m3x4_to_f16x2_by_column(codes: u32) -> [u32; 2] {
+    let (even, odd): (u32, u32);
+    // SAFETY: register-only permutation and conversions.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b32 t;",
+            ".reg .b16 lo, hi;",
+            "prmt.b32 t, {x}, 0, 0x3120;",
+            "mov.b32 {{lo, hi}}, t;",
+            "cvt.rn.f16x2.e4m3x2 {even}, lo;",
+            "cvt.rn.f16x2.e4m3x2 {odd}, hi;",
+            "}}",
+            x = in(reg32) codes,
+            even = out(reg32) even,
+            odd = out(reg32) odd,
+            options(pure, nomem, nostack)
+        );
+    }
+    [even, odd]
+}

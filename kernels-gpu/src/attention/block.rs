@@ -103,17 +103,18 @@ pub struct RowCopy {
 }
 
 impl RowCopy {
-    /// Issues the `cp.async` copies (16 bytes each, spread over the block's
-    /// threads); rows at or past `valid_rows` are zero-filled without reading
-    /// global memory.
+    /// Issues the `cp.async` copies (16 bytes each), spread over the
+    /// `threads` threads that call it together, this one being number
+    /// `thread` of them; rows at or past `valid_rows` are zero-filled
+    /// without reading global memory.
     ///
     /// # Safety
-    /// Block-uniform; source rows below `valid_rows` readable; the tile inside
-    /// the block's shared memory, 16-byte aligned.
+    /// Uniform over the calling threads; source rows below `valid_rows`
+    /// readable; the tile inside the block's shared memory, 16-byte aligned.
     #[inline(always)]
-    pub unsafe fn issue(&self, threads: u32) {
+    pub unsafe fn issue(&self, thread: u32, threads: u32) {
         let chunks_per_row = self.row_bytes / 16;
-        let mut c = sreg::thread_idx_x();
+        let mut c = thread;
         while c < self.rows * chunks_per_row {
             let r = c / chunks_per_row;
             let col = (c % chunks_per_row) * 16;
@@ -128,7 +129,8 @@ impl RowCopy {
 }
 
 /// Copies `rows` E4M3 rows of `HEAD_DIM` bytes (a Q, K or V tile) from `src`
-/// into the shared tile at `dst` laid out as `layout` (see [`RowCopy`]).
+/// into the shared tile at `dst` laid out as `layout` (see [`RowCopy`]), by
+/// thread `thread` of the `threads` that call it together.
 ///
 /// # Safety
 /// As [`RowCopy::issue`].
@@ -139,9 +141,9 @@ pub unsafe fn load_rows<const HEAD_DIM: usize>(
     src: *const u8,
     rows: u32,
     valid_rows: u32,
-    threads: u32,
+    (thread, threads): (u32, u32),
 ) {
     let copy = RowCopy { dst, layout, src, src_stride: HEAD_DIM, row_bytes: HEAD_DIM as u32, rows, valid_rows };
     // SAFETY: forwarded.
-    unsafe { copy.issue(threads) }
+    unsafe { copy.issue(thread, threads) }
 }

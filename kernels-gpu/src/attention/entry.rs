@@ -1,7 +1,7 @@
 //! PTX entry points: one monomorphic `extern "ptx-kernel"` function per row
 //! of [`crate::kernels::KERNELS`], its tile constants taken from that table.
 
-use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128};
+use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
 use crate::kernels::{WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
@@ -52,6 +52,32 @@ macro_rules! mma_entry {
     };
 }
 
+/// Emits a `split` entry for a tile shape.
+macro_rules! split_entry {
+    ($name:ident, $tiles:expr) => {
+        /// PTX entry point (see `kernels::KERNELS`).
+        ///
+        /// # Safety
+        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
+            // SAFETY: forwarded launch contract.
+            unsafe {
+                super::split::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.block_n as usize },
+                    { $tiles.stages as usize },
+                    { $tiles.block_m as usize / 16 },
+                    { $tiles.splits as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.head_dim as usize / 8 },
+                    { $tiles.block_n as usize / 8 },
+                >(&p)
+            }
+        }
+    };
+}
+
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
@@ -80,6 +106,8 @@ naive_entry!(sdpa_naive_d64, NAIVE_D64);
 naive_entry!(sdpa_naive_d128, NAIVE_D128);
 mma_entry!(sdpa_mma_d64, MMA_D64);
 mma_entry!(sdpa_mma_d128, MMA_D128);
+split_entry!(sdpa_split_d64, SPLIT_D64);
+split_entry!(sdpa_split_d128, SPLIT_D128);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
 #[cfg(target_feature = "sm_90a")]

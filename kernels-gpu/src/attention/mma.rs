@@ -16,6 +16,7 @@
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
+use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
@@ -79,10 +80,13 @@ pub unsafe fn forward<
         block_n: BLOCK_N as u32,
         stages: STAGES as u32,
         warps: WARPS as u32,
+        splits: 1,
     };
     let plan = MmaSmemPlan::new(shape);
     let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
     let threads = shape.threads();
+    // Every thread of the block copies: (this thread, all of them).
+    let team = (sreg::thread_idx_x(), threads);
     let block_n = BLOCK_N as u32;
     let lane = sreg::lane_id();
     let warp = sreg::warp_id();
@@ -111,15 +115,15 @@ pub unsafe fn forward<
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, block_n);
-            load_rows::<HEAD_DIM>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, threads);
+            load_rows::<HEAD_DIM>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(stage, block_n);
-            load_rows::<HEAD_DIM>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, threads);
+            load_rows::<HEAD_DIM>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, threads) };
+    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);
@@ -143,12 +147,8 @@ pub unsafe fn forward<
             bar::sync_threads();
         }
         if j == 0 {
-            for (ks, frag) in q_frag.iter_mut().enumerate() {
-                let row = 16 * warp + (ld_matrix % 2) * 8 + ld_row;
-                let col = ks as u32 * 32 + (ld_matrix / 2) * 16;
-                // SAFETY: converged warp; a 16-byte row inside the Q tile.
-                *frag = unsafe { ldmatrix::load_x4(smem_base + plan.q + row * plan.fp8_row + col) };
-            }
+            // SAFETY: converged warp; the warp's 16 rows of the Q tile.
+            q_frag = unsafe { warp_tile::q_fragments(smem_base + plan.q + 16 * warp * plan.fp8_row, plan.fp8_row) };
         }
         // SAFETY: shared tiles of this stage; the barrier below publishes it.
         unsafe {
@@ -168,20 +168,9 @@ pub unsafe fn forward<
         unsafe { cp_async::commit_group() };
 
         // S = Q·K^T for this key block.
-        let mut s = [[0f32; 4]; S_TILES];
         let k_tile = smem_base + plan.k_stage(stage, block_n);
-        for pair in 0..S_TILES / 2 {
-            for (ks, a) in q_frag.iter().enumerate() {
-                let row = pair as u32 * 16 + (ld_matrix / 2) * 8 + ld_row;
-                let col = ks as u32 * 32 + (ld_matrix % 2) * 16;
-                // SAFETY: converged warp; rows inside the K tile.
-                unsafe {
-                    let b = ldmatrix::load_x4(k_tile + row * plan.fp8_row + col);
-                    mma::m16n8k32_e4m3(&mut s[2 * pair], *a, [b[0], b[1]]);
-                    mma::m16n8k32_e4m3(&mut s[2 * pair + 1], *a, [b[2], b[3]]);
-                }
-            }
-        }
+        // SAFETY: converged warp; the K tile of this stage.
+        let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, plan.fp8_row) };
 
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);

@@ -7,5 +7,7 @@ pub mod mma;
 pub mod naive;
 pub mod online;
 pub mod prepass;
+pub mod split;
+pub mod warp_tile;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;

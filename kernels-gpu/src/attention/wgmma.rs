@@ -64,11 +64,14 @@ pub unsafe fn forward<
         block_n: BLOCK_N as u32,
         stages: STAGES as u32,
         warps: 4 * WARPGROUPS as u32,
+        splits: 1,
     };
     let plan = WgmmaSmemPlan::new(shape);
     let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
     let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * BLOCK_N as u32 };
     let threads = shape.threads();
+    // Every thread of the block copies: (this thread, all of them).
+    let team = (sreg::thread_idx_x(), threads);
     let block_n = BLOCK_N as u32;
     let lane = sreg::lane_id();
     let warp = sreg::warp_id();
@@ -111,20 +114,13 @@ pub unsafe fn forward<
         // are padded to whole 64-key tiles.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, shape);
-            load_rows::<HEAD_DIM>(
-                k_dst,
-                tile_rows,
-                job.k.wrapping_add(key0 as usize * HEAD_DIM),
-                block_n,
-                valid,
-                threads,
-            );
-            vt.issue(threads);
+            load_rows::<HEAD_DIM>(k_dst, tile_rows, job.k.wrapping_add(key0 as usize * HEAD_DIM), block_n, valid, team);
+            vt.issue(team.0, team.1);
         }
     };
 
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, threads) };
+    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);

@@ -1,0 +1,287 @@
+//! `split`: attention for short sequences on `mma.sync` (sm_89 and sm_90).
+//!
+//! On a short sequence a query block has only a few key blocks, and the
+//! `mma` kernel walks them one after the other: the block's time is that
+//! chain. Here the key blocks are shared out instead. A block owns
+//! `BLOCK_M = 16 * ROW_WARPS` query rows of one (batch, head) and
+//! `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` (rows
+//! `16 (w % ROW_WARPS) ..`) of key group `w / ROW_WARPS`. Group `g` walks key
+//! blocks `g, g + SPLITS, g + 2 SPLITS, ..` with its own `STAGES`-deep K/V
+//! buffers, synchronised by its own named barrier, so the groups do not wait
+//! for each other until the end. Per key block, each warp:
+//!
+//! 1. has K and V (E4M3) brought into its group's buffers by `cp.async`;
+//! 2. computes `S = Q·K^T` on `mma.m16n8k32.e4m3` ([`warp_tile::scores`]);
+//! 3. runs the online softmax on the accumulators ([`online::Rows`]);
+//! 4. adds `P·V` on `mma.m16n8k16.f16`, with V read as E4M3 and turned
+//!    into f16 in registers ([`pv_e4m3`]; this permutes O's columns, see
+//!    [`o_column`]).
+//!
+//! Then the groups merge: each publishes its rows' running maxima and sums,
+//! scales its partial output by its share ([`softmax::merge_splits`]) into
+//! f32 scratch rows, and the whole block adds the groups' rows and stores
+//! f16.
+
+use super::block::{BlockJob, load_rows};
+use super::online::{self, MaskGeometry, Rows};
+use super::warp_tile;
+use crate::arch::{bar, cp_async, cvt, ldmatrix, math, mma, shfl, smem, sreg};
+use crate::layout::RowLayout;
+use crate::params::AttnParams;
+use crate::schedule;
+use crate::softmax;
+use crate::tiles::{SplitSmemPlan, TileShape};
+
+/// The head column that accumulator column `n` (0..8) of O tile `tile`
+/// holds after [`pv_e4m3`]: tiles come in groups of four per 32 columns;
+/// within a group, tiles `2h` and `2h + 1` hold the even and the odd
+/// columns of the 16-column half `h`.
+#[inline(always)]
+pub const fn o_column(tile: u32, n: u32) -> u32 {
+    32 * (tile / 4) + 16 * ((tile / 2) % 2) + 2 * n + tile % 2
+}
+
+/// `o += P·V` for one key block: `p` the probabilities (`S_TILES` 8-key
+/// accumulator tiles), V the block's E4M3 tile at `v_tile` (key rows of
+/// `row_bytes`).
+///
+/// Per 16 keys and 32 head columns, one `ldmatrix.x4.trans` reads V as
+/// 16-bit elements (column pairs): lane (group `g`, quad `q`) receives, per
+/// 8-key half and per 16-column half, the bytes `[V[2q][c], V[2q][c+1],
+/// V[2q+1][c], V[2q+1][c+1]]` with `c = 2g` inside that half.
+/// [`cvt::e4m3x4_to_f16x2_by_column`] makes that the `m16n8k16` B fragment
+/// of column `c` (keys `2q, 2q+1`) and of column `c + 1`, so one O tile
+/// takes the even columns of the half and the next tile the odd ones
+/// ([`o_column`]).
+///
+/// # Safety
+/// Converged warp; `8 * S_TILES` key rows of `4 * O_TILES` readable bytes
+/// at `v_tile`.
+#[inline(always)]
+unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
+    o: &mut [[f32; 4]; O_TILES],
+    p: &[[f32; 4]; S_TILES],
+    v_tile: u32,
+    row_bytes: u32,
+) {
+    let lane = sreg::lane_id();
+    let (matrix, row) = (lane / 8, lane % 8);
+    for kk in 0..S_TILES / 2 {
+        let a = online::p_fragment(p, kk);
+        for chunk in 0..O_TILES / 4 {
+            let key = kk as u32 * 16 + (matrix % 2) * 8 + row;
+            let col = chunk as u32 * 32 + (matrix / 2) * 16;
+            // SAFETY: converged warp; rows inside the V tile.
+            let x = unsafe { ldmatrix::load_x4_trans(v_tile + key * row_bytes + col) };
+            for h in 0..2 {
+                let [even_lo, odd_lo] = cvt::e4m3x4_to_f16x2_by_column(x[2 * h]);
+                let [even_hi, odd_hi] = cvt::e4m3x4_to_f16x2_by_column(x[2 * h + 1]);
+                // SAFETY: converged warp.
+                unsafe {
+                    mma::m16n8k16_f16(&mut o[4 * chunk + 2 * h], a, [even_lo, even_hi]);
+                    mma::m16n8k16_f16(&mut o[4 * chunk + 2 * h + 1], a, [odd_lo, odd_hi]);
+                }
+            }
+        }
+    }
+}
+
+/// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
+/// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
+/// BLOCK_N / 8`.
+///
+/// # Safety
+/// `p` must describe valid device buffers (host-validated); the block must
+/// have `ROW_WARPS * SPLITS * 32` threads and `SplitSmemPlan::new(..).total`
+/// bytes of dynamic shared memory.
+#[inline(always)]
+pub unsafe fn forward<
+    const HEAD_DIM: usize,
+    const BLOCK_N: usize,
+    const STAGES: usize,
+    const ROW_WARPS: usize,
+    const SPLITS: usize,
+    const QK_STEPS: usize,
+    const O_TILES: usize,
+    const S_TILES: usize,
+>(
+    p: &AttnParams,
+) {
+    const {
+        assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
+        assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
+        assert!(SPLITS >= 1 && SPLITS <= 15, "named barriers 1..=SPLITS");
+    };
+    let shape = TileShape {
+        head_dim: HEAD_DIM as u32,
+        block_m: 16 * ROW_WARPS as u32,
+        block_n: BLOCK_N as u32,
+        stages: STAGES as u32,
+        warps: (ROW_WARPS * SPLITS) as u32,
+        splits: SPLITS as u32,
+    };
+    let plan = SplitSmemPlan::new(shape);
+    let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
+    let threads = shape.threads();
+    let block_n = BLOCK_N as u32;
+    let thread = sreg::thread_idx_x();
+    let lane = sreg::lane_id();
+    let warp = sreg::warp_id();
+    let (group, quad) = (lane / 4, lane % 4);
+    let (row_warp, split) = (warp % ROW_WARPS as u32, warp / ROW_WARPS as u32);
+    let group_threads = 32 * ROW_WARPS as u32;
+    // This group's copies: (this thread's index in the group, the group's size).
+    let team = (thread - split * group_threads, group_threads);
+
+    // SAFETY: host-validated parameters.
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
+    let causal = p.causal != 0;
+    let key_blocks = schedule::blocks(job.key_end, block_n);
+    if key_blocks == 0 {
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        return;
+    }
+    // This group's key blocks: split, split + SPLITS, ...
+    let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
+
+    let smem_ptr = smem::dynamic_smem_base();
+    // SAFETY: the dynamic shared memory base.
+    let smem_base = unsafe { smem::shared_addr(smem_ptr) };
+    let load_kv = |i: u32| {
+        let stage = i % STAGES as u32;
+        let key0 = (split + i * SPLITS as u32) * block_n;
+        let valid = (p.seq_kv - key0).min(block_n);
+        let offset = key0 as usize * HEAD_DIM;
+        // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
+        unsafe {
+            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+        }
+    };
+
+    // Prologue: Q (the whole block), then each group's first STAGES - 1 key
+    // blocks, one commit group each; Q is published by one block barrier.
+    // SAFETY: Q rows below `job.rows` are inside Q.
+    unsafe {
+        load_rows::<HEAD_DIM>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
+        cp_async::commit_group();
+    }
+    for i in 0..STAGES as u32 - 1 {
+        if i < my_blocks {
+            load_kv(i);
+        }
+        // SAFETY: closes this thread's copies (possibly an empty group).
+        unsafe { cp_async::commit_group() };
+    }
+    // SAFETY: block-uniform; after it Q is in shared memory for every thread.
+    unsafe {
+        cp_async::wait_group(STAGES as u32 - 1);
+        bar::sync_threads();
+    }
+    let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
+    // SAFETY: converged warp; the warp's 16 rows of the Q tile.
+    let q_frag: [[u32; 4]; QK_STEPS] = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
+
+    let mut rows = Rows::EMPTY;
+    let mut o = [[0f32; 4]; O_TILES];
+    let geometry =
+        MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
+    for i in 0..my_blocks {
+        let stage = i % STAGES as u32;
+        // SAFETY: group-uniform loop; after the wait and the group's barrier
+        // this key block is in shared memory for every thread of the group.
+        unsafe {
+            cp_async::wait_group(STAGES as u32 - 2);
+            bar::sync_named(1 + split, group_threads);
+        }
+        // Refill the buffer that local block i - 1 used (the group is past it).
+        if i + STAGES as u32 - 1 < my_blocks {
+            load_kv(i + STAGES as u32 - 1);
+        }
+        // SAFETY: closes this thread's copies (possibly an empty group).
+        unsafe { cp_async::commit_group() };
+
+        let k_tile = smem_base + plan.k_stage(split, stage, block_n);
+        // SAFETY: converged warp; the K tile of this stage.
+        let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, plan.fp8_row) };
+        let key0 = (split + i * SPLITS as u32) * block_n;
+        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
+        // SAFETY: converged warp.
+        unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        let v_tile = smem_base + plan.v_stage(split, stage, block_n);
+        // SAFETY: converged warp; the V tile of this stage.
+        unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
+    }
+
+    // Merge. Publish this group's (max, sum) for the warp's rows.
+    let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
+    let stats_at = |s: u32, row: u32| (plan.stats + 8 * (s * shape.block_m + row)) as usize;
+    for h in 0..2 {
+        let row = local_rows[h];
+        let mut l = rows.l[h];
+        // SAFETY: converged warp; the quad's four partial sums of the row.
+        unsafe {
+            l += shfl::shfl_xor_f32(l, 1);
+            l += shfl::shfl_xor_f32(l, 2);
+        }
+        if quad == 0 {
+            // SAFETY: this group's stats entry of the row (8-byte aligned).
+            unsafe { *(smem_ptr.add(stats_at(split, row)) as *mut [f32; 2]) = [rows.m[h].0, l] };
+        }
+    }
+    // SAFETY: block-uniform; every group is done with its K/V tiles (the
+    // scratch rows reuse them) and its stats are published.
+    unsafe {
+        cp_async::wait_group(0);
+        bar::sync_threads();
+    }
+    // Each of the thread's two rows: this group's share of the output, and
+    // whether the row saw no key at all (then it is exact zeros: its
+    // accumulator may hold 0 x NaN from V, so no product).
+    let shares: [(f32, bool); 2] = core::array::from_fn(|h| {
+        let stats: [[f32; 2]; SPLITS] = core::array::from_fn(|s| {
+            // SAFETY: a published stats entry.
+            unsafe { *(smem_ptr.add(stats_at(s as u32, local_rows[h])) as *const [f32; 2]) }
+        });
+        let (base, sum) = softmax::merge_splits(stats.map(|x| x[0]), stats.map(|x| x[1]), math::exp2);
+        let scale = softmax::output_scale(sum, job.v_scale);
+        (math::exp2(rows.m[h].0 - base) * scale, scale == 0.0)
+    });
+    // Scale this group's partial rows by their share into its scratch rows.
+    for pair in 0..O_TILES / 2 {
+        let (even, odd) = (&o[2 * pair], &o[2 * pair + 1]);
+        let col = o_column(2 * pair as u32, 2 * quad);
+        let cols = [[even[0], odd[0], even[1], odd[1]], [even[2], odd[2], even[3], odd[3]]];
+        for h in 0..2 {
+            let (share, no_key) = shares[h];
+            let scaled = if no_key { [0.0; 4] } else { cols[h].map(|x| x * share) };
+            let at = plan.scratch + (split * shape.block_m + local_rows[h]) * plan.scratch_row + 4 * col;
+            // SAFETY: this group's scratch row (16-byte aligned: col % 4 == 0).
+            unsafe { *(smem_ptr.add(at as usize) as *mut [f32; 4]) = scaled };
+        }
+    }
+    // SAFETY: block-uniform; publishes the scratch rows.
+    unsafe { bar::sync_threads() };
+    // Add the groups' rows, four columns per thread and step, and store f16.
+    let quads_per_row = HEAD_DIM as u32 / 4;
+    let mut c = thread;
+    while c < job.rows * quads_per_row {
+        let (row, col) = (c / quads_per_row, 4 * (c % quads_per_row));
+        let mut sum = [0f32; 4];
+        for s in 0..SPLITS as u32 {
+            let at = plan.scratch + (s * shape.block_m + row) * plan.scratch_row + 4 * col;
+            // SAFETY: a published scratch row.
+            let part = unsafe { *(smem_ptr.add(at as usize) as *const [f32; 4]) };
+            for e in 0..4 {
+                sum[e] += part[e];
+            }
+        }
+        let packed = [cvt::pack_f16x2(sum[0], sum[1]), cvt::pack_f16x2(sum[2], sum[3])];
+        // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
+        unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
+        c += threads;
+    }
+}
