@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 BIN=gpu-bundle/bin
 steps=${*:-gate fuzz bench peers}
 SHAPES=${SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"}
-SMALL_SHAPES=${SMALL_SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64"}
+SMALL_SHAPES=${SMALL_SHAPES-"2,8,256,64 1,8,512,64 4,16,2048,64"}
 VARIANTS=${VARIANTS:-mma,wgmma,split}
 NCU_SHAPE=${NCU_SHAPE:-2,8,256,64}
 # Every step is bounded: a hung kernel must not eat the device lease.
@@ -60,13 +60,14 @@ for step in $steps; do
       if [ -z "$NCU" ]; then echo "ncu: not found" | tee "$OUT/ncu.txt"; else
         for v in ${VARIANTS//,/ }; do
           echo "== $v $NCU_SHAPE"
-          timeout "$T" "$NCU" --clock-control none -k "regex:sdpa_${v}_d" -c 1 --launch-skip 3 \
+          timeout "$T" "$NCU" --clock-control none -k "regex:sdpa_${v//-/_}_d" -c 1 --launch-skip 3 \
             --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
             --section LaunchStats --section MemoryWorkloadAnalysis \
+            --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
             "$BIN/sdpa" bench --variants "$v" --shapes "$NCU_SHAPE" --modes direct --samples 1 --launches 4 2>&1 \
             | grep -v "^==PROF==" || status=1
         done >"$OUT/ncu.txt" 2>&1
-        grep -E "^== |Duration|Warp Cycles Per Issued|Achieved Occupancy|Issue Slots Busy|Registers Per" "$OUT/ncu.txt" | head -40
+        grep -E "^== |Duration|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|stalled_(long_sc|barrier|short_sc|wait|math|mio|lg_th|not_sel|no_inst)" "$OUT/ncu.txt" | head -60
       fi ;;
     peers)
       # shellcheck disable=SC2086
