@@ -6,7 +6,9 @@ captured in one CUDA graph, timed with CUDA events; time per call).
 
 Usage: peers.py SHAPE [SHAPE ...]   where SHAPE is B,H,S,D or B,H,S,D,causal
        peers.py --summarize FILE     prints a table of a JSON-lines file
-Prints one JSON object per (shape, backend, dtype) on stdout. Without torch
+Prints one JSON object per (shape, backend, dtype) on stdout, after one
+{"floor": ...} object: a one-element torch kernel timed the same way (the
+launch floor of the harness). Without torch
 or without a GPU it prints one JSON object {"skipped": reason} and exits 0.
 """
 import json
@@ -61,7 +63,9 @@ def time_graph(fn, launches=100, samples=20, warmup=20):
 def summarize(path):
     for line in open(path):
         r = json.loads(line)
-        if "median_us" in r:
+        if "floor" in r:
+            print(f"{'launch floor':<20} {r['floor']:<22} {r['median_us']:>10.2f} us")
+        elif "median_us" in r:
             shape = ",".join(map(str, r["shape"])) + (",causal" if r["causal"] else "")
             print(f"{r['peer']:<20} {shape:<22} {r['median_us']:>10.2f} us")
         else:
@@ -82,6 +86,13 @@ def main(argv):
     if not torch.cuda.is_available():
         print(json.dumps({"skipped": "torch sees no CUDA device"}))
         return 0
+    # The launch floor of this harness: a one-element torch kernel, timed the
+    # same way (graph replay). No "peer" key: the records skip the row.
+    x = torch.zeros(1, device="cuda")
+    y = torch.empty_like(x)
+    floor = {"floor": "1-element torch add", "torch": torch.__version__}
+    floor.update(time_graph(lambda: torch.add(x, 1, out=y)))
+    print(json.dumps(floor), flush=True)
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     for text in argv:

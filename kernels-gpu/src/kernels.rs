@@ -27,27 +27,14 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
-    /// Hopper only: `split` with K/V 4 deep per group (3 key blocks in
-    /// flight per group instead of 1; 85 KB of shared memory).
-    SplitS4,
-    /// Hopper only: `split` with 8 key groups (16 warps) at D = 64.
-    SplitG8,
-    /// Hopper only: `split` with 8 key groups, K/V 4 deep (168 KB at D = 64:
-    /// 768 keys in flight per block).
-    SplitG8S4,
+    /// Hopper only: `split` with 64-key blocks (85 KB of shared memory):
+    /// half the per-block steps (barrier, row maxima, output rescale) per key.
+    SplitN64,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 7] = [
-        Variant::Naive,
-        Variant::Mma,
-        Variant::Wgmma,
-        Variant::Split,
-        Variant::SplitS4,
-        Variant::SplitG8,
-        Variant::SplitG8S4,
-    ];
+    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitN64];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -56,9 +43,7 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
-            Variant::SplitS4 => "split-s4",
-            Variant::SplitG8 => "split-g8",
-            Variant::SplitG8S4 => "split-g8s4",
+            Variant::SplitN64 => "split-n64",
         }
     }
 
@@ -117,18 +102,11 @@ pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps
 pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n: 32, stages: 2, warps: 8, splits: 4 };
 /// `split` at D = 128: 2 key groups (the same shared memory budget).
 pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
-/// `split-s4` at D = 64.
-pub const SPLIT_S4_D64: TileShape = TileShape { stages: 4, ..SPLIT_D64 };
-/// `split-s4` at D = 128.
-pub const SPLIT_S4_D128: TileShape = TileShape { stages: 4, ..SPLIT_D128 };
-/// `split-g8` at D = 64.
-pub const SPLIT_G8_D64: TileShape = TileShape { warps: 16, splits: 8, ..SPLIT_D64 };
-/// `split-g8` at D = 128: 4 groups (8 warps fit the register file at D = 128).
-pub const SPLIT_G8_D128: TileShape = TileShape { warps: 8, splits: 4, ..SPLIT_D128 };
-/// `split-g8s4` at D = 64.
-pub const SPLIT_G8S4_D64: TileShape = TileShape { stages: 4, ..SPLIT_G8_D64 };
-/// `split-g8s4` at D = 128.
-pub const SPLIT_G8S4_D128: TileShape = TileShape { stages: 4, ..SPLIT_G8_D128 };
+/// `split-n64` at D = 64.
+pub const SPLIT_N64_D64: TileShape = TileShape { block_n: 64, ..SPLIT_D64 };
+/// `split-n64` at D = 128: the tiles of `split` (64-key blocks need 254
+/// registers and a stack frame there).
+pub const SPLIT_N64_D128: TileShape = SPLIT_D128;
 
 /// A `split`-family table row.
 const fn split_kernel(variant: Variant, entry: &'static str, tiles: TileShape, sm90a_only: bool) -> KernelInfo {
@@ -136,7 +114,7 @@ const fn split_kernel(variant: Variant, entry: &'static str, tiles: TileShape, s
 }
 
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 14] = [
+pub const KERNELS: [KernelInfo; 10] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -187,12 +165,8 @@ pub const KERNELS: [KernelInfo; 14] = [
     },
     split_kernel(Variant::Split, "sdpa_split_d64", SPLIT_D64, false),
     split_kernel(Variant::Split, "sdpa_split_d128", SPLIT_D128, false),
-    split_kernel(Variant::SplitS4, "sdpa_split_s4_d64", SPLIT_S4_D64, true),
-    split_kernel(Variant::SplitS4, "sdpa_split_s4_d128", SPLIT_S4_D128, true),
-    split_kernel(Variant::SplitG8, "sdpa_split_g8_d64", SPLIT_G8_D64, true),
-    split_kernel(Variant::SplitG8, "sdpa_split_g8_d128", SPLIT_G8_D128, true),
-    split_kernel(Variant::SplitG8S4, "sdpa_split_g8s4_d64", SPLIT_G8S4_D64, true),
-    split_kernel(Variant::SplitG8S4, "sdpa_split_g8s4_d128", SPLIT_G8S4_D128, true),
+    split_kernel(Variant::SplitN64, "sdpa_split_n64_d64", SPLIT_N64_D64, true),
+    split_kernel(Variant::SplitN64, "sdpa_split_n64_d128", SPLIT_N64_D128, true),
 ];
 
 /// The kernel of `variant` for `head_dim`, if one is built.

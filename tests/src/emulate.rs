@@ -38,9 +38,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitS4 | Variant::SplitG8 | Variant::SplitG8S4 => {
-                    emulate_split(kernel.tiles, &head, x, rows)
-                }
+                Variant::Split | Variant::SplitN64 => emulate_split(kernel.tiles, &head, x, rows),
             }
         }
     }
@@ -145,7 +143,7 @@ impl RowState {
             .collect();
         let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let (alpha, base) = self.m.update(block_max * head.score_scale, f32::exp2);
-        let probs: Vec<f32> = scores.iter().map(|s| (s * head.score_scale - base).exp2()).collect();
+        let probs: Vec<f32> = scores.iter().map(|s| s.mul_add(head.score_scale, -base).exp2()).collect();
         self.l = self.l * alpha + probs.iter().sum::<f32>();
         for (d, a) in self.acc.iter_mut().enumerate() {
             *a *= alpha;
@@ -190,7 +188,7 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
 /// `split`: group `g` of the `splits` key groups walks key blocks `g, g +
 /// splits, ..`; the groups' states merge by `merge_splits`.
 fn emulate_split(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
-    const MAX_SPLITS: usize = 8;
+    const MAX_SPLITS: usize = 4;
     assert!(t.splits as usize <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
     for (row0, key_blocks) in query_blocks(t, head, x) {
         for row in row0..(row0 + t.block_m).min(head.seq_q) {

@@ -17,3 +17,22 @@ pub fn exp2(x: f32) -> f32 {
     }
     out
 }
+
+/// `fma.rn.f32`: `a * b + c` with one rounding (one FFMA instead of an
+/// FMUL and an FADD).
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    let out: f32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!(
+            "fma.rn.f32 {d}, {a}, {b}, {c};",
+            d = out(reg32) out,
+            a = in(reg32) a,
+            b = in(reg32) b,
+            c = in(reg32) c,
+            options(pure, nomem, nostack)
+        );
+    }
+    out
+}

@@ -38,7 +38,7 @@ impl Rows {
 
     /// One key block: masks scores (`-inf`) of keys a row must not see when
     /// `mask` is given (its `key0` is the block's first key), turns `s` into
-    /// probabilities `p = 2^(s * scale - m)` in place, folds them into the
+    /// probabilities `p = 2^(s * scale - m)` (one fused multiply-add) in place, folds them into the
     /// running state, and rescales the output accumulator `o`.
     ///
     /// # Safety
@@ -98,7 +98,8 @@ impl Rows {
         let mut row_sum = [0f32; 2];
         for tile in s.iter_mut() {
             for (e, x) in tile.iter_mut().enumerate() {
-                *x = math::exp2(*x * score_scale_log2 - base[e / 2]);
+                // One FFMA: the scaled score minus the row's base.
+                *x = math::exp2(math::fma(*x, score_scale_log2, -base[e / 2]));
                 row_sum[e / 2] += *x;
             }
         }
