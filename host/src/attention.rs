@@ -9,7 +9,7 @@ use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUgraphInstantiat
 use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use half::f16;
-use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant};
 use kernels_gpu::params::{AttnParams, vt_keys};
 use kernels_gpu::schedule;
 use std::sync::Arc;
@@ -43,6 +43,8 @@ pub struct Attention {
     /// Prepass kernels by entry name.
     prepasses: Vec<(&'static str, CudaFunction)>,
     info: DeviceInfo,
+    /// The sm_90a image is loaded (the Hopper-only variants are available).
+    sm90a: bool,
 }
 
 /// Inputs on the device, validated, ready to run any variant.
@@ -110,7 +112,14 @@ impl Attention {
         // A stream of our own: CUDA graphs cannot capture the legacy default stream.
         let stream = ctx.new_stream()?;
         let info = DeviceInfo { ordinal, name, capability, image: load.describe(), driver: launch::driver_version()? };
-        Ok(Attention { ctx, stream, functions, prepasses, info })
+        Ok(Attention { ctx, stream, functions, prepasses, info, sm90a })
+    }
+
+    /// The variant the library recommends on this device for `seq_kv` keys
+    /// (see `kernels::recommended`): `split` for short key lengths, else
+    /// `wgmma` where the sm_90a image is loaded and `mma` elsewhere.
+    pub fn recommended_variant(&self, seq_kv: usize) -> Variant {
+        kernels_gpu::kernels::recommended(u32::try_from(seq_kv).unwrap_or(u32::MAX), self.sm90a)
     }
 
     /// The device and the image loaded on it.

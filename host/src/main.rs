@@ -82,7 +82,8 @@ struct RunArgs {
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     scale: Option<f32>,
     /// Kernel variant, by its stable name (see `sdpa info`). Default: the
-    /// library's default variant.
+    /// variant recommended for the device and the key length (`split` up
+    /// to 1024 keys, else `wgmma` on sm_90a and `mma` elsewhere).
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// CUDA device ordinal to run on.
@@ -225,22 +226,26 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
 
 /// `sdpa run`: load, run, save.
 fn run(args: RunArgs) -> Result<(), Failure> {
-    let variant = match args.variant.as_deref() {
-        Some(name) => validate::variant_by_name(name).map_err(Failure::attn)?,
-        None => Options::default().variant,
-    };
+    let chosen = args.variant.as_deref().map(validate::variant_by_name).transpose().map_err(Failure::attn)?;
     if let Some(scale) = args.scale
         && !(scale.is_finite() && scale > 0.0)
     {
         return Err(Failure::attn(AttnError::InvalidScale { what: "--scale".to_string(), value: scale }));
     }
-    let opts = Options { causal: args.causal, scale: args.scale, variant };
+    // Validation does not depend on the variant (every one serves every head
+    // dimension); without --variant the device's recommendation is taken below.
+    let mut opts =
+        Options { causal: args.causal, scale: args.scale, variant: chosen.unwrap_or(Options::default().variant) };
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
     // Every input problem is reported before the GPU is touched.
     let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
         .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
+    if chosen.is_none() {
+        opts.variant = attn.recommended_variant(inputs.k.shape[2]);
+    }
+    let variant = opts.variant;
     let start = Instant::now();
     let o = attn.forward(&inputs.q, &inputs.k, &inputs.v, &opts).map_err(Failure::attn)?;
     let elapsed = start.elapsed();

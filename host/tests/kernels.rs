@@ -2,9 +2,9 @@
 //! table is in every embedded PTX image, and the grid covers every query row
 //! exactly once.
 
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, Variant, find};
+use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, SHORT_KEYS, Variant, find, recommended};
 use kernels_gpu::schedule::{blocks, grid};
-use kernels_gpu::tiles::{MmaSmemPlan, WgmmaSmemPlan};
+use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
 
 #[test]
@@ -120,5 +120,37 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
         }
         assert_eq!(plan.total, k.smem_bytes);
         assert!(plan.total <= 227 * 1024);
+    }
+}
+
+#[test]
+fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
+    for k in KERNELS.iter().filter(|k| k.variant == Variant::Split) {
+        let t = k.tiles;
+        let plan = SplitSmemPlan::new(t);
+        for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row, plan.scratch, plan.scratch_row] {
+            assert_eq!(off % 16, 0, "{}: offset {off} breaks 16-byte alignment", k.entry);
+        }
+        assert_eq!(t.warps % t.splits, 0, "{}: whole row warps per key group", k.entry);
+        assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
+        assert!(plan.stats + 8 * t.splits * t.block_m <= plan.kv, "{}: stats overlap the K/V tiles", k.entry);
+        assert!(
+            plan.scratch + t.splits * t.block_m * plan.scratch_row <= plan.total,
+            "{}: scratch past the end",
+            k.entry
+        );
+        assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
+        assert_eq!(plan.total, k.smem_bytes);
+    }
+}
+
+#[test]
+fn the_recommendation_is_split_for_short_keys_then_the_long_sequence_kernel() {
+    for sm90a in [false, true] {
+        assert_eq!(recommended(1, sm90a), Variant::Split);
+        assert_eq!(recommended(SHORT_KEYS, sm90a), Variant::Split);
+        let long = if sm90a { Variant::Wgmma } else { Variant::Mma };
+        assert_eq!(recommended(SHORT_KEYS + 1, sm90a), long);
+        assert_eq!(recommended(u32::MAX, sm90a), long);
     }
 }

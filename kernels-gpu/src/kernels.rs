@@ -27,14 +27,11 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
-    /// Hopper only: `split` with 64-key blocks (85 KB of shared memory):
-    /// half the per-block steps (barrier, row maxima, output rescale) per key.
-    SplitN64,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitN64];
+    pub const ALL: [Variant; 4] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -43,7 +40,6 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
-            Variant::SplitN64 => "split-n64",
         }
     }
 
@@ -102,19 +98,9 @@ pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps
 pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n: 32, stages: 2, warps: 8, splits: 4 };
 /// `split` at D = 128: 2 key groups (the same shared memory budget).
 pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
-/// `split-n64` at D = 64.
-pub const SPLIT_N64_D64: TileShape = TileShape { block_n: 64, ..SPLIT_D64 };
-/// `split-n64` at D = 128: the tiles of `split` (64-key blocks need 254
-/// registers and a stack frame there).
-pub const SPLIT_N64_D128: TileShape = SPLIT_D128;
-
-/// A `split`-family table row.
-const fn split_kernel(variant: Variant, entry: &'static str, tiles: TileShape, sm90a_only: bool) -> KernelInfo {
-    KernelInfo { variant, entry, tiles, smem_bytes: SplitSmemPlan::new(tiles).total, sm90a_only, prepass: None }
-}
 
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 10] = [
+pub const KERNELS: [KernelInfo; 8] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -163,15 +149,45 @@ pub const KERNELS: [KernelInfo; 10] = [
         sm90a_only: true,
         prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 / 4 * 8 }),
     },
-    split_kernel(Variant::Split, "sdpa_split_d64", SPLIT_D64, false),
-    split_kernel(Variant::Split, "sdpa_split_d128", SPLIT_D128, false),
-    split_kernel(Variant::SplitN64, "sdpa_split_n64_d64", SPLIT_N64_D64, true),
-    split_kernel(Variant::SplitN64, "sdpa_split_n64_d128", SPLIT_N64_D128, true),
+    KernelInfo {
+        variant: Variant::Split,
+        entry: "sdpa_split_d64",
+        tiles: SPLIT_D64,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D64).total,
+        sm90a_only: false,
+        prepass: None,
+    },
+    KernelInfo {
+        variant: Variant::Split,
+        entry: "sdpa_split_d128",
+        tiles: SPLIT_D128,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D128).total,
+        sm90a_only: false,
+        prepass: None,
+    },
 ];
 
 /// The kernel of `variant` for `head_dim`, if one is built.
 pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
     KERNELS.iter().find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
+}
+
+/// Key lengths up to which [`recommended`] picks `split`: it measured
+/// fastest at 256 and 512 keys and slower than `wgmma` at 2048 (H200,
+/// results/STAGES.md stage 9); 1024 lies between and was not measured.
+pub const SHORT_KEYS: u32 = 1024;
+
+/// The variant the library recommends for `seq_kv` keys on a device that
+/// runs the sm_90a image (`sm90a`) or not: `split` for short key lengths
+/// (at most [`SHORT_KEYS`]), otherwise `wgmma` on sm_90a and `mma` elsewhere.
+pub fn recommended(seq_kv: u32, sm90a: bool) -> Variant {
+    if seq_kv <= SHORT_KEYS {
+        Variant::Split
+    } else if sm90a {
+        Variant::Wgmma
+    } else {
+        Variant::Mma
+    }
 }
 
 /// The head dimensions the kernels serve.

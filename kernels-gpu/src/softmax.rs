@@ -38,6 +38,23 @@ pub fn output_scale(row_sum: f32, v_scale: f32) -> f32 {
     if row_sum == 0.0 { 0.0 } else { v_scale / row_sum }
 }
 
+/// Row bases (scaled maxima, base 2) below this magnitude allow the fused
+/// exponent `2^(fma(s, scale, -base))`: the unrounded product of the row's
+/// largest score then lies within a quarter of 1 of the rounded `base`
+/// (half an ulp of 2^22 is 1/4), so the largest probability stays in
+/// [0.84, 1.19] and, all of a row's probabilities carrying the same factor,
+/// the weights are exact. Larger bases (scores beyond ~4 million, only from
+/// extreme scales) take the unfused `2^(s * scale - base)`, which gives the
+/// largest score exactly 1.
+pub const FUSED_BASE_LIMIT: f32 = 4_194_304.0;
+
+/// Whether a row with this base may use the fused exponent (see
+/// [`FUSED_BASE_LIMIT`]); `base` is 0 for a row that has seen no key.
+#[inline(always)]
+pub fn fused_exponent_ok(base: f32) -> bool {
+    base.abs() < FUSED_BASE_LIMIT
+}
+
 /// log2(e): scores are multiplied by it so that `exp(x) = 2^(x log2 e)`.
 pub const LOG2E: f32 = core::f32::consts::LOG2_E;
 

@@ -9,7 +9,7 @@ use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::{KernelInfo, Variant};
 use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
-use kernels_gpu::softmax::{RowMax, merge_splits, output_scale, score_scale_log2};
+use kernels_gpu::softmax::{RowMax, fused_exponent_ok, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
 
@@ -38,7 +38,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitN64 => emulate_split(kernel.tiles, &head, x, rows),
+                Variant::Split => emulate_split(kernel.tiles, &head, x, rows),
             }
         }
     }
@@ -143,7 +143,12 @@ impl RowState {
             .collect();
         let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let (alpha, base) = self.m.update(block_max * head.score_scale, f32::exp2);
-        let probs: Vec<f32> = scores.iter().map(|s| s.mul_add(head.score_scale, -base).exp2()).collect();
+        // As the kernels: fused where the base allows it (they decide per warp).
+        let fused = fused_exponent_ok(base);
+        let probs: Vec<f32> = scores
+            .iter()
+            .map(|s| if fused { s.mul_add(head.score_scale, -base) } else { s * head.score_scale - base }.exp2())
+            .collect();
         self.l = self.l * alpha + probs.iter().sum::<f32>();
         for (d, a) in self.acc.iter_mut().enumerate() {
             *a *= alpha;

@@ -38,7 +38,8 @@ impl Rows {
 
     /// One key block: masks scores (`-inf`) of keys a row must not see when
     /// `mask` is given (its `key0` is the block's first key), turns `s` into
-    /// probabilities `p = 2^(s * scale - m)` (one fused multiply-add) in place, folds them into the
+    /// probabilities `p = 2^(s * scale - m)` (one fused multiply-add where
+    /// `softmax::fused_exponent_ok` allows it for the whole warp) in place, folds them into the
     /// running state, and rescales the output accumulator `o`.
     ///
     /// # Safety
@@ -96,11 +97,22 @@ impl Rows {
             (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, math::exp2);
         }
         let mut row_sum = [0f32; 2];
-        for tile in s.iter_mut() {
-            for (e, x) in tile.iter_mut().enumerate() {
-                // One FFMA: the scaled score minus the row's base.
-                *x = math::exp2(math::fma(*x, score_scale_log2, -base[e / 2]));
-                row_sum[e / 2] += *x;
+        // SAFETY: converged warp.
+        let fused = unsafe { shfl::all(softmax::fused_exponent_ok(base[0]) && softmax::fused_exponent_ok(base[1])) };
+        if fused {
+            for tile in s.iter_mut() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    // The scaled score minus the row's base in one FFMA.
+                    *x = math::exp2(math::fma(*x, score_scale_log2, -base[e / 2]));
+                    row_sum[e / 2] += *x;
+                }
+            }
+        } else {
+            for tile in s.iter_mut() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    *x = math::exp2(*x * score_scale_log2 - base[e / 2]);
+                    row_sum[e / 2] += *x;
+                }
             }
         }
         for h in 0..2 {
