@@ -205,7 +205,7 @@ impl Attention {
             seq_kv: p.seq_kv as u32,
             softmax_scale: p.softmax_scale,
             causal: p.causal as u32,
-            reserved: 0,
+            fused_exponent: p.fused_exponent as u32,
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

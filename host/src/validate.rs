@@ -50,6 +50,10 @@ pub struct Problem {
     pub causal: bool,
     /// The kernel that runs it.
     pub kernel: &'static KernelInfo,
+    /// Every head's largest possible score allows the tiled kernels' fused
+    /// exponent (`softmax::fused_exponent_ok`); set by [`validate`] from the
+    /// scales (false until then: the unfused exponent is always exact).
+    pub fused_exponent: bool,
 }
 
 impl Problem {
@@ -101,7 +105,18 @@ impl Problem {
         check_scale("softmax scale", softmax_scale)?;
         let kernel = kernels::find(opts.variant, head_dim as u32)
             .ok_or(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() })?;
-        Ok(Problem { batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, softmax_scale, causal: opts.causal, kernel })
+        Ok(Problem {
+            batch,
+            heads_q,
+            heads_kv,
+            seq_q,
+            seq_kv,
+            head_dim,
+            softmax_scale,
+            causal: opts.causal,
+            kernel,
+            fused_exponent: false,
+        })
     }
 
     /// `[B, Hq, Sq, D]`.
@@ -139,7 +154,7 @@ impl Problem {
 /// Validates host tensors and options together: shapes, buffer lengths,
 /// per-head scale counts and values.
 pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Problem, AttnError> {
-    let problem = Problem::new(q.shape, k.shape, v.shape, opts)?;
+    let mut problem = Problem::new(q.shape, k.shape, v.shape, opts)?;
     for (name, t) in [("q", q), ("k", k), ("v", v)] {
         let expected = t.shape.iter().product::<usize>();
         if t.data.len() != expected {
@@ -157,7 +172,18 @@ pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> 
         }
     }
     check_scale_products(&problem, q, k, v)?;
+    problem.fused_exponent = fused_exponent(&problem, q, k);
     Ok(problem)
+}
+
+/// Whether every query head's score factor allows the fused exponent.
+pub fn fused_exponent(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor) -> bool {
+    let group = p.heads_q / p.heads_kv;
+    q.scales.iter().enumerate().all(|(h, &qs)| {
+        k.scales.get(h / group).is_some_and(|&ks| {
+            softmax::fused_exponent_ok(softmax::score_scale_log2(p.softmax_scale, qs, ks), p.head_dim as u32)
+        })
+    })
 }
 
 /// Looks a variant up by name, with an error that lists the known ones.

@@ -43,8 +43,10 @@ pub struct AttnParams {
     pub softmax_scale: f32,
     /// 1 for causal (bottom-right aligned) masking, 0 for none.
     pub causal: u32,
-    /// Padding to a multiple of 8 bytes; always 0.
-    pub reserved: u32,
+    /// 1 when every head's largest possible score allows the fused exponent
+    /// (`softmax::fused_exponent_ok`), else 0; the tiled kernels' entries
+    /// run their fused or their unfused body on it.
+    pub fused_exponent: u32,
 }
 
 /// Keys per row of the `Vt` scratch: `seq_kv` rounded up to 64, so whole

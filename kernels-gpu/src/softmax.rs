@@ -3,6 +3,8 @@
 //! tile schedule in the tests (with `f32::exp2`), so both run the same
 //! steps, including the rule for rows that have seen no key yet.
 
+use crate::fp8::E4M3_MAX;
+
 /// Running maximum of one row's scaled scores (base 2) over the key blocks
 /// seen so far; `-inf` until the row sees a key.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,21 +40,32 @@ pub fn output_scale(row_sum: f32, v_scale: f32) -> f32 {
     if row_sum == 0.0 { 0.0 } else { v_scale / row_sum }
 }
 
-/// Row bases (scaled maxima, base 2) below this magnitude allow the fused
-/// exponent `2^(fma(s, scale, -base))`: the unrounded product of the row's
-/// largest score then lies within a quarter of 1 of the rounded `base`
-/// (half an ulp of 2^22 is 1/4), so the largest probability stays in
-/// [0.84, 1.19] and, all of a row's probabilities carrying the same factor,
-/// the weights are exact. Larger bases (scores beyond ~4 million, only from
-/// extreme scales) take the unfused `2^(s * scale - base)`, which gives the
-/// largest score exactly 1.
-pub const FUSED_BASE_LIMIT: f32 = 4_194_304.0;
+/// Scores (scaled, base 2) whose magnitude stays below this bound allow the
+/// fused exponent `2^(fma(s, scale, -base))`: the unrounded product of a
+/// row's largest score then lies within 1/4 of the rounded `base` (half an
+/// ulp below 2^22), so the largest probability stays in [0.84, 1.19] and,
+/// all of a row's probabilities carrying the same factor, the weights are
+/// exact. Beyond it (scores of millions, only from extreme scales) the
+/// residual could overflow or zero the exponent; the unfused
+/// `2^(s * scale - base)` gives the largest score exactly 1.
+pub const FUSED_SCORE_LIMIT: f32 = 4_194_304.0;
 
-/// Whether a row with this base may use the fused exponent (see
-/// [`FUSED_BASE_LIMIT`]); `base` is 0 for a row that has seen no key.
+/// Whether a head whose raw dot products are scaled by `factor` (see
+/// [`score_scale_log2`]) may use the fused exponent: its largest possible
+/// score, `448^2 * head_dim * |factor|`, is below [`FUSED_SCORE_LIMIT`]. The
+/// host decides this once per problem (every head) and launches the kernels
+/// with it (`AttnParams::fused_exponent`).
 #[inline(always)]
-pub fn fused_exponent_ok(base: f32) -> bool {
-    base.abs() < FUSED_BASE_LIMIT
+pub fn fused_exponent_ok(factor: f32, head_dim: u32) -> bool {
+    E4M3_MAX * E4M3_MAX * head_dim as f32 * factor.abs() < FUSED_SCORE_LIMIT
+}
+
+/// `score * factor - base`, the exponent of a probability, as the tiled
+/// kernels compute it: one FFMA (`fma`) when `FUSED`, else a multiply and a
+/// subtract (which gives the row's largest score exactly 0).
+#[inline(always)]
+pub fn exponent<const FUSED: bool>(score: f32, factor: f32, base: f32, fma: impl Fn(f32, f32, f32) -> f32) -> f32 {
+    if FUSED { fma(score, factor, -base) } else { score * factor - base }
 }
 
 /// log2(e): scores are multiplied by it so that `exp(x) = 2^(x log2 e)`.
@@ -79,4 +92,42 @@ pub fn merge_splits<const SPLITS: usize>(m: [f32; SPLITS], l: [f32; SPLITS], exp
     let base = if overall == f32::NEG_INFINITY { 0.0 } else { overall };
     let sum = m.iter().zip(&l).fold(0.0, |acc, (&m, &l)| acc + l * exp2(m - base));
     (base, sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_scales_take_the_fused_exponent_extreme_scales_do_not() {
+        // Raw E4M3 values (scales 1), softmax scale 1/sqrt(D): largest score 3.3e6 at D = 128.
+        for d in [64u32, 128] {
+            assert!(fused_exponent_ok(score_scale_log2(1.0 / (d as f32).sqrt(), 1.0, 1.0), d), "D = {d}");
+        }
+        assert!(!fused_exponent_ok(score_scale_log2(0.125, 1e3, 1e3), 64));
+        assert!(!fused_exponent_ok(-1e9, 64), "the bound uses |factor|");
+    }
+
+    #[test]
+    fn the_unfused_exponent_gives_the_largest_score_exactly_zero() {
+        // A score near 1e18: the fused exponent is off by up to half an ulp
+        // of the base (2^36 here), which is why such scales are unfused.
+        let (score, factor) = (12_845_056.0f32, 1.8e11f32);
+        let base = score * factor;
+        assert_eq!(exponent::<false>(score, factor, base, f32::mul_add), 0.0);
+        assert!(exponent::<true>(score, factor, base, f32::mul_add).abs() > 1.0);
+        // Within the limit the two agree to a fraction of an ulp of 2^22.
+        let (score, factor) = (12_845_056.0f32, 0.3f32);
+        let gap = exponent::<true>(score, factor, score * factor, f32::mul_add);
+        assert!(gap.abs() <= 0.25, "{gap}");
+    }
+
+    #[test]
+    fn merging_groups_that_saw_no_key_gives_zero_not_nan() {
+        let (base, sum) = merge_splits([f32::NEG_INFINITY; 3], [0.0; 3], f32::exp2);
+        assert_eq!((base, sum), (0.0, 0.0));
+        let (base, sum) = merge_splits([2.0, f32::NEG_INFINITY, 1.0], [1.5, 0.0, 2.0], f32::exp2);
+        assert_eq!(base, 2.0);
+        assert_eq!(sum, 1.5 + 2.0 * 0.5);
+    }
 }

@@ -9,7 +9,7 @@ use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::{KernelInfo, Variant};
 use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
-use kernels_gpu::softmax::{RowMax, fused_exponent_ok, merge_splits, output_scale, score_scale_log2};
+use kernels_gpu::softmax::{RowMax, exponent, fused_exponent_ok, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
 
@@ -45,6 +45,17 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
     out
 }
 
+/// Whether the host launches the tiled kernels with the fused exponent:
+/// every query head's score factor allows it (as `sdpa::validate` decides).
+fn fused_problem(x: &Inputs) -> bool {
+    let [_, heads_q, _, dim] = x.q.shape;
+    let heads_kv = x.k.shape[1];
+    (0..heads_q).all(|h| {
+        let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
+        fused_exponent_ok(score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]), dim as u32)
+    })
+}
+
 /// One (batch, head): its rows of Q, K, V as E4M3 codes and its scales.
 struct Head<'a> {
     q: &'a [u8],
@@ -54,6 +65,8 @@ struct Head<'a> {
     seq_kv: u32,
     dim: usize,
     score_scale: f32,
+    /// The tiled kernels take the fused exponent (decided per problem).
+    fused: bool,
     v_scale: f32,
 }
 
@@ -72,6 +85,7 @@ impl<'a> Head<'a> {
             seq_kv: seq_kv as u32,
             dim,
             score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
+            fused: fused_problem(x),
             v_scale: x.v.scales[kvh],
         }
     }
@@ -143,12 +157,14 @@ impl RowState {
             .collect();
         let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let (alpha, base) = self.m.update(block_max * head.score_scale, f32::exp2);
-        // As the kernels: fused where the base allows it (they decide per warp).
-        let fused = fused_exponent_ok(base);
-        let probs: Vec<f32> = scores
-            .iter()
-            .map(|s| if fused { s.mul_add(head.score_scale, -base) } else { s * head.score_scale - base }.exp2())
-            .collect();
+        let exponent = |s: f32| {
+            if head.fused {
+                exponent::<true>(s, head.score_scale, base, f32::mul_add)
+            } else {
+                exponent::<false>(s, head.score_scale, base, f32::mul_add)
+            }
+        };
+        let probs: Vec<f32> = scores.iter().map(|&s| exponent(s).exp2()).collect();
         self.l = self.l * alpha + probs.iter().sum::<f32>();
         for (d, a) in self.acc.iter_mut().enumerate() {
             *a *= alpha;

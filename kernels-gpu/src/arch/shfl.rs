@@ -1,4 +1,4 @@
-//! Warp shuffles and votes.
+//! Warp shuffles.
 
 use core::arch::asm;
 
@@ -20,28 +20,4 @@ pub unsafe fn shfl_xor_f32(value: f32, lane_mask: u32) -> f32 {
         );
     }
     out
-}
-
-/// `vote.sync.all.pred`: whether `predicate` holds on every lane of the warp.
-///
-/// # Safety
-/// All 32 lanes of the warp must execute this call together (full mask).
-#[inline(always)]
-pub unsafe fn all(predicate: bool) -> bool {
-    let out: u32;
-    // SAFETY: register-only instruction; convergence is the caller's contract.
-    unsafe {
-        asm!(
-            "{{",
-            ".reg .pred p, q;",
-            "setp.ne.u32 p, {x}, 0;",
-            "vote.sync.all.pred q, p, 0xffffffff;",
-            "selp.u32 {out}, 1, 0, q;",
-            "}}",
-            x = in(reg32) predicate as u32,
-            out = out(reg32) out,
-            options(nomem, nostack)
-        );
-    }
-    out != 0
 }

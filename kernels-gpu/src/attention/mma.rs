@@ -67,6 +67,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
+    const FUSED: bool,
 >(
     p: &AttnParams,
 ) {
@@ -175,7 +176,7 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<FUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
         // SAFETY: block-uniform; publishes the f16 V tile.
         unsafe { bar::sync_threads() };

@@ -38,14 +38,13 @@ impl Rows {
 
     /// One key block: masks scores (`-inf`) of keys a row must not see when
     /// `mask` is given (its `key0` is the block's first key), turns `s` into
-    /// probabilities `p = 2^(s * scale - m)` (one fused multiply-add where
-    /// `softmax::fused_exponent_ok` allows it for the whole warp) in place, folds them into the
+    /// probabilities `p = 2^(s * scale - m)` (`softmax::exponent`, fused when `FUSED`) in place, folds them into the
     /// running state, and rescales the output accumulator `o`.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn step<const S_TILES: usize, const O_TILES: usize>(
+    pub unsafe fn step<const FUSED: bool, const S_TILES: usize, const O_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         o: &mut [[f32; 4]; O_TILES],
@@ -53,7 +52,7 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax(s, score_scale_log2, mask) };
+        let alpha = unsafe { self.softmax::<FUSED, S_TILES>(s, score_scale_log2, mask) };
         rescale(o, alpha);
     }
 
@@ -65,7 +64,7 @@ impl Rows {
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn softmax<const S_TILES: usize>(
+    pub unsafe fn softmax<const FUSED: bool, const S_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
@@ -97,22 +96,10 @@ impl Rows {
             (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, math::exp2);
         }
         let mut row_sum = [0f32; 2];
-        // SAFETY: converged warp.
-        let fused = unsafe { shfl::all(softmax::fused_exponent_ok(base[0]) && softmax::fused_exponent_ok(base[1])) };
-        if fused {
-            for tile in s.iter_mut() {
-                for (e, x) in tile.iter_mut().enumerate() {
-                    // The scaled score minus the row's base in one FFMA.
-                    *x = math::exp2(math::fma(*x, score_scale_log2, -base[e / 2]));
-                    row_sum[e / 2] += *x;
-                }
-            }
-        } else {
-            for tile in s.iter_mut() {
-                for (e, x) in tile.iter_mut().enumerate() {
-                    *x = math::exp2(*x * score_scale_log2 - base[e / 2]);
-                    row_sum[e / 2] += *x;
-                }
+        for tile in s.iter_mut() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
+                row_sum[e / 2] += *x;
             }
         }
         for h in 0..2 {

@@ -104,6 +104,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
+    const FUSED: bool,
 >(
     p: &AttnParams,
 ) {
@@ -210,7 +211,7 @@ pub unsafe fn forward<
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<FUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };

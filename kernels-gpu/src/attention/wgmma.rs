@@ -51,6 +51,7 @@ pub unsafe fn forward<
     const STAGES: usize,
     const QK_STEPS: usize,
     const O_TILES: usize,
+    const FUSED: bool,
 >(
     p: &AttnParams,
 ) {
@@ -194,7 +195,7 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
-        rows.softmax(&mut s, job.score_scale_log2, mask_of(0));
+        rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(0));
         online::p_fragments(&s)
     };
 
@@ -242,7 +243,7 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
             let (alpha, p_next) = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                let alpha = rows.softmax(&mut s, job.score_scale_log2, mask_of(j + 1));
+                let alpha = rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(j + 1));
                 (alpha, online::p_fragments(&s))
             };
             // SAFETY: warpgroup-uniform.
