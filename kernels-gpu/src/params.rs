@@ -44,8 +44,8 @@ pub struct AttnParams {
     /// 1 for causal (bottom-right aligned) masking, 0 for none.
     pub causal: u32,
     /// 1 when every head's largest possible score allows the fused exponent
-    /// (`softmax::fused_exponent_ok`), else 0; the tiled kernels' entries
-    /// run their fused or their unfused body on it.
+    /// (`softmax::fused_exponent_ok`), else 0; the `wgmma` entries run their
+    /// fused or their unfused body on it (the other kernels ignore it).
     pub fused_exponent: u32,
 }
 

@@ -33,7 +33,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
     let mut out = vec![0f32; batch * heads_q * seq_q * dim];
     for b in 0..batch {
         for h in 0..heads_q {
-            let head = Head::new(x, b, h);
+            let head = Head::new(x, kernel.variant, b, h);
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
@@ -45,7 +45,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
     out
 }
 
-/// Whether the host launches the tiled kernels with the fused exponent:
+/// Whether the host launches `wgmma` with the fused exponent:
 /// every query head's score factor allows it (as `sdpa::validate` decides).
 fn fused_problem(x: &Inputs) -> bool {
     let [_, heads_q, _, dim] = x.q.shape;
@@ -65,13 +65,13 @@ struct Head<'a> {
     seq_kv: u32,
     dim: usize,
     score_scale: f32,
-    /// The tiled kernels take the fused exponent (decided per problem).
+    /// The kernel takes the fused exponent (`wgmma` only, decided per problem).
     fused: bool,
     v_scale: f32,
 }
 
 impl<'a> Head<'a> {
-    fn new(x: &Inputs<'a>, b: usize, h: usize) -> Head<'a> {
+    fn new(x: &Inputs<'a>, variant: Variant, b: usize, h: usize) -> Head<'a> {
         let [_, heads_q, seq_q, dim] = x.q.shape;
         let [_, heads_kv, seq_kv, _] = x.k.shape;
         let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
@@ -85,7 +85,7 @@ impl<'a> Head<'a> {
             seq_kv: seq_kv as u32,
             dim,
             score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
-            fused: fused_problem(x),
+            fused: variant == Variant::Wgmma && fused_problem(x),
             v_scale: x.v.scales[kvh],
         }
     }

@@ -36,32 +36,17 @@ macro_rules! mma_entry {
         /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract; the fused or the unfused
-            // exponent as the host decided (`AttnParams::fused_exponent`).
+            // SAFETY: forwarded launch contract.
             unsafe {
-                if p.fused_exponent != 0 {
-                    super::mma::forward::<
-                        { $tiles.head_dim as usize },
-                        { $tiles.block_n as usize },
-                        { $tiles.stages as usize },
-                        { $tiles.warps as usize },
-                        { $tiles.head_dim as usize / 32 },
-                        { $tiles.head_dim as usize / 8 },
-                        { $tiles.block_n as usize / 8 },
-                        true,
-                    >(&p)
-                } else {
-                    super::mma::forward::<
-                        { $tiles.head_dim as usize },
-                        { $tiles.block_n as usize },
-                        { $tiles.stages as usize },
-                        { $tiles.warps as usize },
-                        { $tiles.head_dim as usize / 32 },
-                        { $tiles.head_dim as usize / 8 },
-                        { $tiles.block_n as usize / 8 },
-                        false,
-                    >(&p)
-                }
+                super::mma::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.block_n as usize },
+                    { $tiles.stages as usize },
+                    { $tiles.warps as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.head_dim as usize / 8 },
+                    { $tiles.block_n as usize / 8 },
+                >(&p)
             }
         }
     };
@@ -76,34 +61,18 @@ macro_rules! split_entry {
         /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract; the fused or the unfused
-            // exponent as the host decided (`AttnParams::fused_exponent`).
+            // SAFETY: forwarded launch contract.
             unsafe {
-                if p.fused_exponent != 0 {
-                    super::split::forward::<
-                        { $tiles.head_dim as usize },
-                        { $tiles.block_n as usize },
-                        { $tiles.stages as usize },
-                        { $tiles.block_m as usize / 16 },
-                        { $tiles.splits as usize },
-                        { $tiles.head_dim as usize / 32 },
-                        { $tiles.head_dim as usize / 8 },
-                        { $tiles.block_n as usize / 8 },
-                        true,
-                    >(&p)
-                } else {
-                    super::split::forward::<
-                        { $tiles.head_dim as usize },
-                        { $tiles.block_n as usize },
-                        { $tiles.stages as usize },
-                        { $tiles.block_m as usize / 16 },
-                        { $tiles.splits as usize },
-                        { $tiles.head_dim as usize / 32 },
-                        { $tiles.head_dim as usize / 8 },
-                        { $tiles.block_n as usize / 8 },
-                        false,
-                    >(&p)
-                }
+                super::split::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.block_n as usize },
+                    { $tiles.stages as usize },
+                    { $tiles.block_m as usize / 16 },
+                    { $tiles.splits as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.head_dim as usize / 8 },
+                    { $tiles.block_n as usize / 8 },
+                >(&p)
             }
         }
     };

@@ -32,6 +32,26 @@ use crate::schedule;
 use crate::softmax;
 use crate::tiles::{SplitSmemPlan, TileShape};
 
+/// The named barrier of key group `split` (barrier `1 + split`) of `SPLITS`
+/// groups, met by its `threads` threads: one arm per group, so every
+/// barrier ID is an immediate (arms past `SPLITS` are compiled out).
+///
+/// # Safety
+/// As [`bar::sync_named`]; `split < SPLITS <= 4`.
+#[inline(always)]
+unsafe fn sync_group<const SPLITS: usize>(split: u32, threads: u32) {
+    const { assert!(SPLITS <= 4, "one arm per group") };
+    // SAFETY: forwarded; each group takes its own arm.
+    unsafe {
+        match split {
+            0 => bar::sync_named::<1>(threads),
+            1 if SPLITS > 1 => bar::sync_named::<2>(threads),
+            2 if SPLITS > 2 => bar::sync_named::<3>(threads),
+            _ => bar::sync_named::<4>(threads),
+        }
+    }
+}
+
 /// The head column that accumulator column `n` (0..8) of O tile `tile`
 /// holds after [`pv_e4m3`]: tiles come in groups of four per 32 columns;
 /// within a group, tiles `2h` and `2h + 1` hold the even and the odd
@@ -86,6 +106,11 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
     }
 }
 
+/// The exponent this kernel uses: always unfused (`softmax::exponent`);
+/// the fused one measured no gain here and cost registers (results/STAGES.md
+/// stage 12).
+const UNFUSED: bool = false;
+
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`.
@@ -104,14 +129,13 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
-    const FUSED: bool,
 >(
     p: &AttnParams,
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
         assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
-        assert!(SPLITS >= 1 && SPLITS <= 15, "named barriers 1..=SPLITS");
+        assert!(SPLITS >= 1 && SPLITS <= 4, "named barriers 1..=SPLITS (sync_group)");
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -196,7 +220,7 @@ pub unsafe fn forward<
         // this key block is in shared memory for every thread of the group.
         unsafe {
             cp_async::wait_group(STAGES as u32 - 2);
-            bar::sync_named(1 + split, group_threads);
+            sync_group::<SPLITS>(split, group_threads);
         }
         // Refill the buffer that local block i - 1 used (the group is past it).
         if i + STAGES as u32 - 1 < my_blocks {
@@ -211,7 +235,7 @@ pub unsafe fn forward<
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step::<FUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
