@@ -7,8 +7,11 @@
 //! `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` (rows
 //! `16 (w % ROW_WARPS) ..`) of key group `w / ROW_WARPS`. Group `g` walks key
 //! blocks `g, g + SPLITS, g + 2 SPLITS, ..` with its own `STAGES`-deep K/V
-//! buffers, synchronised by its own named barrier, so the groups do not wait
-//! for each other until the end. Per key block, each warp:
+//! buffers; the groups step together (one block barrier per step, a group
+//! whose key blocks ran out idles), so a block's chain is `1 / SPLITS` of its
+//! key blocks. (Group-private named barriers, tried first, made
+//! compute-sanitizer racecheck report hazards across the merge's block
+//! barriers: results/STAGES.md stage 12.) Per key block, each warp:
 //!
 //! 1. has K and V (E4M3) brought into its group's buffers by `cp.async`;
 //! 2. computes `S = Q·K^T` on `mma.m16n8k32.e4m3` ([`warp_tile::scores`]);
@@ -31,26 +34,6 @@ use crate::params::AttnParams;
 use crate::schedule;
 use crate::softmax;
 use crate::tiles::{SplitSmemPlan, TileShape};
-
-/// The named barrier of key group `split` (barrier `1 + split`) of `SPLITS`
-/// groups, met by its `threads` threads: one arm per group, so every
-/// barrier ID is an immediate (arms past `SPLITS` are compiled out).
-///
-/// # Safety
-/// As [`bar::sync_named`]; `split < SPLITS <= 4`.
-#[inline(always)]
-unsafe fn sync_group<const SPLITS: usize>(split: u32, threads: u32) {
-    const { assert!(SPLITS <= 4, "one arm per group") };
-    // SAFETY: forwarded; each group takes its own arm.
-    unsafe {
-        match split {
-            0 => bar::sync_named::<1>(threads),
-            1 if SPLITS > 1 => bar::sync_named::<2>(threads),
-            2 if SPLITS > 2 => bar::sync_named::<3>(threads),
-            _ => bar::sync_named::<4>(threads),
-        }
-    }
-}
 
 /// The head column that accumulator column `n` (0..8) of O tile `tile`
 /// holds after [`pv_e4m3`]: tiles come in groups of four per 32 columns;
@@ -135,7 +118,7 @@ pub unsafe fn forward<
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
         assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
-        assert!(SPLITS >= 1 && SPLITS <= 4, "named barriers 1..=SPLITS (sync_group)");
+        assert!(SPLITS >= 1);
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -214,13 +197,16 @@ pub unsafe fn forward<
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
-    for i in 0..my_blocks {
+    // Every group takes the same number of steps (group 0's count), so the
+    // groups meet at block barriers; a group whose blocks ran out idles.
+    let steps = key_blocks.div_ceil(SPLITS as u32);
+    for i in 0..steps {
         let stage = i % STAGES as u32;
-        // SAFETY: group-uniform loop; after the wait and the group's barrier
-        // this key block is in shared memory for every thread of the group.
+        // SAFETY: block-uniform loop; after the wait and the barrier this
+        // group's key block is in shared memory for every thread.
         unsafe {
             cp_async::wait_group(STAGES as u32 - 2);
-            sync_group::<SPLITS>(split, group_threads);
+            bar::sync_threads();
         }
         // Refill the buffer that local block i - 1 used (the group is past it).
         if i + STAGES as u32 - 1 < my_blocks {
@@ -229,6 +215,9 @@ pub unsafe fn forward<
         // SAFETY: closes this thread's copies (possibly an empty group).
         unsafe { cp_async::commit_group() };
 
+        if i >= my_blocks {
+            continue;
+        }
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, plan.fp8_row) };
