@@ -38,8 +38,9 @@ impl Rows {
 
     /// One key block: masks scores (`-inf`) of keys a row must not see when
     /// `mask` is given (its `key0` is the block's first key), turns `s` into
-    /// probabilities `p = 2^(s * scale - m)` (`softmax::exponent`, fused when `FUSED`) in place, folds them into the
-    /// running state, and rescales the output accumulator `o`.
+    /// probabilities `p = 2^(s * scale - m)` in place (`softmax::exponent`,
+    /// one FFMA when `FUSED`), folds them into the running state, and
+    /// rescales the output accumulator `o`.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).

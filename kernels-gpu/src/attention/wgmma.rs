@@ -38,7 +38,9 @@ unsafe fn flat<const T: usize, const N: usize>(acc: &mut [[f32; 4]; T]) -> &mut 
     unsafe { &mut *(acc as *mut [[f32; 4]; T]).cast::<[f32; N]>() }
 }
 
-/// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`.
+/// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`;
+/// `FUSED`: the softmax exponent as one FFMA (`softmax::exponent`), which
+/// the entry picks when the host set `AttnParams::fused_exponent`.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
