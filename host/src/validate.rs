@@ -6,7 +6,7 @@ use crate::tensor::Fp8Tensor;
 use half::f16;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, Variant};
-use kernels_gpu::schedule::MAX_SEQ_LEN;
+use kernels_gpu::schedule::{self, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
 
 /// The largest grid extent along y (heads) and z (batch).
@@ -50,9 +50,9 @@ pub struct Problem {
     pub causal: bool,
     /// The kernel that runs it.
     pub kernel: &'static KernelInfo,
-    /// Every head's largest possible score allows the tiled kernels' fused
-    /// exponent (`softmax::fused_exponent_ok`); set by [`validate`] from the
-    /// scales (false until then: the unfused exponent is always exact).
+    /// Every head's largest possible score allows `wgmma`'s fused exponent
+    /// (see [`fused_exponent`]); set by [`validate`] from the scales (false
+    /// until then: the unfused exponent is always exact).
     pub fused_exponent: bool,
 }
 
@@ -172,16 +172,20 @@ pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> 
         }
     }
     check_scale_products(&problem, q, k, v)?;
-    problem.fused_exponent = fused_exponent(&problem, q, k);
+    problem.fused_exponent = fused_exponent(problem.softmax_scale, q, k);
     Ok(problem)
 }
 
-/// Whether every query head's score factor allows the fused exponent.
-pub fn fused_exponent(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor) -> bool {
-    let group = p.heads_q / p.heads_kv;
+/// Whether every query head's score factor (`softmax_scale x q_scale x
+/// k_scale`, K's head by grouped-query attention) allows the fused exponent
+/// (`softmax::fused_exponent_ok`). Shapes and scale counts as validated.
+pub fn fused_exponent(softmax_scale: f32, q: &Fp8Tensor, k: &Fp8Tensor) -> bool {
+    let [_, heads_q, _, head_dim] = q.shape;
+    let heads_kv = k.shape[1];
     q.scales.iter().enumerate().all(|(h, &qs)| {
-        k.scales.get(h / group).is_some_and(|&ks| {
-            softmax::fused_exponent_ok(softmax::score_scale_log2(p.softmax_scale, qs, ks), p.head_dim as u32)
+        let kv = schedule::kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
+        k.scales.get(kv).is_some_and(|&ks| {
+            softmax::fused_exponent_ok(softmax::score_scale_log2(softmax_scale, qs, ks), head_dim as u32)
         })
     })
 }

@@ -9,7 +9,7 @@ use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::{KernelInfo, Variant};
 use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
-use kernels_gpu::softmax::{RowMax, exponent, fused_exponent_ok, merge_splits, output_scale, score_scale_log2};
+use kernels_gpu::softmax::{RowMax, exponent, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
 
@@ -45,17 +45,6 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
     out
 }
 
-/// Whether the host launches `wgmma` with the fused exponent:
-/// every query head's score factor allows it (as `sdpa::validate` decides).
-fn fused_problem(x: &Inputs) -> bool {
-    let [_, heads_q, _, dim] = x.q.shape;
-    let heads_kv = x.k.shape[1];
-    (0..heads_q).all(|h| {
-        let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
-        fused_exponent_ok(score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]), dim as u32)
-    })
-}
-
 /// One (batch, head): its rows of Q, K, V as E4M3 codes and its scales.
 struct Head<'a> {
     q: &'a [u8],
@@ -85,7 +74,7 @@ impl<'a> Head<'a> {
             seq_kv: seq_kv as u32,
             dim,
             score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
-            fused: variant == Variant::Wgmma && fused_problem(x),
+            fused: variant == Variant::Wgmma && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
             v_scale: x.v.scales[kvh],
         }
     }

@@ -81,6 +81,16 @@ macro_rules! split_entry {
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
+    (@forward $tiles:expr, $fused:literal, $p:ident) => {
+        super::wgmma::forward::<
+            { $tiles.head_dim as usize },
+            { $tiles.warps as usize / 4 },
+            { $tiles.stages as usize },
+            { $tiles.head_dim as usize / 32 },
+            { $tiles.head_dim as usize / 8 },
+            $fused,
+        >(&$p)
+    };
     ($name:ident, $tiles:expr) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
@@ -92,23 +102,9 @@ macro_rules! wgmma_entry {
             // exponent as the host decided (`AttnParams::fused_exponent`).
             unsafe {
                 if p.fused_exponent != 0 {
-                    super::wgmma::forward::<
-                        { $tiles.head_dim as usize },
-                        { $tiles.warps as usize / 4 },
-                        { $tiles.stages as usize },
-                        { $tiles.head_dim as usize / 32 },
-                        { $tiles.head_dim as usize / 8 },
-                        true,
-                    >(&p)
+                    wgmma_entry!(@forward $tiles, true, p)
                 } else {
-                    super::wgmma::forward::<
-                        { $tiles.head_dim as usize },
-                        { $tiles.warps as usize / 4 },
-                        { $tiles.stages as usize },
-                        { $tiles.head_dim as usize / 32 },
-                        { $tiles.head_dim as usize / 8 },
-                        false,
-                    >(&p)
+                    wgmma_entry!(@forward $tiles, false, p)
                 }
             }
         }
