@@ -20,19 +20,19 @@
 //!    into f16 in registers ([`pv_e4m3`]; this permutes O's columns, see
 //!    [`o_column`]).
 //!
-//! Then the groups merge: each publishes its rows' running maxima and sums,
-//! scales its partial output by its share ([`softmax::merge_splits`]) into
+//! Then the groups merge ([`super::merge`]): each publishes its rows' running maxima and sums,
+//! scales its partial output by its share (`softmax::merge_splits`) into
 //! f32 scratch rows, and the whole block adds the groups' rows and stores
 //! f16.
 
 use super::block::{BlockJob, load_rows};
+use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cp_async, cvt, ldmatrix, math, mma, shfl, smem, sreg};
+use crate::arch::{bar, cp_async, cvt, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
-use crate::softmax;
 use crate::tiles::{SplitSmemPlan, TileShape};
 
 /// The head column that accumulator column `n` (0..8) of O tile `tile`
@@ -230,40 +230,20 @@ pub unsafe fn forward<
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
     }
 
-    // Merge. Publish this group's (max, sum) for the warp's rows.
+    // Merge (see `merge`): publish this group's (max, sum) of the warp's rows.
+    let merge =
+        MergeArea { stats: plan.stats, scratch: plan.scratch, scratch_row: plan.scratch_row, block_m: shape.block_m };
     let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
-    let stats_at = |s: u32, row: u32| (plan.stats + 8 * (s * shape.block_m + row)) as usize;
-    for h in 0..2 {
-        let row = local_rows[h];
-        let mut l = rows.l[h];
-        // SAFETY: converged warp; the quad's four partial sums of the row.
-        unsafe {
-            l += shfl::shfl_xor_f32(l, 1);
-            l += shfl::shfl_xor_f32(l, 2);
-        }
-        if quad == 0 {
-            // SAFETY: this group's stats entry of the row (8-byte aligned).
-            unsafe { *(smem_ptr.add(stats_at(split, row)) as *mut [f32; 2]) = [rows.m[h].0, l] };
-        }
-    }
+    // SAFETY: converged warp.
+    unsafe { merge.publish_stats(smem_ptr, split, local_rows, &rows, quad) };
     // SAFETY: block-uniform; every group is done with its K/V tiles (the
     // scratch rows reuse them) and its stats are published.
     unsafe {
         cp_async::wait_group(0);
         bar::sync_threads();
     }
-    // Each of the thread's two rows: this group's share of the output, and
-    // whether the row saw no key at all (then it is exact zeros: its
-    // accumulator may hold 0 x NaN from V, so no product).
-    let shares: [(f32, bool); 2] = core::array::from_fn(|h| {
-        let stats: [[f32; 2]; SPLITS] = core::array::from_fn(|s| {
-            // SAFETY: a published stats entry.
-            unsafe { *(smem_ptr.add(stats_at(s as u32, local_rows[h])) as *const [f32; 2]) }
-        });
-        let (base, sum) = softmax::merge_splits(stats.map(|x| x[0]), stats.map(|x| x[1]), math::exp2);
-        let scale = softmax::output_scale(sum, job.v_scale);
-        (math::exp2(rows.m[h].0 - base) * scale, scale == 0.0)
-    });
+    // SAFETY: the stats are published.
+    let shares = unsafe { merge.shares::<SPLITS>(smem_ptr, local_rows, &rows, job.v_scale) };
     // Scale this group's partial rows by their share into its scratch rows.
     for pair in 0..O_TILES / 2 {
         let (even, odd) = (&o[2 * pair], &o[2 * pair + 1]);
@@ -272,30 +252,13 @@ pub unsafe fn forward<
         for h in 0..2 {
             let (share, no_key) = shares[h];
             let scaled = if no_key { [0.0; 4] } else { cols[h].map(|x| x * share) };
-            let at = plan.scratch + (split * shape.block_m + local_rows[h]) * plan.scratch_row + 4 * col;
             // SAFETY: this group's scratch row (16-byte aligned: col % 4 == 0).
-            unsafe { *(smem_ptr.add(at as usize) as *mut [f32; 4]) = scaled };
+            unsafe { *(smem_ptr.add(merge.scratch_at(split, local_rows[h], col)) as *mut [f32; 4]) = scaled };
         }
     }
-    // SAFETY: block-uniform; publishes the scratch rows.
-    unsafe { bar::sync_threads() };
-    // Add the groups' rows, four columns per thread and step, and store f16.
-    let quads_per_row = HEAD_DIM as u32 / 4;
-    let mut c = thread;
-    while c < job.rows * quads_per_row {
-        let (row, col) = (c / quads_per_row, 4 * (c % quads_per_row));
-        let mut sum = [0f32; 4];
-        for s in 0..SPLITS as u32 {
-            let at = plan.scratch + (s * shape.block_m + row) * plan.scratch_row + 4 * col;
-            // SAFETY: a published scratch row.
-            let part = unsafe { *(smem_ptr.add(at as usize) as *const [f32; 4]) };
-            for e in 0..4 {
-                sum[e] += part[e];
-            }
-        }
-        let packed = [cvt::pack_f16x2(sum[0], sum[1]), cvt::pack_f16x2(sum[2], sum[3])];
-        // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-        unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
-        c += threads;
+    // SAFETY: block-uniform; publishes the scratch rows; then the sum.
+    unsafe {
+        bar::sync_threads();
+        merge.store_sum::<HEAD_DIM, SPLITS>(smem_ptr, &job, thread, threads);
     }
 }
