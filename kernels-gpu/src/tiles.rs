@@ -175,3 +175,66 @@ impl WgmmaSmemPlan {
         self.vt + stage * t.head_dim * t.block_n * 2
     }
 }
+
+/// Byte offsets of the `wsplit` kernel's shared-memory buffers (all
+/// multiples of 128: `wgmma` core matrices and `cp.async` need 16-byte
+/// alignment).
+///
+/// Q (`block_m` E4M3 rows, shared by every group) in the no-swizzle K-major
+/// core-matrix layout (`layout::RowLayout::CoreMatrices`); the merge
+/// statistics; then per group of warps `stages` x (K tile in the
+/// core-matrix layout, V tile as plain E4M3 rows of `head_dim` bytes) and
+/// one `Vt` tile (V transposed to f16 by the group: `head_dim` rows of
+/// `block_n` keys, core-matrix layout). At the end f32 scratch rows (as in
+/// [`SplitSmemPlan`]) reuse the groups' space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WsplitSmemPlan {
+    /// Offset of the Q tile.
+    pub q: u32,
+    /// Offset of the merge statistics: `(max, sum)` f32 pairs, indexed
+    /// `[split][row]`.
+    pub stats: u32,
+    /// Offset of group 0's buffers; each group owns `group_bytes`.
+    pub kv: u32,
+    /// Bytes per group: `stages` x (K, V) and one `Vt`.
+    pub group_bytes: u32,
+    /// Bytes per f32 scratch row.
+    pub scratch_row: u32,
+    /// Offset of the f32 scratch rows, indexed `[split][row]` (overlaps the
+    /// groups' buffers: used only after every group is done with them).
+    pub scratch: u32,
+    /// Total dynamic shared memory in bytes.
+    pub total: u32,
+}
+
+impl WsplitSmemPlan {
+    /// The plan for a tile shape.
+    pub const fn new(t: TileShape) -> Self {
+        let tile = t.block_n * t.head_dim;
+        let q = 0;
+        let stats = q + t.block_m * t.head_dim;
+        let kv = (stats + t.splits * t.block_m * 8).div_ceil(128) * 128;
+        let group_bytes = t.stages * 2 * tile + 2 * tile;
+        let scratch_row = 4 * t.head_dim + SMEM_ROW_PAD;
+        let scratch = kv;
+        let kv_bytes = t.splits * group_bytes;
+        let scratch_bytes = t.splits * t.block_m * scratch_row;
+        let total = kv + if kv_bytes > scratch_bytes { kv_bytes } else { scratch_bytes };
+        Self { q, stats, kv, group_bytes, scratch_row, scratch, total }
+    }
+
+    /// Offset of group `split`'s K tile in stage `stage`.
+    pub const fn k_stage(&self, split: u32, stage: u32, t: TileShape) -> u32 {
+        self.kv + split * self.group_bytes + 2 * stage * t.block_n * t.head_dim
+    }
+
+    /// Offset of group `split`'s V tile (E4M3 rows) in stage `stage`.
+    pub const fn v_stage(&self, split: u32, stage: u32, t: TileShape) -> u32 {
+        self.k_stage(split, stage, t) + t.block_n * t.head_dim
+    }
+
+    /// Offset of group `split`'s `Vt` tile (f16).
+    pub const fn vt(&self, split: u32, t: TileShape) -> u32 {
+        self.k_stage(split, t.stages, t)
+    }
+}

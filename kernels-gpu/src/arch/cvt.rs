@@ -82,3 +82,41 @@ pub fn e4m3x4_to_f16x2_by_column(codes: u32) -> [u32; 2] {
     }
     [even, odd]
 }
+
+/// Two rows of four E4M3 codes, `r0 = [a0, a1, a2, a3]` and `r1 = [b0, b1,
+/// b2, b3]` (low byte first), to one f16 pair per column: `[f16x2(a0, b0),
+/// f16x2(a1, b1), f16x2(a2, b2), f16x2(a3, b3)]` (row `r0` in the low
+/// half). Two `prmt.b32` (selectors `0x5140`, `0x7362`) and four
+/// `cvt.rn.f16x2.e4m3x2`, exact.
+///
+/// The use: transposing a tile of E4M3 rows into rows of f16 columns
+/// (`wsplit`'s V), two keys at a time.
+#[inline(always)]
+pub fn e4m3_rows_to_f16x2_columns(r0: u32, r1: u32) -> [u32; 4] {
+    let (c0, c1, c2, c3): (u32, u32, u32, u32);
+    // SAFETY: register-only permutations and conversions.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b32 t;",
+            ".reg .b16 lo, hi;",
+            "prmt.b32 t, {r0}, {r1}, 0x5140;",
+            "mov.b32 {{lo, hi}}, t;",
+            "cvt.rn.f16x2.e4m3x2 {c0}, lo;",
+            "cvt.rn.f16x2.e4m3x2 {c1}, hi;",
+            "prmt.b32 t, {r0}, {r1}, 0x7362;",
+            "mov.b32 {{lo, hi}}, t;",
+            "cvt.rn.f16x2.e4m3x2 {c2}, lo;",
+            "cvt.rn.f16x2.e4m3x2 {c3}, hi;",
+            "}}",
+            r0 = in(reg32) r0,
+            r1 = in(reg32) r1,
+            c0 = out(reg32) c0,
+            c1 = out(reg32) c1,
+            c2 = out(reg32) c2,
+            c3 = out(reg32) c3,
+            options(pure, nomem, nostack)
+        );
+    }
+    [c0, c1, c2, c3]
+}

@@ -38,6 +38,54 @@ unsafe fn flat<const T: usize, const N: usize>(acc: &mut [[f32; 4]; T]) -> &mut 
     unsafe { &mut *(acc as *mut [[f32; 4]; T]).cast::<[f32; N]>() }
 }
 
+/// Issues `S = Q·K^T` of one 64-key block into `s` (`wgmma.m64n64k32.e4m3`
+/// per 32 head columns; `descs[ks]` = the Q and K descriptors of step `ks`)
+/// and commits the group; not waited for.
+///
+/// # Safety
+/// Warpgroup-uniform, after [`wgmma::fence`]; Q and K written and fenced
+/// for the async proxy.
+#[inline(always)]
+pub unsafe fn issue_scores<const QK_STEPS: usize>(s: &mut [[f32; 4]; S_TILES], descs: &[[u64; 2]; QK_STEPS]) {
+    // SAFETY: forwarded; N = 4 * S_TILES.
+    unsafe {
+        for (ks, [a, b]) in descs.iter().enumerate() {
+            if ks == 0 {
+                wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b);
+            } else {
+                wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b);
+            }
+        }
+        wgmma::commit_group();
+    }
+}
+
+/// Issues `O += P·V` of one 64-key block (`wgmma.m64nDk16.f16` per 16 keys,
+/// P from registers, `vt[kk]` the `Vt` descriptor of keys `16 kk ..`) and
+/// commits the group; not waited for.
+///
+/// # Safety
+/// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` written and fenced for
+/// the async proxy; `O_TILES` is 8 or 16.
+#[inline(always)]
+pub unsafe fn issue_pv<const O_TILES: usize>(
+    o: &mut [[f32; 4]; O_TILES],
+    p_frag: &[[u32; 4]; S_TILES / 2],
+    vt: &[u64; S_TILES / 2],
+) {
+    // SAFETY: forwarded; N = 4 * O_TILES.
+    unsafe {
+        for (a, b) in p_frag.iter().zip(vt) {
+            if O_TILES == 8 {
+                wgmma::m64n64k16_f16_rs::<1>(flat::<O_TILES, 32>(o), *a, *b);
+            } else {
+                wgmma::m64n128k16_f16_rs::<1>(flat::<O_TILES, 64>(o), *a, *b);
+            }
+        }
+        wgmma::commit_group();
+    }
+}
+
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`;
 /// `FUSED`: the softmax exponent as one FFMA (`softmax::exponent`), which
 /// the entry picks when the host set `AttnParams::fused_exponent`.
@@ -155,20 +203,6 @@ pub unsafe fn forward<
         let vt_tile = smem_base + plan.vt_stage(j % STAGES as u32, shape);
         core::array::from_fn(|kk| kmajor_desc(vt_tile, 2 * block_n, 0, 32 * kk as u32))
     };
-    // Issues S = Q·K^T into `s` (not waited for).
-    let issue_qk = |s: &mut [[f32; 4]; S_TILES], descs: &[[u64; 2]; QK_STEPS]| {
-        // SAFETY: warpgroup-uniform; Q and K of the block are written and fenced.
-        unsafe {
-            for (ks, [a, b]) in descs.iter().enumerate() {
-                if ks == 0 {
-                    wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b);
-                } else {
-                    wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b);
-                }
-            }
-            wgmma::commit_group();
-        }
-    };
     // The mask of key block `j`, if it needs one.
     let mask_of = |j: u32| {
         let key0 = j * block_n;
@@ -192,8 +226,11 @@ pub unsafe fn forward<
     descs.iter_mut().flatten().for_each(wgmma::pin_u64);
     s.iter_mut().flatten().for_each(wgmma::pin_f32);
     // SAFETY: warpgroup-uniform.
-    unsafe { wgmma::fence() };
-    issue_qk(&mut s, &descs);
+    // SAFETY: warpgroup-uniform; Q and K of block 0 are written and fenced.
+    unsafe {
+        wgmma::fence();
+        issue_scores(&mut s, &descs);
+    }
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
@@ -225,20 +262,13 @@ pub unsafe fn forward<
         o.iter_mut().flatten().for_each(wgmma::pin_f32);
         s.iter_mut().flatten().for_each(wgmma::pin_f32);
         p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
-        // SAFETY: warpgroup-uniform.
-        unsafe { wgmma::fence() };
-        issue_qk(&mut s, &next_qk);
-        // O += P·V of block j, P from registers, Vt from shared memory.
-        // SAFETY: warpgroup-uniform; Vt of block j is written and fenced; N = 4 * O_TILES.
+        // S of block j + 1, then O += P·V of block j.
+        // SAFETY: warpgroup-uniform; K of block j + 1 and Vt of block j are
+        // written and fenced; O_TILES is 8 or 16 (HEAD_DIM 64 or 128).
         unsafe {
-            for (a, b) in p_frag.iter().zip(&pv) {
-                if O_TILES == 8 {
-                    wgmma::m64n64k16_f16_rs::<1>(flat::<O_TILES, 32>(&mut o), *a, *b);
-                } else {
-                    wgmma::m64n128k16_f16_rs::<1>(flat::<O_TILES, 64>(&mut o), *a, *b);
-                }
-            }
-            wgmma::commit_group();
+            wgmma::fence();
+            issue_scores(&mut s, &next_qk);
+            issue_pv(&mut o, &p_frag, &pv);
         }
         if next {
             // The softmax of block j + 1 runs while P·V of block j is in flight.
