@@ -137,7 +137,7 @@ pub unsafe fn forward<
         unsafe { cp_async::commit_group() };
     }
 
-    let mut q_frag = [[0u32; 4]; QK_STEPS];
+    let mut q_frag: warp_tile::QFragments<QK_STEPS> = core::array::from_fn(|_| Default::default());
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =

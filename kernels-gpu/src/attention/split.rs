@@ -14,7 +14,8 @@
 //! barriers: results/STAGES.md stage 12.) Per key block, each warp:
 //!
 //! 1. has K and V (E4M3) brought into its group's buffers by `cp.async`;
-//! 2. computes `S = Q·K^T` on `mma.m16n8k32.e4m3` ([`warp_tile::scores`]);
+//! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
+//!    f16 `mma` on converted operands on sm_90);
 //! 3. runs the online softmax on the accumulators ([`online::Rows`]);
 //! 4. adds `P·V` on `mma.m16n8k16.f16`, with V read as E4M3 and turned
 //!    into f16 in registers ([`pv_e4m3`]; this permutes O's columns, see
@@ -191,7 +192,7 @@ pub unsafe fn forward<
     }
     let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
     // SAFETY: converged warp; the warp's 16 rows of the Q tile.
-    let q_frag: [[u32; 4]; QK_STEPS] = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
+    let q_frag: warp_tile::QFragments<QK_STEPS> = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
