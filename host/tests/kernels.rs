@@ -4,7 +4,7 @@
 
 use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, SHORT_KEYS, Variant, find, recommended};
 use kernels_gpu::schedule::{blocks, grid};
-use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan, WsplitSmemPlan};
+use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
 
 #[test]
@@ -141,42 +141,6 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         );
         assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
         assert_eq!(plan.total, k.smem_bytes);
-    }
-}
-
-#[test]
-fn wsplit_shared_memory_plans_are_aligned_disjoint_and_hold_the_merge() {
-    for k in KERNELS.iter().filter(|k| k.variant == Variant::Wsplit) {
-        let t = k.tiles;
-        let plan = WsplitSmemPlan::new(t);
-        assert_eq!((t.block_m, t.warps), (64, 4 * t.splits), "{}: one warpgroup of 64 rows per key group", k.entry);
-        // Every tile of every group, as (offset, bytes), plus Q and the stats.
-        let tile = t.block_n * t.head_dim;
-        let mut areas = vec![(plan.q, t.block_m * t.head_dim), (plan.stats, 8 * t.splits * t.block_m)];
-        for g in 0..t.splits {
-            for stage in 0..t.stages {
-                areas.push((plan.k_stage(g, stage, t), tile));
-                areas.push((plan.v_stage(g, stage, t), tile));
-            }
-            areas.push((plan.vt(g, t), 2 * tile));
-        }
-        areas.sort();
-        for pair in areas.windows(2) {
-            assert!(pair[0].0 + pair[0].1 <= pair[1].0, "{}: {:?} overlaps {:?}", k.entry, pair[0], pair[1]);
-        }
-        for &(off, _) in &areas[2..] {
-            assert_eq!(off % 128, 0, "{}: tile offset {off} is not core-matrix aligned", k.entry);
-        }
-        let (last, bytes) = areas[areas.len() - 1];
-        assert!(last + bytes <= plan.total, "{}: tiles past the end", k.entry);
-        assert!(plan.stats + 8 * t.splits * t.block_m <= plan.scratch, "{}: scratch overlaps the stats", k.entry);
-        assert!(
-            plan.scratch + t.splits * t.block_m * plan.scratch_row <= plan.total,
-            "{}: scratch past the end",
-            k.entry
-        );
-        assert_eq!(plan.total, k.smem_bytes);
-        assert!(plan.total <= 227 * 1024);
     }
 }
 

@@ -2,7 +2,7 @@
 //! stable name, PTX entry symbol, tile shape and shared memory. The host
 //! launches from it, xtask gates it, the tests take tile edges from it.
 
-use crate::tiles::{MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan, WsplitSmemPlan};
+use crate::tiles::{MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
 
 /// A kernel variant (an algorithm); each is built for every head dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,16 +27,11 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
-    /// Hopper only (sm_90a), for short sequences: the `split` schedule on
-    /// `wgmma`. 64 query rows per block, one warpgroup per key group; Q·K^T
-    /// on `wgmma` e4m3 from shared memory, P·V on `wgmma` f16 with V
-    /// transposed to f16 inside the kernel (no prepass).
-    Wsplit,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::Wsplit];
+    pub const ALL: [Variant; 4] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -45,7 +40,6 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
-            Variant::Wsplit => "wsplit",
         }
     }
 
@@ -105,15 +99,8 @@ pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n:
 /// `split` at D = 128: 2 key groups (the same shared memory budget).
 pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
 
-/// `wsplit` at D = 64: 64 query rows x 4 key groups of one warpgroup,
-/// 64-key blocks 3 deep per group (512 keys in flight per block).
-pub const WSPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 3, warps: 16, splits: 4 };
-/// `wsplit` at D = 128: 2 key groups (the 64 f32 output accumulators per
-/// thread do not fit 512 threads' register share).
-pub const WSPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 8, splits: 2, ..WSPLIT_D64 };
-
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 10] = [
+pub const KERNELS: [KernelInfo; 8] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -176,22 +163,6 @@ pub const KERNELS: [KernelInfo; 10] = [
         tiles: SPLIT_D128,
         smem_bytes: SplitSmemPlan::new(SPLIT_D128).total,
         sm90a_only: false,
-        prepass: None,
-    },
-    KernelInfo {
-        variant: Variant::Wsplit,
-        entry: "sdpa_wsplit_d64",
-        tiles: WSPLIT_D64,
-        smem_bytes: WsplitSmemPlan::new(WSPLIT_D64).total,
-        sm90a_only: true,
-        prepass: None,
-    },
-    KernelInfo {
-        variant: Variant::Wsplit,
-        entry: "sdpa_wsplit_d128",
-        tiles: WSPLIT_D128,
-        smem_bytes: WsplitSmemPlan::new(WSPLIT_D128).total,
-        sm90a_only: true,
         prepass: None,
     },
 ];

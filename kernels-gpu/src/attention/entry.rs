@@ -3,7 +3,7 @@
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
-use crate::kernels::{WGMMA_D64, WGMMA_D128, WSPLIT_D64, WSPLIT_D128};
+use crate::kernels::{WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -111,30 +111,6 @@ macro_rules! wgmma_entry {
     };
 }
 
-/// Emits a `wsplit` entry for a tile shape (sm_90a builds only).
-#[cfg(target_feature = "sm_90a")]
-macro_rules! wsplit_entry {
-    ($name:ident, $tiles:expr) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe {
-                super::wsplit::forward::<
-                    { $tiles.head_dim as usize },
-                    { $tiles.splits as usize },
-                    { $tiles.stages as usize },
-                    { $tiles.head_dim as usize / 32 },
-                    { $tiles.head_dim as usize / 8 },
-                >(&p)
-            }
-        }
-    };
-}
-
 naive_entry!(sdpa_naive_d64, NAIVE_D64);
 naive_entry!(sdpa_naive_d128, NAIVE_D128);
 mma_entry!(sdpa_mma_d64, MMA_D64);
@@ -145,10 +121,6 @@ split_entry!(sdpa_split_d128, SPLIT_D128);
 wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128);
-#[cfg(target_feature = "sm_90a")]
-wsplit_entry!(sdpa_wsplit_d64, WSPLIT_D64);
-#[cfg(target_feature = "sm_90a")]
-wsplit_entry!(sdpa_wsplit_d128, WSPLIT_D128);
 
 /// Emits a `v_transpose` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]

@@ -1,4 +1,4 @@
-//! Merging the partial results of key groups (`split`, `wsplit`): every
+//! Merging the partial results of key groups (`split`): every
 //! group of warps has run the online softmax over its share of a query
 //! block's keys; here they combine through shared memory.
 //!
