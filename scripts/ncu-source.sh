@@ -5,6 +5,8 @@
 # instruction counts) and $OUT/<variant>-<tag>-sass.csv (every SASS
 # instruction with its executed count and warp-stall samples: where the
 # time of a launch goes).
+# Samples every 32 cycles (--warp-sampling-interval 0) with warm caches
+# (--cache-control none, as in the graph-timed benchmark).
 #   usage: scripts/ncu-source.sh SHAPE TAG VARIANT...
 set -uo pipefail
 OUT=${OUT:-gpu-out}
@@ -16,7 +18,7 @@ NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/
 [ -n "$NCU" ] || { echo "ncu: not found"; exit 1; }
 for v in "$@"; do
   rep=/tmp/$v-$tag
-  timeout 300 "$NCU" --clock-control none -k "regex:sdpa_${v}_d" -c 1 --launch-skip 3 \
+  timeout 300 "$NCU" --clock-control none --cache-control none --warp-sampling-interval 0 -k "regex:sdpa_${v}_d" -c 1 --launch-skip 3 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats \
     --section SourceCounters --section LaunchStats \
     --metrics smsp__inst_executed.sum,smsp__warps_launched.sum,sm__cycles_active.avg \
