@@ -206,6 +206,7 @@ impl Attention {
             softmax_scale: p.softmax_scale,
             causal: p.causal as u32,
             fused_exponent: p.fused_exponent as u32,
+            kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

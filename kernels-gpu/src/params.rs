@@ -1,5 +1,7 @@
 //! The kernel argument block, shared bit for bit by host and device.
 
+use crate::schedule::FastDiv;
+
 /// Everything a forward kernel needs, passed by value as one kernel parameter.
 ///
 /// Tensors are contiguous row-major: Q `[batch, heads_q, seq_q, HEAD_DIM]`,
@@ -47,6 +49,8 @@ pub struct AttnParams {
     /// (`softmax::fused_exponent_ok`), else 0; the `wgmma` entries run their
     /// fused or their unfused body on it (the other kernels ignore it).
     pub fused_exponent: u32,
+    /// Query head -> key/value head: `schedule::kv_group(heads_q, heads_kv)`.
+    pub kv_group: FastDiv,
 }
 
 /// Keys per row of the `Vt` scratch: `seq_kv` rounded up to 64, so whole

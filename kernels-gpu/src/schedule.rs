@@ -48,15 +48,62 @@ pub fn block_needs_mask(row_start: u32, key_start: u32, block_n: u32, seq_q: u32
     key_last >= seq_kv || (causal && key_last as i32 > causal_last_key(row_start, seq_q, seq_kv))
 }
 
-/// The key/value head that query head `head` reads under grouped-query
-/// attention (`heads_q / heads_kv` query heads share one K/V head). Never
-/// divides by zero, so no panic path reaches the kernels.
-#[inline(always)]
-pub fn kv_head(head: u32, heads_q: u32, heads_kv: u32) -> u32 {
-    match heads_q.checked_div(heads_kv) {
-        Some(group) if group > 0 => head / group,
-        _ => head,
+/// Division of dividends below 2^31 by a divisor fixed at launch, as one
+/// multiply-high and a shift: the host computes it ([`FastDiv::new`]) and
+/// passes it in [`crate::params::AttnParams`], so no kernel runs an integer
+/// division (a ~20-instruction dependent chain through `MUFU.RCP`).
+///
+/// Power-of-two divisors (1 included) are a plain shift (`multiplier` 0).
+/// Otherwise, with `2^(s-1) < d < 2^s`, `multiplier = ceil(2^(31+s) / d)`
+/// (below 2^32) and `shift = s - 1`: `n * multiplier / 2^(31+s)` exceeds
+/// `n / d` by less than `n / 2^(31+s) < 1 / d`, which never crosses the
+/// next integer for `n < 2^31`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FastDiv {
+    /// 0 for a power-of-two divisor, else `ceil(2^(31+s) / d)`.
+    pub multiplier: u32,
+    /// Right shift after the multiply-high (or of the dividend itself).
+    pub shift: u32,
+}
+
+impl FastDiv {
+    /// The division by `divisor` (0 is taken as 1).
+    pub const fn new(divisor: u32) -> FastDiv {
+        let d = if divisor == 0 { 1 } else { divisor };
+        if d.is_power_of_two() {
+            return FastDiv { multiplier: 0, shift: d.trailing_zeros() };
+        }
+        let s = 32 - (d - 1).leading_zeros();
+        let multiplier = ((1u64 << (31 + s)).div_ceil(d as u64)) as u32;
+        FastDiv { multiplier, shift: s - 1 }
     }
+
+    /// `n / divisor`, exact for `n < 2^31`.
+    #[inline(always)]
+    pub const fn div(self, n: u32) -> u32 {
+        if self.multiplier == 0 {
+            n >> self.shift
+        } else {
+            (((n as u64 * self.multiplier as u64) >> 32) as u32) >> self.shift
+        }
+    }
+}
+
+/// The division that maps a query head to its key/value head under
+/// grouped-query attention (`heads_q / heads_kv` query heads share one K/V
+/// head; a zero or invalid ratio is taken as 1, so no panic path exists).
+pub const fn kv_group(heads_q: u32, heads_kv: u32) -> FastDiv {
+    match heads_q.checked_div(heads_kv) {
+        Some(group) => FastDiv::new(group),
+        None => FastDiv::new(1),
+    }
+}
+
+/// The key/value head that query head `head` reads (see [`kv_group`]).
+#[inline(always)]
+pub const fn kv_head(head: u32, heads_q: u32, heads_kv: u32) -> u32 {
+    kv_group(heads_q, heads_kv).div(head)
 }
 
 /// Number of `block`-sized pieces covering `len` (ceiling division).
@@ -84,6 +131,33 @@ pub const fn grid(block_m: u32, batch: u32, heads_q: u32, seq_q: u32) -> (u32, u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_division_is_exact() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for d in (1..=1100).chain([1 << 20, (1 << 20) + 1, 0x7FFF_FFFF, u32::MAX]) {
+            let f = FastDiv::new(d);
+            let edges = (0..2000).chain([d - 1, d, d.saturating_add(1), 0x7FFF_FFFE, 0x7FFF_FFFF]);
+            for n in edges.chain((0..200).map(|_| (next() as u32) >> 1)) {
+                assert_eq!(f.div(n), n / d, "{n} / {d} with {f:?}");
+            }
+        }
+        assert_eq!(FastDiv::new(0), FastDiv::new(1));
+    }
+
+    #[test]
+    fn kv_heads_group_query_heads() {
+        assert_eq!((0..8).map(|h| kv_head(h, 8, 2)).collect::<Vec<_>>(), [0, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!((0..6).map(|h| kv_head(h, 6, 3)).collect::<Vec<_>>(), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(kv_head(5, 8, 8), 5);
+        assert_eq!(kv_head(5, 8, 0), 5, "an invalid ratio maps every head to itself");
+    }
 
     #[test]
     fn query_block_order_is_a_permutation_heaviest_first_when_causal() {

@@ -42,7 +42,7 @@ impl BlockJob {
         let row0 = schedule::query_block(sreg::block_idx_x(), query_blocks, p.causal != 0) * block_m;
         let head = sreg::block_idx_y();
         let batch = sreg::block_idx_z() as u64;
-        let kv_head = schedule::kv_head(head, p.heads_q, p.heads_kv);
+        let kv_head = p.kv_group.div(head);
         let d = HEAD_DIM as u64;
         let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
         let kv_offset = (batch * p.heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;

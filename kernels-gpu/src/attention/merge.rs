@@ -51,16 +51,21 @@ impl MergeArea {
     /// Converged warp; `smem` is the dynamic shared memory base.
     #[inline(always)]
     pub unsafe fn publish_stats(&self, smem: *mut u8, split: u32, local_rows: [u32; 2], rows: &Rows, quad: u32) {
-        for h in 0..2 {
-            let mut l = rows.l[h];
+        // Every shuffle before the store that only quad 0 makes: a shuffle
+        // after that branch is compiled as a slow warp-collective (ptxas
+        // cannot prove the lanes reconverged).
+        let mut l = rows.l;
+        for x in l.iter_mut() {
             // SAFETY: converged warp; the quad's four partial sums of the row.
             unsafe {
-                l += shfl::shfl_xor_f32(l, 1);
-                l += shfl::shfl_xor_f32(l, 2);
+                *x += shfl::shfl_xor_f32(*x, 1);
+                *x += shfl::shfl_xor_f32(*x, 2);
             }
-            if quad == 0 {
+        }
+        if quad == 0 {
+            for h in 0..2 {
                 // SAFETY: this group's stats entry of the row (8-byte aligned).
-                unsafe { *(smem.add(self.stats_at(split, local_rows[h])) as *mut [f32; 2]) = [rows.m[h].0, l] };
+                unsafe { *(smem.add(self.stats_at(split, local_rows[h])) as *mut [f32; 2]) = [rows.m[h].0, l[h]] };
             }
         }
     }
