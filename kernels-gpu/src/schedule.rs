@@ -49,44 +49,46 @@ pub fn block_needs_mask(row_start: u32, key_start: u32, block_n: u32, seq_q: u32
 }
 
 /// Division of dividends below 2^31 by a divisor fixed at launch, as one
-/// multiply-high and a shift: the host computes it ([`FastDiv::new`]) and
-/// passes it in [`crate::params::AttnParams`], so no kernel runs an integer
-/// division (a ~20-instruction dependent chain through `MUFU.RCP`).
+/// multiply-high and a shift, with no branch: the host computes it
+/// ([`FastDiv::new`]) and passes it in [`crate::params::AttnParams`], so no
+/// kernel runs an integer division (a ~20-instruction dependent chain
+/// through `MUFU.RCP`).
 ///
-/// Power-of-two divisors (1 included) are a plain shift (`multiplier` 0).
-/// Otherwise, with `2^(s-1) < d < 2^s`, `multiplier = ceil(2^(31+s) / d)`
-/// (below 2^32) and `shift = s - 1`: `n * multiplier / 2^(31+s)` exceeds
-/// `n / d` by less than `n / 2^(31+s) < 1 / d`, which never crosses the
-/// next integer for `n < 2^31`.
+/// With `s = ceil(log2 d)` (0 for `d = 1`), `multiplier = ceil(2^(31+s) / d)`
+/// lies in `[2^31, 2^32)` and `n / d = mulhi(2n, multiplier) >> s`:
+/// `n * multiplier / 2^(31+s)` exceeds `n / d` by less than
+/// `n / 2^(31+s) < 1 / d`, which never crosses the next integer for
+/// `n < 2^31`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FastDiv {
-    /// 0 for a power-of-two divisor, else `ceil(2^(31+s) / d)`.
+    /// `ceil(2^(31+s) / d)`.
     pub multiplier: u32,
-    /// Right shift after the multiply-high (or of the dividend itself).
+    /// `s = ceil(log2 d)`.
     pub shift: u32,
 }
 
 impl FastDiv {
-    /// The division by `divisor` (0 is taken as 1).
+    /// The division by `divisor` (0 is taken as 1; divisors above 2^31
+    /// as 2^31, which gives the same quotient 0 for every dividend below
+    /// 2^31).
     pub const fn new(divisor: u32) -> FastDiv {
-        let d = if divisor == 0 { 1 } else { divisor };
-        if d.is_power_of_two() {
-            return FastDiv { multiplier: 0, shift: d.trailing_zeros() };
-        }
-        let s = 32 - (d - 1).leading_zeros();
-        let multiplier = ((1u64 << (31 + s)).div_ceil(d as u64)) as u32;
-        FastDiv { multiplier, shift: s - 1 }
+        let d = if divisor == 0 {
+            1
+        } else if divisor > 1 << 31 {
+            1 << 31
+        } else {
+            divisor
+        };
+        let shift = 32 - (d - 1).leading_zeros();
+        let multiplier = ((1u64 << (31 + shift)).div_ceil(d as u64)) as u32;
+        FastDiv { multiplier, shift }
     }
 
     /// `n / divisor`, exact for `n < 2^31`.
     #[inline(always)]
     pub const fn div(self, n: u32) -> u32 {
-        if self.multiplier == 0 {
-            n >> self.shift
-        } else {
-            (((n as u64 * self.multiplier as u64) >> 32) as u32) >> self.shift
-        }
+        ((((n << 1) as u64 * self.multiplier as u64) >> 32) as u32) >> self.shift
     }
 }
 
@@ -144,7 +146,7 @@ mod tests {
         for d in (1..=1100).chain([1 << 20, (1 << 20) + 1, 0x7FFF_FFFF, u32::MAX]) {
             let f = FastDiv::new(d);
             let edges = (0..2000).chain([d - 1, d, d.saturating_add(1), 0x7FFF_FFFE, 0x7FFF_FFFF]);
-            for n in edges.chain((0..200).map(|_| (next() as u32) >> 1)) {
+            for n in edges.chain((0..200).map(|_| (next() as u32) >> 1)).filter(|&n| n < 1 << 31) {
                 assert_eq!(f.div(n), n / d, "{n} / {d} with {f:?}");
             }
         }
