@@ -131,15 +131,15 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
     for k in KERNELS.iter().filter(|k| k.variant == Variant::Split) {
         let t = k.tiles;
         let plan = SplitSmemPlan::new(t);
-        for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row, plan.scratch, plan.scratch_row] {
+        for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row, plan.exchange] {
             assert_eq!(off % 16, 0, "{}: offset {off} breaks 16-byte alignment", k.entry);
         }
         assert_eq!(t.warps % t.splits, 0, "{}: whole row warps per key group", k.entry);
         assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
         assert!(plan.stats + 8 * t.splits * t.block_m <= plan.kv, "{}: stats overlap the K/V tiles", k.entry);
         assert!(
-            plan.scratch + t.splits * t.block_m * plan.scratch_row <= plan.total,
-            "{}: scratch past the end",
+            plan.exchange + t.splits * t.block_m * 4 * t.head_dim <= plan.total,
+            "{}: exchange slots past the end",
             k.entry
         );
         assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);

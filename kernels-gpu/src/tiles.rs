@@ -83,9 +83,9 @@ impl MmaSmemPlan {
 ///
 /// Q, and for each of the `splits` warp groups `stages` K and V tiles, as
 /// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
-/// `stats` (each group's running maximum and row sum per query row) and a
-/// scratch area of f32 output rows (`head_dim + 4` floats each, one set per
-/// group) that reuses the K/V tiles' space.
+/// `stats` (each group's running maximum and row sum per query row) and
+/// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
+/// row and group) that reuse the K/V tiles' space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSmemPlan {
     /// Bytes per E4M3 row (Q, K, V).
@@ -99,11 +99,10 @@ pub struct SplitSmemPlan {
     pub kv: u32,
     /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows.
     pub group_bytes: u32,
-    /// Bytes per f32 scratch row.
-    pub scratch_row: u32,
-    /// Offset of the f32 scratch rows, indexed `[split][row]` (overlaps the
-    /// K/V tiles: used only after every group is done with them).
-    pub scratch: u32,
+    /// Offset of the exchange slots of the merge (`splits * block_m *
+    /// head_dim` f32; overlaps the K/V tiles: used only after every group
+    /// is done with them).
+    pub exchange: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
 }
@@ -116,12 +115,11 @@ impl SplitSmemPlan {
         let stats = q + t.block_m * fp8_row;
         let kv = stats + t.splits * t.block_m * 8;
         let group_bytes = t.stages * 2 * t.block_n * fp8_row;
-        let scratch_row = 4 * t.head_dim + SMEM_ROW_PAD;
-        let scratch = kv;
+        let exchange = kv;
         let kv_bytes = t.splits * group_bytes;
-        let scratch_bytes = t.splits * t.block_m * scratch_row;
-        let total = kv + if kv_bytes > scratch_bytes { kv_bytes } else { scratch_bytes };
-        Self { fp8_row, q, stats, kv, group_bytes, scratch_row, scratch, total }
+        let exchange_bytes = t.splits * t.block_m * 4 * t.head_dim;
+        let total = kv + if kv_bytes > exchange_bytes { kv_bytes } else { exchange_bytes };
+        Self { fp8_row, q, stats, kv, group_bytes, exchange, total }
     }
 
     /// Offset of group `split`'s K tile in stage `stage`.

@@ -72,6 +72,7 @@ macro_rules! split_entry {
                     { $tiles.head_dim as usize / 32 },
                     { $tiles.head_dim as usize / 8 },
                     { $tiles.block_n as usize / 8 },
+                    { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
                 >(&p)
             }
         }

@@ -1,20 +1,25 @@
-//! Merging the partial results of key groups (`split`): every
-//! group of warps has run the online softmax over its share of a query
-//! block's keys; here they combine through shared memory.
+//! Merging the partial results of key groups (`split`): every group of
+//! warps has run the online softmax over its share of a query block's keys
+//! and holds an unnormalized output accumulator for the block's rows; here
+//! they combine through shared memory. Each group finishes `1 / SPLITS` of
+//! the accumulator tiles (its "slice") for every row:
 //!
 //! 1. [`MergeArea::publish_stats`]: each group writes its (running maximum,
-//!    row sum) per query row; then a block barrier.
-//! 2. [`MergeArea::shares`]: each thread reads every group's statistics of
-//!    its two rows and gets its group's share of the output
-//!    (`softmax::merge_splits`); the kernel writes its partial rows scaled by
-//!    that share into its group's f32 scratch rows ([`MergeArea::scratch_at`],
-//!    in its own accumulator layout); then a block barrier.
-//! 3. [`MergeArea::store_sum`]: the whole block adds the groups' scratch rows
-//!    and stores the output as f16.
+//!    row sum) per query row; then a block barrier (after which the K/V
+//!    tiles, which the exchange area reuses, are free).
+//! 2. [`MergeArea::publish_partials`]: each thread writes the accumulator
+//!    tiles of the other groups' slices, raw, into exchange slots indexed
+//!    by (group, tile, row warp, lane): the warps of every group hold the
+//!    same rows in the same register layout, so a slot means the same
+//!    elements to every group; then a block barrier.
+//! 3. [`MergeArea::finish_slice`]: each thread reads every group's
+//!    statistics of its two rows and the other groups' tiles of its own
+//!    slice, weighs each group by `2^(m_g - max)`
+//!    (`softmax::merge_splits`), scales by V's scale over the merged sum and
+//!    returns the slice's f32 output for the kernel to store.
 
-use super::block::BlockJob;
 use super::online::Rows;
-use crate::arch::{cvt, math, shfl};
+use crate::arch::{math, shfl};
 use crate::softmax;
 
 /// Where the merge lives in a block's dynamic shared memory.
@@ -22,10 +27,9 @@ use crate::softmax;
 pub struct MergeArea {
     /// Offset of the `(max, sum)` f32 pairs, indexed `[group][row]`.
     pub stats: u32,
-    /// Offset of the f32 scratch rows, indexed `[group][row]`.
-    pub scratch: u32,
-    /// Bytes per scratch row.
-    pub scratch_row: u32,
+    /// Offset of the exchange slots (16 bytes each), indexed
+    /// `[group][tile][row warp][lane]`.
+    pub exchange: u32,
     /// Query rows per block.
     pub block_m: u32,
 }
@@ -37,10 +41,12 @@ impl MergeArea {
         (self.stats + 8 * (split * self.block_m + row)) as usize
     }
 
-    /// Byte offset of column `col` of scratch row `row` of group `split`.
+    /// Byte offset of the exchange slot of accumulator tile `tile` of
+    /// `lane` in row warp `row_warp` of group `split`.
     #[inline(always)]
-    pub const fn scratch_at(&self, split: u32, row: u32, col: u32) -> usize {
-        (self.scratch + (split * self.block_m + row) * self.scratch_row + 4 * col) as usize
+    const fn exchange_at<const O_TILES: usize>(&self, split: u32, tile: u32, row_warp: u32, lane: u32) -> usize {
+        let row_warps = self.block_m / 16;
+        (self.exchange + 16 * (((split * O_TILES as u32 + tile) * row_warps + row_warp) * 32 + lane)) as usize
     }
 
     /// Publishes group `split`'s running maximum and row sum of this
@@ -70,64 +76,71 @@ impl MergeArea {
         }
     }
 
-    /// For each of this thread's two rows (after every group published and
-    /// a block barrier): the factor that turns this group's accumulator into
-    /// its share of the output, and whether the row saw no key at all (then
-    /// it must be written as exact zeros: its accumulator may hold 0 x NaN
-    /// from V, so no product).
+    /// Writes this thread's accumulator tiles into this group's exchange
+    /// slots (all of them, its own slice too: the slice is read back by
+    /// tile number, and a register array indexed at run time would live in
+    /// local memory).
     ///
     /// # Safety
-    /// `smem` is the dynamic shared memory base; the stats are published.
+    /// `smem` is the dynamic shared memory base; every group is past its
+    /// last read of the K/V tiles the exchange area reuses.
     #[inline(always)]
-    pub unsafe fn shares<const SPLITS: usize>(
+    pub unsafe fn publish_partials<const O_TILES: usize>(
         &self,
-        smem: *const u8,
-        local_rows: [u32; 2],
-        rows: &Rows,
-        v_scale: f32,
-    ) -> [(f32, bool); 2] {
-        core::array::from_fn(|h| {
-            let stats: [[f32; 2]; SPLITS] = core::array::from_fn(|s| {
-                // SAFETY: a published stats entry.
-                unsafe { *(smem.add(self.stats_at(s as u32, local_rows[h])) as *const [f32; 2]) }
-            });
-            let (base, sum) = softmax::merge_splits(stats.map(|x| x[0]), stats.map(|x| x[1]), math::exp2);
-            let scale = softmax::output_scale(sum, v_scale);
-            (math::exp2(rows.m[h].0 - base) * scale, scale == 0.0)
-        })
+        smem: *mut u8,
+        (split, row_warp, lane): (u32, u32, u32),
+        o: &[[f32; 4]; O_TILES],
+    ) {
+        for (t, tile) in o.iter().enumerate() {
+            let at = self.exchange_at::<O_TILES>(split, t as u32, row_warp, lane);
+            // SAFETY: this group's slot (16-byte aligned).
+            unsafe { *(smem.add(at) as *mut [f32; 4]) = *tile };
+        }
     }
 
-    /// Adds the groups' scratch rows (after they are written and a block
-    /// barrier), four columns per thread and step, and stores the block's
-    /// output rows as f16; thread `thread` of `threads`.
+    /// Group `split`'s slice of this thread's two output rows (after every
+    /// group published its stats and partials, and a block barrier): tile
+    /// `i` is accumulator tile `split * SLICE + i` of the merged, normalized
+    /// rows, times V's scale. A row that saw no key at all is exact zeros
+    /// (its accumulators may hold 0 x NaN from V, so no product), and so is
+    /// every group's part that saw none of the row's keys.
     ///
     /// # Safety
-    /// `smem` is the dynamic shared memory base; the scratch rows are
-    /// written; `job.o` points at the block's `job.rows` output rows.
+    /// `smem` is the dynamic shared memory base; stats and partials are
+    /// published; `SLICE * SPLITS == O_TILES`.
     #[inline(always)]
-    pub unsafe fn store_sum<const HEAD_DIM: usize, const SPLITS: usize>(
+    pub unsafe fn finish_slice<const O_TILES: usize, const SPLITS: usize, const SLICE: usize>(
         &self,
         smem: *const u8,
-        job: &BlockJob,
-        thread: u32,
-        threads: u32,
-    ) {
-        let quads_per_row = HEAD_DIM as u32 / 4;
-        let mut c = thread;
-        while c < job.rows * quads_per_row {
-            let (row, col) = (c / quads_per_row, 4 * (c % quads_per_row));
-            let mut sum = [0f32; 4];
-            for s in 0..SPLITS as u32 {
-                // SAFETY: a written scratch row (16-byte aligned: col % 4 == 0).
-                let part = unsafe { *(smem.add(self.scratch_at(s, row, col)) as *const [f32; 4]) };
+        (split, row_warp, lane): (u32, u32, u32),
+        local_rows: [u32; 2],
+        v_scale: f32,
+    ) -> [[f32; 4]; SLICE] {
+        // Per row h: each group's weight 2^(m_g - max) times V's scale over
+        // the merged sum (0 for a row without keys).
+        let weights: [[f32; SPLITS]; 2] = core::array::from_fn(|h| {
+            let stats: [[f32; 2]; SPLITS] = core::array::from_fn(|g| {
+                // SAFETY: a published stats entry.
+                unsafe { *(smem.add(self.stats_at(g as u32, local_rows[h])) as *const [f32; 2]) }
+            });
+            let m = stats.map(|x| x[0]);
+            let (base, sum) = softmax::merge_splits(m, stats.map(|x| x[1]), math::exp2);
+            let scale = softmax::output_scale(sum, v_scale);
+            m.map(|m_g| math::exp2(m_g - base) * scale)
+        });
+        core::array::from_fn(|i| {
+            let tile = split * SLICE as u32 + i as u32;
+            let mut out = [0f32; 4];
+            for (g, w) in (0..SPLITS).map(|g| (g, [weights[0][g], weights[1][g]])) {
+                let at = self.exchange_at::<O_TILES>(g as u32, tile, row_warp, lane);
+                // SAFETY: group g's published slot of this tile.
+                let part = unsafe { *(smem.add(at) as *const [f32; 4]) };
                 for e in 0..4 {
-                    sum[e] += part[e];
+                    let w = w[e / 2];
+                    out[e] += if w == 0.0 { 0.0 } else { part[e] * w };
                 }
             }
-            let packed = [cvt::pack_f16x2(sum[0], sum[1]), cvt::pack_f16x2(sum[2], sum[3])];
-            // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-            unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
-            c += threads;
-        }
+            out
+        })
     }
 }

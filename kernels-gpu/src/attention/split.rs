@@ -21,10 +21,10 @@
 //!    into f16 in registers ([`pv_e4m3`]; this permutes O's columns, see
 //!    [`o_column`]).
 //!
-//! Then the groups merge ([`super::merge`]): each publishes its rows' running maxima and sums,
-//! scales its partial output by its share (`softmax::merge_splits`) into
-//! f32 scratch rows, and the whole block adds the groups' rows and stores
-//! f16.
+//! Then the groups merge ([`super::merge`]): each publishes its rows'
+//! running maxima and sums and hands the other groups their slices of its
+//! partial output; each group weighs and adds its slice
+//! (`softmax::merge_splits`) and stores it as f16.
 
 use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
@@ -97,7 +97,8 @@ const UNFUSED: bool = false;
 
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
-/// BLOCK_N / 8`.
+/// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
+/// finishes in the merge).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -113,11 +114,13 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
+    const SLICE: usize,
 >(
     p: &AttnParams,
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
+        assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1);
     };
@@ -231,35 +234,38 @@ pub unsafe fn forward<
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
     }
 
-    // Merge (see `merge`): publish this group's (max, sum) of the warp's rows.
-    let merge =
-        MergeArea { stats: plan.stats, scratch: plan.scratch, scratch_row: plan.scratch_row, block_m: shape.block_m };
+    // Merge (see `merge`): publish this group's (max, sum) of the warp's
+    // rows; once every group is done with its K/V tiles (the exchange slots
+    // reuse them), hand the other groups' slices over; then finish and
+    // store this group's slice.
+    let merge = MergeArea { stats: plan.stats, exchange: plan.exchange, block_m: shape.block_m };
     let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
     // SAFETY: converged warp.
     unsafe { merge.publish_stats(smem_ptr, split, local_rows, &rows, quad) };
-    // SAFETY: block-uniform; every group is done with its K/V tiles (the
-    // scratch rows reuse them) and its stats are published.
+    // SAFETY: block-uniform; after it no group reads its K/V tiles and no copy is in flight.
     unsafe {
         cp_async::wait_group(0);
         bar::sync_threads();
-    }
-    // SAFETY: the stats are published.
-    let shares = unsafe { merge.shares::<SPLITS>(smem_ptr, local_rows, &rows, job.v_scale) };
-    // Scale this group's partial rows by their share into its scratch rows.
-    for pair in 0..O_TILES / 2 {
-        let (even, odd) = (&o[2 * pair], &o[2 * pair + 1]);
-        let col = o_column(2 * pair as u32, 2 * quad);
-        let cols = [[even[0], odd[0], even[1], odd[1]], [even[2], odd[2], even[3], odd[3]]];
-        for h in 0..2 {
-            let (share, no_key) = shares[h];
-            let scaled = if no_key { [0.0; 4] } else { cols[h].map(|x| x * share) };
-            // SAFETY: this group's scratch row (16-byte aligned: col % 4 == 0).
-            unsafe { *(smem_ptr.add(merge.scratch_at(split, local_rows[h], col)) as *mut [f32; 4]) = scaled };
-        }
-    }
-    // SAFETY: block-uniform; publishes the scratch rows; then the sum.
-    unsafe {
+        merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
-        merge.store_sum::<HEAD_DIM, SPLITS>(smem_ptr, &job, thread, threads);
+    }
+    // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
+    let slice = unsafe {
+        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
+    };
+    // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
+    // the same 16-column half: this thread's four adjacent columns of a row.
+    for pair in 0..SLICE / 2 {
+        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
+        let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
+        for h in 0..2 {
+            let row = local_rows[h];
+            if row < job.rows {
+                let e = 2 * h;
+                let packed = [cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])];
+                // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
+                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
+            }
+        }
     }
 }
