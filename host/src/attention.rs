@@ -225,7 +225,7 @@ impl Attention {
         }
         let tiles = p.kernel.tiles;
         let cfg = LaunchConfig {
-            grid_dim: schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32),
+            grid_dim: schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
             block_dim: (tiles.threads(), 1, 1),
             shared_mem_bytes: p.kernel.smem_bytes,
         };

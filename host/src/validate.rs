@@ -6,11 +6,8 @@ use crate::tensor::Fp8Tensor;
 use half::f16;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, Variant};
-use kernels_gpu::schedule::{self, MAX_SEQ_LEN};
+use kernels_gpu::schedule::{self, MAX_GRID_YZ, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
-
-/// The largest grid extent along y (heads) and z (batch).
-const MAX_GRID_YZ: usize = 65_535;
 
 /// How to run attention.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,7 +89,7 @@ impl Problem {
             }
         }
         for (what, n) in [("batch", batch), ("heads_q", heads_q)] {
-            if n > MAX_GRID_YZ {
+            if n > MAX_GRID_YZ as usize {
                 return Err(AttnError::TooLarge(format!("{what} = {n} exceeds the grid limit {MAX_GRID_YZ}")));
             }
         }

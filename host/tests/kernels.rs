@@ -87,11 +87,18 @@ fn the_table_has_every_variant_at_every_head_dim() {
 fn grids_cover_every_query_row_once() {
     for k in &KERNELS {
         for seq_q in [1u32, 2, 3, 63, 64, 65, 127, 128, 129, 1000, 4096] {
-            let (x, y, z) = grid(k.tiles.block_m, 3, 5, seq_q);
-            assert_eq!((y, z), (5, 3));
-            assert!(x * k.tiles.block_m >= seq_q, "{} leaves rows uncovered at Sq={seq_q}", k.entry);
-            assert!((x - 1) * k.tiles.block_m < seq_q, "{} launches an empty block at Sq={seq_q}", k.entry);
-            assert_eq!(x, blocks(seq_q, k.tiles.block_m));
+            for causal in [false, true] {
+                let (x, y, z) = grid(k.tiles.block_m, 3, 5, seq_q, causal);
+                let query_blocks = if causal { z } else { x };
+                assert_eq!(if causal { (x, y) } else { (y, z) }, (5, 3));
+                assert!(query_blocks * k.tiles.block_m >= seq_q, "{} leaves rows uncovered at Sq={seq_q}", k.entry);
+                assert!(
+                    (query_blocks - 1) * k.tiles.block_m < seq_q,
+                    "{} launches an empty block at Sq={seq_q}",
+                    k.entry
+                );
+                assert_eq!(query_blocks, blocks(seq_q, k.tiles.block_m));
+            }
         }
     }
 }

@@ -114,20 +114,52 @@ pub const fn blocks(len: u32, block: u32) -> u32 {
     len.div_ceil(block)
 }
 
-/// The query block that launch-grid block `block_x` computes. Under causal
-/// masking the last query blocks see the most keys, so they go first (block
-/// 0 takes the last query block): the long blocks start early and the short
-/// ones fill the tail, instead of the longest blocks starting last.
+/// The largest launch-grid extent along y and z.
+pub const MAX_GRID_YZ: u32 = 65_535;
+
+/// Whether a launch orders its blocks heaviest first across every (batch,
+/// head): under causal masking the last query blocks see the most keys.
+/// The hardware starts blocks in x, then y, then z order, so with the
+/// query block along z (reversed) every head's longest blocks start in the
+/// first wave and the short ones of all heads fill the tail; with the
+/// query block along x (the order when the grid would not fit), only each
+/// head's blocks are ordered, and the last heads' longest blocks start last
+/// (results/STAGES.md stage 19).
 #[inline(always)]
-pub const fn query_block(block_x: u32, query_blocks: u32, causal: bool) -> u32 {
-    if causal { query_blocks - 1 - block_x } else { block_x }
+pub const fn heaviest_first(query_blocks: u32, causal: bool) -> bool {
+    causal && query_blocks <= MAX_GRID_YZ
 }
 
-/// The launch grid `(x, y, z)` = (query blocks, query heads, batch) for a
-/// kernel whose blocks cover `block_m` query rows each.
+/// The launch grid of a kernel whose blocks cover `block_m` query rows:
+/// `(query blocks, query heads, batch)`, or, ordered heaviest first
+/// ([`heaviest_first`]), `(query heads, batch, query blocks)`.
 #[inline(always)]
-pub const fn grid(block_m: u32, batch: u32, heads_q: u32, seq_q: u32) -> (u32, u32, u32) {
-    (blocks(seq_q, block_m), heads_q, batch)
+pub const fn grid(block_m: u32, batch: u32, heads_q: u32, seq_q: u32, causal: bool) -> (u32, u32, u32) {
+    let query_blocks = blocks(seq_q, block_m);
+    if heaviest_first(query_blocks, causal) { (heads_q, batch, query_blocks) } else { (query_blocks, heads_q, batch) }
+}
+
+/// What one block of a [`grid`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockCoords {
+    /// The query block (rows `block_m * query_block ..`).
+    pub query_block: u32,
+    /// The query head.
+    pub head: u32,
+    /// The batch entry.
+    pub batch: u32,
+}
+
+/// The work of the block at `ctaid = (x, y, z)` of a [`grid`] with
+/// `query_blocks` query blocks; heaviest first, grid block z = 0 takes the
+/// last query block.
+#[inline(always)]
+pub const fn block_coords((x, y, z): (u32, u32, u32), query_blocks: u32, causal: bool) -> BlockCoords {
+    if heaviest_first(query_blocks, causal) {
+        BlockCoords { query_block: query_blocks - 1 - z, head: x, batch: y }
+    } else {
+        BlockCoords { query_block: x, head: y, batch: z }
+    }
 }
 
 #[cfg(test)]
@@ -162,17 +194,37 @@ mod tests {
     }
 
     #[test]
-    fn query_block_order_is_a_permutation_heaviest_first_when_causal() {
-        for n in [1u32, 2, 3, 7, 64] {
+    fn block_coords_cover_the_problem_once_heaviest_first_when_causal() {
+        for (query_blocks, heads, batch) in [(1u32, 1u32, 1u32), (3, 2, 2), (7, 5, 3), (64, 4, 2)] {
             for causal in [false, true] {
-                let mut seen: Vec<u32> = (0..n).map(|x| query_block(x, n, causal)).collect();
-                if causal {
-                    assert_eq!(seen[0], n - 1, "the last (heaviest) query block goes first");
-                }
+                let seq_q = query_blocks * 16;
+                let (gx, gy, gz) = grid(16, batch, heads, seq_q, causal);
+                // Dispatch order: x fastest, then y, then z.
+                let order: Vec<BlockCoords> = (0..gz)
+                    .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y, z))))
+                    .map(|c| block_coords(c, query_blocks, causal))
+                    .collect();
+                let mut seen: Vec<(u32, u32, u32)> = order.iter().map(|c| (c.batch, c.head, c.query_block)).collect();
                 seen.sort();
-                assert_eq!(seen, (0..n).collect::<Vec<_>>());
+                let all: Vec<(u32, u32, u32)> = (0..batch)
+                    .flat_map(|b| (0..heads).flat_map(move |h| (0..query_blocks).map(move |q| (b, h, q))))
+                    .collect();
+                assert_eq!(seen, all, "every (batch, head, query block) exactly once");
+                if causal {
+                    assert!(
+                        order.windows(2).all(|w| w[0].query_block >= w[1].query_block),
+                        "causal blocks start heaviest (latest query block) first across heads"
+                    );
+                }
             }
         }
+        let too_many = MAX_GRID_YZ + 1;
+        assert_eq!(
+            grid(1, 2, 3, too_many, true),
+            (too_many, 3, 2),
+            "a grid that does not fit keeps x for query blocks"
+        );
+        assert_eq!(block_coords((5, 1, 0), too_many, true), BlockCoords { query_block: 5, head: 1, batch: 0 });
     }
 
     #[test]

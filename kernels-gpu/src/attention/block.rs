@@ -18,6 +18,9 @@ pub struct BlockJob {
     pub v: *const u8,
     /// O rows of the block (f16 bits).
     pub o: *mut u16,
+    /// The block's key/value head over the whole batch (`batch * heads_kv
+    /// + kv head`).
+    pub kv_head: u32,
     /// First query row of the block.
     pub row0: u32,
     /// Query rows of the block inside `seq_q`.
@@ -39,13 +42,15 @@ impl BlockJob {
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
         let query_blocks = schedule::blocks(p.seq_q, block_m);
-        let row0 = schedule::query_block(sreg::block_idx_x(), query_blocks, p.causal != 0) * block_m;
-        let head = sreg::block_idx_y();
-        let batch = sreg::block_idx_z() as u64;
+        let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
+        let at = schedule::block_coords(ctaid, query_blocks, p.causal != 0);
+        let (head, batch) = (at.head, at.batch as u64);
+        let row0 = at.query_block * block_m;
         let kv_head = p.kv_group.div(head);
         let d = HEAD_DIM as u64;
         let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
-        let kv_offset = (batch * p.heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;
+        let batch_kv_head = at.batch * p.heads_kv + kv_head;
+        let kv_offset = batch_kv_head as u64 * p.seq_kv as u64 * d;
         // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (
@@ -59,6 +64,7 @@ impl BlockJob {
             k: (p.k + kv_offset) as *const u8,
             v: (p.v + kv_offset) as *const u8,
             o: (p.o + 2 * q_offset) as *mut u16,
+            kv_head: batch_kv_head,
             row0,
             rows: block_m.min(p.seq_q - row0),
             key_end: schedule::key_end(row0, block_m, p.seq_q, p.seq_kv, p.causal != 0),
