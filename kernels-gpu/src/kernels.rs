@@ -27,28 +27,11 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
-    /// Hopper only, an experiment: `split` with one row warp (16 query
-    /// rows) and 8 key groups, 8 warps per block.
-    SplitR1S8,
-    /// Hopper only, an experiment: `split` with 2 row warps and 8 key
-    /// groups, 16 warps per block at D = 64.
-    SplitG8,
-    /// Hopper only, an experiment: `split` with one row warp and 4 key
-    /// groups, 4 warps per block.
-    SplitR1,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 7] = [
-        Variant::Naive,
-        Variant::Mma,
-        Variant::Wgmma,
-        Variant::Split,
-        Variant::SplitR1S8,
-        Variant::SplitG8,
-        Variant::SplitR1,
-    ];
+    pub const ALL: [Variant; 4] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -57,9 +40,6 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
-            Variant::SplitR1S8 => "split-r1s8",
-            Variant::SplitG8 => "split-g8",
-            Variant::SplitR1 => "split-r1",
         }
     }
 
@@ -118,27 +98,9 @@ pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps
 pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n: 32, stages: 2, warps: 8, splits: 4 };
 /// `split` at D = 128: 2 key groups (the same shared memory budget).
 pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
-/// `split-r1s8` at D = 64.
-pub const SPLIT_R1S8_D64: TileShape = TileShape { block_m: 16, warps: 8, splits: 8, ..SPLIT_D64 };
-/// `split-r1s8` at D = 128: as `split` (the experiment is at D = 64; 4 or
-/// 8 groups at D = 128 put part of the merge on the stack).
-pub const SPLIT_R1S8_D128: TileShape = SPLIT_D128;
-/// `split-g8` at D = 64.
-pub const SPLIT_G8_D64: TileShape = TileShape { warps: 16, splits: 8, ..SPLIT_D64 };
-/// `split-g8` at D = 128: as `split`.
-pub const SPLIT_G8_D128: TileShape = SPLIT_D128;
-/// `split-r1` at D = 64.
-pub const SPLIT_R1_D64: TileShape = TileShape { block_m: 16, warps: 4, splits: 4, ..SPLIT_D64 };
-/// `split-r1` at D = 128: as `split`.
-pub const SPLIT_R1_D128: TileShape = SPLIT_D128;
-
-/// A `split`-family table row.
-const fn split_kernel(variant: Variant, entry: &'static str, tiles: TileShape, sm90a_only: bool) -> KernelInfo {
-    KernelInfo { variant, entry, tiles, smem_bytes: SplitSmemPlan::new(tiles).total, sm90a_only, prepass: None }
-}
 
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 14] = [
+pub const KERNELS: [KernelInfo; 8] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -187,14 +149,22 @@ pub const KERNELS: [KernelInfo; 14] = [
         sm90a_only: true,
         prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 / 4 * 8 }),
     },
-    split_kernel(Variant::Split, "sdpa_split_d64", SPLIT_D64, false),
-    split_kernel(Variant::Split, "sdpa_split_d128", SPLIT_D128, false),
-    split_kernel(Variant::SplitR1S8, "sdpa_split_r1s8_d64", SPLIT_R1S8_D64, true),
-    split_kernel(Variant::SplitR1S8, "sdpa_split_r1s8_d128", SPLIT_R1S8_D128, true),
-    split_kernel(Variant::SplitG8, "sdpa_split_g8_d64", SPLIT_G8_D64, true),
-    split_kernel(Variant::SplitG8, "sdpa_split_g8_d128", SPLIT_G8_D128, true),
-    split_kernel(Variant::SplitR1, "sdpa_split_r1_d64", SPLIT_R1_D64, true),
-    split_kernel(Variant::SplitR1, "sdpa_split_r1_d128", SPLIT_R1_D128, true),
+    KernelInfo {
+        variant: Variant::Split,
+        entry: "sdpa_split_d64",
+        tiles: SPLIT_D64,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D64).total,
+        sm90a_only: false,
+        prepass: None,
+    },
+    KernelInfo {
+        variant: Variant::Split,
+        entry: "sdpa_split_d128",
+        tiles: SPLIT_D128,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D128).total,
+        sm90a_only: false,
+        prepass: None,
+    },
 ];
 
 /// The kernel of `variant` for `head_dim`, if one is built.

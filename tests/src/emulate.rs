@@ -38,9 +38,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitR1S8 | Variant::SplitG8 | Variant::SplitR1 => {
-                    emulate_split(kernel.tiles, &head, x, rows)
-                }
+                Variant::Split => emulate_split(kernel.tiles, &head, x, rows),
             }
         }
     }
@@ -200,7 +198,7 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
 /// `split`: group `g` of the `splits` key groups walks key blocks `g, g +
 /// splits, ..`; the groups' states merge by `merge_splits`.
 fn emulate_split(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
-    const MAX_SPLITS: usize = 8;
+    const MAX_SPLITS: usize = 4;
     assert!(t.splits as usize <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
     for (row0, key_blocks) in query_blocks(t, head, x) {
         for row in row0..(row0 + t.block_m).min(head.seq_q) {

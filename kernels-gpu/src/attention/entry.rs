@@ -3,9 +3,7 @@
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
-use crate::kernels::{
-    SPLIT_G8_D64, SPLIT_G8_D128, SPLIT_R1_D64, SPLIT_R1_D128, SPLIT_R1S8_D64, SPLIT_R1S8_D128, WGMMA_D64, WGMMA_D128,
-};
+use crate::kernels::{WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -120,18 +118,6 @@ mma_entry!(sdpa_mma_d64, MMA_D64);
 mma_entry!(sdpa_mma_d128, MMA_D128);
 split_entry!(sdpa_split_d64, SPLIT_D64);
 split_entry!(sdpa_split_d128, SPLIT_D128);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_r1s8_d64, SPLIT_R1S8_D64);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_r1s8_d128, SPLIT_R1S8_D128);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_g8_d64, SPLIT_G8_D64);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_g8_d128, SPLIT_G8_D128);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_r1_d64, SPLIT_R1_D64);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_r1_d128, SPLIT_R1_D128);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
 #[cfg(target_feature = "sm_90a")]

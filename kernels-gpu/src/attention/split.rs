@@ -120,7 +120,7 @@ pub unsafe fn forward<
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
-        assert!(SLICE * SPLITS == O_TILES && (SLICE % 2 == 0 || SLICE == 1), "a slice is tile pairs or one tile");
+        assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1);
     };
@@ -253,50 +253,18 @@ pub unsafe fn forward<
     let slice = unsafe {
         merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
     };
-    // SAFETY: the block's own output rows (`row < job.rows` checked inside).
-    unsafe { store_slice::<HEAD_DIM, SLICE>(&slice, split * SLICE as u32, local_rows, quad, job.rows, job.o) };
-}
-
-/// Stores a group's slice (accumulator tiles `first ..`, see [`o_column`])
-/// of this thread's two rows `local_rows` as f16, rows at or past `rows`
-/// skipped. Tiles `2p, 2p + 1` hold the even and the odd columns of one
-/// 16-column half: together, this thread's four adjacent columns of a row
-/// (one 8-byte store); a one-tile slice holds every other column (two
-/// 2-byte stores per row).
-///
-/// # Safety
-/// `o` is the block's output (`HEAD_DIM` f16 per row); `first + SLICE`
-/// tiles are inside the row; `first` is even when `SLICE` is.
-#[inline(always)]
-unsafe fn store_slice<const HEAD_DIM: usize, const SLICE: usize>(
-    slice: &[[f32; 4]; SLICE],
-    first: u32,
-    local_rows: [u32; 2],
-    quad: u32,
-    rows: u32,
-    o: *mut u16,
-) {
-    for h in 0..2 {
-        let row = local_rows[h];
-        if row >= rows {
-            continue;
-        }
-        if SLICE == 1 {
-            let col = o_column(first, 2 * quad);
-            let tile = &slice[0];
-            for n in 0..2 {
-                let at = (row * HEAD_DIM as u32 + col) as usize + 2 * n;
-                // SAFETY: row < rows, col + 2 < HEAD_DIM: inside the block's output rows.
-                unsafe { *o.add(at) = cvt::f32_to_f16_bits(tile[2 * h + n]) };
-            }
-        } else {
-            for pair in 0..SLICE / 2 {
-                let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
-                let col = o_column(first + 2 * pair as u32, 2 * quad);
+    // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
+    // the same 16-column half: this thread's four adjacent columns of a row.
+    for pair in 0..SLICE / 2 {
+        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
+        let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
+        for h in 0..2 {
+            let row = local_rows[h];
+            if row < job.rows {
                 let e = 2 * h;
                 let packed = [cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])];
-                // SAFETY: row < rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-                unsafe { *(o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
+                // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
+                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
             }
         }
     }
