@@ -155,10 +155,11 @@ pub struct BlockCoords {
 /// last query block.
 #[inline(always)]
 pub const fn block_coords((x, y, z): (u32, u32, u32), query_blocks: u32, causal: bool) -> BlockCoords {
-    if heaviest_first(query_blocks, causal) {
-        BlockCoords { query_block: query_blocks - 1 - z, head: x, batch: y }
-    } else {
-        BlockCoords { query_block: x, head: y, batch: z }
+    let ordered = heaviest_first(query_blocks, causal);
+    BlockCoords {
+        query_block: if ordered { query_blocks - 1 - z } else { x },
+        head: if ordered { x } else { y },
+        batch: if ordered { y } else { z },
     }
 }
 

@@ -20,7 +20,7 @@ pub struct BlockJob {
     pub o: *mut u16,
     /// The block's key/value head over the whole batch (`batch * heads_kv
     /// + kv head`).
-    pub kv_head: u32,
+    pub kv_head: u64,
     /// First query row of the block.
     pub row0: u32,
     /// Query rows of the block inside `seq_q`.
@@ -49,8 +49,8 @@ impl BlockJob {
         let kv_head = p.kv_group.div(head);
         let d = HEAD_DIM as u64;
         let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
-        let batch_kv_head = at.batch * p.heads_kv + kv_head;
-        let kv_offset = batch_kv_head as u64 * p.seq_kv as u64 * d;
+        let batch_kv_head = batch * p.heads_kv as u64 + kv_head as u64;
+        let kv_offset = batch_kv_head * p.seq_kv as u64 * d;
         // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (

@@ -145,7 +145,7 @@ pub unsafe fn forward<
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     // This head's Vt: HEAD_DIM rows of `vt_keys(seq_kv)` f16 keys.
     let vt_stride = 2 * vt_keys(p.seq_kv) as usize;
-    let vt_head = (p.vt + job.kv_head as u64 * HEAD_DIM as u64 * vt_stride as u64) as *const u8;
+    let vt_head = (p.vt + job.kv_head * HEAD_DIM as u64 * vt_stride as u64) as *const u8;
     let load_kv = |j: u32| {
         let stage = j % STAGES as u32;
         let key0 = j * block_n;
