@@ -1,4 +1,5 @@
-//! `budgets.toml`: per entry and arch, the most registers and shared memory.
+//! `budgets.toml`: per entry and arch, the most registers and shared memory
+//! and the fewest blocks per multiprocessor.
 //! The checks against it, and the rules every entry obeys, are in `check.rs`.
 
 use std::collections::BTreeMap;
@@ -8,6 +9,7 @@ use std::path::Path;
 use kernel_builder::Arch;
 
 use crate::gate::Row;
+use crate::occupancy::blocks_per_sm;
 use crate::util::Result;
 
 /// What one entry may use on one arch.
@@ -17,6 +19,10 @@ pub struct Budget {
     pub max_registers: u32,
     /// Shared memory per block, static + dynamic, in bytes.
     pub max_smem_bytes: u32,
+    /// Blocks resident per multiprocessor (`occupancy::blocks_per_sm`): a
+    /// register or shared memory rise that costs a block per SM fails the
+    /// gate even within the other budgets.
+    pub min_blocks_per_sm: u32,
 }
 
 /// Budgets by (entry, arch name).
@@ -33,10 +39,11 @@ pub fn smem_limit(arch: Arch) -> u32 {
 }
 
 /// The budget `--update-budgets` writes for a figure: registers + 8 (at
-/// most 255), shared memory rounded up past the next KiB (0 stays 0).
-pub fn proposed(registers: u32, smem: u32) -> Budget {
+/// most 255), shared memory rounded up past the next KiB (0 stays 0), the
+/// current blocks per SM.
+pub fn proposed(registers: u32, smem: u32, blocks_per_sm: u32) -> Budget {
     let max_smem_bytes = if smem == 0 { 0 } else { (smem / 1024 + 1) * 1024 };
-    Budget { max_registers: (registers + 8).min(255), max_smem_bytes }
+    Budget { max_registers: (registers + 8).min(255), max_smem_bytes, min_blocks_per_sm: blocks_per_sm }
 }
 
 /// Reads `path`; every key is checked, so a typo is an error, not a
@@ -57,10 +64,15 @@ pub fn load(path: &Path) -> Result<Budgets> {
                 let n = value.as_integer().ok_or_else(|| format!("{at}.{key} must be an integer"))?;
                 u32::try_from(n).map_err(|_| format!("{at}.{key} = {n} is out of range"))
             };
-            if let Some(key) = budget.keys().find(|k| !["max_registers", "max_smem_bytes"].contains(&k.as_str())) {
-                return Err(format!("{at}: unknown key `{key}` (known: max_registers, max_smem_bytes)"));
+            const KEYS: [&str; 3] = ["max_registers", "max_smem_bytes", "min_blocks_per_sm"];
+            if let Some(key) = budget.keys().find(|k| !KEYS.contains(&k.as_str())) {
+                return Err(format!("{at}: unknown key `{key}` (known: {})", KEYS.join(", ")));
             }
-            let b = Budget { max_registers: field("max_registers")?, max_smem_bytes: field("max_smem_bytes")? };
+            let b = Budget {
+                max_registers: field("max_registers")?,
+                max_smem_bytes: field("max_smem_bytes")?,
+                min_blocks_per_sm: field("min_blocks_per_sm")?,
+            };
             budgets.insert((entry.clone(), arch.clone()), b);
         }
     }
@@ -71,13 +83,15 @@ pub fn load(path: &Path) -> Result<Budgets> {
 pub fn write(path: &Path, rows: &[Row]) -> Result<()> {
     let mut text = String::from(
         "# Resource budgets checked by `cargo xtask gate`, per PTX entry and arch:\n\
-         # the most registers per thread and the most shared memory per block\n\
-         # (static + dynamic, bytes). Rules for every entry live in\n\
+         # the most registers per thread, the most shared memory per block\n\
+         # (static + dynamic, bytes) and the fewest blocks resident per\n\
+         # multiprocessor (xtask/src/occupancy.rs). Rules for every entry live in\n\
          # xtask/src/check.rs: no stack, no spills, every KERNELS entry built,\n\
          # shared memory <= 227 KiB on sm_90a and <= 99 KiB on sm_89.\n\
          # `cargo xtask gate --update-budgets` rewrites this file from the current\n\
          # build: registers + 8 (at most 255), shared memory rounded up past the\n\
-         # next KiB. Lower a budget by hand when a kernel gets leaner.\n",
+         # next KiB, the current blocks per SM. Tighten a budget by hand when a\n\
+         # kernel gets leaner.\n",
     );
     let mut last_entry = "";
     for row in crate::gate::by_entry(rows) {
@@ -88,11 +102,12 @@ pub fn write(path: &Path, rows: &[Row]) -> Result<()> {
             let _ = write!(text, "\n[{}]\n", row.entry);
             last_entry = &row.entry;
         }
-        let b = proposed(report.registers, smem);
+        let blocks = blocks_per_sm(row.arch, report.registers, row.threads, smem);
+        let b = proposed(report.registers, smem, blocks);
         let _ = writeln!(
             text,
-            "{} = {{ max_registers = {}, max_smem_bytes = {} }}",
-            row.arch.name, b.max_registers, b.max_smem_bytes
+            "{} = {{ max_registers = {}, max_smem_bytes = {}, min_blocks_per_sm = {} }}",
+            row.arch.name, b.max_registers, b.max_smem_bytes, b.min_blocks_per_sm
         );
     }
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))

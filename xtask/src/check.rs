@@ -7,6 +7,7 @@ use kernel_builder::report::FunctionReport;
 
 use crate::budgets::{Budgets, smem_limit};
 use crate::gate::Row;
+use crate::occupancy::{REGISTERS_PER_SM, block_registers, blocks_per_sm};
 
 /// Every violation of the budgets and the global rules, one line each,
 /// naming the entry, the arch, the figure and the budget.
@@ -28,10 +29,11 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
             out.push(format!("{at}: smem {smem} B > {limit} B, the per-block limit of {}", row.arch.name));
         }
         // A block must fit one multiprocessor's register file, or it cannot launch.
-        if r.registers * row.threads > REGISTERS_PER_SM {
+        let allocated = block_registers(r.registers, row.threads);
+        if allocated > REGISTERS_PER_SM {
             let (regs, threads) = (r.registers, row.threads);
             out.push(format!(
-                "{at}: {threads} threads x {regs} registers > {REGISTERS_PER_SM}: the block cannot launch"
+                "{at}: {threads} threads x {regs} registers (allocated {allocated}) > {REGISTERS_PER_SM}: the block cannot launch"
             ));
         }
         if let Some(why) = l4_two_blocks_violation(row.arch, r.registers, row.threads, smem) {
@@ -49,6 +51,13 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
             let split = format!("static {} + dynamic {dynamic}", r.shared_bytes);
             out.push(format!("{at}: smem {smem} B ({split}) > budget {} B", b.max_smem_bytes));
         }
+        let blocks = blocks_per_sm(row.arch, r.registers, row.threads, smem);
+        if blocks < b.min_blocks_per_sm {
+            out.push(format!(
+                "{at}: {blocks} blocks per SM < budget {} ({} registers x {} threads, {smem} B smem)",
+                b.min_blocks_per_sm, r.registers, row.threads
+            ));
+        }
     }
     for (arch, f) in functions {
         let at = format!("device function {} {}", f.name, arch.name);
@@ -64,12 +73,11 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
 
 /// Shared memory per block that lets two blocks share an L4 multiprocessor.
 pub const L4_SMEM_PER_BLOCK: u32 = 48 * 1024;
-/// Registers of one multiprocessor (sm_89 and sm_90).
-pub const REGISTERS_PER_SM: u32 = 64 * 1024;
 
 /// The sm_89 rule (issue 4): every kernel built for Ada must fit two blocks
 /// per L4 multiprocessor: at most 48 KiB of shared memory per block, and
-/// two blocks' registers within the 64K-register file.
+/// two blocks' registers (as allocated, see `occupancy`) within the
+/// 64K-register file.
 pub fn l4_two_blocks_violation(arch: Arch, registers: u32, threads: u32, smem: u32) -> Option<String> {
     if arch.capability != (8, 9) {
         return None;
@@ -77,9 +85,9 @@ pub fn l4_two_blocks_violation(arch: Arch, registers: u32, threads: u32, smem: u
     if smem > L4_SMEM_PER_BLOCK {
         return Some(format!("smem {smem} B > {L4_SMEM_PER_BLOCK} B: two blocks do not fit an L4 multiprocessor"));
     }
-    let two_blocks = 2 * registers * threads;
+    let two_blocks = 2 * block_registers(registers, threads);
     (two_blocks > REGISTERS_PER_SM).then(|| {
-        format!("2 blocks x {threads} threads x {registers} registers = {two_blocks} > {REGISTERS_PER_SM}: two blocks do not fit an L4 multiprocessor")
+        format!("2 blocks x {threads} threads x {registers} registers = {two_blocks} allocated > {REGISTERS_PER_SM}: two blocks do not fit an L4 multiprocessor")
     })
 }
 
@@ -105,7 +113,7 @@ mod tests {
         assert!(l4_two_blocks_violation(SM_89, 157, 128, 36352).is_none());
         assert!(l4_two_blocks_violation(SM_90A, 255, 256, 200_000).is_none());
         assert!(l4_two_blocks_violation(SM_89, 157, 128, 63488).unwrap().contains("63488 B > 49152 B"));
-        assert!(l4_two_blocks_violation(SM_89, 255, 256, 1024).unwrap().contains("130560 > 65536"));
+        assert!(l4_two_blocks_violation(SM_89, 255, 256, 1024).unwrap().contains("131072 allocated > 65536"));
     }
     use crate::budgets::{Budget, proposed};
     use kernel_builder::report::EntryReport;
@@ -127,15 +135,15 @@ mod tests {
     }
 
     fn budgets(max_registers: u32, max_smem_bytes: u32) -> Budgets {
-        let b = Budget { max_registers, max_smem_bytes };
+        let b = Budget { max_registers, max_smem_bytes, min_blocks_per_sm: 1 };
         [(("k".into(), "sm_90a".into()), b), (("k".into(), "sm_89".into()), b)].into()
     }
 
     #[test]
     fn proposed_budgets() {
-        assert_eq!(proposed(147, 34816), Budget { max_registers: 155, max_smem_bytes: 35840 });
-        assert_eq!(proposed(250, 0), Budget { max_registers: 255, max_smem_bytes: 0 });
-        assert_eq!(proposed(30, 1), Budget { max_registers: 38, max_smem_bytes: 1024 });
+        assert_eq!(proposed(147, 34816, 3), Budget { max_registers: 155, max_smem_bytes: 35840, min_blocks_per_sm: 3 });
+        assert_eq!(proposed(250, 0, 1), Budget { max_registers: 255, max_smem_bytes: 0, min_blocks_per_sm: 1 });
+        assert_eq!(proposed(30, 1, 16), Budget { max_registers: 38, max_smem_bytes: 1024, min_blocks_per_sm: 16 });
     }
 
     #[test]
@@ -156,8 +164,19 @@ mod tests {
                 "k sm_89: smem 102400 B > 101376 B, the per-block limit of sm_89",
                 "k sm_89: smem 102400 B > 49152 B: two blocks do not fit an L4 multiprocessor",
                 "k sm_89: smem 102400 B (static 1024 + dynamic 101376) > budget 3072 B",
+                "k sm_89: 0 blocks per SM < budget 1 (100 registers x 128 threads, 102400 B smem)",
             ]
         );
+    }
+
+    #[test]
+    fn fewer_blocks_per_sm_than_the_budget_fails() {
+        // 128 threads: 168 registers fit 3 blocks on sm_90a, 169 (allocated as 176) only 2.
+        let mut b = budgets(200, 64 * 1024);
+        b.values_mut().for_each(|b| b.min_blocks_per_sm = 3);
+        assert_eq!(check(&[row(SM_90A, 168, 2048, 0)], &[], &b).len(), 1, "only the stale sm_89 budget");
+        let v = check(&[row(SM_90A, 169, 2048, 0)], &[], &b);
+        assert_eq!(v[0], "k sm_90a: 2 blocks per SM < budget 3 (169 registers x 128 threads, 3072 B smem)");
     }
 
     #[test]

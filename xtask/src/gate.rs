@@ -7,6 +7,7 @@ use kernel_builder::report::{self, EntryReport};
 use kernel_builder::{ARCHS, Arch};
 use kernels_gpu::kernels::KERNELS;
 
+use crate::occupancy::blocks_per_sm;
 use crate::util::{self, Args, Result};
 use crate::{budgets, check, gpu, ptx, record, setup, speed};
 
@@ -140,6 +141,8 @@ fn print_table(rows: &[Row], budgets: &budgets::Budgets) {
         "stack",
         "spill st",
         "spill ld",
+        "blk/SM",
+        "min",
     ];
     let mut lines = vec![header.map(String::from).to_vec()];
     for row in by_entry(rows) {
@@ -157,6 +160,8 @@ fn print_table(rows: &[Row], budgets: &budgets::Budgets) {
                 r.stack_bytes.to_string(),
                 r.spill_store_bytes.to_string(),
                 r.spill_load_bytes.to_string(),
+                blocks_per_sm(row.arch, r.registers, row.threads, r.shared_bytes + row.dynamic_smem).to_string(),
+                max(|b| b.min_blocks_per_sm),
             ]),
             None => line.extend(std::iter::repeat_n("-".to_string(), header.len() - 3)),
         }

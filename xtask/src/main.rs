@@ -9,6 +9,7 @@ mod bundle;
 mod check;
 mod gate;
 mod gpu;
+mod occupancy;
 mod ptx;
 mod record;
 mod report;
