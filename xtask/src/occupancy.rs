@@ -50,7 +50,7 @@ pub fn blocks_per_sm(arch: Arch, registers: u32, threads: u32, smem: u32) -> u32
     let sm = limits(arch);
     let warp_registers = 32 * registers.div_ceil(REGISTER_GRANULE) * REGISTER_GRANULE;
     let by_registers =
-        if warp_registers == 0 { sm.blocks } else { (REGISTERS_PER_SM / warp_registers) / threads.div_ceil(32) };
+        REGISTERS_PER_SM.checked_div(warp_registers).map_or(sm.blocks, |warps| warps / threads.div_ceil(32));
     let by_smem = sm.smem / (smem + RESERVED_SMEM_PER_BLOCK);
     let by_threads = sm.threads / threads;
     by_registers.min(by_smem).min(by_threads).min(sm.blocks)
