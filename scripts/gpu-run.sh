@@ -36,7 +36,9 @@ for step in $steps; do
   case $step in
     gate)
       timeout "$T" "$BIN/gpu_gate" --ignored --nocapture --test-threads=1 >"$OUT/gate.log" 2>&1 || status=1
-      grep -E "FAIL|passed, .* failed" "$OUT/gate.log" | tail -20 ;;
+      # Overlapped (programmatic dependent) launches give the ordered bits (sm_90a).
+      timeout "$T" "$BIN/overlap" --ignored --nocapture --test-threads=1 >>"$OUT/gate.log" 2>&1 || status=1
+      grep -E "FAIL|passed, .* failed|pairs checked" "$OUT/gate.log" | tail -20 ;;
     fuzz)
       [ -x "$BIN/gpu_fuzz" ] && { timeout "$T" "$BIN/gpu_fuzz" --ignored --nocapture --test-threads=1 >"$OUT/fuzz.log" 2>&1 || status=1; tail -5 "$OUT/fuzz.log"; } ;;
     bench)

@@ -173,6 +173,34 @@ impl Attention {
 
     /// Launches the problem's kernel (asynchronously) into `out`.
     pub fn run(&self, dev: &DeviceProblem, out: &mut DeviceOutput) -> Result<(), AttnError> {
+        self.launch(dev, out, Launch::Ordered)
+    }
+
+    /// As [`Attention::run`], but as a programmatic dependent launch: the
+    /// kernel's blocks may be scheduled, and compute their indices, while
+    /// the kernel before it on the stream is still running; they wait for it
+    /// (`griddepcontrol.wait`) before their first global memory access. It
+    /// hides part of the launch gap between back-to-back kernels (sm_90a
+    /// image only; elsewhere an error).
+    pub fn run_overlapped(&self, dev: &DeviceProblem, out: &mut DeviceOutput) -> Result<(), AttnError> {
+        self.launch(dev, out, Launch::Overlapped)
+    }
+
+    /// Refuses overlapped launches where the loaded image lacks
+    /// `griddepcontrol` (anything but sm_90a).
+    fn check_launch(&self, dev: &DeviceProblem, how: Launch) -> Result<(), AttnError> {
+        if how == Launch::Overlapped && !self.sm90a {
+            return Err(AttnError::VariantUnavailable {
+                variant: dev.problem.kernel.variant.name(),
+                reason: format!("overlapped launches need the sm_90a image; this device loaded {}", self.info.image),
+            });
+        }
+        Ok(())
+    }
+
+    fn launch(&self, dev: &DeviceProblem, out: &mut DeviceOutput, how: Launch) -> Result<(), AttnError> {
+        self.check_launch(dev, how)?;
+        let overlap = how == Launch::Overlapped;
         let p = &dev.problem;
         if out.shape != p.q_shape() {
             return Err(AttnError::ShapeMismatch(format!(
@@ -221,7 +249,7 @@ impl Attention {
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: 0,
             };
-            launch::launch(&self.stream, prepass, cfg, params)?;
+            launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
         let tiles = p.kernel.tiles;
         let cfg = LaunchConfig {
@@ -229,7 +257,7 @@ impl Attention {
             block_dim: (tiles.threads(), 1, 1),
             shared_mem_bytes: p.kernel.smem_bytes,
         };
-        launch::launch(&self.stream, func, cfg, params)?;
+        launch::launch(&self.stream, func, cfg, params, overlap)?;
         Ok(())
     }
 
@@ -251,17 +279,20 @@ impl Attention {
         })
     }
 
-    /// Records `launches` runs into a CUDA graph (nothing runs yet), so that
-    /// replaying it costs one launch of host time instead of `launches`.
+    /// Records `launches` runs, launched as `how`, into a CUDA graph
+    /// (nothing runs yet), so that replaying it costs one launch of host
+    /// time instead of `launches`.
     pub fn capture(
         &self,
         dev: &DeviceProblem,
         out: &mut DeviceOutput,
         launches: usize,
+        how: Launch,
     ) -> Result<CapturedRuns, AttnError> {
+        self.check_launch(dev, how)?;
         self.stream.synchronize()?;
         self.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        let recorded = (0..launches).try_for_each(|_| self.run(dev, out));
+        let recorded = (0..launches).try_for_each(|_| self.launch(dev, out, how));
         let graph = self.stream.end_capture(CUgraphInstantiate_flags(0))?;
         recorded?;
         let graph = graph.ok_or_else(|| AttnError::ShapeMismatch("graph capture recorded nothing".into()))?;
@@ -284,6 +315,15 @@ impl Attention {
         stop.synchronize()?;
         Ok(start.elapsed_ms(&stop)?)
     }
+}
+
+/// How a run is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launch {
+    /// After the previous kernel on the stream ([`Attention::run`]).
+    Ordered,
+    /// As a programmatic dependent launch ([`Attention::run_overlapped`]).
+    Overlapped,
 }
 
 /// Runs recorded into a CUDA graph by [`Attention::capture`].

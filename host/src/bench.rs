@@ -1,6 +1,6 @@
 //! Timing: CUDA events around back-to-back launches, repeated, summarised.
 
-use crate::attention::{Attention, DeviceOutput, DeviceProblem};
+use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, GATE, compare};
 use crate::quant::random_problem;
@@ -62,14 +62,22 @@ pub enum LaunchMode {
     /// One replay of a CUDA graph holding the launches (how the peers are
     /// timed too; the kernel's own time for short kernels).
     Graph,
+    /// As `Graph`, with every launch a programmatic dependent launch
+    /// ([`Attention::run_overlapped`], sm_90a): each kernel's blocks start
+    /// while the one before finishes. Not how the peers are timed.
+    GraphOverlap,
 }
 
 impl LaunchMode {
-    /// "direct" or "graph".
+    /// Every mode, in the order `name` lists them.
+    pub const ALL: [LaunchMode; 3] = [LaunchMode::Direct, LaunchMode::Graph, LaunchMode::GraphOverlap];
+
+    /// "direct", "graph" or "graph-overlap".
     pub fn name(self) -> &'static str {
         match self {
             LaunchMode::Direct => "direct",
             LaunchMode::Graph => "graph",
+            LaunchMode::GraphOverlap => "graph-overlap",
         }
     }
 }
@@ -86,7 +94,8 @@ pub fn time_kernel(
     attn.time_runs(dev, out, cfg.warmup_launches.max(1))?;
     let per_sample = cfg.launches_per_sample.max(1);
     let graph = match mode {
-        LaunchMode::Graph => Some(attn.capture(dev, out, per_sample)?),
+        LaunchMode::Graph => Some(attn.capture(dev, out, per_sample, Launch::Ordered)?),
+        LaunchMode::GraphOverlap => Some(attn.capture(dev, out, per_sample, Launch::Overlapped)?),
         LaunchMode::Direct => None,
     };
     let mut samples = Vec::with_capacity(cfg.samples.max(1));
@@ -151,7 +160,7 @@ pub struct BenchRow {
     pub entry: &'static str,
     /// The shape.
     pub shape: BenchShape,
-    /// "direct" or "graph".
+    /// "direct", "graph" or "graph-overlap".
     pub mode: &'static str,
     /// Launches per timed sample.
     pub launches_per_sample: usize,

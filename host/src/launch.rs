@@ -1,7 +1,9 @@
 //! The only `unsafe` on the host: probing for the driver, turning off
 //! cudarc's per-launch event tracking, and launching a kernel.
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, sys,
+};
 use kernels_gpu::params::AttnParams;
 
 /// The kernel argument block, marked as plain bytes for cudarc.
@@ -35,7 +37,12 @@ pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
     unsafe { ctx.disable_event_tracking() }
 }
 
-/// Launches `func` over `params` on `stream` with geometry `cfg`.
+/// Launches `func` over `params` on `stream` with geometry `cfg`; with
+/// `overlap`, as a programmatic dependent launch
+/// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): its blocks may
+/// start while the previous kernel on the stream finishes, and order
+/// themselves against it with `griddepcontrol.wait` (only the sm_90a image
+/// has it; the caller checks).
 ///
 /// Safety argument: the caller (`Attention::run`, the only one) passes a
 /// problem that was validated (shapes, head dim, sizes within the kernels'
@@ -48,11 +55,40 @@ pub(crate) fn launch(
     func: &CudaFunction,
     cfg: LaunchConfig,
     params: AttnParams,
+    overlap: bool,
 ) -> Result<(), DriverError> {
-    let args = KernelArgs(params);
-    let mut builder = stream.launch_builder(func);
-    builder.arg(&args);
-    // SAFETY: see the function's safety argument above.
-    unsafe { builder.launch(cfg) }?;
-    Ok(())
+    let mut args = KernelArgs(params);
+    if !overlap {
+        let mut builder = stream.launch_builder(func);
+        builder.arg(&args);
+        // SAFETY: see the function's safety argument above.
+        unsafe { builder.launch(cfg) }?;
+        return Ok(());
+    }
+    stream.context().bind_to_thread()?;
+    // SAFETY: a plain C struct and union of integers, for which all-zero
+    // bytes are valid; the fields that matter are set below.
+    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    let mut arg_pointers = [(&mut args as *mut KernelArgs).cast::<std::ffi::c_void>()];
+    // SAFETY: see the function's safety argument above; `config`,
+    // `attribute` and `args` outlive the call, which copies the arguments;
+    // the function was loaded with its dynamic shared memory limit raised
+    // as for the builder path; the context is bound to this thread.
+    unsafe {
+        sys::cuLaunchKernelEx(&config, func.cu_function(), arg_pointers.as_mut_ptr(), std::ptr::null_mut()).result()
+    }
 }

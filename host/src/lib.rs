@@ -26,7 +26,7 @@ pub mod reference;
 pub mod tensor;
 pub mod validate;
 
-pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem};
+pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
 pub use error::AttnError;
 pub use kernels_gpu::kernels::Variant;
 pub use tensor::{Fp8Tensor, Output};

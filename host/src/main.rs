@@ -48,7 +48,8 @@ enum Command {
     /// Each sample is one pair of CUDA events around N launches (N adapts to
     /// about 2 ms of work, at most --launches), either issued back to back
     /// ("direct") or replayed from a CUDA graph ("graph", how the torch peers
-    /// are timed by scripts/peers.py). Time per call = elapsed / N; the table
+    /// are timed by scripts/peers.py; "graph-overlap": the same with every
+    /// launch a programmatic dependent launch, sm_90a only). Time per call = elapsed / N; the table
     /// gives median, p10, p90 over --samples samples, TFLOP/s (4 B H S^2 D
     /// over the median, not halved for causal) and bytes of Q, K, V, O over
     /// the median.
@@ -101,7 +102,7 @@ struct BenchArgs {
     /// Variants to time, comma-separated (default: all; see `sdpa info`).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     variants: Vec<String>,
-    /// Launch modes, comma-separated: graph, direct.
+    /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
     /// Samples per (variant, shape, mode).
@@ -284,10 +285,11 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let modes: Vec<LaunchMode> = args
         .modes
         .iter()
-        .map(|m| match m.as_str() {
-            "graph" => Ok(LaunchMode::Graph),
-            "direct" => Ok(LaunchMode::Direct),
-            other => Err(Failure::usage(format!("unknown launch mode {other:?} (known: graph, direct)"))),
+        .map(|m| {
+            LaunchMode::ALL.into_iter().find(|mode| mode.name() == m).ok_or_else(|| {
+                let known: Vec<&str> = LaunchMode::ALL.iter().map(|mode| mode.name()).collect();
+                Failure::usage(format!("unknown launch mode {m:?} (known: {})", known.join(", ")))
+            })
         })
         .collect::<Result<_, _>>()?;
     for shape in &shapes {

@@ -10,6 +10,7 @@ pub mod bar;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;
+pub mod grid_dep;
 pub mod ldmatrix;
 pub mod math;
 pub mod mma;

@@ -2,7 +2,7 @@
 //! heads, read the dequantization scales, and copy E4M3 rows into shared
 //! memory with `cp.async`.
 
-use crate::arch::{cp_async, sreg};
+use crate::arch::{cp_async, grid_dep, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -41,6 +41,7 @@ impl BlockJob {
     /// `p` describes valid buffers (host-validated).
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
+        grid_dep::launch_dependents();
         let query_blocks = schedule::blocks(p.seq_q, block_m);
         let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
         let at = schedule::block_coords(ctaid, query_blocks, p.causal != 0);
@@ -51,6 +52,9 @@ impl BlockJob {
         let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
         let batch_kv_head = batch * p.heads_kv as u64 + kv_head as u64;
         let kv_offset = batch_kv_head * p.seq_kv as u64 * d;
+        // SAFETY: the first global memory access of the block follows (the
+        // kernel before this one may still write its inputs or read its output).
+        unsafe { grid_dep::wait() };
         // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (

@@ -2,7 +2,7 @@
 //! the row sees. No shared memory, no tensor cores: the baseline every other
 //! variant is compared with on the GPU.
 
-use crate::arch::{cvt, math, shfl, sreg};
+use crate::arch::{cvt, grid_dep, math, shfl, sreg};
 use crate::fp8::e4m3_to_f32;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -33,6 +33,7 @@ unsafe fn warp_sum(mut x: f32) -> f32 {
 #[inline(always)]
 pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32>(p: &AttnParams) {
     const { assert!(DIM_CHUNKS * 32 == HEAD_DIM) };
+    grid_dep::launch_dependents();
     let lane = sreg::lane_id() as usize;
     let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
     let at = schedule::block_coords(ctaid, schedule::blocks(p.seq_q, WARPS), p.causal != 0);
@@ -50,6 +51,8 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     let v = (p.v + kv_offset) as *const u8;
     let o = (p.o + 2 * q_offset) as *mut u16;
 
+    // SAFETY: the first global memory access follows (see `BlockJob::new`).
+    unsafe { grid_dep::wait() };
     // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
     let (q_scale, k_scale, v_scale) = unsafe {
         (

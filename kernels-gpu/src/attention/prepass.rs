@@ -4,7 +4,7 @@
 //! ready-made K-major `P·V` operand tiles instead of transposing V in every
 //! query block.
 
-use crate::arch::{cvt, sreg};
+use crate::arch::{cvt, grid_dep, sreg};
 use crate::params::{AttnParams, vt_keys};
 
 /// Keys per block of the prepass.
@@ -21,6 +21,7 @@ pub const KEYS_PER_BLOCK: u32 = 64;
 /// block has `HEAD_DIM / 4 * 8` threads (`kernels::Prepass::threads`); grid `(vt_keys / 64, heads_kv, batch)`.
 #[inline(always)]
 pub unsafe fn v_transpose<const HEAD_DIM: usize>(p: &AttnParams) {
+    grid_dep::launch_dependents();
     let t = sreg::thread_idx_x() as usize;
     let quads = HEAD_DIM / 4;
     let (col0, group) = (4 * (t % quads), t / quads);
@@ -28,6 +29,9 @@ pub unsafe fn v_transpose<const HEAD_DIM: usize>(p: &AttnParams) {
     let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
     let padded = vt_keys(p.seq_kv) as u64;
     let v = (p.v + head * p.seq_kv as u64 * HEAD_DIM as u64) as *const u8;
+    // SAFETY: before the first read of V and write of Vt (the kernel before
+    // this one may write V, or still read Vt).
+    unsafe { grid_dep::wait() };
     let words: [u32; 8] = core::array::from_fn(|i| {
         let key = key0 + i as u32;
         // SAFETY: key < seq_kv: a 4-byte aligned word inside this head's V row (HEAD_DIM and col0 are multiples of 4).
