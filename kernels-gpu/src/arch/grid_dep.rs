@@ -9,7 +9,11 @@ use core::arch::asm;
 
 /// `griddepcontrol.launch_dependents`: lets the next kernel on the stream
 /// launch once every block of this grid has executed it or exited. It
-/// carries no memory ordering (the next kernel's [`wait`] does).
+/// carries no memory ordering (the next kernel's [`wait`] does). The
+/// attention kernels call it after their key loop: called first thing, the
+/// next grid's waiting blocks took multiprocessor slots while this one ran,
+/// and `split` and `mma` at the mission shapes got 23-41% slower (H200 run
+/// 27, results/STAGES.md stage 20).
 #[inline(always)]
 pub fn launch_dependents() {
     // SAFETY: no operands, no memory effect on this grid.

@@ -41,7 +41,6 @@ impl BlockJob {
     /// `p` describes valid buffers (host-validated).
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
-        grid_dep::launch_dependents();
         let query_blocks = schedule::blocks(p.seq_q, block_m);
         let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
         let at = schedule::block_coords(ctaid, query_blocks, p.causal != 0);

@@ -17,7 +17,7 @@
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cp_async, cvt, ldmatrix, mma, smem, sreg};
+use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -203,6 +203,8 @@ pub unsafe fn forward<
     }
     // SAFETY: drain the (empty) trailing groups before the block exits.
     unsafe { cp_async::wait_group(0) };
+    // The next kernel may launch now (after the key loop; see `grid_dep`).
+    grid_dep::launch_dependents();
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {

@@ -33,7 +33,6 @@ unsafe fn warp_sum(mut x: f32) -> f32 {
 #[inline(always)]
 pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32>(p: &AttnParams) {
     const { assert!(DIM_CHUNKS * 32 == HEAD_DIM) };
-    grid_dep::launch_dependents();
     let lane = sreg::lane_id() as usize;
     let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
     let at = schedule::block_coords(ctaid, schedule::blocks(p.seq_q, WARPS), p.causal != 0);
@@ -92,6 +91,9 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
         }
     }
 
+    // The next kernel may launch now (see `grid_dep`: after the key loop,
+    // so its blocks do not crowd this grid's while it computes).
+    grid_dep::launch_dependents();
     let out_scale = softmax::output_scale(l, v_scale);
     for (i, a) in acc.iter().enumerate() {
         // SAFETY: inside this output row.

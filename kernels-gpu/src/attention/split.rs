@@ -30,7 +30,7 @@ use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cp_async, cvt, ldmatrix, mma, smem, sreg};
+use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -234,6 +234,8 @@ pub unsafe fn forward<
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
     }
 
+    // The next kernel may launch now (after the key loop; see `grid_dep`).
+    grid_dep::launch_dependents();
     // Merge (see `merge`): publish this group's (max, sum) of the warp's
     // rows; once every group is done with its K/V tiles (the exchange slots
     // reuse them), hand the other groups' slices over; then finish and

@@ -17,7 +17,7 @@
 
 use super::block::{BlockJob, RowCopy, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, cp_async, fence, smem, sreg, wgmma};
+use crate::arch::{bar, cp_async, fence, grid_dep, smem, sreg, wgmma};
 use crate::layout::{RowLayout, kmajor_desc};
 use crate::params::{AttnParams, vt_keys};
 use crate::schedule;
@@ -287,6 +287,8 @@ pub unsafe fn forward<
     }
     // SAFETY: drain the (empty) trailing groups before the block exits.
     unsafe { cp_async::wait_group(0) };
+    // The next kernel may launch now (after the key loop; see `grid_dep`).
+    grid_dep::launch_dependents();
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
