@@ -122,29 +122,62 @@ impl RowCopy {
     /// readable; the tile inside the block's shared memory, 16-byte aligned.
     #[inline(always)]
     pub unsafe fn issue(&self, thread: u32, threads: u32) {
-        let chunks_per_row = self.row_bytes / 16;
+        let chunks = self.rows * (self.row_bytes / 16);
         let mut c = thread;
-        while c < self.rows * chunks_per_row {
-            let r = c / chunks_per_row;
-            let col = (c % chunks_per_row) * 16;
-            let valid = r < self.valid_rows;
-            let from =
-                if valid { self.src.wrapping_add(r as usize * self.src_stride + col as usize) } else { self.src };
-            // SAFETY: in-bounds source when valid; 16-byte aligned destination.
-            unsafe { cp_async::copy_16_zfill(self.dst + self.layout.offset(r, col), from, if valid { 16 } else { 0 }) };
+        while c < chunks {
+            // SAFETY: forwarded; c < chunks.
+            unsafe { self.copy_chunk(c) };
             c += threads;
         }
+    }
+
+    /// As [`RowCopy::issue`], as a counted loop (each thread's share rounded
+    /// up, then a bounds check): with the tile and the thread count known
+    /// at compile time it unrolls into straight-line copies, where the
+    /// `while` loop of `issue` stays a loop (a branch per copy, and each
+    /// copy's address registers reused by the next: ~10% of `split`'s warp
+    /// samples at (1,8,512,64), ncu run 26). It costs registers (`wgmma`
+    /// D=128 would no longer fit the register file), so kernels opt in.
+    ///
+    /// # Safety
+    /// As [`RowCopy::issue`].
+    #[inline(always)]
+    pub unsafe fn issue_unrolled(&self, thread: u32, threads: u32) {
+        let chunks = self.rows * (self.row_bytes / 16);
+        for i in 0..chunks.div_ceil(threads) {
+            let c = thread + i * threads;
+            if c < chunks {
+                // SAFETY: forwarded; c < chunks.
+                unsafe { self.copy_chunk(c) };
+            }
+        }
+    }
+
+    /// Copies chunk `c` (16 bytes: row `c / chunks per row`).
+    ///
+    /// # Safety
+    /// As [`RowCopy::issue`]; `c < rows * row_bytes / 16`.
+    #[inline(always)]
+    unsafe fn copy_chunk(&self, c: u32) {
+        let chunks_per_row = self.row_bytes / 16;
+        let r = c / chunks_per_row;
+        let col = (c % chunks_per_row) * 16;
+        let valid = r < self.valid_rows;
+        let from = if valid { self.src.wrapping_add(r as usize * self.src_stride + col as usize) } else { self.src };
+        // SAFETY: in-bounds source when valid; 16-byte aligned destination.
+        unsafe { cp_async::copy_16_zfill(self.dst + self.layout.offset(r, col), from, if valid { 16 } else { 0 }) };
     }
 }
 
 /// Copies `rows` E4M3 rows of `HEAD_DIM` bytes (a Q, K or V tile) from `src`
 /// into the shared tile at `dst` laid out as `layout` (see [`RowCopy`]), by
-/// thread `thread` of the `threads` that call it together.
+/// thread `thread` of the `threads` that call it together; `UNROLLED`
+/// picks [`RowCopy::issue_unrolled`] over [`RowCopy::issue`].
 ///
 /// # Safety
 /// As [`RowCopy::issue`].
 #[inline(always)]
-pub unsafe fn load_rows<const HEAD_DIM: usize>(
+pub unsafe fn load_rows<const HEAD_DIM: usize, const UNROLLED: bool>(
     dst: u32,
     layout: RowLayout,
     src: *const u8,
@@ -154,5 +187,5 @@ pub unsafe fn load_rows<const HEAD_DIM: usize>(
 ) {
     let copy = RowCopy { dst, layout, src, src_stride: HEAD_DIM, row_bytes: HEAD_DIM as u32, rows, valid_rows };
     // SAFETY: forwarded.
-    unsafe { copy.issue(thread, threads) }
+    unsafe { if UNROLLED { copy.issue_unrolled(thread, threads) } else { copy.issue(thread, threads) } }
 }

@@ -120,15 +120,15 @@ pub unsafe fn forward<
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, block_n);
-            load_rows::<HEAD_DIM>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, true>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(stage, block_n);
-            load_rows::<HEAD_DIM>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, true>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
+    unsafe { load_rows::<HEAD_DIM, true>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);

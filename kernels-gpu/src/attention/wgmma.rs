@@ -163,13 +163,20 @@ pub unsafe fn forward<
         // are padded to whole 64-key tiles.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, shape);
-            load_rows::<HEAD_DIM>(k_dst, tile_rows, job.k.wrapping_add(key0 as usize * HEAD_DIM), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(
+                k_dst,
+                tile_rows,
+                job.k.wrapping_add(key0 as usize * HEAD_DIM),
+                block_n,
+                valid,
+                team,
+            );
             vt.issue(team.0, team.1);
         }
     };
 
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team) };
+    unsafe { load_rows::<HEAD_DIM, false>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);
