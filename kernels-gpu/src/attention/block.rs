@@ -137,7 +137,8 @@ impl RowCopy {
     /// `while` loop of `issue` stays a loop (a branch per copy, and each
     /// copy's address registers reused by the next: ~10% of `split`'s warp
     /// samples at (1,8,512,64), ncu run 26). It costs registers (`wgmma`
-    /// D=128 would no longer fit the register file), so kernels opt in.
+    /// D=128 would no longer fit the register file) and measured faster only
+    /// for `mma` at D=128, so kernels opt in (results/STAGES.md stage 21).
     ///
     /// # Safety
     /// As [`RowCopy::issue`].

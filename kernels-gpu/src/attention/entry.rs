@@ -29,7 +29,7 @@ macro_rules! naive_entry {
 
 /// Emits an `mma` entry for a tile shape.
 macro_rules! mma_entry {
-    ($name:ident, $tiles:expr) => {
+    ($name:ident, $tiles:expr, unrolled_copies: $unrolled:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -46,6 +46,7 @@ macro_rules! mma_entry {
                     { $tiles.head_dim as usize / 32 },
                     { $tiles.head_dim as usize / 8 },
                     { $tiles.block_n as usize / 8 },
+                    $unrolled,
                 >(&p)
             }
         }
@@ -114,8 +115,10 @@ macro_rules! wgmma_entry {
 
 naive_entry!(sdpa_naive_d64, NAIVE_D64);
 naive_entry!(sdpa_naive_d128, NAIVE_D128);
-mma_entry!(sdpa_mma_d64, MMA_D64);
-mma_entry!(sdpa_mma_d128, MMA_D128);
+// Unrolled copies (`RowCopy::issue_unrolled`) measured -13..-15% time for
+// D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
+mma_entry!(sdpa_mma_d64, MMA_D64, unrolled_copies: false);
+mma_entry!(sdpa_mma_d128, MMA_D128, unrolled_copies: true);
 split_entry!(sdpa_split_d64, SPLIT_D64);
 split_entry!(sdpa_split_d128, SPLIT_D128);
 #[cfg(target_feature = "sm_90a")]

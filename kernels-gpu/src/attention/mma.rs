@@ -57,7 +57,8 @@ const UNFUSED: bool = false;
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32` (k-steps of Q·K^T),
 /// `O_TILES = HEAD_DIM / 8` (8-column tiles of O), `S_TILES = BLOCK_N / 8`
-/// (8-column tiles of S).
+/// (8-column tiles of S); `UNROLLED_COPIES` issues the tile copies with
+/// `RowCopy::issue_unrolled` (see the entries).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -72,6 +73,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
+    const UNROLLED_COPIES: bool,
 >(
     p: &AttnParams,
 ) {
@@ -120,15 +122,17 @@ pub unsafe fn forward<
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, block_n);
-            load_rows::<HEAD_DIM, true>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, UNROLLED_COPIES>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(stage, block_n);
-            load_rows::<HEAD_DIM, true>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, UNROLLED_COPIES>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM, true>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
+    unsafe {
+        load_rows::<HEAD_DIM, UNROLLED_COPIES>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team)
+    };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);

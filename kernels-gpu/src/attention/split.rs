@@ -168,9 +168,9 @@ pub unsafe fn forward<
         // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, true>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, true>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
@@ -178,7 +178,7 @@ pub unsafe fn forward<
     // blocks, one commit group each; Q is published by one block barrier.
     // SAFETY: Q rows below `job.rows` are inside Q.
     unsafe {
-        load_rows::<HEAD_DIM, true>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
+        load_rows::<HEAD_DIM, false>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
         cp_async::commit_group();
     }
     for i in 0..STAGES as u32 - 1 {
