@@ -44,7 +44,7 @@ pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
 /// themselves against it with `griddepcontrol.wait` (only the sm_90a image
 /// has it; the caller checks).
 ///
-/// Safety argument: the caller (`Attention::run`, the only one) passes a
+/// Safety argument: the caller (`Attention::launch`, the only one) passes a
 /// problem that was validated (shapes, head dim, sizes within the kernels'
 /// index types, scales), `params` holding the device addresses of live
 /// buffers whose lengths match it (owned by `DeviceProblem`/`DeviceOutput`
