@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::budgets::Budgets;
 use crate::gate::Row;
+use crate::occupancy::blocks_per_sm;
 use crate::util::{self, Result};
 
 /// Writes the record of `rows` (with their budgets) and `violations`, and
@@ -34,8 +35,10 @@ pub fn write(ws: &Path, rows: &[Row], budgets: &Budgets, violations: &[String], 
                 "spill_store_bytes": r.map(|r| r.spill_store_bytes),
                 "spill_load_bytes": r.map(|r| r.spill_load_bytes),
                 "barriers": r.map(|r| r.barriers),
+                "blocks_per_sm": r.map(|r| blocks_per_sm(row.arch, r.registers, row.threads, row.total_smem().unwrap_or(0))),
                 "max_registers": budget.map(|b| b.max_registers),
                 "max_smem_bytes": budget.map(|b| b.max_smem_bytes),
+                "min_blocks_per_sm": budget.map(|b| b.min_blocks_per_sm),
             })
         })
         .collect();
