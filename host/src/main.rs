@@ -49,10 +49,10 @@ enum Command {
     /// about 2 ms of work, at most --launches), either issued back to back
     /// ("direct") or replayed from a CUDA graph ("graph", how the torch peers
     /// are timed by scripts/peers.py; "graph-overlap": the same with every
-    /// launch a programmatic dependent launch, sm_90a only). Time per call = elapsed / N; the table
-    /// gives median, p10, p90 over --samples samples, TFLOP/s (4 B H S^2 D
-    /// over the median, not halved for causal) and bytes of Q, K, V, O over
-    /// the median.
+    /// launch a programmatic dependent launch, sm_90a only). Time per call
+    /// = elapsed / N; the table gives median, p10, p90 over --samples
+    /// samples, TFLOP/s (4 B H S^2 D over the median, not halved for causal)
+    /// and bytes of Q, K, V, O over the median.
     Bench(BenchArgs),
 }
 

@@ -30,6 +30,12 @@ pub fn block_idx_z() -> u32 {
     unsafe { nvptx::_block_idx_z() }
 }
 
+/// `(%ctaid.x, %ctaid.y, %ctaid.z)`: the block's index in the grid.
+#[inline(always)]
+pub fn block_idx() -> (u32, u32, u32) {
+    (block_idx_x(), block_idx_y(), block_idx_z())
+}
+
 /// The lane of this thread within its warp (`%tid.x % 32`; blocks are 1-D).
 #[inline(always)]
 pub fn lane_id() -> u32 {

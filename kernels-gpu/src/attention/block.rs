@@ -42,8 +42,7 @@ impl BlockJob {
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
         let query_blocks = schedule::blocks(p.seq_q, block_m);
-        let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
-        let at = schedule::block_coords(ctaid, query_blocks, p.causal != 0);
+        let at = schedule::block_coords(sreg::block_idx(), query_blocks, p.causal != 0);
         let (head, batch) = (at.head, at.batch as u64);
         let row0 = at.query_block * block_m;
         let kv_head = p.kv_group.div(head);

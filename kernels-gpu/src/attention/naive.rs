@@ -24,8 +24,9 @@ unsafe fn warp_sum(mut x: f32) -> f32 {
 }
 
 /// Computes the rows of the block: warp `w` of the block that computes
-/// query block `b` (`schedule::block_coords`) handles query row `4b + w`. Lane `l` owns the
-/// head-dimension entries `l, l + 32, ..` (`DIM_CHUNKS = HEAD_DIM / 32`).
+/// query block `b` (`schedule::block_coords`) handles query row `4b + w`.
+/// Lane `l` owns the head-dimension entries `l, l + 32, ..` (`DIM_CHUNKS =
+/// HEAD_DIM / 32`).
 ///
 /// # Safety
 /// `p` must describe valid device buffers of the shapes it states (the host
@@ -34,8 +35,7 @@ unsafe fn warp_sum(mut x: f32) -> f32 {
 pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32>(p: &AttnParams) {
     const { assert!(DIM_CHUNKS * 32 == HEAD_DIM) };
     let lane = sreg::lane_id() as usize;
-    let ctaid = (sreg::block_idx_x(), sreg::block_idx_y(), sreg::block_idx_z());
-    let at = schedule::block_coords(ctaid, schedule::blocks(p.seq_q, WARPS), p.causal != 0);
+    let at = schedule::block_coords(sreg::block_idx(), schedule::blocks(p.seq_q, WARPS), p.causal != 0);
     let (head, batch) = (at.head, at.batch);
     let row = at.query_block * WARPS + sreg::warp_id();
     if row >= p.seq_q {

@@ -21,6 +21,9 @@ pub const KEYS_PER_BLOCK: u32 = 64;
 /// block has `HEAD_DIM / 4 * 8` threads (`kernels::Prepass::threads`); grid `(vt_keys / 64, heads_kv, batch)`.
 #[inline(always)]
 pub unsafe fn v_transpose<const HEAD_DIM: usize>(p: &AttnParams) {
+    // First thing, unlike the attention kernels (see `grid_dep`): the
+    // prepass is short, and the kernel that depends on it is the attention
+    // kernel reading Vt, which should be resident when it ends.
     grid_dep::launch_dependents();
     let t = sreg::thread_idx_x() as usize;
     let quads = HEAD_DIM / 4;
