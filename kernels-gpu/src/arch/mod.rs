@@ -7,8 +7,6 @@
 //! and state their contract under `# Safety`.
 
 pub mod bar;
-#[cfg(target_feature = "sm_90a")]
-pub mod bulk;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;

@@ -3,7 +3,6 @@
 
 pub mod block;
 pub mod entry;
-pub mod kv_feed;
 pub mod merge;
 pub mod mma;
 pub mod naive;

@@ -7,12 +7,13 @@
 //! `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` (rows
 //! `16 (w % ROW_WARPS) ..`) of key group `w / ROW_WARPS`. Group `g` walks key
 //! blocks `g, g + SPLITS, g + 2 SPLITS, ..` with its own `STAGES`-deep K/V
-//! buffers, so a block's chain is `1 / SPLITS` of its key blocks. Per key
-//! block, each warp:
+//! buffers; the groups step together (one block barrier per step, a group
+//! whose key blocks ran out idles), so a block's chain is `1 / SPLITS` of its
+//! key blocks. (Group-private named barriers, tried first, made
+//! compute-sanitizer racecheck report hazards across the merge's block
+//! barriers: results/STAGES.md stage 12.) Per key block, each warp:
 //!
-//! 1. waits for K and V (E4M3) in its group's buffers ([`GroupFeed`]:
-//!    `cp.async` and a block barrier per step on sm_89, bulk copies and
-//!    transaction barriers per group on sm_90);
+//! 1. has K and V (E4M3) brought into its group's buffers by `cp.async`;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
 //!    f16 `mma` on converted operands on sm_90);
 //! 3. runs the online softmax on the accumulators ([`online::Rows`]);
@@ -25,12 +26,12 @@
 //! partial output; each group weighs and adds its slice
 //! (`softmax::merge_splits`) and stores it as f16.
 
-use super::block::BlockJob;
-use super::kv_feed::GroupFeed;
+use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cvt, grid_dep, ldmatrix, mma, smem, sreg};
+use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
+use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
@@ -132,12 +133,17 @@ pub unsafe fn forward<
         splits: SPLITS as u32,
     };
     let plan = SplitSmemPlan::new(shape);
+    let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
     let threads = shape.threads();
     let block_n = BLOCK_N as u32;
+    let thread = sreg::thread_idx_x();
     let lane = sreg::lane_id();
     let warp = sreg::warp_id();
     let (group, quad) = (lane / 4, lane % 4);
     let (row_warp, split) = (warp % ROW_WARPS as u32, warp / ROW_WARPS as u32);
+    let group_threads = 32 * ROW_WARPS as u32;
+    // This group's copies: (this thread's index in the group, the group's size).
+    let team = (thread - split * group_threads, group_threads);
 
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
@@ -148,21 +154,45 @@ pub unsafe fn forward<
         unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
+    // This group's key blocks: split, split + SPLITS, ...
+    let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
 
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
-    let feed = GroupFeed::<HEAD_DIM, BLOCK_N, STAGES, ROW_WARPS, SPLITS>::new(
-        plan,
-        smem_base,
-        warp,
-        (job.k, job.v),
-        p.seq_kv,
-        key_blocks,
-    );
-    // SAFETY: block-uniform; Q rows below `job.rows` are inside Q. After it
-    // the block's Q tile is readable.
-    unsafe { feed.start(job.q, shape.block_m, job.rows) };
+    let load_kv = |i: u32| {
+        let stage = i % STAGES as u32;
+        let key0 = (split + i * SPLITS as u32) * block_n;
+        let valid = (p.seq_kv - key0).min(block_n);
+        let offset = key0 as usize * HEAD_DIM;
+        // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
+        unsafe {
+            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+        }
+    };
+
+    // Prologue: Q (the whole block), then each group's first STAGES - 1 key
+    // blocks, one commit group each; Q is published by one block barrier.
+    // SAFETY: Q rows below `job.rows` are inside Q.
+    unsafe {
+        load_rows::<HEAD_DIM, false>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
+        cp_async::commit_group();
+    }
+    for i in 0..STAGES as u32 - 1 {
+        if i < my_blocks {
+            load_kv(i);
+        }
+        // SAFETY: closes this thread's copies (possibly an empty group).
+        unsafe { cp_async::commit_group() };
+    }
+    // SAFETY: block-uniform; after it Q is in shared memory for every thread.
+    unsafe {
+        cp_async::wait_group(STAGES as u32 - 1);
+        bar::sync_threads();
+    }
     let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
     // SAFETY: converged warp; the warp's 16 rows of the Q tile.
     let q_frag: warp_tile::QFragments<QK_STEPS> = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
@@ -171,23 +201,37 @@ pub unsafe fn forward<
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
-    for i in 0..feed.steps() {
-        // SAFETY: called by every warp at every step (see `GroupFeed`).
-        unsafe { feed.acquire(i) };
-        if !feed.has(i) {
+    // Every group takes the same number of steps (group 0's count), so the
+    // groups meet at block barriers; a group whose blocks ran out idles.
+    let steps = key_blocks.div_ceil(SPLITS as u32);
+    for i in 0..steps {
+        let stage = i % STAGES as u32;
+        // SAFETY: block-uniform loop; after the wait and the barrier this
+        // group's key block is in shared memory for every thread.
+        unsafe {
+            cp_async::wait_group(STAGES as u32 - 2);
+            bar::sync_threads();
+        }
+        // Refill the buffer that local block i - 1 used (the group is past it).
+        if i + STAGES as u32 - 1 < my_blocks {
+            load_kv(i + STAGES as u32 - 1);
+        }
+        // SAFETY: closes this thread's copies (possibly an empty group).
+        unsafe { cp_async::commit_group() };
+
+        if i >= my_blocks {
             continue;
         }
-        // SAFETY: converged warp; the K tile of this step.
-        let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES>(&q_frag, feed.k_tile(i), plan.fp8_row) };
-        let key0 = feed.key0(i);
+        let k_tile = smem_base + plan.k_stage(split, stage, block_n);
+        // SAFETY: converged warp; the K tile of this stage.
+        let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, plan.fp8_row) };
+        let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
-        // SAFETY: converged warp; the V tile of this step; then this warp is done with both tiles.
-        unsafe {
-            pv_e4m3(&mut o, &s, feed.v_tile(i), plan.fp8_row);
-            feed.release(i);
-        }
+        let v_tile = smem_base + plan.v_stage(split, stage, block_n);
+        // SAFETY: converged warp; the V tile of this stage.
+        unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
     }
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
@@ -202,7 +246,7 @@ pub unsafe fn forward<
     unsafe { merge.publish_stats(smem_ptr, split, local_rows, &rows, quad) };
     // SAFETY: block-uniform; after it no group reads its K/V tiles and no copy is in flight.
     unsafe {
-        feed.finish();
+        cp_async::wait_group(0);
         bar::sync_threads();
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
