@@ -81,12 +81,11 @@ impl MmaSmemPlan {
 
 /// Byte offsets of the `split` kernel's shared-memory buffers.
 ///
-/// Q, and `stages` buffers of one step's K and V tiles for all `splits`
-/// warp groups (`splits * block_n` consecutive keys: group `g`'s tile is
-/// rows `g * block_n ..`), as E4M3 rows of `head_dim + 16` bytes. At the end
-/// the groups merge through `stats` (each group's running maximum and row
-/// sum per query row) and exchange slots for their f32 partial outputs
-/// (`4 * head_dim` bytes per row and group) that reuse the K/V tiles' space.
+/// Q, and for each of the `splits` warp groups `stages` K and V tiles, as
+/// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
+/// `stats` (each group's running maximum and row sum per query row) and
+/// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
+/// row and group) that reuse the K/V tiles' space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSmemPlan {
     /// Bytes per E4M3 row (Q, K, V).
@@ -96,18 +95,16 @@ pub struct SplitSmemPlan {
     /// Offset of the merge statistics: `(max, sum)` f32 pairs, indexed
     /// `[split][row]`.
     pub stats: u32,
-    /// Offset of stage 0's K tiles; each stage owns `stage_bytes`.
+    /// Offset of group 0's first K tile; each group owns `group_bytes`.
     pub kv: u32,
-    /// Bytes per stage: K then V tiles of `splits * block_n` rows.
-    pub stage_bytes: u32,
+    /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows.
+    pub group_bytes: u32,
     /// Offset of the exchange slots of the merge (`splits * block_m *
     /// head_dim` f32; overlaps the K/V tiles: used only after every group
     /// is done with them).
     pub exchange: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
-    /// Keys per stage (`splits * block_n`).
-    step_keys: u32,
 }
 
 impl SplitSmemPlan {
@@ -117,24 +114,22 @@ impl SplitSmemPlan {
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let kv = stats + t.splits * t.block_m * 8;
-        let step_keys = t.splits * t.block_n;
-        let stage_bytes = 2 * step_keys * fp8_row;
+        let group_bytes = t.stages * 2 * t.block_n * fp8_row;
         let exchange = kv;
-        let kv_bytes = t.stages * stage_bytes;
+        let kv_bytes = t.splits * group_bytes;
         let exchange_bytes = t.splits * t.block_m * 4 * t.head_dim;
         let total = kv + if kv_bytes > exchange_bytes { kv_bytes } else { exchange_bytes };
-        Self { fp8_row, q, stats, kv, stage_bytes, exchange, total, step_keys }
+        Self { fp8_row, q, stats, kv, group_bytes, exchange, total }
     }
 
-    /// Offset of group `split`'s K tile in stage `stage` (group 0's is the
-    /// start of the stage's `splits * block_n` K rows).
+    /// Offset of group `split`'s K tile in stage `stage`.
     pub const fn k_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
-        self.kv + stage * self.stage_bytes + split * block_n * self.fp8_row
+        self.kv + split * self.group_bytes + 2 * stage * block_n * self.fp8_row
     }
 
     /// Offset of group `split`'s V tile in stage `stage` (E4M3).
     pub const fn v_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
-        self.k_stage(split, stage, block_n) + self.step_keys * self.fp8_row
+        self.k_stage(split, stage, block_n) + block_n * self.fp8_row
     }
 }
 

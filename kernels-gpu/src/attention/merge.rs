@@ -9,8 +9,8 @@
 //!    tiles, which the exchange area reuses, are free).
 //! 2. [`MergeArea::publish_partials`]: each thread writes the accumulator
 //!    tiles of the other groups' slices, raw, into exchange slots indexed
-//!    by (group, tile, row tile, lane): every group holds each 16-row tile of
-//!    the block in the same register layout, so a slot means the same
+//!    by (group, tile, row warp, lane): the warps of every group hold the
+//!    same rows in the same register layout, so a slot means the same
 //!    elements to every group; then a block barrier.
 //! 3. [`MergeArea::finish_slice`]: each thread reads every group's
 //!    statistics of its two rows and the other groups' tiles of its own
@@ -28,7 +28,7 @@ pub struct MergeArea {
     /// Offset of the `(max, sum)` f32 pairs, indexed `[group][row]`.
     pub stats: u32,
     /// Offset of the exchange slots (16 bytes each), indexed
-    /// `[group][tile][row tile][lane]` (row tile: 16 rows of the block).
+    /// `[group][tile][row warp][lane]`.
     pub exchange: u32,
     /// Query rows per block.
     pub block_m: u32,
@@ -42,11 +42,11 @@ impl MergeArea {
     }
 
     /// Byte offset of the exchange slot of accumulator tile `tile` of
-    /// `lane` for the block's 16-row tile `row_tile` in group `split`.
+    /// `lane` in row warp `row_warp` of group `split`.
     #[inline(always)]
-    const fn exchange_at<const O_TILES: usize>(&self, split: u32, tile: u32, row_tile: u32, lane: u32) -> usize {
-        let row_tiles = self.block_m / 16;
-        (self.exchange + 16 * (((split * O_TILES as u32 + tile) * row_tiles + row_tile) * 32 + lane)) as usize
+    const fn exchange_at<const O_TILES: usize>(&self, split: u32, tile: u32, row_warp: u32, lane: u32) -> usize {
+        let row_warps = self.block_m / 16;
+        (self.exchange + 16 * (((split * O_TILES as u32 + tile) * row_warps + row_warp) * 32 + lane)) as usize
     }
 
     /// Publishes group `split`'s running maximum and row sum of this
@@ -88,11 +88,11 @@ impl MergeArea {
     pub unsafe fn publish_partials<const O_TILES: usize>(
         &self,
         smem: *mut u8,
-        (split, row_tile, lane): (u32, u32, u32),
+        (split, row_warp, lane): (u32, u32, u32),
         o: &[[f32; 4]; O_TILES],
     ) {
         for (t, tile) in o.iter().enumerate() {
-            let at = self.exchange_at::<O_TILES>(split, t as u32, row_tile, lane);
+            let at = self.exchange_at::<O_TILES>(split, t as u32, row_warp, lane);
             // SAFETY: this group's slot (16-byte aligned).
             unsafe { *(smem.add(at) as *mut [f32; 4]) = *tile };
         }
@@ -112,7 +112,7 @@ impl MergeArea {
     pub unsafe fn finish_slice<const O_TILES: usize, const SPLITS: usize, const SLICE: usize>(
         &self,
         smem: *const u8,
-        (split, row_tile, lane): (u32, u32, u32),
+        (split, row_warp, lane): (u32, u32, u32),
         local_rows: [u32; 2],
         v_scale: f32,
     ) -> [[f32; 4]; SLICE] {
@@ -132,7 +132,7 @@ impl MergeArea {
             let tile = split * SLICE as u32 + i as u32;
             let mut out = [0f32; 4];
             for (g, w) in (0..SPLITS).map(|g| (g, [weights[0][g], weights[1][g]])) {
-                let at = self.exchange_at::<O_TILES>(g as u32, tile, row_tile, lane);
+                let at = self.exchange_at::<O_TILES>(g as u32, tile, row_warp, lane);
                 // SAFETY: group g's published slot of this tile.
                 let part = unsafe { *(smem.add(at) as *const [f32; 4]) };
                 for e in 0..4 {

@@ -3,20 +3,17 @@
 //! On a short sequence a query block has only a few key blocks, and the
 //! `mma` kernel walks them one after the other: the block's time is that
 //! chain. Here the key blocks are shared out instead. A block owns
-//! `BLOCK_M = 16 * ROW_WARPS * ROW_TILES` query rows of one (batch, head)
-//! and `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` of
-//! key group `w / ROW_WARPS` and holds `ROW_TILES` 16-row tiles (each K and
-//! V fragment it reads and converts serves all of them). Group `g` walks
-//! key blocks `g, g + SPLITS, g + 2 SPLITS, ..`; the groups step together,
-//! so step `i`'s tiles of every group are one run of `SPLITS * BLOCK_N`
-//! keys, copied by the whole block into a `STAGES`-deep buffer (one block
-//! barrier per step; a group whose key blocks ran out idles). A block's
-//! chain is `1 / SPLITS` of its key blocks. (Group-private named barriers,
-//! tried first, made compute-sanitizer racecheck report hazards across the
-//! merge's block barriers: results/STAGES.md stage 13.) Per key block, each
-//! warp:
+//! `BLOCK_M = 16 * ROW_WARPS` query rows of one (batch, head) and
+//! `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` (rows
+//! `16 (w % ROW_WARPS) ..`) of key group `w / ROW_WARPS`. Group `g` walks key
+//! blocks `g, g + SPLITS, g + 2 SPLITS, ..` with its own `STAGES`-deep K/V
+//! buffers; the groups step together (one block barrier per step, a group
+//! whose key blocks ran out idles), so a block's chain is `1 / SPLITS` of its
+//! key blocks. (Group-private named barriers, tried first, made
+//! compute-sanitizer racecheck report hazards across the merge's block
+//! barriers: results/STAGES.md stage 12.) Per key block, each warp:
 //!
-//! 1. waits for its group's K and V (E4M3) tiles (`cp.async`);
+//! 1. has K and V (E4M3) brought into its group's buffers by `cp.async`;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
 //!    f16 `mma` on converted operands on sm_90);
 //! 3. runs the online softmax on the accumulators ([`online::Rows`]);
@@ -48,9 +45,9 @@ pub const fn o_column(tile: u32, n: u32) -> u32 {
     32 * (tile / 4) + 16 * ((tile / 2) % 2) + 2 * n + tile % 2
 }
 
-/// `o += P·V` for one key block and each of the warp's `ROW_TILES` row
-/// tiles: `p` the probabilities (`S_TILES` 8-key accumulator tiles per row
-/// tile), V the block's E4M3 tile at `v_tile` (key rows of `row_bytes`).
+/// `o += P·V` for one key block: `p` the probabilities (`S_TILES` 8-key
+/// accumulator tiles), V the block's E4M3 tile at `v_tile` (key rows of
+/// `row_bytes`).
 ///
 /// Per 16 keys and 32 head columns, one `ldmatrix.x4.trans` reads V as
 /// 16-bit elements (column pairs): lane (group `g`, quad `q`) receives, per
@@ -59,25 +56,22 @@ pub const fn o_column(tile: u32, n: u32) -> u32 {
 /// [`cvt::e4m3x4_to_f16x2_by_column`] makes that the `m16n8k16` B fragment
 /// of column `c` (keys `2q, 2q+1`) and of column `c + 1`, so one O tile
 /// takes the even columns of the half and the next tile the odd ones
-/// ([`o_column`]). Each B fragment serves every row tile.
+/// ([`o_column`]).
 ///
 /// # Safety
 /// Converged warp; `8 * S_TILES` key rows of `4 * O_TILES` readable bytes
 /// at `v_tile`.
 #[inline(always)]
-unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize, const ROW_TILES: usize>(
-    o: &mut [[[f32; 4]; O_TILES]; ROW_TILES],
-    p: &[[[f32; 4]; S_TILES]; ROW_TILES],
+unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
+    o: &mut [[f32; 4]; O_TILES],
+    p: &[[f32; 4]; S_TILES],
     v_tile: u32,
     row_bytes: u32,
 ) {
     let lane = sreg::lane_id();
     let (matrix, row) = (lane / 8, lane % 8);
     for kk in 0..S_TILES / 2 {
-        let mut a = [[0u32; 4]; ROW_TILES];
-        for (a, p) in a.iter_mut().zip(p) {
-            *a = online::p_fragment(p, kk);
-        }
+        let a = online::p_fragment(p, kk);
         for chunk in 0..O_TILES / 4 {
             let key = kk as u32 * 16 + (matrix % 2) * 8 + row;
             let col = chunk as u32 * 32 + (matrix / 2) * 16;
@@ -86,37 +80,13 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize, const ROW_TILES: u
             for h in 0..2 {
                 let [even_lo, odd_lo] = cvt::e4m3x4_to_f16x2_by_column(x[2 * h]);
                 let [even_hi, odd_hi] = cvt::e4m3x4_to_f16x2_by_column(x[2 * h + 1]);
-                for (o, a) in o.iter_mut().zip(&a) {
-                    // SAFETY: converged warp.
-                    unsafe {
-                        mma::m16n8k16_f16(&mut o[4 * chunk + 2 * h], *a, [even_lo, even_hi]);
-                        mma::m16n8k16_f16(&mut o[4 * chunk + 2 * h + 1], *a, [odd_lo, odd_hi]);
-                    }
+                // SAFETY: converged warp.
+                unsafe {
+                    mma::m16n8k16_f16(&mut o[4 * chunk + 2 * h], a, [even_lo, even_hi]);
+                    mma::m16n8k16_f16(&mut o[4 * chunk + 2 * h + 1], a, [odd_lo, odd_hi]);
                 }
             }
         }
-    }
-}
-
-/// Runs `f(0), f(1), .., f(N - 1)` as straight-line code (`N <= 4`; pass
-/// an `#[inline(always)]` closure). LLVM does not unroll a loop with a large
-/// body, and an array indexed by the counter of a loop that stays a loop
-/// lives in local memory: per-row-tile state must only ever be indexed by
-/// constants.
-#[inline(always)]
-fn each_row_tile<const N: usize>(mut f: impl FnMut(usize)) {
-    const { assert!(N <= 4) };
-    if N > 0 {
-        f(0)
-    }
-    if N > 1 {
-        f(1)
-    }
-    if N > 2 {
-        f(2)
-    }
-    if N > 3 {
-        f(3)
     }
 }
 
@@ -125,11 +95,10 @@ fn each_row_tile<const N: usize>(mut f: impl FnMut(usize)) {
 /// stage 12).
 const UNFUSED: bool = false;
 
-/// The kernel body. `ROW_WARPS` warps per key group, each with
-/// `ROW_TILES` 16-row tiles of Q; `SPLITS` key groups; `QK_STEPS =
-/// HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES = BLOCK_N / 8`,
-/// `SLICE = O_TILES / SPLITS` (the output tiles each group finishes in the
-/// merge).
+/// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
+/// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
+/// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
+/// finishes in the merge).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -141,7 +110,6 @@ pub unsafe fn forward<
     const BLOCK_N: usize,
     const STAGES: usize,
     const ROW_WARPS: usize,
-    const ROW_TILES: usize,
     const SPLITS: usize,
     const QK_STEPS: usize,
     const O_TILES: usize,
@@ -154,11 +122,11 @@ pub unsafe fn forward<
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
-        assert!(SPLITS >= 1 && ROW_TILES >= 1);
+        assert!(SPLITS >= 1);
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
-        block_m: (16 * ROW_WARPS * ROW_TILES) as u32,
+        block_m: 16 * ROW_WARPS as u32,
         block_n: BLOCK_N as u32,
         stages: STAGES as u32,
         warps: (ROW_WARPS * SPLITS) as u32,
@@ -173,8 +141,9 @@ pub unsafe fn forward<
     let warp = sreg::warp_id();
     let (group, quad) = (lane / 4, lane % 4);
     let (row_warp, split) = (warp % ROW_WARPS as u32, warp / ROW_WARPS as u32);
-    // The block's 16-row tiles this warp owns: ROW_TILES from `first_tile`.
-    let first_tile = row_warp * ROW_TILES as u32;
+    let group_threads = 32 * ROW_WARPS as u32;
+    // This group's copies: (this thread's index in the group, the group's size).
+    let team = (thread - split * group_threads, group_threads);
 
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
@@ -187,54 +156,34 @@ pub unsafe fn forward<
     }
     // This group's key blocks: split, split + SPLITS, ...
     let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
-    // Every group takes the same number of steps (group 0's count), so the
-    // groups meet at block barriers; a group whose blocks ran out idles.
-    let steps = key_blocks.div_ceil(SPLITS as u32);
 
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
-    // Step i's tiles of every group are keys i * SPLITS * BLOCK_N .. (the
-    // key blocks i * SPLITS + g): one copy by the whole block.
-    let step_keys = SPLITS as u32 * block_n;
-    let load_step = |i: u32| {
+    let load_kv = |i: u32| {
         let stage = i % STAGES as u32;
-        let key0 = i * step_keys;
-        let valid = (p.seq_kv.min(key_blocks * block_n) - key0).min(step_keys);
+        let key0 = (split + i * SPLITS as u32) * block_n;
+        let valid = (p.seq_kv - key0).min(block_n);
         let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: block-uniform; key rows below `valid` are inside K and V.
+        // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
         unsafe {
-            let k_dst = smem_base + plan.k_stage(0, stage, block_n);
-            load_rows::<HEAD_DIM, false>(
-                k_dst,
-                fp8_rows,
-                job.k.wrapping_add(offset),
-                step_keys,
-                valid,
-                (thread, threads),
-            );
-            let v_dst = smem_base + plan.v_stage(0, stage, block_n);
-            load_rows::<HEAD_DIM, false>(
-                v_dst,
-                fp8_rows,
-                job.v.wrapping_add(offset),
-                step_keys,
-                valid,
-                (thread, threads),
-            );
+            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
-    // Prologue: Q, then the first STAGES - 1 steps' tiles, one commit group
-    // each; Q is published by one block barrier.
+    // Prologue: Q (the whole block), then each group's first STAGES - 1 key
+    // blocks, one commit group each; Q is published by one block barrier.
     // SAFETY: Q rows below `job.rows` are inside Q.
     unsafe {
         load_rows::<HEAD_DIM, false>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
         cp_async::commit_group();
     }
     for i in 0..STAGES as u32 - 1 {
-        if i < steps {
-            load_step(i);
+        if i < my_blocks {
+            load_kv(i);
         }
         // SAFETY: closes this thread's copies (possibly an empty group).
         unsafe { cp_async::commit_group() };
@@ -244,28 +193,28 @@ pub unsafe fn forward<
         cp_async::wait_group(STAGES as u32 - 1);
         bar::sync_threads();
     }
-    let mut q_frag: [warp_tile::QFragments<QK_STEPS>; ROW_TILES] = [warp_tile::zero_q_fragments(); ROW_TILES];
-    each_row_tile::<ROW_TILES>(
-        #[inline(always)]
-        |t| {
-            let q_rows = smem_base + plan.q + 16 * (first_tile + t as u32) * plan.fp8_row;
-            // SAFETY: converged warp; 16 rows of the Q tile.
-            q_frag[t] = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
-        },
-    );
-    let mut rows = [Rows::EMPTY; ROW_TILES];
-    let mut o = [[[0f32; 4]; O_TILES]; ROW_TILES];
+    let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
+    // SAFETY: converged warp; the warp's 16 rows of the Q tile.
+    let q_frag: warp_tile::QFragments<QK_STEPS> = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
+
+    let mut rows = Rows::EMPTY;
+    let mut o = [[0f32; 4]; O_TILES];
+    let geometry =
+        MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
+    // Every group takes the same number of steps (group 0's count), so the
+    // groups meet at block barriers; a group whose blocks ran out idles.
+    let steps = key_blocks.div_ceil(SPLITS as u32);
     for i in 0..steps {
         let stage = i % STAGES as u32;
-        // SAFETY: block-uniform loop; after the wait and the barrier step
-        // i's tiles are in shared memory for every thread.
+        // SAFETY: block-uniform loop; after the wait and the barrier this
+        // group's key block is in shared memory for every thread.
         unsafe {
             cp_async::wait_group(STAGES as u32 - 2);
             bar::sync_threads();
         }
-        // Refill the buffers that step i - 1 used (every group is past it).
-        if i + STAGES as u32 - 1 < steps {
-            load_step(i + STAGES as u32 - 1);
+        // Refill the buffer that local block i - 1 used (the group is past it).
+        if i + STAGES as u32 - 1 < my_blocks {
+            load_kv(i + STAGES as u32 - 1);
         }
         // SAFETY: closes this thread's copies (possibly an empty group).
         unsafe { cp_async::commit_group() };
@@ -275,20 +224,11 @@ pub unsafe fn forward<
         }
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
-        let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES, ROW_TILES>(&q_frag, k_tile, plan.fp8_row) };
+        let mut s = unsafe { warp_tile::scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, plan.fp8_row) };
         let key0 = (split + i * SPLITS as u32) * block_n;
-        each_row_tile::<ROW_TILES>(
-            #[inline(always)]
-            |t| {
-                let tile_row0 = job.row0 + 16 * (first_tile + t as u32);
-                let masked = schedule::block_needs_mask(tile_row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-                let geometry =
-                    MaskGeometry { row: tile_row0 + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
-                let mask = masked.then_some((geometry, key0));
-                // SAFETY: converged warp.
-                unsafe { rows[t].step::<UNFUSED, _, _>(&mut s[t], &mut o[t], job.score_scale_log2, mask) };
-            },
-        );
+        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
+        // SAFETY: converged warp.
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
@@ -296,55 +236,38 @@ pub unsafe fn forward<
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
-    // Merge (see `merge`), per row tile: publish this group's (max, sum) of
-    // the tile's rows; once every group is done with its K/V tiles (the
-    // exchange slots reuse them), hand the other groups' slices over; then
-    // finish and store this group's slice.
+    // Merge (see `merge`): publish this group's (max, sum) of the warp's
+    // rows; once every group is done with its K/V tiles (the exchange slots
+    // reuse them), hand the other groups' slices over; then finish and
+    // store this group's slice.
     let merge = MergeArea { stats: plan.stats, exchange: plan.exchange, block_m: shape.block_m };
-    // This thread's two rows of the warp's row tile t (block-relative).
-    let local_rows = |t: usize| {
-        let r = 16 * (first_tile + t as u32) + group;
-        [r, r + 8]
-    };
-    each_row_tile::<ROW_TILES>(
-        #[inline(always)]
-        |t| {
-            // SAFETY: converged warp.
-            unsafe { merge.publish_stats(smem_ptr, split, local_rows(t), &rows[t], quad) };
-        },
-    );
+    let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
+    // SAFETY: converged warp.
+    unsafe { merge.publish_stats(smem_ptr, split, local_rows, &rows, quad) };
     // SAFETY: block-uniform; after it no group reads its K/V tiles and no copy is in flight.
     unsafe {
         cp_async::wait_group(0);
         bar::sync_threads();
-        each_row_tile::<ROW_TILES>(
-            #[inline(always)]
-            |t| merge.publish_partials(smem_ptr, (split, first_tile + t as u32, lane), &o[t]),
-        );
+        merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
     }
-    each_row_tile::<ROW_TILES>(
-        #[inline(always)]
-        |t| {
-            let local_rows = local_rows(t);
-            let at = (split, first_tile + t as u32, lane);
-            // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
-            let slice = unsafe { merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, at, local_rows, job.v_scale) };
-            // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
-            // the same 16-column half: this thread's four adjacent columns of a row.
-            for pair in 0..SLICE / 2 {
-                let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
-                let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
-                for h in 0..2 {
-                    let row = local_rows[h];
-                    if row < job.rows {
-                        let e = 2 * h;
-                        let packed = [cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])];
-                        // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-                        unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
-                    }
-                }
+    // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
+    let slice = unsafe {
+        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
+    };
+    // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
+    // the same 16-column half: this thread's four adjacent columns of a row.
+    for pair in 0..SLICE / 2 {
+        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
+        let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
+        for h in 0..2 {
+            let row = local_rows[h];
+            if row < job.rows {
+                let e = 2 * h;
+                let packed = [cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])];
+                // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
+                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
             }
-        },
-    );
+        }
+    }
 }
