@@ -1,4 +1,4 @@
-//! What one warp computes on `mma.sync` for its 16 query rows, shared by the
+//! What one warp computes on `mma.sync` for its query rows, shared by the
 //! `mma` and `split` kernels: Q fragments from shared memory, and the scores
 //! `S = Q·K^T` of one key block (on E4M3 `mma` on sm_89, on f16 `mma` with
 //! the operands converted by this code on sm_90: see [`QFragments`]).
@@ -68,39 +68,53 @@ pub unsafe fn q_fragments<const QK_STEPS: usize>(q_rows: u32, row_bytes: u32) ->
 }
 
 /// `S = Q·K^T` for the `8 * S_TILES` keys of the K tile at `k_tile` (shared
-/// address of its first key row): one 16x8 f32 accumulator tile per 8 keys,
-/// in the layout of `mma.m16n8k32` (see `online`).
+/// address of its first key row) and each of the warp's `ROW_TILES` 16-row
+/// tiles of Q: one 16x8 f32 accumulator tile per 8 keys and row tile, in
+/// the layout of `mma.m16n8k32` (see `online`). Each K fragment is read
+/// (and on sm_90 converted) once for all row tiles.
+///
+/// Both kernels pass one row tile: two per warp made `split` slower at the
+/// mission shapes (results/STAGES.md stage 23). The array form stays
+/// because it is what brings `mma` at D=64 on sm_90a from 130 to 128
+/// registers, a fourth block per SM (stage 24; capping the registers at 128
+/// with a launch bound spills instead).
 ///
 /// # Safety
 /// Converged warp; `8 * S_TILES` rows of `32 * QK_STEPS` readable bytes at
 /// `k_tile`; `S_TILES` even.
 #[inline(always)]
-pub unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize>(
-    q_frag: &QFragments<QK_STEPS>,
+pub unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize, const ROW_TILES: usize>(
+    q_frag: &[QFragments<QK_STEPS>; ROW_TILES],
     k_tile: u32,
     row_bytes: u32,
-) -> [[f32; 4]; S_TILES] {
+) -> [[[f32; 4]; S_TILES]; ROW_TILES] {
     let lane = sreg::lane_id();
     let (matrix, row) = (lane / 8, lane % 8);
-    let mut s = [[0f32; 4]; S_TILES];
+    let mut s = [[[0f32; 4]; S_TILES]; ROW_TILES];
     for pair in 0..S_TILES / 2 {
-        for (ks, a) in q_frag.iter().enumerate() {
+        for ks in 0..QK_STEPS {
             let key = pair as u32 * 16 + (matrix / 2) * 8 + row;
             let col = ks as u32 * 32 + (matrix % 2) * 16;
             // SAFETY: converged warp; rows inside the K tile.
-            unsafe {
-                let b = ldmatrix::load_x4(k_tile + key * row_bytes + col);
-                #[cfg(not(target_feature = "sm_90a"))]
-                {
-                    mma::m16n8k32_e4m3(&mut s[2 * pair], *a, [b[0], b[1]]);
-                    mma::m16n8k32_e4m3(&mut s[2 * pair + 1], *a, [b[2], b[3]]);
+            let b = unsafe { ldmatrix::load_x4(k_tile + key * row_bytes + col) };
+            #[cfg(not(target_feature = "sm_90a"))]
+            for (s, q) in s.iter_mut().zip(q_frag) {
+                // SAFETY: converged warp.
+                unsafe {
+                    mma::m16n8k32_e4m3(&mut s[2 * pair], q[ks], [b[0], b[1]]);
+                    mma::m16n8k32_e4m3(&mut s[2 * pair + 1], q[ks], [b[2], b[3]]);
                 }
-                // B of tile 2 pair: b[0] (E4M3 columns 4q ..), b[1] (16 + 4q ..).
-                #[cfg(target_feature = "sm_90a")]
-                for t in 0..2 {
-                    let (lo, hi) = (f16_halves(b[2 * t]), f16_halves(b[2 * t + 1]));
-                    mma::m16n8k16_f16(&mut s[2 * pair + t], a[0], lo);
-                    mma::m16n8k16_f16(&mut s[2 * pair + t], a[1], hi);
+            }
+            // B of tile 2 pair: b[0] (E4M3 columns 4q ..), b[1] (16 + 4q ..).
+            #[cfg(target_feature = "sm_90a")]
+            for t in 0..2 {
+                let (lo, hi) = (f16_halves(b[2 * t]), f16_halves(b[2 * t + 1]));
+                for (s, q) in s.iter_mut().zip(q_frag) {
+                    // SAFETY: converged warp.
+                    unsafe {
+                        mma::m16n8k16_f16(&mut s[2 * pair + t], q[ks][0], lo);
+                        mma::m16n8k16_f16(&mut s[2 * pair + t], q[ks][1], hi);
+                    }
                 }
             }
         }
