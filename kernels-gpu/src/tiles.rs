@@ -85,7 +85,9 @@ impl MmaSmemPlan {
 /// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
 /// `stats` (each group's running maximum and row sum per query row) and
 /// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
-/// row and group) that reuse the K/V tiles' space.
+/// row and group) that reuse the K/V tiles' space. The copies complete on
+/// `mbarrier`s (`barriers`: one for Q, then a "full" and an "empty" one per
+/// group and stage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSmemPlan {
     /// Bytes per E4M3 row (Q, K, V).
@@ -95,6 +97,10 @@ pub struct SplitSmemPlan {
     /// Offset of the merge statistics: `(max, sum)` f32 pairs, indexed
     /// `[split][row]`.
     pub stats: u32,
+    /// Offset of the transaction barriers (8 bytes each): Q's, then per
+    /// group and stage a "full" and an "empty" one (see
+    /// [`SplitSmemPlan::full_barrier`]).
+    pub barriers: u32,
     /// Offset of group 0's first K tile; each group owns `group_bytes`.
     pub kv: u32,
     /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows.
@@ -113,13 +119,32 @@ impl SplitSmemPlan {
         let fp8_row = t.head_dim + SMEM_ROW_PAD;
         let q = 0;
         let stats = q + t.block_m * fp8_row;
-        let kv = stats + t.splits * t.block_m * 8;
+        let barriers = stats + t.splits * t.block_m * 8;
+        let barrier_bytes = 8 * (1 + 2 * t.splits * t.stages);
+        let kv = barriers + barrier_bytes.next_multiple_of(16);
         let group_bytes = t.stages * 2 * t.block_n * fp8_row;
         let exchange = kv;
         let kv_bytes = t.splits * group_bytes;
         let exchange_bytes = t.splits * t.block_m * 4 * t.head_dim;
         let total = kv + if kv_bytes > exchange_bytes { kv_bytes } else { exchange_bytes };
-        Self { fp8_row, q, stats, kv, group_bytes, exchange, total }
+        Self { fp8_row, q, stats, barriers, kv, group_bytes, exchange, total }
+    }
+
+    /// Offset of the barrier on which the Q tile's copies complete.
+    pub const fn q_barrier(&self) -> u32 {
+        self.barriers
+    }
+
+    /// Offset of the barrier on which group `split`'s copies into stage
+    /// `stage` complete ("full").
+    pub const fn full_barrier(&self, split: u32, stage: u32, stages: u32) -> u32 {
+        self.barriers + 8 * (1 + 2 * (split * stages + stage))
+    }
+
+    /// Offset of the barrier on which group `split`'s warps release stage
+    /// `stage` for refilling ("empty").
+    pub const fn empty_barrier(&self, split: u32, stage: u32, stages: u32) -> u32 {
+        self.full_barrier(split, stage, stages) + 8
     }
 
     /// Offset of group `split`'s K tile in stage `stage`.

@@ -13,6 +13,7 @@ pub mod fence;
 pub mod grid_dep;
 pub mod ldmatrix;
 pub mod math;
+pub mod mbarrier;
 pub mod mma;
 pub mod shfl;
 pub mod smem;

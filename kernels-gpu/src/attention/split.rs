@@ -7,13 +7,17 @@
 //! `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` (rows
 //! `16 (w % ROW_WARPS) ..`) of key group `w / ROW_WARPS`. Group `g` walks key
 //! blocks `g, g + SPLITS, g + 2 SPLITS, ..` with its own `STAGES`-deep K/V
-//! buffers; the groups step together (one block barrier per step, a group
-//! whose key blocks ran out idles), so a block's chain is `1 / SPLITS` of its
-//! key blocks. (Group-private named barriers, tried first, made
-//! compute-sanitizer racecheck report hazards across the merge's block
-//! barriers: results/STAGES.md stage 12.) Per key block, each warp:
+//! buffers, so a block's chain is `1 / SPLITS` of its key blocks. The
+//! groups do not wait for each other until the merge: their copies
+//! complete on `mbarrier`s ("full" per stage: every thread of the group
+//! arrives once its `cp.async` share has landed; "empty": every thread
+//! arrives when done reading a tile whose stage is refilled). (A block
+//! barrier per step, which made the groups step together, measured 0.3-0.8
+//! us slower at the mission shapes (results/STAGES.md stage 25); named
+//! group barriers made compute-sanitizer racecheck report hazards across
+//! the merge's block barriers, stage 13.) Per key block, each warp:
 //!
-//! 1. has K and V (E4M3) brought into its group's buffers by `cp.async`;
+//! 1. waits for K and V (E4M3) in its group's buffers;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
 //!    f16 `mma` on converted operands on sm_90);
 //! 3. runs the online softmax on the accumulators ([`online::Rows`]);
@@ -30,7 +34,7 @@ use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
+use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -174,24 +178,40 @@ pub unsafe fn forward<
         }
     };
 
-    // Prologue: Q (the whole block), then each group's first STAGES - 1 key
-    // blocks, one commit group each; Q is published by one block barrier.
-    // SAFETY: Q rows below `job.rows` are inside Q.
+    // The copies complete on barriers: Q's (every thread arrives once its
+    // share has landed), and per group and stage a "full" one (the group's
+    // threads arrive once their share of the tile has landed) and an
+    // "empty" one (they arrive when done reading a tile that the stage will
+    // be refilled after). Thread 0 initializes them; a block barrier
+    // publishes them.
+    let q_barrier = smem_base + plan.q_barrier();
+    let full = |stage: u32| smem_base + plan.full_barrier(split, stage, STAGES as u32);
+    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage, STAGES as u32);
+    // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
+    unsafe {
+        if thread == 0 {
+            mbarrier::init(q_barrier, threads);
+            for g in 0..SPLITS as u32 {
+                for stage in 0..STAGES as u32 {
+                    mbarrier::init(smem_base + plan.full_barrier(g, stage, STAGES as u32), group_threads);
+                    mbarrier::init(smem_base + plan.empty_barrier(g, stage, STAGES as u32), group_threads);
+                }
+            }
+        }
+        bar::sync_threads();
+    }
+    // Prologue: Q (the whole block), then the group's first STAGES key blocks.
+    // SAFETY: Q rows below `job.rows` are inside Q; one arrival per thread and barrier phase.
     unsafe {
         load_rows::<HEAD_DIM, false>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
-        cp_async::commit_group();
-    }
-    for i in 0..STAGES as u32 - 1 {
-        if i < my_blocks {
-            load_kv(i);
+        mbarrier::arrive_after_copies(q_barrier);
+        for i in 0..STAGES as u32 {
+            if i < my_blocks {
+                load_kv(i);
+                mbarrier::arrive_after_copies(full(i));
+            }
         }
-        // SAFETY: closes this thread's copies (possibly an empty group).
-        unsafe { cp_async::commit_group() };
-    }
-    // SAFETY: block-uniform; after it Q is in shared memory for every thread.
-    unsafe {
-        cp_async::wait_group(STAGES as u32 - 1);
-        bar::sync_threads();
+        mbarrier::wait(q_barrier, 0);
     }
     let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
     // SAFETY: converged warp; the warp's 16 rows of the Q tile.
@@ -201,27 +221,13 @@ pub unsafe fn forward<
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
-    // Every group takes the same number of steps (group 0's count), so the
-    // groups meet at block barriers; a group whose blocks ran out idles.
-    let steps = key_blocks.div_ceil(SPLITS as u32);
-    for i in 0..steps {
+    // Each group walks its own key blocks: no block barrier in the loop.
+    for i in 0..my_blocks {
         let stage = i % STAGES as u32;
-        // SAFETY: block-uniform loop; after the wait and the barrier this
-        // group's key block is in shared memory for every thread.
-        unsafe {
-            cp_async::wait_group(STAGES as u32 - 2);
-            bar::sync_threads();
-        }
-        // Refill the buffer that local block i - 1 used (the group is past it).
-        if i + STAGES as u32 - 1 < my_blocks {
-            load_kv(i + STAGES as u32 - 1);
-        }
-        // SAFETY: closes this thread's copies (possibly an empty group).
-        unsafe { cp_async::commit_group() };
-
-        if i >= my_blocks {
-            continue;
-        }
+        // The stage's i / STAGES-th use.
+        let parity = (i / STAGES as u32) % 2;
+        // SAFETY: the group's copies of block i arrive on this phase.
+        unsafe { mbarrier::wait(full(stage), parity) };
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
@@ -233,6 +239,17 @@ pub unsafe fn forward<
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
+        // Refill the stage with block i + STAGES once the whole group is done with block i.
+        if i + (STAGES as u32) < my_blocks {
+            // SAFETY: uniform over the group; one arrival per thread and phase.
+            unsafe {
+                mbarrier::arrive(empty(stage));
+                mbarrier::wait(empty(stage), parity);
+            }
+            load_kv(i + STAGES as u32);
+            // SAFETY: as above.
+            unsafe { mbarrier::arrive_after_copies(full(stage)) };
+        }
     }
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
@@ -245,9 +262,9 @@ pub unsafe fn forward<
     let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
     // SAFETY: converged warp.
     unsafe { merge.publish_stats(smem_ptr, split, local_rows, &rows, quad) };
-    // SAFETY: block-uniform; after it no group reads its K/V tiles and no copy is in flight.
+    // SAFETY: block-uniform; after it no group reads its K/V tiles (and
+    // every copy has landed: each was waited for).
     unsafe {
-        cp_async::wait_group(0);
         bar::sync_threads();
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
