@@ -138,19 +138,26 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
     for k in KERNELS.iter().filter(|k| k.variant == Variant::Split) {
         let t = k.tiles;
         let plan = SplitSmemPlan::new(t);
-        for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row, plan.exchange] {
+        for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row] {
             assert_eq!(off % 16, 0, "{}: offset {off} breaks 16-byte alignment", k.entry);
         }
         assert_eq!(t.warps % t.splits, 0, "{}: whole row warps per key group", k.entry);
         assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
         assert!(plan.stats + 8 * t.splits * t.block_m <= plan.barriers, "{}: stats overlap the barriers", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
-        let last_barrier = plan.empty_barrier(t.splits - 1, t.stages - 1, t.stages);
+        let last_barrier = plan.done_barrier(t.splits - 1, t.stages);
         assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
         assert!(plan.q_barrier() < plan.full_barrier(0, 0, t.stages), "{}: Q's barrier is its own", k.entry);
         assert!(
-            plan.exchange + t.splits * t.block_m * 4 * t.head_dim <= plan.total,
-            "{}: exchange slots past the end",
+            plan.v_stage(0, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row
+                <= plan.k_stage(1.min(t.splits - 1), 0, t.block_n)
+                || t.splits == 1,
+            "{}: a group's tiles overlap the next group's",
+            k.entry
+        );
+        assert!(
+            t.block_m * 4 * t.head_dim <= plan.group_bytes,
+            "{}: a group's exchange slots overflow its area",
             k.entry
         );
         assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);

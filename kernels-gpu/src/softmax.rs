@@ -34,10 +34,11 @@ impl RowMax {
 /// `row_sum == 0` and gets 0 (the kernels then write exact zeros, never NaN);
 /// a row whose scores read a NaN has a NaN sum and gets NaN, so the NaN
 /// reaches its output. (A row that saw a key has `row_sum >= 1`: its largest
-/// probability is `2^0`.)
+/// probability is `2^0`.) `recip` is `1/x`: the kernels' approximate
+/// reciprocal (`math::rcp`), `|x| 1.0 / x` on the CPU.
 #[inline(always)]
-pub fn output_scale(row_sum: f32, v_scale: f32) -> f32 {
-    if row_sum == 0.0 { 0.0 } else { v_scale / row_sum }
+pub fn output_scale(row_sum: f32, v_scale: f32, recip: impl Fn(f32) -> f32) -> f32 {
+    if row_sum == 0.0 { 0.0 } else { v_scale * recip(row_sum) }
 }
 
 /// Scores (scaled, base 2) whose magnitude stays below this bound allow the

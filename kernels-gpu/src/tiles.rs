@@ -85,9 +85,10 @@ impl MmaSmemPlan {
 /// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
 /// `stats` (each group's running maximum and row sum per query row) and
 /// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
-/// row and group) that reuse the K/V tiles' space. The copies complete on
-/// `mbarrier`s (`barriers`: one for Q, then a "full" and an "empty" one per
-/// group and stage).
+/// row): group `g`'s slots lie in group `g`'s own K/V tiles, free as soon
+/// as the group is done with them. The copies complete on `mbarrier`s
+/// (`barriers`: Q's, then per group a "full" and an "empty" one per stage
+/// and a "done" one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSmemPlan {
     /// Bytes per E4M3 row (Q, K, V).
@@ -97,18 +98,13 @@ pub struct SplitSmemPlan {
     /// Offset of the merge statistics: `(max, sum)` f32 pairs, indexed
     /// `[split][row]`.
     pub stats: u32,
-    /// Offset of the transaction barriers (8 bytes each): Q's, then per
-    /// group and stage a "full" and an "empty" one (see
-    /// [`SplitSmemPlan::full_barrier`]).
+    /// Offset of the barriers (8 bytes each; see [`SplitSmemPlan::full_barrier`]).
     pub barriers: u32,
-    /// Offset of group 0's first K tile; each group owns `group_bytes`.
+    /// Offset of group 0's first K tile; each group owns `group_bytes`
+    /// (its exchange slots, `block_m * 4 * head_dim` bytes, included).
     pub kv: u32,
     /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows.
     pub group_bytes: u32,
-    /// Offset of the exchange slots of the merge (`splits * block_m *
-    /// head_dim` f32; overlaps the K/V tiles: used only after every group
-    /// is done with them).
-    pub exchange: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
 }
@@ -120,14 +116,13 @@ impl SplitSmemPlan {
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let barriers = stats + t.splits * t.block_m * 8;
-        let barrier_bytes = 8 * (1 + 2 * t.splits * t.stages);
+        let barrier_bytes = 8 * (1 + t.splits * (2 * t.stages + 1));
         let kv = barriers + barrier_bytes.next_multiple_of(16);
-        let group_bytes = t.stages * 2 * t.block_n * fp8_row;
-        let exchange = kv;
-        let kv_bytes = t.splits * group_bytes;
-        let exchange_bytes = t.splits * t.block_m * 4 * t.head_dim;
-        let total = kv + if kv_bytes > exchange_bytes { kv_bytes } else { exchange_bytes };
-        Self { fp8_row, q, stats, barriers, kv, group_bytes, exchange, total }
+        let tiles = t.stages * 2 * t.block_n * fp8_row;
+        let exchange = t.block_m * 4 * t.head_dim;
+        let group_bytes = if tiles > exchange { tiles } else { exchange };
+        let total = kv + t.splits * group_bytes;
+        Self { fp8_row, q, stats, barriers, kv, group_bytes, total }
     }
 
     /// Offset of the barrier on which the Q tile's copies complete.
@@ -135,16 +130,28 @@ impl SplitSmemPlan {
         self.barriers
     }
 
+    /// Offset of group `split`'s barriers: `stages` "full", `stages`
+    /// "empty", one "done".
+    const fn group_barriers(&self, split: u32, stages: u32) -> u32 {
+        self.barriers + 8 * (1 + split * (2 * stages + 1))
+    }
+
     /// Offset of the barrier on which group `split`'s copies into stage
     /// `stage` complete ("full").
     pub const fn full_barrier(&self, split: u32, stage: u32, stages: u32) -> u32 {
-        self.barriers + 8 * (1 + 2 * (split * stages + stage))
+        self.group_barriers(split, stages) + 8 * stage
     }
 
-    /// Offset of the barrier on which group `split`'s warps release stage
+    /// Offset of the barrier on which group `split`'s threads release stage
     /// `stage` for refilling ("empty").
     pub const fn empty_barrier(&self, split: u32, stage: u32, stages: u32) -> u32 {
-        self.full_barrier(split, stage, stages) + 8
+        self.group_barriers(split, stages) + 8 * (stages + stage)
+    }
+
+    /// Offset of the barrier on which group `split`'s threads meet once done
+    /// with their K/V tiles, before the exchange slots overwrite them ("done").
+    pub const fn done_barrier(&self, split: u32, stages: u32) -> u32 {
+        self.group_barriers(split, stages) + 8 * 2 * stages
     }
 
     /// Offset of group `split`'s K tile in stage `stage`.

@@ -110,7 +110,7 @@ fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
                 *a = *a * alpha + p * head.value(key, d);
             }
         }
-        let scale = output_scale(l, head.v_scale);
+        let scale = output_scale(l, head.v_scale, |x| 1.0 / x);
         for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
             *o = a * scale;
         }
@@ -190,7 +190,7 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
             for j in 0..key_blocks {
                 state.visit(t, head, x, row0, row, j);
             }
-            write_row(out, head, row, &state.acc, output_scale(state.l, head.v_scale));
+            write_row(out, head, row, &state.acc, output_scale(state.l, head.v_scale, |x| 1.0 / x));
         }
     }
 }
@@ -222,7 +222,7 @@ fn emulate_split(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
                     *a += v * share;
                 }
             }
-            write_row(out, head, row, &acc, output_scale(sum, head.v_scale));
+            write_row(out, head, row, &acc, output_scale(sum, head.v_scale, |x| 1.0 / x));
         }
     }
 }

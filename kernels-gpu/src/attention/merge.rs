@@ -5,13 +5,13 @@
 //! the accumulator tiles (its "slice") for every row:
 //!
 //! 1. [`MergeArea::publish_stats`]: each group writes its (running maximum,
-//!    row sum) per query row; then a block barrier (after which the K/V
-//!    tiles, which the exchange area reuses, are free).
-//! 2. [`MergeArea::publish_partials`]: each thread writes the accumulator
-//!    tiles of the other groups' slices, raw, into exchange slots indexed
-//!    by (group, tile, row warp, lane): the warps of every group hold the
-//!    same rows in the same register layout, so a slot means the same
-//!    elements to every group; then a block barrier.
+//!    row sum) per query row.
+//! 2. [`MergeArea::publish_partials`]: each thread writes its accumulator
+//!    tiles, raw, into its group's exchange slots, indexed by (tile, row
+//!    warp, lane): the warps of every group hold the same rows in the same
+//!    register layout, so a slot means the same elements to every group.
+//!    A group's slots reuse its own K/V tiles, so a group does this as soon
+//!    as its own warps are done with them; then one block barrier.
 //! 3. [`MergeArea::finish_slice`]: each thread reads every group's
 //!    statistics of its two rows and the other groups' tiles of its own
 //!    slice, weighs each group by `2^(m_g - max)`
@@ -27,9 +27,11 @@ use crate::softmax;
 pub struct MergeArea {
     /// Offset of the `(max, sum)` f32 pairs, indexed `[group][row]`.
     pub stats: u32,
-    /// Offset of the exchange slots (16 bytes each), indexed
-    /// `[group][tile][row warp][lane]`.
+    /// Offset of group 0's exchange slots (16 bytes each, indexed
+    /// `[tile][row warp][lane]` within a group).
     pub exchange: u32,
+    /// Bytes from one group's exchange slots to the next.
+    pub group_stride: u32,
     /// Query rows per block.
     pub block_m: u32,
 }
@@ -44,9 +46,9 @@ impl MergeArea {
     /// Byte offset of the exchange slot of accumulator tile `tile` of
     /// `lane` in row warp `row_warp` of group `split`.
     #[inline(always)]
-    const fn exchange_at<const O_TILES: usize>(&self, split: u32, tile: u32, row_warp: u32, lane: u32) -> usize {
+    const fn exchange_at(&self, split: u32, tile: u32, row_warp: u32, lane: u32) -> usize {
         let row_warps = self.block_m / 16;
-        (self.exchange + 16 * (((split * O_TILES as u32 + tile) * row_warps + row_warp) * 32 + lane)) as usize
+        (self.exchange + split * self.group_stride + 16 * ((tile * row_warps + row_warp) * 32 + lane)) as usize
     }
 
     /// Publishes group `split`'s running maximum and row sum of this
@@ -82,8 +84,9 @@ impl MergeArea {
     /// local memory).
     ///
     /// # Safety
-    /// `smem` is the dynamic shared memory base; every group is past its
-    /// last read of the K/V tiles the exchange area reuses.
+    /// `smem` is the dynamic shared memory base; every thread of group
+    /// `split` is past its last read of the group's K/V tiles, which its
+    /// exchange slots reuse.
     #[inline(always)]
     pub unsafe fn publish_partials<const O_TILES: usize>(
         &self,
@@ -92,7 +95,7 @@ impl MergeArea {
         o: &[[f32; 4]; O_TILES],
     ) {
         for (t, tile) in o.iter().enumerate() {
-            let at = self.exchange_at::<O_TILES>(split, t as u32, row_warp, lane);
+            let at = self.exchange_at(split, t as u32, row_warp, lane);
             // SAFETY: this group's slot (16-byte aligned).
             unsafe { *(smem.add(at) as *mut [f32; 4]) = *tile };
         }
@@ -125,14 +128,14 @@ impl MergeArea {
             });
             let m = stats.map(|x| x[0]);
             let (base, sum) = softmax::merge_splits(m, stats.map(|x| x[1]), math::exp2);
-            let scale = softmax::output_scale(sum, v_scale);
+            let scale = softmax::output_scale(sum, v_scale, math::rcp);
             m.map(|m_g| math::exp2(m_g - base) * scale)
         });
         core::array::from_fn(|i| {
             let tile = split * SLICE as u32 + i as u32;
             let mut out = [0f32; 4];
             for (g, w) in (0..SPLITS).map(|g| (g, [weights[0][g], weights[1][g]])) {
-                let at = self.exchange_at::<O_TILES>(g as u32, tile, row_warp, lane);
+                let at = self.exchange_at(g as u32, tile, row_warp, lane);
                 // SAFETY: group g's published slot of this tile.
                 let part = unsafe { *(smem.add(at) as *const [f32; 4]) };
                 for e in 0..4 {

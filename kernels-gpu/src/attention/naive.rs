@@ -94,7 +94,7 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     // The next kernel may launch now (see `grid_dep`: after the key loop,
     // so its blocks do not crowd this grid's while it computes).
     grid_dep::launch_dependents();
-    let out_scale = softmax::output_scale(l, v_scale);
+    let out_scale = softmax::output_scale(l, v_scale, math::rcp);
     for (i, a) in acc.iter().enumerate() {
         // SAFETY: inside this output row.
         unsafe { *o.add(lane + 32 * i) = cvt::f32_to_f16_bits(a * out_scale) };

@@ -124,7 +124,7 @@ impl Rows {
                 *x += shfl::shfl_xor_f32(*x, 2);
             }
         }
-        l.map(|x| softmax::output_scale(x, v_scale))
+        l.map(|x| softmax::output_scale(x, v_scale, math::rcp))
     }
 }
 

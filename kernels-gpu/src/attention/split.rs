@@ -182,8 +182,8 @@ pub unsafe fn forward<
     // share has landed), and per group and stage a "full" one (the group's
     // threads arrive once their share of the tile has landed) and an
     // "empty" one (they arrive when done reading a tile that the stage will
-    // be refilled after). Thread 0 initializes them; a block barrier
-    // publishes them.
+    // be refilled after); per group a "done" one before the merge. Thread 0
+    // initializes them; a block barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage, STAGES as u32);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage, STAGES as u32);
@@ -196,6 +196,7 @@ pub unsafe fn forward<
                     mbarrier::init(smem_base + plan.full_barrier(g, stage, STAGES as u32), group_threads);
                     mbarrier::init(smem_base + plan.empty_barrier(g, stage, STAGES as u32), group_threads);
                 }
+                mbarrier::init(smem_base + plan.done_barrier(g, STAGES as u32), group_threads);
             }
         }
         bar::sync_threads();
@@ -254,18 +255,20 @@ pub unsafe fn forward<
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
-    // Merge (see `merge`): publish this group's (max, sum) of the warp's
-    // rows; once every group is done with its K/V tiles (the exchange slots
-    // reuse them), hand the other groups' slices over; then finish and
-    // store this group's slice.
-    let merge = MergeArea { stats: plan.stats, exchange: plan.exchange, block_m: shape.block_m };
+    // Merge (see `merge`): once the group's threads are all done with its
+    // K/V tiles (its exchange slots reuse them), publish the group's (max,
+    // sum) of the warp's rows and its partial output; after one block
+    // barrier, finish and store this group's slice.
+    let merge =
+        MergeArea { stats: plan.stats, exchange: plan.kv, group_stride: plan.group_bytes, block_m: shape.block_m };
     let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
-    // SAFETY: converged warp.
-    unsafe { merge.publish_stats(smem_ptr, split, local_rows, &rows, quad) };
-    // SAFETY: block-uniform; after it no group reads its K/V tiles (and
-    // every copy has landed: each was waited for).
+    let done = smem_base + plan.done_barrier(split, STAGES as u32);
+    // SAFETY: uniform over the group (one arrival per thread); then every
+    // copy of the group has landed and no thread of it reads its tiles.
     unsafe {
-        bar::sync_threads();
+        mbarrier::arrive(done);
+        mbarrier::wait(done, 0);
+        merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
     }
