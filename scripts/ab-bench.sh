@@ -22,26 +22,5 @@ for r in $(seq 1 "$ROUNDS"); do
       --json "$OUT/ab-$tag-$r.json" | grep -v '^\[' || status=1
   done
 done
-python3 - "$OUT" "$ROUNDS" <<'EOF'
-import json, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-best = {}
-for tag in ("old", "new"):
-    for r in range(1, rounds + 1):
-        try:
-            rows = json.load(open(f"{out}/ab-{tag}-{r}.json"))["rows"]
-        except (OSError, ValueError):
-            continue
-        for row in rows:
-            s = row["shape"]
-            shape = f'{s["batch"]},{s["heads"]},{s["seq"]},{s["head_dim"]}' + (",causal" if s["causal"] else "")
-            key = (row["variant"], shape, row["mode"])
-            ok = row["correct"]
-            t = row["median_us"] if ok else float("inf")
-            best.setdefault(key, {})[tag] = min(t, best.get(key, {}).get(tag, float("inf")))
-print(f'{"variant":8} {"shape":24} {"mode":14} {"old_us":>10} {"new_us":>10} {"new/old":>8}')
-for (v, shape, mode), t in best.items():
-    o, n = t.get("old", float("nan")), t.get("new", float("nan"))
-    print(f"{v:8} {shape:24} {mode:14} {o:10.2f} {n:10.2f} {n / o:8.3f}")
-EOF
+python3 "$(dirname "$0")/ab-table.py" "$OUT" "$ROUNDS"
 exit $status
