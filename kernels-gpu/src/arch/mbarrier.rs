@@ -58,26 +58,32 @@ pub unsafe fn arrive_after_copies(bar: u32) {
 /// `bar` is an initialized barrier of this block.
 #[inline(always)]
 unsafe fn phase_done(bar: u32, parity: u32) -> bool {
-    let done: u32;
-    // SAFETY: the caller guarantees the barrier.
-    unsafe {
-        #[cfg(target_feature = "sm_90a")]
-        asm!(
-            "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{b}], {ph}; selp.u32 {d}, 1, 0, p; }}",
-            b = in(reg32) bar,
-            ph = in(reg32) parity,
-            d = out(reg32) done,
-            options(nostack)
-        );
-        #[cfg(not(target_feature = "sm_90a"))]
-        asm!(
-            "{{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [{b}], {ph}; selp.u32 {d}, 1, 0, p; }}",
-            b = in(reg32) bar,
-            ph = in(reg32) parity,
-            d = out(reg32) done,
-            options(nostack)
-        );
+    /// The wait instruction with a predicate result, as 0 or 1.
+    macro_rules! parity_wait {
+        ($op:literal) => {{
+            let done: u32;
+            asm!(
+                concat!(
+                    "{{ .reg .pred p; mbarrier.",
+                    $op,
+                    ".parity.shared::cta.b64 p, [{b}], {ph}; selp.u32 {d}, 1, 0, p; }}"
+                ),
+                b = in(reg32) bar,
+                ph = in(reg32) parity,
+                d = out(reg32) done,
+                options(nostack)
+            );
+            done
+        }};
     }
+    // SAFETY: the caller guarantees the barrier.
+    let done = unsafe {
+        #[cfg(target_feature = "sm_90a")]
+        let done = parity_wait!("try_wait");
+        #[cfg(not(target_feature = "sm_90a"))]
+        let done = parity_wait!("test_wait");
+        done
+    };
     done != 0
 }
 
