@@ -1,5 +1,5 @@
 //! `cargo xtask`: the project's build and gate commands (setup, ptx, gate,
-//! bundle, sanitize, bench, record). One module per command; arguments are parsed by hand to keep
+//! bundle, sanitize, sass, bench, record). One module per command; arguments are parsed by hand to keep
 //! this crate quick to build.
 
 mod bench;
@@ -14,6 +14,7 @@ mod ptx;
 mod record;
 mod report;
 mod sanitize;
+mod sass;
 mod setup;
 mod speed;
 mod util;
@@ -48,6 +49,11 @@ commands:
                              over gpu-bundle/bin/sanitize_target); one log, DIR/sanitize.log
                              (DIR: target/sanitize). Without cargo, on a GPU machine:
                              bash scripts/sanitize.sh (log in $OUT, default gpu-out)
+  sass ENTRY [--arch sm_90a|sm_89] [--full]
+                             the SASS of one kernel entry (nvdisasm, pip wheel installed
+                             into target/cuda-tools on first use): instruction count,
+                             loops (backward branches) and the opcode mix of the long
+                             ones; the listing in target/kernels/<arch>/ENTRY.sass
   bench [--variants a,b] [--shapes \"B,H,S,D[,causal] ..\"] [--modes graph,direct]
         [--peers] [--out DIR] [--date YYYY-MM-DD]
                              on a GPU machine (also as gpu-bundle/bin/xtask bench, no
@@ -62,6 +68,7 @@ commands:
 
 environment:
   SDPA_PTXAS=<path>          the ptxas to use
+  SDPA_NVDISASM=<path>       the nvdisasm `sass` uses
   SDPA_GPU=1|0               force the GPU part on or off
   SDPA_GPU_TESTS=<paths>     GPU test executables to run (default: gpu-bundle/tests.txt)
   SDPA_BIN=<path>            the sdpa CLI bench and the speed gate run
@@ -84,6 +91,7 @@ fn main() -> ExitCode {
         "gate" => gate::run(rest),
         "bundle" => bundle::run(rest),
         "sanitize" => sanitize::run(rest),
+        "sass" => sass::run(rest),
         "bench" => bench::run(rest),
         "record" => bench::record(rest),
         other => {

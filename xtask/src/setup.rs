@@ -46,10 +46,16 @@ pub fn ensure_ptxas(ws: &Path) -> Result<PathBuf> {
 /// `--no-deps`: ptxas is self-contained; the wheel's dependencies (nvvm,
 /// crt, runtime) are ~250 MB that ptxas does not use.
 fn install(ws: &Path) -> Result<()> {
+    eprintln!("ptxas not found; installing {PTXAS_PIP_PACKAGE} into {}", tools_dir(ws).display());
+    pip_install(ws, PTXAS_PIP_PACKAGE)
+}
+
+/// `python3 -m pip install --target <tools_dir> --no-deps --upgrade
+/// <package>` (NVIDIA's tool wheels: ptxas, nvdisasm).
+pub fn pip_install(ws: &Path, package: &str) -> Result<()> {
     let dir = tools_dir(ws);
-    eprintln!("ptxas not found; installing {PTXAS_PIP_PACKAGE} into {}", dir.display());
     util::output(Command::new("python3").arg("--version")).map_err(|e| {
-        format!("{e}\npython3 is needed to install ptxas (Debian: apt-get install python3 python3-pip)")
+        format!("{e}\npython3 is needed to install {package} (Debian: apt-get install python3 python3-pip)")
     })?;
     util::output(Command::new("python3").args(["-m", "pip", "--version"]))
         .map_err(|e| format!("{e}\npip is missing for python3 (Debian: apt-get install python3-pip)"))?;
@@ -59,6 +65,6 @@ fn install(ws: &Path) -> Result<()> {
     pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--upgrade"])
         .arg("--target")
         .arg(&dir)
-        .arg(PTXAS_PIP_PACKAGE);
+        .arg(package);
     util::status(&mut pip)
 }

@@ -1,0 +1,217 @@
+//! `cargo xtask sass ENTRY [--arch ARCH] [--full]`: the SASS ptxas made of
+//! one kernel entry, with what matters when reading a loop without a GPU:
+//! the instruction count, every loop (a predicated backward branch: its
+//! first and last address and its length in instructions) and the opcode mix of the
+//! longest loops. The whole listing goes to
+//! `target/kernels/<arch>/<entry>.sass` (and to stdout with `--full`).
+//!
+//! The disassembler is NVIDIA's `nvdisasm`: `$SDPA_NVDISASM`, then the pip
+//! wheel in `target/cuda-tools` (installed on first use), then `PATH`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kernel_builder::tools_dir;
+
+use crate::util::{self, Args, Result};
+
+/// The pip wheel that ships `nvdisasm` (reads the cubins of ptxas 13.0).
+const NVDISASM_PIP_PACKAGE: &str = "nvidia-cuda-nvdisasm==13.5.37";
+
+/// Loops with at least this many instructions get an opcode mix.
+const MIX_MIN_LOOP: usize = 50;
+
+/// Runs the command.
+pub fn run(args: &[String]) -> Result<()> {
+    let mut args = Args::new("sass", args);
+    let arch = crate::ptx::arch(&args.value("--arch")?.unwrap_or_else(|| "sm_90a".into()))?;
+    let full = args.flag("--full");
+    let entry = args.positional()?.ok_or("usage: cargo xtask sass ENTRY [--arch ARCH] [--full]")?;
+    args.finish()?;
+    let ws = util::workspace();
+    let ptxas = crate::setup::ensure_ptxas(&ws)?;
+    let nvdisasm = ensure_nvdisasm(&ws)?;
+    let built = crate::ptx::build(&ws, &ptxas, arch)?;
+    let listing = util::output(Command::new(&nvdisasm).arg("-c").arg(&built.cubin))?;
+    let text = entry_text(&listing, &entry)
+        .ok_or_else(|| format!("no entry `{entry}` in the {} cubin ({})", arch.name, built.cubin.display()))?;
+    let out = built.cubin.with_file_name(format!("{entry}.sass"));
+    std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    if full {
+        println!("{text}");
+    }
+    let code = parse(text);
+    println!("{entry} ({}): {} instructions; listing in {}", arch.name, code.len(), out.display());
+    let loops = loops(&code);
+    for l in &loops {
+        println!("loop {:#06x}..{:#06x}: {} instructions", l.start, l.end, l.len);
+    }
+    for l in loops.iter().filter(|l| l.len >= MIX_MIN_LOOP) {
+        let mix = opcode_mix(code.iter().filter(|i| (l.start..=l.end).contains(&i.addr)));
+        let top: Vec<String> = mix.iter().take(16).map(|(op, n)| format!("{op} {n}")).collect();
+        println!("opcodes of loop {:#06x}..{:#06x}: {}", l.start, l.end, top.join(", "));
+    }
+    Ok(())
+}
+
+/// Returns the nvdisasm to use, installing the pip wheel first if none is found.
+fn ensure_nvdisasm(ws: &Path) -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("SDPA_NVDISASM") {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(format!("SDPA_NVDISASM={} is not a file", p.display())) };
+    }
+    let installed = tools_dir(ws).join("nvidia/cu13/bin/nvdisasm");
+    if installed.is_file() {
+        return Ok(installed);
+    }
+    if let Some(p) = util::on_path("nvdisasm") {
+        return Ok(p);
+    }
+    crate::setup::pip_install(ws, NVDISASM_PIP_PACKAGE)?;
+    if installed.is_file() {
+        Ok(installed)
+    } else {
+        Err(format!("pip installed {NVDISASM_PIP_PACKAGE} but no nvdisasm is at {}", installed.display()))
+    }
+}
+
+/// The text of one entry's section in an `nvdisasm -c` listing.
+fn entry_text<'a>(listing: &'a str, entry: &str) -> Option<&'a str> {
+    let head = format!(".text.{entry}:");
+    let start = listing.find(&head)?;
+    let rest = &listing[start..];
+    let end = rest.find("\n//----").unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// One SASS instruction.
+#[derive(Debug, PartialEq)]
+struct Instruction {
+    /// Its address (byte offset in the entry).
+    addr: u32,
+    /// The opcode without modifiers (`HMMA` of `HMMA.16816.F32`).
+    opcode: String,
+    /// The address it branches to, if it branches to a label.
+    target: Option<u32>,
+    /// Whether it carries a predicate (`@P0`, `@!P1`).
+    predicated: bool,
+}
+
+/// The address of an instruction line (`/*01a0*/ ...`) and the rest of it.
+fn address(line: &str) -> Option<(u32, &str)> {
+    let (addr, rest) = line.trim().strip_prefix("/*")?.split_once("*/")?;
+    Some((u32::from_str_radix(addr, 16).ok()?, rest))
+}
+
+/// The instructions of an entry's listing, branch labels (`.L_x_N:`)
+/// resolved to the address of the instruction after them.
+fn parse(text: &str) -> Vec<Instruction> {
+    let mut labels = BTreeMap::new();
+    let mut pending: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if let Some(label) = line.trim().strip_suffix(':').filter(|l| l.starts_with(".L_")) {
+            pending.push(label);
+        } else if let Some((addr, _)) = address(line) {
+            labels.extend(pending.drain(..).map(|label| (label, addr)));
+        }
+    }
+    let mut out = Vec::new();
+    for (addr, rest) in text.lines().filter_map(address) {
+        // The first word that is not a predicate (`@P0`, `@!PT`) is the opcode.
+        let predicated = rest.trim_start().starts_with('@');
+        let Some(op) = rest.split_whitespace().find(|w| !w.starts_with('@')) else { continue };
+        let opcode = op.split('.').next().unwrap_or(op).trim_end_matches(';').to_string();
+        // A branch names its label as `(.L_x_N).
+        let label = rest.split_once("`(").and_then(|(_, t)| t.split_once(')')).map(|(l, _)| l);
+        let target = label.and_then(|l| labels.get(l).copied());
+        out.push(Instruction { addr, opcode, target, predicated });
+    }
+    out
+}
+
+/// A loop: a predicated backward branch at `end` to `start`. (An
+/// unpredicated one is how ptxas returns from code it moved out of line,
+/// such as a slow path, and is not counted.)
+#[derive(Debug, PartialEq)]
+struct Loop {
+    start: u32,
+    end: u32,
+    /// Instructions from `start` to `end`, both included.
+    len: usize,
+}
+
+/// Every loop of `code`, longest first.
+fn loops(code: &[Instruction]) -> Vec<Loop> {
+    let mut out: Vec<Loop> = code
+        .iter()
+        .filter(|i| i.predicated)
+        .filter_map(|i| {
+            let start = i.target.filter(|&t| t <= i.addr)?;
+            let len = code.iter().filter(|j| (start..=i.addr).contains(&j.addr)).count();
+            Some(Loop { start, end: i.addr, len })
+        })
+        .collect();
+    out.sort_by(|a, b| b.len.cmp(&a.len).then(a.start.cmp(&b.start)));
+    out
+}
+
+/// Opcode counts, most frequent first.
+fn opcode_mix<'a>(code: impl Iterator<Item = &'a Instruction>) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for i in code {
+        *counts.entry(i.opcode.as_str()).or_default() += 1;
+    }
+    let mut mix: Vec<(String, usize)> = counts.into_iter().map(|(op, n)| (op.to_string(), n)).collect();
+    mix.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    mix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LISTING: &str = "\
+//--------------------- .text.other --------------------------
+.text.other:
+        /*0000*/                   EXIT ;
+//--------------------- .text.k --------------------------
+.text.k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_1:
+        /*0010*/                   HMMA.16816.F32 R4, R8, R10, R4 ;
+        /*0020*/              @!P0 HMMA.16816.F32 R4, R8, R12, R4 ;
+        /*0030*/                   FMNMX R2, R4, R5, !PT ;
+        /*0040*/               @P1 BRA `(.L_x_1) ;
+        /*0050*/                   BRA `(.L_x_2) ;
+.L_x_2:
+        /*0060*/                   EXIT ;
+        /*0070*/                   BRA `(.L_x_1) ;
+";
+
+    #[test]
+    fn an_entry_is_its_section_only() {
+        let text = entry_text(LISTING, "k").unwrap();
+        assert!(text.starts_with(".text.k:") && text.contains("FMNMX") && !text.contains(".text.other:"));
+        assert!(entry_text(LISTING, "missing").is_none());
+    }
+
+    #[test]
+    fn instructions_opcodes_and_branch_targets() {
+        let code = parse(entry_text(LISTING, "k").unwrap());
+        assert_eq!(code.len(), 8);
+        assert_eq!(code[2], Instruction { addr: 0x20, opcode: "HMMA".into(), target: None, predicated: true });
+        assert!(!code[1].predicated);
+        assert_eq!(code[4].target, Some(0x10));
+        assert_eq!(code[5].target, Some(0x60));
+    }
+
+    #[test]
+    fn backward_branches_are_loops_and_the_mix_counts_opcodes() {
+        let code = parse(entry_text(LISTING, "k").unwrap());
+        assert_eq!(loops(&code), vec![Loop { start: 0x10, end: 0x40, len: 4 }]);
+        let mix = opcode_mix(code.iter().filter(|i| (0x10..=0x40).contains(&i.addr)));
+        assert_eq!(mix[0], ("HMMA".to_string(), 2));
+        assert_eq!(mix.len(), 3);
+    }
+}
