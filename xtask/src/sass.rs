@@ -1,12 +1,13 @@
 //! `cargo xtask sass ENTRY [--arch ARCH] [--full]`: the SASS ptxas made of
 //! one kernel entry, with what matters when reading a loop without a GPU:
-//! the instruction count, every loop (a predicated backward branch: its
-//! first and last address and its length in instructions) and the opcode mix of the
+//! the instruction count, every loop (a backward branch: its first and
+//! last address and its length in instructions) and the opcode mix of the
 //! longest loops. The whole listing goes to
 //! `target/kernels/<arch>/<entry>.sass` (and to stdout with `--full`).
 //!
 //! The disassembler is NVIDIA's `nvdisasm`: `$SDPA_NVDISASM`, then the pip
-//! wheel in `target/cuda-tools` (installed on first use), then `PATH`.
+//! wheel in `target/cuda-tools/nvdisasm` (installed on first use), then
+//! `PATH`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,14 +62,17 @@ fn ensure_nvdisasm(ws: &Path) -> Result<PathBuf> {
         let p = PathBuf::from(p);
         return if p.is_file() { Ok(p) } else { Err(format!("SDPA_NVDISASM={} is not a file", p.display())) };
     }
-    let installed = tools_dir(ws).join("nvidia/cu13/bin/nvdisasm");
+    // Its own directory: a second wheel in ptxas's would replace `nvidia/`.
+    let dir = tools_dir(ws).join("nvdisasm");
+    let installed = dir.join("nvidia/cu13/bin/nvdisasm");
     if installed.is_file() {
         return Ok(installed);
     }
     if let Some(p) = util::on_path("nvdisasm") {
         return Ok(p);
     }
-    crate::setup::pip_install(ws, NVDISASM_PIP_PACKAGE)?;
+    eprintln!("nvdisasm not found; installing {NVDISASM_PIP_PACKAGE} into {}", dir.display());
+    crate::setup::pip_install(&dir, NVDISASM_PIP_PACKAGE)?;
     if installed.is_file() {
         Ok(installed)
     } else {
@@ -94,8 +98,6 @@ struct Instruction {
     opcode: String,
     /// The address it branches to, if it branches to a label.
     target: Option<u32>,
-    /// Whether it carries a predicate (`@P0`, `@!P1`).
-    predicated: bool,
 }
 
 /// The address of an instruction line (`/*01a0*/ ...`) and the rest of it.
@@ -119,20 +121,20 @@ fn parse(text: &str) -> Vec<Instruction> {
     let mut out = Vec::new();
     for (addr, rest) in text.lines().filter_map(address) {
         // The first word that is not a predicate (`@P0`, `@!PT`) is the opcode.
-        let predicated = rest.trim_start().starts_with('@');
         let Some(op) = rest.split_whitespace().find(|w| !w.starts_with('@')) else { continue };
         let opcode = op.split('.').next().unwrap_or(op).trim_end_matches(';').to_string();
         // A branch names its label as `(.L_x_N).
         let label = rest.split_once("`(").and_then(|(_, t)| t.split_once(')')).map(|(l, _)| l);
         let target = label.and_then(|l| labels.get(l).copied());
-        out.push(Instruction { addr, opcode, target, predicated });
+        out.push(Instruction { addr, opcode, target });
     }
     out
 }
 
-/// A loop: a predicated backward branch at `end` to `start`. (An
-/// unpredicated one is how ptxas returns from code it moved out of line,
-/// such as a slow path, and is not counted.)
+/// A loop: a backward branch at `end` to `start` with no `EXIT` between.
+/// (A backward branch over an `EXIT` is how ptxas returns from code it moved
+/// out of line, past the end of the kernel, such as a slow path; a branch
+/// to itself is the trap after the last `EXIT`. Neither is counted.)
 #[derive(Debug, PartialEq)]
 struct Loop {
     start: u32,
@@ -145,11 +147,13 @@ struct Loop {
 fn loops(code: &[Instruction]) -> Vec<Loop> {
     let mut out: Vec<Loop> = code
         .iter()
-        .filter(|i| i.predicated)
         .filter_map(|i| {
-            let start = i.target.filter(|&t| t <= i.addr)?;
-            let len = code.iter().filter(|j| (start..=i.addr).contains(&j.addr)).count();
-            Some(Loop { start, end: i.addr, len })
+            let start = i.target.filter(|&t| t < i.addr)?;
+            let body = || code.iter().filter(move |j| (start..=i.addr).contains(&j.addr));
+            if body().any(|j| j.opcode == "EXIT") {
+                return None;
+            }
+            Some(Loop { start, end: i.addr, len: body().count() })
         })
         .collect();
     out.sort_by(|a, b| b.len.cmp(&a.len).then(a.start.cmp(&b.start)));
@@ -187,6 +191,8 @@ mod tests {
 .L_x_2:
         /*0060*/                   EXIT ;
         /*0070*/                   BRA `(.L_x_1) ;
+.L_x_3:
+        /*0080*/                   BRA `(.L_x_3) ;
 ";
 
     #[test]
@@ -199,9 +205,8 @@ mod tests {
     #[test]
     fn instructions_opcodes_and_branch_targets() {
         let code = parse(entry_text(LISTING, "k").unwrap());
-        assert_eq!(code.len(), 8);
-        assert_eq!(code[2], Instruction { addr: 0x20, opcode: "HMMA".into(), target: None, predicated: true });
-        assert!(!code[1].predicated);
+        assert_eq!(code.len(), 9);
+        assert_eq!(code[2], Instruction { addr: 0x20, opcode: "HMMA".into(), target: None });
         assert_eq!(code[4].target, Some(0x10));
         assert_eq!(code[5].target, Some(0x60));
     }

@@ -47,13 +47,13 @@ pub fn ensure_ptxas(ws: &Path) -> Result<PathBuf> {
 /// crt, runtime) are ~250 MB that ptxas does not use.
 fn install(ws: &Path) -> Result<()> {
     eprintln!("ptxas not found; installing {PTXAS_PIP_PACKAGE} into {}", tools_dir(ws).display());
-    pip_install(ws, PTXAS_PIP_PACKAGE)
+    pip_install(&tools_dir(ws), PTXAS_PIP_PACKAGE)
 }
 
-/// `python3 -m pip install --target <tools_dir> --no-deps --upgrade
-/// <package>` (NVIDIA's tool wheels: ptxas, nvdisasm).
-pub fn pip_install(ws: &Path, package: &str) -> Result<()> {
-    let dir = tools_dir(ws);
+/// `python3 -m pip install --target <dir> --no-deps --upgrade <package>`
+/// (NVIDIA's tool wheels). One wheel per directory: they all install into
+/// `nvidia/`, which `--upgrade` replaces as a whole.
+pub fn pip_install(dir: &Path, package: &str) -> Result<()> {
     util::output(Command::new("python3").arg("--version")).map_err(|e| {
         format!("{e}\npython3 is needed to install {package} (Debian: apt-get install python3 python3-pip)")
     })?;
@@ -64,7 +64,7 @@ pub fn pip_install(ws: &Path, package: &str) -> Result<()> {
     let mut pip = Command::new("python3");
     pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--upgrade"])
         .arg("--target")
-        .arg(&dir)
+        .arg(dir)
         .arg(package);
     util::status(&mut pip)
 }
