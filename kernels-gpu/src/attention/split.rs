@@ -11,11 +11,12 @@
 //! groups do not wait for each other until the merge: their copies
 //! complete on `mbarrier`s ("full" per stage: every thread of the group
 //! arrives once its `cp.async` share has landed; "empty": every thread
-//! arrives when done reading a tile whose stage is refilled). (A block
-//! barrier per step, which made the groups step together, measured 0.3-0.8
-//! us slower at the mission shapes (results/STAGES.md stage 25); named
-//! group barriers made compute-sanitizer racecheck report hazards across
-//! the merge's block barriers, stage 13.) Per key block, each warp:
+//! arrives when done reading a tile whose stage is refilled). (With a block
+//! barrier per step instead, which made the groups step together, D=128
+//! short sequences took 12-16% longer and D=64 the same (results/STAGES.md
+//! stages 25-26); named group barriers made compute-sanitizer racecheck
+//! report hazards across the merge's block barriers, stage 13.) Per key
+//! block, each warp:
 //!
 //! 1. waits for K and V (E4M3) in its group's buffers;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
