@@ -103,7 +103,8 @@ pub struct SplitSmemPlan {
     /// Offset of group 0's first K tile; each group owns `group_bytes`
     /// (its exchange slots, `block_m * 4 * head_dim` bytes, included).
     pub kv: u32,
-    /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows.
+    /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows, or
+    /// its exchange slots if they are larger.
     pub group_bytes: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
