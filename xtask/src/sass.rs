@@ -35,8 +35,10 @@ pub fn run(args: &[String]) -> Result<()> {
     let nvdisasm = ensure_nvdisasm(&ws)?;
     let built = crate::ptx::build(&ws, &ptxas, arch)?;
     let listing = util::output(Command::new(&nvdisasm).arg("-c").arg(&built.cubin))?;
-    let text = entry_text(&listing, &entry)
-        .ok_or_else(|| format!("no entry `{entry}` in the {} cubin ({})", arch.name, built.cubin.display()))?;
+    let text = entry_text(&listing, &entry).ok_or_else(|| {
+        let entries: Vec<&str> = listing.lines().filter_map(|l| l.strip_prefix(".text.")?.strip_suffix(':')).collect();
+        format!("no entry `{entry}` in the {} cubin (it has: {})", arch.name, entries.join(", "))
+    })?;
     let out = built.cubin.with_file_name(format!("{entry}.sass"));
     std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     if full {
