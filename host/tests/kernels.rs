@@ -145,9 +145,9 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
         assert!(plan.stats + 8 * t.splits * t.block_m <= plan.barriers, "{}: stats overlap the barriers", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
-        let last_barrier = plan.done_barrier(t.splits - 1, t.stages);
+        let last_barrier = plan.done_barrier(t.splits - 1);
         assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
-        assert!(plan.q_barrier() < plan.full_barrier(0, 0, t.stages), "{}: Q's barrier is its own", k.entry);
+        assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
         assert!(
             plan.v_stage(0, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row
                 <= plan.k_stage(1.min(t.splits - 1), 0, t.block_n)

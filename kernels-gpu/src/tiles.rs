@@ -108,6 +108,8 @@ pub struct SplitSmemPlan {
     pub group_bytes: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
+    /// K/V stages per group (the barriers are laid out by it).
+    stages: u32,
 }
 
 impl SplitSmemPlan {
@@ -123,7 +125,7 @@ impl SplitSmemPlan {
         let exchange = t.block_m * 4 * t.head_dim;
         let group_bytes = if tiles > exchange { tiles } else { exchange };
         let total = kv + t.splits * group_bytes;
-        Self { fp8_row, q, stats, barriers, kv, group_bytes, total }
+        Self { fp8_row, q, stats, barriers, kv, group_bytes, total, stages: t.stages }
     }
 
     /// Offset of the barrier on which the Q tile's copies complete.
@@ -133,26 +135,26 @@ impl SplitSmemPlan {
 
     /// Offset of group `split`'s barriers: `stages` "full", `stages`
     /// "empty", one "done".
-    const fn group_barriers(&self, split: u32, stages: u32) -> u32 {
-        self.barriers + 8 * (1 + split * (2 * stages + 1))
+    const fn group_barriers(&self, split: u32) -> u32 {
+        self.barriers + 8 * (1 + split * (2 * self.stages + 1))
     }
 
     /// Offset of the barrier on which group `split`'s copies into stage
     /// `stage` complete ("full").
-    pub const fn full_barrier(&self, split: u32, stage: u32, stages: u32) -> u32 {
-        self.group_barriers(split, stages) + 8 * stage
+    pub const fn full_barrier(&self, split: u32, stage: u32) -> u32 {
+        self.group_barriers(split) + 8 * stage
     }
 
     /// Offset of the barrier on which group `split`'s threads release stage
     /// `stage` for refilling ("empty").
-    pub const fn empty_barrier(&self, split: u32, stage: u32, stages: u32) -> u32 {
-        self.group_barriers(split, stages) + 8 * (stages + stage)
+    pub const fn empty_barrier(&self, split: u32, stage: u32) -> u32 {
+        self.group_barriers(split) + 8 * (self.stages + stage)
     }
 
     /// Offset of the barrier on which group `split`'s threads meet once done
     /// with their K/V tiles, before the exchange slots overwrite them ("done").
-    pub const fn done_barrier(&self, split: u32, stages: u32) -> u32 {
-        self.group_barriers(split, stages) + 8 * 2 * stages
+    pub const fn done_barrier(&self, split: u32) -> u32 {
+        self.group_barriers(split) + 8 * 2 * self.stages
     }
 
     /// Offset of group `split`'s K tile in stage `stage`.

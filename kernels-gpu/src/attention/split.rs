@@ -186,18 +186,18 @@ pub unsafe fn forward<
     // be refilled after); per group a "done" one before the merge. Thread 0
     // initializes them; a block barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
-    let full = |stage: u32| smem_base + plan.full_barrier(split, stage, STAGES as u32);
-    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage, STAGES as u32);
+    let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
+    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
     unsafe {
         if thread == 0 {
             mbarrier::init(q_barrier, threads);
             for g in 0..SPLITS as u32 {
                 for stage in 0..STAGES as u32 {
-                    mbarrier::init(smem_base + plan.full_barrier(g, stage, STAGES as u32), group_threads);
-                    mbarrier::init(smem_base + plan.empty_barrier(g, stage, STAGES as u32), group_threads);
+                    mbarrier::init(smem_base + plan.full_barrier(g, stage), group_threads);
+                    mbarrier::init(smem_base + plan.empty_barrier(g, stage), group_threads);
                 }
-                mbarrier::init(smem_base + plan.done_barrier(g, STAGES as u32), group_threads);
+                mbarrier::init(smem_base + plan.done_barrier(g), group_threads);
             }
         }
         bar::sync_threads();
@@ -263,7 +263,7 @@ pub unsafe fn forward<
     let merge =
         MergeArea { stats: plan.stats, exchange: plan.kv, group_stride: plan.group_bytes, block_m: shape.block_m };
     let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
-    let done = smem_base + plan.done_barrier(split, STAGES as u32);
+    let done = smem_base + plan.done_barrier(split);
     // SAFETY: uniform over the group (one arrival per thread); then every
     // copy of the group has landed and no thread of it reads its tiles.
     unsafe {
