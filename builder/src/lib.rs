@@ -89,8 +89,13 @@ pub fn find_ptxas(workspace: &Path) -> Option<PathBuf> {
     if installed.is_file() {
         return Some(installed);
     }
+    on_path("ptxas")
+}
+
+/// The first file called `name` in a directory of `PATH`.
+pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("ptxas")).find(|p| p.is_file())
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// Runs `ptxas -arch=<arch> -v -O3 ptx -o cubin` and returns its resource

@@ -148,13 +148,10 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         let last_barrier = plan.done_barrier(t.splits - 1);
         assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
         assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
-        assert!(
-            plan.v_stage(0, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row
-                <= plan.k_stage(1.min(t.splits - 1), 0, t.block_n)
-                || t.splits == 1,
-            "{}: a group's tiles overlap the next group's",
-            k.entry
-        );
+        for g in 1..t.splits {
+            let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row;
+            assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);
+        }
         assert!(
             t.block_m * 4 * t.head_dim <= plan.group_bytes,
             "{}: a group's exchange slots overflow its area",

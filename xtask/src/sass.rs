@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kernel_builder::tools_dir;
+use kernel_builder::{on_path, tools_dir};
 
 use crate::util::{self, Args, Result};
 
@@ -28,7 +28,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut args = Args::new("sass", args);
     let arch = crate::ptx::arch(&args.value("--arch")?.unwrap_or_else(|| "sm_90a".into()))?;
     let full = args.flag("--full");
-    let entry = args.positional()?.ok_or("usage: cargo xtask sass ENTRY [--arch ARCH] [--full]")?;
+    let entry = args.positional().ok_or("usage: cargo xtask sass ENTRY [--arch ARCH] [--full]")?;
     args.finish()?;
     let ws = util::workspace();
     let ptxas = crate::setup::ensure_ptxas(&ws)?;
@@ -70,7 +70,7 @@ fn ensure_nvdisasm(ws: &Path) -> Result<PathBuf> {
     if installed.is_file() {
         return Ok(installed);
     }
-    if let Some(p) = util::on_path("nvdisasm") {
+    if let Some(p) = on_path("nvdisasm") {
         return Ok(p);
     }
     eprintln!("nvdisasm not found; installing {NVDISASM_PIP_PACKAGE} into {}", dir.display());

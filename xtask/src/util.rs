@@ -25,12 +25,6 @@ pub fn describe(cmd: &Command) -> String {
     words.join(" ")
 }
 
-/// The first file called `name` in a directory of `PATH`.
-pub fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
-}
-
 /// Runs `cmd` and returns its stdout; errors say which command failed and
 /// why (not found, or its status and stderr).
 pub fn output(cmd: &mut Command) -> Result<String> {
@@ -96,11 +90,9 @@ impl Args {
 
     /// The first argument that is not a flag (`--...`), once the flags and
     /// values have been taken.
-    pub fn positional(&mut self) -> Result<Option<String>> {
-        match self.rest.iter().position(|a| !a.starts_with("--")) {
-            Some(i) => Ok(Some(self.rest.remove(i))),
-            None => Ok(None),
-        }
+    pub fn positional(&mut self) -> Option<String> {
+        let i = self.rest.iter().position(|a| !a.starts_with("--"))?;
+        Some(self.rest.remove(i))
     }
 
     /// Errors on any argument no one asked for.
