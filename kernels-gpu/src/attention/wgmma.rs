@@ -278,15 +278,18 @@ pub unsafe fn forward<
         if next {
             // The softmax of block j + 1 runs while P·V of block j is in flight.
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
-            let (alpha, p_next) = unsafe {
+            let alpha = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                let alpha = rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(j + 1));
-                (alpha, online::p_fragments(&s))
+                rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding(0, &p_frag) };
             online::rescale(&mut o, alpha);
-            p_frag = p_next;
+            // P of block j + 1 only now: converted before the wait, it took
+            // registers that ptxas counts as the in-flight P·V's A operand,
+            // and at D = 64 ptxas then serialized every `wgmma` of the loop
+            // (C7513; `cargo xtask sass sdpa_wgmma_d64` shows the waits).
+            p_frag = online::p_fragments(&s);
         } else {
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
