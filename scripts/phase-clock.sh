@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Phase clock diagnostic of `split`: each warp records %clock at the phase
+# boundaries of a call (prologue, each key step, merge) and writes them over
+# its block's output rows (the outputs are wrong by design); the patched
+# `sdpa run` times 100 back-to-back launches from a CUDA graph (as `sdpa
+# bench` does) and keeps the last one's output; scripts/phase-clock.py
+# reports per-phase cycles (median, p10, p90 over warps).
+#
+# Read it as the instrumented kernel's timeline, not the real one's: the
+# timestamp array lives in local memory and the "ready" marks wait for
+# their values, so the build takes ~1.8x as long per call (11.5 vs 6.4 us
+# at (1,8,512,64), H200 run 44), and two predictions made from its phases
+# missed (results/STAGES.md stages 29-31). Per-step and merge cycles
+# repeated within 3% across runs 42-44.
+#
+#   here:             scripts/phase-clock.sh build    (-> gpu-bundle-diag/sdpa-phase)
+#   on the GPU:       scripts/phase-clock.sh run ["SHAPES"]   (carry gpu-bundle-diag)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case ${1:-} in
+  build)
+    git diff --quiet -- kernels-gpu host || { echo "phase-clock: kernels-gpu or host has local changes" >&2; exit 2; }
+    git apply scripts/phase-clock.patch
+    trap 'git checkout -- kernels-gpu host' EXIT
+    mkdir -p gpu-bundle-diag
+    cargo build --release -q -p sdpa --bin sdpa
+    cp target/release/sdpa gpu-bundle-diag/sdpa-phase ;;
+  run)
+    SHAPES=${2:-"1,8,512,64 2,8,256,64 1,1,512,64 1,8,128,64"}
+    tmp=$(mktemp -d)
+    for s in $SHAPES; do
+      python3 scripts/phase-clock.py input "$s" "$tmp/in.safetensors"
+      gpu-bundle-diag/sdpa-phase run --variant split -i "$tmp/in.safetensors" -o "$tmp/out.safetensors" | grep "^phase clock"
+      python3 scripts/phase-clock.py report "$s" "$tmp/out.safetensors"
+      echo
+    done ;;
+  *)
+    echo "usage: scripts/phase-clock.sh build | run [\"SHAPES\"]" >&2
+    exit 2 ;;
+esac
