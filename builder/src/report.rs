@@ -51,6 +51,19 @@ pub struct FunctionReport {
     pub spill_load_bytes: u32,
 }
 
+/// A performance advisory ptxas printed, e.g. `ptxas info    : (C7513)
+/// Potential Performance Loss: wgmma.mma_async instructions are serialized
+/// due to ... in the function 'sdpa_wgmma_d64'`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Advisory {
+    /// The message code, e.g. `C7513`.
+    pub code: String,
+    /// The function the message names, if it names one.
+    pub function: Option<String>,
+    /// The message after the code.
+    pub text: String,
+}
+
 /// Everything [`parse_report`] reads from one `ptxas -v` run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -58,6 +71,8 @@ pub struct Report {
     pub entries: Vec<EntryReport>,
     /// Device functions that ptxas kept as real calls, in report order.
     pub functions: Vec<FunctionReport>,
+    /// "Potential Performance Loss" advisories, in report order.
+    pub advisories: Vec<Advisory>,
 }
 
 /// Parses a `ptxas -v` report into its entries, in the order ptxas printed
@@ -96,6 +111,7 @@ enum Owner {
 pub fn parse_report(report: &str) -> Result<Report, String> {
     let mut entries: Vec<Partial> = Vec::new();
     let mut functions = Vec::new();
+    let mut advisories = Vec::new();
     // The entry being compiled, until its `Used` line is read.
     let mut current: Option<usize> = None;
     // The owner of a `Function properties` line whose frame line comes next.
@@ -125,7 +141,9 @@ pub fn parse_report(report: &str) -> Result<Report, String> {
         let Some(msg) = info_message(line) else {
             continue;
         };
-        if let Some(rest) = msg.strip_prefix("Compiling entry function ") {
+        if let Some(advisory) = parse_advisory(msg) {
+            advisories.push(advisory);
+        } else if let Some(rest) = msg.strip_prefix("Compiling entry function ") {
             let (entry, arch) = parse_compiling(rest).ok_or_else(|| {
                 format!("line {n}: expected \"Compiling entry function 'NAME' for 'ARCH'\", found {line:?}")
             })?;
@@ -157,7 +175,21 @@ pub fn parse_report(report: &str) -> Result<Report, String> {
         return Err("no 'Compiling entry function' line: not a `ptxas -v` report, or the PTX has no entry".into());
     }
     let entries = entries.into_iter().map(finish).collect::<Result<_, _>>()?;
-    Ok(Report { entries, functions })
+    Ok(Report { entries, functions, advisories })
+}
+
+/// `(CNNNN) Potential Performance Loss: ... in the function 'NAME'`; `None`
+/// for any other message.
+fn parse_advisory(msg: &str) -> Option<Advisory> {
+    let (code, text) = msg.strip_prefix('(')?.split_once(')')?;
+    let numbered = code.strip_prefix('C').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let text = text.trim();
+    if !numbered || !text.starts_with("Potential Performance Loss") {
+        return None;
+    }
+    let function =
+        text.rsplit_once("in the function '").and_then(|(_, name)| name.strip_suffix('\'')).map(str::to_string);
+    Some(Advisory { code: code.to_string(), function, text: text.to_string() })
 }
 
 /// Checks that an entry got both its frame line and its `Used` line.

@@ -1,12 +1,14 @@
 //! `report::parse` against real `ptxas -v` output (the fixtures were made by
-//! ptxas 13.0.88 from this repository's PTX and from `fixtures/devfn.ptx`)
-//! and against malformed reports.
+//! ptxas 13.0.88 from this repository's PTX and from `fixtures/devfn.ptx`;
+//! `ptxas_sm90a_c7513.txt` from commit 14256c1's, whose `wgmma` D=64 loop
+//! ptxas serialized) and against malformed reports.
 
-use kernel_builder::report::{EntryReport, FunctionReport, parse, parse_report};
+use kernel_builder::report::{Advisory, EntryReport, FunctionReport, parse, parse_report};
 
 const SM90A: &str = include_str!("fixtures/ptxas_sm90a.txt");
 const SM89: &str = include_str!("fixtures/ptxas_sm89.txt");
 const DEVFN: &str = include_str!("fixtures/ptxas_devfn_sm90a.txt");
+const C7513: &str = include_str!("fixtures/ptxas_sm90a_c7513.txt");
 
 fn entry<'a>(entries: &'a [EntryReport], name: &str) -> &'a EntryReport {
     entries.iter().find(|e| e.entry == name).unwrap_or_else(|| panic!("{name} not parsed"))
@@ -107,6 +109,33 @@ ptxas info    : Used 40 registers
     assert_eq!((report.entries[0].registers, report.entries[0].stack_bytes), (40, 0));
     assert_eq!(report.functions[0].name, "_RNvCs123_helper");
     assert_eq!(report.functions[0].stack_bytes, 32);
+}
+
+#[test]
+fn performance_advisories_are_collected_with_the_function_they_name() {
+    let report = parse_report(C7513).unwrap();
+    assert_eq!(report.entries.len(), 10, "the entries still parse around the advisory");
+    let text = "Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions \
+                defining input registers of a wgmma between start and end of the pipeline stage in the function \
+                'sdpa_wgmma_d64'";
+    let want = Advisory { code: "C7513".into(), function: Some("sdpa_wgmma_d64".into()), text: text.into() };
+    assert_eq!(report.advisories, vec![want]);
+    for clean in [SM90A, SM89, DEVFN] {
+        assert_eq!(parse_report(clean).unwrap().advisories, vec![]);
+    }
+}
+
+#[test]
+fn other_coded_messages_are_not_advisories() {
+    let text = "\
+ptxas info    : (C7000) Something else entirely
+ptxas info    : (Cx) Potential Performance Loss: not a numbered code
+ptxas info    : Compiling entry function 'k' for 'sm_90a'
+ptxas info    : Function properties for k
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers
+";
+    assert_eq!(parse_report(text).unwrap().advisories, vec![]);
 }
 
 fn parse_err(text: &str) -> String {

@@ -53,11 +53,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let ptxas = setup::ensure_ptxas(&ws)?;
     let mut rows = Vec::new();
     let mut functions = Vec::new();
+    let mut advisories = Vec::new();
     for arch in ARCHS {
         let built = ptx::build(&ws, &ptxas, arch)?;
         let parsed = report::parse_report(&built.report).map_err(|e| format!("ptxas report for {}: {e}", arch.name))?;
         rows.extend(rows_for(arch, parsed.entries));
         functions.extend(parsed.functions.into_iter().map(|f| (arch, f)));
+        advisories.extend(parsed.advisories.into_iter().map(|a| (arch, a)));
     }
     let budgets = match loaded {
         Some(b) => b,
@@ -67,7 +69,13 @@ pub fn run(args: &[String]) -> Result<()> {
             budgets::load(&budgets_path)?
         }
     };
-    let violations = check::check(&rows, &functions, &budgets);
+    let mut violations = check::check(&rows, &functions, &budgets);
+    // A "Potential Performance Loss" from ptxas (e.g. C7513: every `wgmma`
+    // of a loop serialized) is a regression the register figures do not show.
+    violations.extend(advisories.iter().map(|(arch, a)| {
+        let at = a.function.as_deref().unwrap_or("(no function named)");
+        format!("{at} {}: ptxas {}: {}", arch.name, a.code, a.text)
+    }));
     print_table(&rows, &budgets);
     if record {
         let path = record::write(&ws, &rows, &budgets, &violations, &setup::version(&ptxas))?;
