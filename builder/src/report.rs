@@ -15,6 +15,8 @@
 //! Only `Compiling entry function` starts an entry. `Function properties for
 //! X` blocks whose `X` is not the entry being compiled belong to non-inlined
 //! device functions: they are kept apart, in [`Report::functions`].
+//! Lines like `ptxas info    : (C7513) Potential Performance Loss: ... in the
+//! function 'NAME'` (wherever they fall) are kept in [`Report::advisories`].
 
 /// The resources ptxas reports for one entry function on one arch.
 #[derive(Clone, Debug, PartialEq, Eq)]
