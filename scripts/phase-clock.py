@@ -98,7 +98,7 @@ def report(dims, path):
         add("last block barrier", w[24] - w[23])
         add("total cycles", w[24])
     print(f"phase clock, shape {b},{h},{s},{d}: {len(warps)} warps, {len({w[1] for w in warps})} SMs")
-    print(f"{'phase (cycles unless named)':32} {'median':>8} {'p10':>8} {'p90':>8}")
+    print(f"{'phase (cycles)':32} {'median':>8} {'p10':>8} {'p90':>8}")
     for name, values in phases.items():
         print(f"{name:32} {stats(values)}")
 

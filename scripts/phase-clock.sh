@@ -9,8 +9,8 @@
 # Read it as the instrumented kernel's timeline, not the real one's: the
 # timestamp array lives in local memory and the "ready" marks wait for
 # their values, so the build takes ~1.8x as long per call (11.5 vs 6.4 us
-# at (1,8,512,64), H200 run 44), and two predictions made from its phases
-# missed (results/STAGES.md stages 29-31). Per-step and merge cycles
+# at (1,8,512,64), H200 run 44), and three predictions made from its phases
+# missed (results/STAGES.md stages 29, 31, 32). Per-step and merge cycles
 # repeated within 3% across runs 42-44.
 #
 #   here:             scripts/phase-clock.sh build    (-> gpu-bundle-diag/sdpa-phase)
