@@ -12,3 +12,5 @@ pub mod split;
 pub mod warp_tile;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;
+#[cfg(target_feature = "sm_90a")]
+pub mod wgsplit;
