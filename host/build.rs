@@ -27,9 +27,7 @@ fn main() {
     }
     let mut images = String::from("static IMAGES: &[Image] = &[\n");
     for arch in ARCHS {
-        let threads: Vec<(&str, u32)> = kernels_gpu::kernels::entry_threads(arch.name == "sm_90a").collect();
-        let ptx =
-            build_ptx(&cargo, &workspace, arch, &out.join("kernels-target"), &threads).unwrap_or_else(|e| fail(&e));
+        let ptx = build_ptx(&cargo, &workspace, arch, &out.join("kernels-target")).unwrap_or_else(|e| fail(&e));
         let ptx_copy = out.join(format!("{}.ptx", arch.name));
         std::fs::copy(&ptx, &ptx_copy).unwrap_or_else(|e| fail(&e));
         let cubin = ptxas.as_deref().map(|ptxas| {

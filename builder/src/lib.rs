@@ -48,17 +48,9 @@ pub fn nvptx_rustflags(arch: Arch) -> Vec<String> {
 }
 
 /// Builds `kernels-gpu` for `arch` with `cargo` (the path of the cargo to
-/// run), in `target_dir/<arch>`, and returns the path of the PTX file, in
-/// which every entry of `block_threads` (entry symbol, threads per block)
-/// declares its block size to ptxas ([`declare_block_threads`]).
+/// run), in `target_dir/<arch>`, and returns the path of the PTX file.
 /// Outer `RUSTFLAGS` never leak in: the flags are set explicitly.
-pub fn build_ptx(
-    cargo: &Path,
-    workspace: &Path,
-    arch: Arch,
-    target_dir: &Path,
-    block_threads: &[(&str, u32)],
-) -> Result<PathBuf, BuildError> {
+pub fn build_ptx(cargo: &Path, workspace: &Path, arch: Arch, target_dir: &Path) -> Result<PathBuf, BuildError> {
     let dir = target_dir.join(arch.name);
     let output = Command::new(cargo)
         .current_dir(workspace)
@@ -78,45 +70,8 @@ pub fn build_ptx(
             String::from_utf8_lossy(&output.stderr)
         )));
     }
-    let built = dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
-    let text = std::fs::read_to_string(&built)
-        .map_err(|e| BuildError(format!("no PTX at {}: {e}", built.display())))?;
-    let ptx = dir.join("kernels.ptx");
-    std::fs::write(&ptx, declare_block_threads(&text, block_threads)?)
-        .map_err(|e| BuildError(format!("cannot write {}: {e}", ptx.display())))?;
-    Ok(ptx)
-}
-
-/// `ptx` with a `.maxntid THREADS, 1, 1` directive after the parameter
-/// list of each entry named in `block_threads`: ptxas then knows the block
-/// size the host launches with and keeps the registers within what that
-/// many threads may use (65536 / THREADS per thread), where it would
-/// otherwise allocate for fewer threads and the launch would fail. An
-/// entry that is not in `ptx` is an error.
-pub fn declare_block_threads(ptx: &str, block_threads: &[(&str, u32)]) -> Result<String, BuildError> {
-    let mut out = String::with_capacity(ptx.len() + 32 * block_threads.len());
-    let mut pending: Option<u32> = None;
-    let mut found = 0;
-    for line in ptx.lines() {
-        out.push_str(line);
-        out.push('\n');
-        if let Some(name) = line.strip_prefix(".visible .entry ").and_then(|rest| rest.strip_suffix('(')) {
-            pending = block_threads.iter().find(|(entry, _)| *entry == name).map(|&(_, threads)| threads);
-            found += pending.is_some() as usize;
-        } else if let (Some(threads), true) = (pending, line.starts_with(')')) {
-            out.push_str(&format!(".maxntid {threads}, 1, 1\n"));
-            pending = None;
-        }
-    }
-    if found != block_threads.len() {
-        let missing: Vec<&str> = block_threads
-            .iter()
-            .map(|(entry, _)| *entry)
-            .filter(|entry| !ptx.contains(&format!(".visible .entry {entry}(")))
-            .collect();
-        return Err(BuildError(format!("entries not in the PTX: {}", missing.join(", "))));
-    }
-    Ok(out)
+    let ptx = dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
+    if ptx.is_file() { Ok(ptx) } else { Err(BuildError(format!("no PTX at {}", ptx.display()))) }
 }
 
 /// Where `cargo xtask setup` installs ptxas: `<workspace>/target/cuda-tools`.

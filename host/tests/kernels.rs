@@ -149,8 +149,8 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
         assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
         for g in 1..t.splits {
-            let previous_end = plan.v_stage(g - 1, t.stages - 1) + t.block_n * plan.fp8_row;
-            assert!(previous_end <= plan.k_stage(g, 0), "{}: group {} overlaps group {g}", k.entry, g - 1);
+            let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row;
+            assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);
         }
         assert!(
             t.block_m * 4 * t.head_dim <= plan.group_bytes,

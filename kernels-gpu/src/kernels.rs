@@ -27,17 +27,11 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
-    /// Hopper only (sm_90a), for short sequences: `split`'s key groups as
-    /// warpgroups on `wgmma` (64 query rows per block): Q·K^T on `wgmma`
-    /// e4m3 straight from the E4M3 tiles, each V tile transposed to f16 in
-    /// shared memory once by the warpgroup that uses it (no prepass), P·V
-    /// on `wgmma` f16; the groups merge as `split`'s do.
-    WgSplit,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::WgSplit];
+    pub const ALL: [Variant; 4] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -46,7 +40,6 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
-            Variant::WgSplit => "wgsplit",
         }
     }
 
@@ -106,15 +99,8 @@ pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n:
 /// `split` at D = 128: 2 key groups (the same shared memory budget).
 pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
 
-/// `wgsplit` at D = 64: 64 query rows x 4 key groups (warpgroups), 64-key
-/// blocks, K/V double-buffered per group (E4M3, plus an f16 `Vt` tile per
-/// stage): 512 keys in flight per block.
-pub const WGSPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 16, splits: 4 };
-/// `wgsplit` at D = 128: 2 key groups.
-pub const WGSPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 8, splits: 2, ..WGSPLIT_D64 };
-
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 10] = [
+pub const KERNELS: [KernelInfo; 8] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -179,33 +165,7 @@ pub const KERNELS: [KernelInfo; 10] = [
         sm90a_only: false,
         prepass: None,
     },
-    KernelInfo {
-        variant: Variant::WgSplit,
-        entry: "sdpa_wgsplit_d64",
-        tiles: WGSPLIT_D64,
-        smem_bytes: SplitSmemPlan::with_vt(WGSPLIT_D64).total,
-        sm90a_only: true,
-        prepass: None,
-    },
-    KernelInfo {
-        variant: Variant::WgSplit,
-        entry: "sdpa_wgsplit_d128",
-        tiles: WGSPLIT_D128,
-        smem_bytes: SplitSmemPlan::with_vt(WGSPLIT_D128).total,
-        sm90a_only: true,
-        prepass: None,
-    },
 ];
-
-/// Every PTX entry of the image for sm_90a (`sm90a`) or for the other
-/// archs, with the threads per block the host launches it with: the
-/// builder declares them to ptxas (`.maxntid`).
-pub fn entry_threads(sm90a: bool) -> impl Iterator<Item = (&'static str, u32)> {
-    KERNELS.iter().filter(move |k| sm90a || !k.sm90a_only).flat_map(|k| {
-        let prepass = k.prepass.map(|pre| (pre.entry, pre.threads));
-        core::iter::once((k.entry, k.tiles.threads())).chain(prepass)
-    })
-}
 
 /// The kernel of `variant` for `head_dim`, if one is built.
 pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {

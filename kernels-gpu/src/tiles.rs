@@ -79,18 +79,14 @@ impl MmaSmemPlan {
     }
 }
 
-/// Byte offsets of the `split` and `wgsplit` kernels' shared-memory
-/// buffers.
+/// Byte offsets of the `split` kernel's shared-memory buffers.
 ///
 /// Q, and for each of the `splits` warp groups `stages` K and V tiles, as
-/// E4M3 rows of `fp8_row` bytes (`split`: `head_dim + 16`, padded for
-/// `ldmatrix`; `wgsplit`: `head_dim`, K in `wgmma` core matrices), and for
-/// `wgsplit` per stage an f16 `Vt` tile (V transposed, `head_dim` rows of
-/// `block_n` keys in core matrices). At the end the groups merge through
+/// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
 /// `stats` (each group's running maximum and row sum per query row) and
 /// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
-/// row): group `g`'s slots lie in group `g`'s own tiles, free as soon as
-/// the group is done with them. The copies complete on `mbarrier`s
+/// row): group `g`'s slots lie in group `g`'s own K/V tiles, free as soon
+/// as the group is done with them. The copies complete on `mbarrier`s
 /// (`barriers`: Q's, then per group a "full" and an "empty" one per stage
 /// and a "done" one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,45 +103,29 @@ pub struct SplitSmemPlan {
     /// Offset of group 0's first K tile; each group owns `group_bytes`
     /// (its exchange slots, `block_m * 4 * head_dim` bytes, included).
     pub kv: u32,
-    /// Bytes per group: `stages` x `stage_bytes`, or its exchange slots if
-    /// they are larger.
+    /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows, or
+    /// its exchange slots if they are larger.
     pub group_bytes: u32,
-    /// Bytes of one stage of a group: K and V tiles of `block_n` rows (and
-    /// `Vt` for `wgsplit`).
-    pub stage_bytes: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
     /// K/V stages per group (the barriers are laid out by it).
     stages: u32,
-    /// Bytes of one E4M3 K or V tile (`block_n` rows).
-    fp8_tile_bytes: u32,
 }
 
 impl SplitSmemPlan {
-    /// The `split` kernel's plan for a tile shape.
+    /// The plan for a tile shape.
     pub const fn new(t: TileShape) -> Self {
-        Self::build(t, t.head_dim + SMEM_ROW_PAD, 0)
-    }
-
-    /// The `wgsplit` kernel's plan: unpadded E4M3 rows and an f16 `Vt`
-    /// tile per stage.
-    pub const fn with_vt(t: TileShape) -> Self {
-        Self::build(t, t.head_dim, 2 * t.head_dim * t.block_n)
-    }
-
-    const fn build(t: TileShape, fp8_row: u32, vt_bytes: u32) -> Self {
+        let fp8_row = t.head_dim + SMEM_ROW_PAD;
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let barriers = stats + t.splits * t.block_m * 8;
         let barrier_bytes = 8 * (1 + t.splits * (2 * t.stages + 1));
         let kv = barriers + barrier_bytes.next_multiple_of(16);
-        let stage_bytes = 2 * t.block_n * fp8_row + vt_bytes;
-        let tiles = t.stages * stage_bytes;
+        let tiles = t.stages * 2 * t.block_n * fp8_row;
         let exchange = t.block_m * 4 * t.head_dim;
         let group_bytes = if tiles > exchange { tiles } else { exchange };
         let total = kv + t.splits * group_bytes;
-        let fp8_tile_bytes = t.block_n * fp8_row;
-        Self { fp8_row, q, stats, barriers, kv, group_bytes, stage_bytes, total, stages: t.stages, fp8_tile_bytes }
+        Self { fp8_row, q, stats, barriers, kv, group_bytes, total, stages: t.stages }
     }
 
     /// Offset of the barrier on which the Q tile's copies complete.
@@ -178,19 +158,13 @@ impl SplitSmemPlan {
     }
 
     /// Offset of group `split`'s K tile in stage `stage`.
-    pub const fn k_stage(&self, split: u32, stage: u32) -> u32 {
-        self.kv + split * self.group_bytes + stage * self.stage_bytes
+    pub const fn k_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
+        self.kv + split * self.group_bytes + 2 * stage * block_n * self.fp8_row
     }
 
     /// Offset of group `split`'s V tile in stage `stage` (E4M3).
-    pub const fn v_stage(&self, split: u32, stage: u32) -> u32 {
-        self.k_stage(split, stage) + self.fp8_tile_bytes
-    }
-
-    /// Offset of group `split`'s `Vt` tile in stage `stage` (f16; plans
-    /// made by [`SplitSmemPlan::with_vt`] only).
-    pub const fn vt_stage(&self, split: u32, stage: u32) -> u32 {
-        self.v_stage(split, stage) + self.fp8_tile_bytes
+    pub const fn v_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
+        self.k_stage(split, stage, block_n) + block_n * self.fp8_row
     }
 }
 

@@ -50,8 +50,7 @@ pub fn arch(name: &str) -> Result<Arch> {
 pub fn build(ws: &Path, ptxas: &Path, arch: Arch) -> Result<Built> {
     let dir = ws.join("target").join("kernels");
     eprintln!("building kernels-gpu for {} ...", arch.name);
-    let threads: Vec<(&str, u32)> = kernels_gpu::kernels::entry_threads(arch.name == "sm_90a").collect();
-    let ptx = build_ptx(&util::cargo(), ws, arch, &dir, &threads).map_err(|e| e.to_string())?;
+    let ptx = build_ptx(&util::cargo(), ws, arch, &dir).map_err(|e| e.to_string())?;
     let cubin = dir.join(arch.name).join("kernels.cubin");
     let report = run_ptxas(ptxas, &ptx, arch, &cubin).map_err(|e| e.to_string())?;
     Ok(Built { arch, ptx, cubin, report })

@@ -82,24 +82,3 @@ pub fn e4m3x4_to_f16x2_by_column(codes: u32) -> [u32; 2] {
     }
     [even, odd]
 }
-
-/// `prmt.b32 d, a, b, SELECTOR`: byte `i` of the result is byte
-/// `(SELECTOR >> 4i) & 7` of the eight bytes `[a0, a1, a2, a3, b0, b1, b2, b3]`
-/// (the sign-replicating mode bit 3 is not used).
-#[inline(always)]
-pub fn byte_perm<const SELECTOR: u32>(a: u32, b: u32) -> u32 {
-    const { assert!(SELECTOR & 0x8888 == 0 && SELECTOR <= 0xFFFF) };
-    let out: u32;
-    // SAFETY: register-only permutation.
-    unsafe {
-        asm!(
-            "prmt.b32 {d}, {a}, {b}, {sel};",
-            d = out(reg32) out,
-            a = in(reg32) a,
-            b = in(reg32) b,
-            sel = const SELECTOR,
-            options(pure, nomem, nostack)
-        );
-    }
-    out
-}

@@ -3,7 +3,7 @@
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
-use crate::kernels::{WGMMA_D64, WGMMA_D128, WGSPLIT_D64, WGSPLIT_D128};
+use crate::kernels::{WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -113,31 +113,6 @@ macro_rules! wgmma_entry {
     };
 }
 
-/// Emits a `wgsplit` entry for a tile shape (sm_90a builds only).
-#[cfg(target_feature = "sm_90a")]
-macro_rules! wgsplit_entry {
-    ($name:ident, $tiles:expr) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe {
-                super::wgsplit::forward::<
-                    { $tiles.head_dim as usize },
-                    { $tiles.stages as usize },
-                    { $tiles.splits as usize },
-                    { $tiles.head_dim as usize / 32 },
-                    { $tiles.head_dim as usize / 8 },
-                    { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
-                >(&p)
-            }
-        }
-    };
-}
-
 naive_entry!(sdpa_naive_d64, NAIVE_D64);
 naive_entry!(sdpa_naive_d128, NAIVE_D128);
 // Unrolled copies (`RowCopy::issue_unrolled`) measured -13..-15% time for
@@ -150,10 +125,6 @@ split_entry!(sdpa_split_d128, SPLIT_D128);
 wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128);
-#[cfg(target_feature = "sm_90a")]
-wgsplit_entry!(sdpa_wgsplit_d64, WGSPLIT_D64);
-#[cfg(target_feature = "sm_90a")]
-wgsplit_entry!(sdpa_wgsplit_d128, WGSPLIT_D128);
 
 /// Emits a `v_transpose` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]

@@ -12,5 +12,3 @@ pub mod split;
 pub mod warp_tile;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;
-#[cfg(target_feature = "sm_90a")]
-pub mod wgsplit;

@@ -172,9 +172,9 @@ pub unsafe fn forward<
         let offset = key0 as usize * HEAD_DIM;
         // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
         unsafe {
-            let k_dst = smem_base + plan.k_stage(split, stage);
+            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
             load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            let v_dst = smem_base + plan.v_stage(split, stage);
+            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
             load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
@@ -230,7 +230,7 @@ pub unsafe fn forward<
         let parity = (i / STAGES as u32) % 2;
         // SAFETY: the group's copies of block i arrive on this phase.
         unsafe { mbarrier::wait(full(stage), parity) };
-        let k_tile = smem_base + plan.k_stage(split, stage);
+        let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
             unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, plan.fp8_row) };
@@ -238,7 +238,7 @@ pub unsafe fn forward<
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
-        let v_tile = smem_base + plan.v_stage(split, stage);
+        let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
         // Refill the stage with block i + STAGES once the whole group is done with block i.
