@@ -11,6 +11,7 @@
 #   on the GPU machine:          scripts/leave-one-out.sh run ["SHAPES"]
 #       (carry gpu-bundle-diag) times every build on SHAPES, 0 first and last
 #
+# (Builds 1..7 fail their check, so the bench exits non-zero; the loop goes on.)
 # LEAVE_OUT: 0 nothing, 1 P·V, 2 the softmax, 3 Q·K, 4 the per-step data
 # wait, 5 the refills and the data wait, 6 the merge, 7 the E4M3 -> f16
 # conversions of K (sm_90; `warp_tile` too, so `mma` as well) and V.
@@ -35,7 +36,7 @@ case ${1:-} in
     for n in 0 1 2 3 4 5 6 7 0; do
       echo "== LEAVE_OUT $n"
       # shellcheck disable=SC2086
-      "gpu-bundle-diag/sdpa-$n" bench --variants split --shapes $SHAPES --modes graph | grep "^split"
+      "gpu-bundle-diag/sdpa-$n" bench --variants split --shapes $SHAPES --modes graph | grep "^split" || true
     done ;;
   *)
     echo "usage: scripts/leave-one-out.sh build | run [\"SHAPES\"]" >&2
