@@ -18,4 +18,5 @@ pub mod mma;
 pub mod shfl;
 pub mod smem;
 pub mod sreg;
+pub mod vote;
 pub mod wgmma;
