@@ -29,33 +29,6 @@ impl RowMax {
     }
 }
 
-/// How far (base 2) a block's maximum may rise above a row's reference
-/// maximum before the lazy rule moves the reference ([`RowMax::moves`]):
-/// up to it the row keeps its reference, so nothing accumulated needs
-/// rescaling, and its probabilities stay at most `2^8`, which f16 (P·V's
-/// operand) and the f32 sums hold as exactly as values below 1.
-pub const LAZY_RISE_LOG2: f32 = 8.0;
-
-impl RowMax {
-    /// Whether a block whose maximum scaled score is `block_max_scaled`
-    /// moves this row's reference under the lazy rule: it rises more than
-    /// [`LAZY_RISE_LOG2`] above it (always on a row's first key; never for
-    /// a NaN or `-inf` maximum). Otherwise the row may keep its reference
-    /// ([`RowMax::kept_base`]); when any row of a warp moves, the kernels
-    /// [`RowMax::update`] every row of the warp.
-    #[inline(always)]
-    pub fn moves(&self, block_max_scaled: f32) -> bool {
-        block_max_scaled > self.0 + LAZY_RISE_LOG2
-    }
-
-    /// The base of a block that leaves the reference where it is: the
-    /// reference, or 0 for a row that has seen no key (as [`RowMax::update`]).
-    #[inline(always)]
-    pub fn kept_base(&self) -> f32 {
-        if self.0 == f32::NEG_INFINITY { 0.0 } else { self.0 }
-    }
-}
-
 /// The factor that turns a row's accumulated `sum_j p_j v_j` into the output:
 /// V's dequantization scale over the row sum. A row that saw no key has
 /// `row_sum == 0` and gets 0 (the kernels then write exact zeros, never NaN);

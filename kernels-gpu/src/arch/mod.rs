@@ -18,5 +18,4 @@ pub mod mma;
 pub mod shfl;
 pub mod smem;
 pub mod sreg;
-pub mod vote;
 pub mod wgmma;

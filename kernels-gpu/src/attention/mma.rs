@@ -143,9 +143,6 @@ pub unsafe fn forward<
 
     let mut q_frag: warp_tile::QFragments<QK_STEPS> = core::array::from_fn(|_| Default::default());
     let mut rows = Rows::EMPTY;
-    // The lazy output rescale (`online::Rows::step`) at D = 64 only: at
-    // D = 128 it took 5 more registers, and the third block per SM.
-    let lazy = HEAD_DIM == 64;
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + 16 * warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
@@ -188,9 +185,7 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe {
-            rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)), lazy)
-        };
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
         // SAFETY: block-uniform; publishes the f16 V tile.
         unsafe { bar::sync_threads() };

@@ -4,7 +4,7 @@
 //! tiles `[c0, c1, c2, c3]` (`c0, c1` row `group`, `c2, c3` row `group + 8`,
 //! columns `2 * quad + {0, 1}` of each tile).
 
-use crate::arch::{cvt, math, shfl, vote};
+use crate::arch::{cvt, math, shfl};
 use crate::schedule;
 use crate::softmax::{self, RowMax};
 
@@ -40,16 +40,10 @@ impl Rows {
     /// `mask` is given (its `key0` is the block's first key), turns `s` into
     /// probabilities `p = 2^(s * scale - m)` in place (`softmax::exponent`,
     /// one FFMA when `FUSED`), folds them into the running state, and
-    /// rescales the output accumulator `o`. When `lazy` (a constant after
-    /// inlining): while no row of the warp rises more than
-    /// `softmax::LAZY_RISE_LOG2` above its reference maximum
-    /// (`RowMax::moves`, one warp vote), every row keeps its reference and
-    /// nothing is rescaled (the probabilities stay at most `2^8`);
-    /// otherwise, and always without `lazy`, every row updates as in
-    /// [`Rows::softmax`].
+    /// rescales the output accumulator `o`.
     ///
     /// # Safety
-    /// The whole warp calls it together (quad shuffles, a vote).
+    /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
     pub unsafe fn step<const FUSED: bool, const S_TILES: usize, const O_TILES: usize>(
         &mut self,
@@ -57,29 +51,16 @@ impl Rows {
         o: &mut [[f32; 4]; O_TILES],
         score_scale_log2: f32,
         mask: Option<(MaskGeometry, u32)>,
-        lazy: bool,
     ) {
         // SAFETY: forwarded.
-        let maxima = unsafe { block_maxima(s, score_scale_log2, mask) };
-        let rises = self.m[0].moves(maxima[0]) || self.m[1].moves(maxima[1]);
-        // SAFETY: converged warp.
-        if !lazy || unsafe { vote::any(rises) } {
-            let alpha = self.fold::<FUSED, S_TILES>(s, score_scale_log2, maxima);
-            rescale(o, alpha);
-        } else {
-            let base = self.m.map(|m| m.kept_base());
-            let row_sum = exponentiate::<FUSED, S_TILES>(s, score_scale_log2, base);
-            for h in 0..2 {
-                self.l[h] += row_sum[h];
-            }
-        }
+        let alpha = unsafe { self.softmax::<FUSED, S_TILES>(s, score_scale_log2, mask) };
+        rescale(o, alpha);
     }
 
-    /// The part of [`Rows::step`] that does not touch the output, without
-    /// the lazy rule: masks, turns `s` into probabilities and folds them
-    /// into the running state; returns the factors (`alpha`) by which the
-    /// output accumulated so far must be rescaled ([`rescale`]) before
-    /// this block's `P·V` is added.
+    /// The part of [`Rows::step`] that does not touch the output: masks,
+    /// turns `s` into probabilities and folds them into the running state;
+    /// returns the factors (`alpha`) by which the output accumulated so far
+    /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
@@ -90,27 +71,38 @@ impl Rows {
         score_scale_log2: f32,
         mask: Option<(MaskGeometry, u32)>,
     ) -> [f32; 2] {
-        // SAFETY: forwarded.
-        let maxima = unsafe { block_maxima(s, score_scale_log2, mask) };
-        self.fold::<FUSED, S_TILES>(s, score_scale_log2, maxima)
-    }
-
-    /// Moves both rows' references to include the block maxima `maxima`
-    /// (`RowMax::update`), turns `s` into probabilities and folds them into
-    /// the sums; returns the rows' `alpha`.
-    #[inline(always)]
-    fn fold<const FUSED: bool, const S_TILES: usize>(
-        &mut self,
-        s: &mut [[f32; 4]; S_TILES],
-        score_scale_log2: f32,
-        maxima: [f32; 2],
-    ) -> [f32; 2] {
+        if let Some((g, key0)) = mask {
+            for (t, tile) in s.iter_mut().enumerate() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    let row = g.row + 8 * (e as u32 / 2);
+                    let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
+                    if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
+                        *x = f32::NEG_INFINITY;
+                    }
+                }
+            }
+        }
         let mut alpha = [0f32; 2];
         let mut base = [0f32; 2];
         for h in 0..2 {
-            (alpha[h], base[h]) = self.m[h].update(maxima[h], math::exp2);
+            let mut tile_max = f32::NEG_INFINITY;
+            for tile in s.iter() {
+                tile_max = tile_max.max(tile[2 * h]).max(tile[2 * h + 1]);
+            }
+            // SAFETY: converged warp; the four lanes of a quad share the row.
+            unsafe {
+                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
+                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
+            }
+            (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, math::exp2);
         }
-        let row_sum = exponentiate::<FUSED, S_TILES>(s, score_scale_log2, base);
+        let mut row_sum = [0f32; 2];
+        for tile in s.iter_mut() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
+                row_sum[e / 2] += *x;
+            }
+        }
         for h in 0..2 {
             self.l[h] = self.l[h] * alpha[h] + row_sum[h];
         }
@@ -134,61 +126,6 @@ impl Rows {
         }
         l.map(|x| softmax::output_scale(x, v_scale, math::rcp))
     }
-}
-
-/// Masks `s` (when `mask` is given, see [`Rows::step`]) and returns the
-/// scaled maximum of each of this thread's two rows over the block (the
-/// quad's four lanes hold a row between them).
-///
-/// # Safety
-/// The whole warp calls it together (quad shuffles).
-#[inline(always)]
-unsafe fn block_maxima<const S_TILES: usize>(
-    s: &mut [[f32; 4]; S_TILES],
-    score_scale_log2: f32,
-    mask: Option<(MaskGeometry, u32)>,
-) -> [f32; 2] {
-    if let Some((g, key0)) = mask {
-        for (t, tile) in s.iter_mut().enumerate() {
-            for (e, x) in tile.iter_mut().enumerate() {
-                let row = g.row + 8 * (e as u32 / 2);
-                let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
-                if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
-                    *x = f32::NEG_INFINITY;
-                }
-            }
-        }
-    }
-    core::array::from_fn(|h| {
-        let mut tile_max = f32::NEG_INFINITY;
-        for tile in s.iter() {
-            tile_max = tile_max.max(tile[2 * h]).max(tile[2 * h + 1]);
-        }
-        // SAFETY: converged warp; the four lanes of a quad share the row.
-        unsafe {
-            tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
-            tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
-        }
-        tile_max * score_scale_log2
-    })
-}
-
-/// Turns `s` into probabilities `2^(s * scale - base)` of each row's
-/// `base` in place and returns this thread's part of each row's sum.
-#[inline(always)]
-fn exponentiate<const FUSED: bool, const S_TILES: usize>(
-    s: &mut [[f32; 4]; S_TILES],
-    score_scale_log2: f32,
-    base: [f32; 2],
-) -> [f32; 2] {
-    let mut row_sum = [0f32; 2];
-    for tile in s.iter_mut() {
-        for (e, x) in tile.iter_mut().enumerate() {
-            *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
-            row_sum[e / 2] += *x;
-        }
-    }
-    row_sum
 }
 
 /// Rescales this thread's two rows of the output accumulator by `alpha`.
