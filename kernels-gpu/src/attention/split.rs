@@ -150,17 +150,41 @@ pub unsafe fn forward<
     // This group's copies: (this thread's index in the group, the group's size).
     let team = (thread - split * group_threads, group_threads);
 
+    // SAFETY: host-validated parameters.
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
+    let causal = p.causal != 0;
+    let key_blocks = schedule::blocks(job.key_end, block_n);
+    if key_blocks == 0 {
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        return;
+    }
+    // This group's key blocks: split, split + SPLITS, ...
+    let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
+
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
+    let load_kv = |i: u32| {
+        let stage = i % STAGES as u32;
+        let key0 = (split + i * SPLITS as u32) * block_n;
+        let valid = (p.seq_kv - key0).min(block_n);
+        let offset = key0 as usize * HEAD_DIM;
+        // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
+        unsafe {
+            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
+            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+        }
+    };
+
     // The copies complete on barriers: Q's (every thread arrives once its
     // share has landed), and per group and stage a "full" one (the group's
     // threads arrive once their share of the tile has landed) and an
     // "empty" one (they arrive when done reading a tile that the stage will
     // be refilled after); per group a "done" one before the merge. Thread 0
-    // initializes them; a block barrier publishes them. All before the
-    // block waits for the kernel before it (`BlockJob::new`): with an
-    // overlapped launch this setup runs while that kernel finishes.
+    // initializes them; a block barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
@@ -178,32 +202,6 @@ pub unsafe fn forward<
         }
         bar::sync_threads();
     }
-    // SAFETY: host-validated parameters.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
-    let causal = p.causal != 0;
-    let key_blocks = schedule::blocks(job.key_end, block_n);
-    if key_blocks == 0 {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) };
-        return;
-    }
-    // This group's key blocks: split, split + SPLITS, ...
-    let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
-
-    let load_kv = |i: u32| {
-        let stage = i % STAGES as u32;
-        let key0 = (split + i * SPLITS as u32) * block_n;
-        let valid = (p.seq_kv - key0).min(block_n);
-        let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
-        unsafe {
-            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
-        }
-    };
-
     // Prologue: Q (the whole block), then the group's first STAGES key blocks.
     // SAFETY: Q rows below `job.rows` are inside Q; one arrival per thread and barrier phase.
     unsafe {
