@@ -5,11 +5,13 @@ use crate::error::AttnError;
 use crate::launch;
 use crate::tensor::{Fp8Tensor, Output};
 use crate::validate::{Options, Problem, validate};
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::sys::{
+    CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
+};
 use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use half::f16;
-use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant};
+use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant, Workload};
 use kernels_gpu::params::{AttnParams, vt_keys};
 use kernels_gpu::schedule;
 use std::sync::Arc;
@@ -33,6 +35,8 @@ pub struct DeviceInfo {
     pub image: String,
     /// CUDA driver version, e.g. 13000 for 13.0.
     pub driver: i32,
+    /// Streaming multiprocessors (SMs).
+    pub multiprocessors: u32,
 }
 
 /// The kernels, loaded on one GPU, with one stream to run them on.
@@ -111,15 +115,33 @@ impl Attention {
         launch::disable_event_tracking(&ctx);
         // A stream of our own: CUDA graphs cannot capture the legacy default stream.
         let stream = ctx.new_stream()?;
-        let info = DeviceInfo { ordinal, name, capability, image: load.describe(), driver: launch::driver_version()? };
+        let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let info = DeviceInfo {
+            ordinal,
+            name,
+            capability,
+            image: load.describe(),
+            driver: launch::driver_version()?,
+            multiprocessors: u32::try_from(multiprocessors).unwrap_or(0),
+        };
         Ok(Attention { ctx, stream, functions, prepasses, info, sm90a })
     }
 
-    /// The variant the library recommends on this device for `seq_kv` keys
-    /// (see `kernels::recommended`): `split` for short key lengths, else
-    /// `wgmma` where the sm_90a image is loaded and `mma` elsewhere.
-    pub fn recommended_variant(&self, seq_kv: usize) -> Variant {
-        kernels_gpu::kernels::recommended(u32::try_from(seq_kv).unwrap_or(u32::MAX), self.sm90a)
+    /// The variant the library recommends on this device for Q of shape
+    /// `q_shape` and K/V of shape `kv_shape` (`[B, H, S, D]`), causal or
+    /// not (see `kernels::recommended`): `split` for short problems with
+    /// little parallel work, else `wgmma` (sm_90a, long enough keys) or `mma`.
+    pub fn recommended_variant(&self, q_shape: [usize; 4], kv_shape: [usize; 4], causal: bool) -> Variant {
+        let dim = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        let workload = Workload {
+            batch: dim(q_shape[0]),
+            heads_q: dim(q_shape[1]),
+            seq_q: dim(q_shape[2]),
+            seq_kv: dim(kv_shape[2]),
+            head_dim: dim(q_shape[3]),
+            causal,
+        };
+        kernels_gpu::kernels::recommended(&workload, self.sm90a, self.info.multiprocessors)
     }
 
     /// The device and the image loaded on it.

@@ -83,8 +83,9 @@ struct RunArgs {
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     scale: Option<f32>,
     /// Kernel variant, by its stable name (see `sdpa info`). Default: the
-    /// variant recommended for the device and the key length (`split` up
-    /// to 1024 keys, else `wgmma` on sm_90a and `mma` elsewhere).
+    /// variant recommended for the device and the problem (`split` for
+    /// short problems with little parallel work, else `wgmma` on sm_90a
+    /// from 1024 keys (2048 at D=128) and `mma` otherwise).
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// CUDA device ordinal to run on.
@@ -216,8 +217,8 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
         Ok(attn) => {
             let d = attn.device();
             println!(
-                "device {}: {}, compute capability {}.{}, loaded {}",
-                d.ordinal, d.name, d.capability.0, d.capability.1, d.image
+                "device {}: {}, compute capability {}.{}, {} SMs, loaded {}",
+                d.ordinal, d.name, d.capability.0, d.capability.1, d.multiprocessors, d.image
             );
         }
         Err(err) => println!("device {}: unavailable: {err}", args.device),
@@ -244,7 +245,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     if chosen.is_none() {
-        opts.variant = attn.recommended_variant(inputs.k.shape[2]);
+        opts.variant = attn.recommended_variant(inputs.q.shape, inputs.k.shape, opts.causal);
     }
     let variant = opts.variant;
     let start = Instant::now();

@@ -2,7 +2,9 @@
 //! table is in every embedded PTX image, and the grid covers every query row
 //! exactly once.
 
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, SHORT_KEYS, Variant, find, recommended};
+use kernels_gpu::kernels::{
+    HEAD_DIMS, KERNELS, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, Workload, find, recommended, wgmma_min_keys,
+};
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
@@ -162,13 +164,88 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
     }
 }
 
+/// The shapes whose variants were timed against each other (H200, graph
+/// mode: runs 59 and 60, and the 2026-11-23-11 record), each with the
+/// variants within 1% of the fastest there (`B,H,S,D[,causal]`).
+const MEASURED_WINNERS: [(&str, &[Variant]); 27] = [
+    ("1,8,512,64", &[Variant::Split]),
+    ("1,8,1024,64", &[Variant::Split]),
+    ("1,8,1536,64", &[Variant::Wgmma, Variant::Split]),
+    ("1,8,2048,64", &[Variant::Wgmma]),
+    ("4,16,1024,64", &[Variant::Wgmma]),
+    ("4,16,2048,64", &[Variant::Wgmma]),
+    ("1,8,512,128", &[Variant::Split]),
+    ("1,8,1024,128", &[Variant::Split]),
+    ("1,8,2048,128", &[Variant::Split, Variant::Wgmma]),
+    ("4,16,1024,128", &[Variant::Mma]),
+    ("1,8,1024,64,causal", &[Variant::Split]),
+    ("1,8,2048,64,causal", &[Variant::Split]),
+    ("2,16,1024,64", &[Variant::Wgmma]),
+    ("1,16,1024,64", &[Variant::Wgmma]),
+    ("1,12,1024,64", &[Variant::Split]),
+    ("2,8,2048,64,causal", &[Variant::Wgmma]),
+    ("1,8,2048,128,causal", &[Variant::Split]),
+    ("1,4,2048,64", &[Variant::Split]),
+    ("1,8,1536,128", &[Variant::Split]),
+    ("2,4,512,64", &[Variant::Split]),
+    ("8,16,256,64", &[Variant::Mma]),
+    ("2,8,256,64", &[Variant::Split]),
+    ("2,16,8192,64", &[Variant::Wgmma]),
+    ("2,16,8192,64,causal", &[Variant::Wgmma]),
+    ("4,16,4096,128", &[Variant::Wgmma]),
+    ("1,16,16384,128", &[Variant::Wgmma]),
+    ("1,16,16384,128,causal", &[Variant::Wgmma]),
+];
+
+fn workload(shape: &str) -> Workload {
+    let parts: Vec<&str> = shape.split(',').collect();
+    let n = |i: usize| parts[i].parse::<u32>().expect("a number");
+    Workload { batch: n(0), heads_q: n(1), seq_q: n(2), seq_kv: n(2), head_dim: n(3), causal: parts.len() == 5 }
+}
+
 #[test]
-fn the_recommendation_is_split_for_short_keys_then_the_long_sequence_kernel() {
-    for sm90a in [false, true] {
-        assert_eq!(recommended(1, sm90a), Variant::Split);
-        assert_eq!(recommended(SHORT_KEYS, sm90a), Variant::Split);
-        let long = if sm90a { Variant::Wgmma } else { Variant::Mma };
-        assert_eq!(recommended(SHORT_KEYS + 1, sm90a), long);
-        assert_eq!(recommended(u32::MAX, sm90a), long);
+fn the_sm90a_recommendation_is_a_fastest_variant_at_every_measured_shape() {
+    // The H200 has 132 SMs.
+    for (shape, winners) in MEASURED_WINNERS {
+        let pick = recommended(&workload(shape), true, 132);
+        assert!(winners.contains(&pick), "{shape}: recommended {pick:?}, measured fastest {winners:?}");
+    }
+}
+
+#[test]
+fn the_recommendation_follows_the_work_units_on_sm90a() {
+    // 3/4 of 132 SMs is 99 units: split below, the long-sequence kernel from there.
+    let edge = workload("1,12,1024,64");
+    assert_eq!(edge.work_units(), 96);
+    assert_eq!(recommended(&edge, true, 132), Variant::Split);
+    let more = workload("1,13,1024,64");
+    assert_eq!(more.work_units(), 104);
+    assert_eq!(recommended(&more, true, 132), Variant::Wgmma);
+    // Causal masking halves the units: 26 heads of 8 blocks are 104.
+    let causal = workload("1,26,1024,64,causal");
+    assert_eq!(causal.work_units(), 104);
+    assert_eq!(recommended(&causal, true, 132), Variant::Wgmma);
+    assert_eq!(recommended(&causal, true, 2 * 132), Variant::Split);
+    // Past SPLIT_MAX_KEYS split is never picked, however little the work.
+    let long = Workload { seq_kv: SPLIT_MAX_KEYS + 1, ..workload("1,1,1,64") };
+    assert_eq!(recommended(&long, true, 132), Variant::Wgmma);
+    // Much work on short keys: mma (below wgmma_min_keys).
+    assert_eq!(recommended(&workload("8,16,256,128"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("8,16,1024,128"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("8,16,2048,128"), true, 132), Variant::Wgmma);
+    assert_eq!((wgmma_min_keys(64), wgmma_min_keys(128)), (1024, 2048));
+}
+
+#[test]
+fn off_sm90a_the_recommendation_is_split_for_short_keys_then_mma() {
+    for sms in [58, 132] {
+        let mut w = workload("8,16,256,64");
+        assert_eq!(recommended(&w, false, sms), Variant::Split);
+        w.seq_kv = SHORT_KEYS;
+        assert_eq!(recommended(&w, false, sms), Variant::Split);
+        w.seq_kv = SHORT_KEYS + 1;
+        assert_eq!(recommended(&w, false, sms), Variant::Mma);
+        w.seq_kv = u32::MAX;
+        assert_eq!(recommended(&w, false, sms), Variant::Mma);
     }
 }

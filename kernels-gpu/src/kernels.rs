@@ -172,18 +172,76 @@ pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
     KERNELS.iter().find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
 }
 
-/// Key lengths up to which [`recommended`] picks `split`: it measured
-/// fastest at 256 and 512 keys and slower than `wgmma` at 2048 (H200,
-/// results/STAGES.md stage 9); 1024 lies between and was not measured.
+/// The size of an attention problem, as [`recommended`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Batch size B.
+    pub batch: u32,
+    /// Query heads Hq.
+    pub heads_q: u32,
+    /// Query length Sq.
+    pub seq_q: u32,
+    /// Key length Skv.
+    pub seq_kv: u32,
+    /// Head dimension D.
+    pub head_dim: u32,
+    /// Causal masking.
+    pub causal: bool,
+}
+
+/// Query rows per unit of parallel work in [`Workload::work_units`]: the
+/// rows of one `wgmma` block at D = 64.
+pub const WORK_UNIT_ROWS: u32 = 128;
+
+impl Workload {
+    /// How much independent work the problem offers the GPU: (batch x
+    /// heads x [`WORK_UNIT_ROWS`]-row query blocks), halved (rounded up)
+    /// under causal masking, whose query blocks see half the keys on
+    /// average.
+    pub fn work_units(&self) -> u64 {
+        let units = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(WORK_UNIT_ROWS) as u64;
+        if self.causal { units.div_ceil(2) } else { units }
+    }
+}
+
+/// Longest key length for which [`recommended`] picks `split` on sm_90a
+/// (the longest measured where it won: H200 run 60, (1,4,2048,64)).
+pub const SPLIT_MAX_KEYS: u32 = 2048;
+
+/// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
+/// no crossover has been measured (the rule the first sessions set).
 pub const SHORT_KEYS: u32 = 1024;
 
-/// The variant the library recommends for `seq_kv` keys on a device that
-/// runs the sm_90a image (`sm90a`) or not: `split` for short key lengths
-/// (at most [`SHORT_KEYS`]), otherwise `wgmma` on sm_90a and `mma` elsewhere.
-pub fn recommended(seq_kv: u32, sm90a: bool) -> Variant {
-    if seq_kv <= SHORT_KEYS {
+/// The fewest keys at which `wgmma` beats `mma` (H200 runs 59-60): 1024 at
+/// D = 64 ((4,16,1024,64): 79.0 vs 86.0 us), 2048 at D = 128
+/// ((4,16,1024,128): `mma` 159.7 vs 177.3 us; (1,8,2048,128): 84.1 vs 87.1).
+/// Below it `wgmma`'s prepass launch and 128-row blocks do not pay.
+pub const fn wgmma_min_keys(head_dim: u32) -> u32 {
+    if head_dim <= 64 { 1024 } else { 2048 }
+}
+
+/// The variant the library recommends for a problem on a device that runs
+/// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
+///
+/// On sm_90a: `split` when the problem is short (at most
+/// [`SPLIT_MAX_KEYS`] keys) and offers the GPU little parallel work (fewer
+/// [`Workload::work_units`] than 3/4 of its SMs), since `split` shares
+/// each query block's keys among groups of warps and so shortens each
+/// block's chain; otherwise `wgmma` from [`wgmma_min_keys`] keys on and
+/// `mma` below. Fitted on the H200 runs 59-60 (`results/`): the rule picks
+/// the fastest variant, or one within 1%, at all 27 measured shapes,
+/// where "split up to 1024 keys" was up to 50% slower
+/// ((8,16,256,64): `mma` 14.5 us, `split` 21.8).
+///
+/// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
+pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
+    if !sm90a {
+        return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
+    }
+    let little_work = 4 * w.work_units() < 3 * multiprocessors as u64;
+    if w.seq_kv <= SPLIT_MAX_KEYS && little_work {
         Variant::Split
-    } else if sm90a {
+    } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
         Variant::Wgmma
     } else {
         Variant::Mma
