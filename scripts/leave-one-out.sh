@@ -8,6 +8,7 @@
 #   here (builds, ~1 min each):  scripts/leave-one-out.sh build
 #       applies scripts/leave-one-out.patch, builds `sdpa` with LEAVE_OUT =
 #       0..7 into gpu-bundle-diag/sdpa-<n>, restores split.rs and warp_tile.rs
+#       (scripts/const-builds.sh does the work)
 #   on the GPU machine:          scripts/leave-one-out.sh run ["SHAPES"]
 #       (carry gpu-bundle-diag) times every build on SHAPES, 0 first and last
 #
@@ -17,27 +18,10 @@
 # conversions of K (sm_90; `warp_tile` too, so `mma` as well) and V.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SPLIT=kernels-gpu/src/attention/split.rs
-WARP_TILE=kernels-gpu/src/attention/warp_tile.rs
 case ${1:-} in
-  build)
-    git diff --quiet -- "$SPLIT" "$WARP_TILE" || { echo "leave-one-out: $SPLIT or $WARP_TILE has local changes" >&2; exit 2; }
-    git apply scripts/leave-one-out.patch
-    trap 'git checkout -- "$SPLIT" "$WARP_TILE"' EXIT
-    mkdir -p gpu-bundle-diag
-    for n in 0 1 2 3 4 5 6 7; do
-      sed -i "s/^pub(crate) const LEAVE_OUT: u32 = [0-9];/pub(crate) const LEAVE_OUT: u32 = $n;/" "$SPLIT"
-      echo "building LEAVE_OUT = $n ..."
-      cargo build --release -q -p sdpa --bin sdpa
-      cp target/release/sdpa "gpu-bundle-diag/sdpa-$n"
-    done ;;
-  run)
-    SHAPES=${2:-"1,1,1,64 1,1,256,64 1,1,512,64 2,8,256,64 1,8,512,64"}
-    for n in 0 1 2 3 4 5 6 7 0; do
-      echo "== LEAVE_OUT $n"
-      # shellcheck disable=SC2086
-      "gpu-bundle-diag/sdpa-$n" bench --variants split --shapes $SHAPES --modes graph | grep "^split" || true
-    done ;;
+  build) exec scripts/const-builds.sh build scripts/leave-one-out.patch LEAVE_OUT sdpa "0 1 2 3 4 5 6 7" ;;
+  run) exec scripts/const-builds.sh run LEAVE_OUT sdpa "0 1 2 3 4 5 6 7 0" \
+    "${2:-1,1,1,64 1,1,256,64 1,1,512,64 2,8,256,64 1,8,512,64}" ;;
   *)
     echo "usage: scripts/leave-one-out.sh build | run [\"SHAPES\"]" >&2
     exit 2 ;;
