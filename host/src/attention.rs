@@ -271,7 +271,7 @@ impl Attention {
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: 0,
             };
-            launch::launch(&self.stream, prepass, cfg, params, overlap, 1)?;
+            launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
         let tiles = p.kernel.tiles;
         let cfg = LaunchConfig {
@@ -279,11 +279,7 @@ impl Attention {
             block_dim: (tiles.threads(), 1, 1),
             shared_mem_bytes: p.kernel.smem_bytes,
         };
-        // `split` on sm_90a without causal masking: adjacent query blocks of
-        // a head (grid x) in clusters of two, which share their prologue
-        // K/V copies (see `kernels::split_cluster`).
-        let cluster = if self.sm90a { kernels_gpu::kernels::split_cluster(p.kernel, cfg.grid_dim, p.causal) } else { 1 };
-        launch::launch(&self.stream, func, cfg, params, overlap, cluster)?;
+        launch::launch(&self.stream, func, cfg, params, overlap)?;
         Ok(())
     }
 

@@ -167,15 +167,6 @@ pub const KERNELS: [KernelInfo; 8] = [
     },
 ];
 
-/// The cluster size to launch `kernel` with on sm_90a for a grid `grid`:
-/// 2 for `split` without causal masking when the grid's x (its query
-/// blocks, `schedule::grid`) is even, so that each cluster holds two query
-/// blocks of one head, which need the same keys and share their prologue
-/// K/V copies; 1 (no cluster) otherwise.
-pub fn split_cluster(kernel: &KernelInfo, grid: (u32, u32, u32), causal: bool) -> u32 {
-    if kernel.variant == Variant::Split && !causal && grid.0 % 2 == 0 { 2 } else { 1 }
-}
-
 /// The kernel of `variant` for `head_dim`, if one is built.
 pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
     KERNELS.iter().find(|k| k.variant == variant && k.tiles.head_dim == head_dim)

@@ -36,30 +36,6 @@ pub unsafe fn arrive(bar: u32) {
     unsafe { asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar, options(nostack)) }
 }
 
-/// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes` (sm_90):
-/// arrives once and adds `bytes` to the transaction count the current
-/// phase also waits for; asynchronous copies that complete on `bar` (as
-/// `cluster::bulk_copy_multicast`) count their bytes off it, before or
-/// after this call. On sm_89 it emits nothing (no caller reaches it there).
-///
-/// # Safety
-/// As [`arrive`].
-#[inline(always)]
-pub unsafe fn arrive_expect_tx(bar: u32, bytes: u32) {
-    // SAFETY: the caller guarantees the barrier.
-    #[cfg(target_feature = "sm_90a")]
-    unsafe {
-        asm!(
-            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{b}], {n};",
-            b = in(reg32) bar,
-            n = in(reg32) bytes,
-            options(nostack)
-        )
-    }
-    #[cfg(not(target_feature = "sm_90a"))]
-    let _ = (bar, bytes);
-}
-
 /// `cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar]`: arrives once on
 /// `bar` when every `cp.async` this thread has issued so far has landed
 /// (`.noinc`: the arrival is one of those `init` counted).

@@ -7,7 +7,6 @@
 //! and state their contract under `# Safety`.
 
 pub mod bar;
-pub mod cluster;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;

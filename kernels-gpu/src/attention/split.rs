@@ -35,7 +35,7 @@ use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cluster, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg};
+use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -139,12 +139,6 @@ pub unsafe fn forward<
     };
     let plan = SplitSmemPlan::new(shape);
     let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
-    // Launched in a cluster (sm_90a; the host pairs adjacent query blocks
-    // of a head), the blocks of the cluster share each prologue K/V tile:
-    // one block's copy engine brings it into all of them, as unpadded rows.
-    let multicast = cluster::size() > 1;
-    let kv_row = if multicast { HEAD_DIM as u32 } else { plan.fp8_row };
-    let kv_rows = RowLayout::Padded { stride: kv_row };
     let threads = shape.threads();
     let block_n = BLOCK_N as u32;
     let thread = sreg::thread_idx_x();
@@ -179,9 +173,9 @@ pub unsafe fn forward<
         // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, false>(k_dst, kv_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, false>(v_dst, kv_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
@@ -190,8 +184,7 @@ pub unsafe fn forward<
     // threads arrive once their share of the tile has landed) and an
     // "empty" one (they arrive when done reading a tile that the stage will
     // be refilled after); per group a "done" one before the merge. Thread 0
-    // initializes them; a block barrier publishes them (a cluster barrier
-    // in a cluster, whose other block's copies complete on them too).
+    // initializes them; a block barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
@@ -206,57 +199,9 @@ pub unsafe fn forward<
                 }
                 mbarrier::init(smem_base + plan.done_barrier(g), group_threads);
             }
-            if multicast {
-                cluster::fence_barrier_inits();
-            }
         }
-        if multicast {
-            cluster::arrive();
-            cluster::wait();
-        } else {
-            bar::sync_threads();
-        }
+        bar::sync_threads();
     }
-    // A prologue stage in a cluster of two: this group's threads zero the
-    // rows past the keys in their own K and V tiles and arrive on the
-    // stage's "full" barrier; its first thread arrives expecting both
-    // tiles' bytes and has the copy engine bring one tile into both blocks
-    // (K from rank 0, V from rank 1), whose barriers count the bytes off.
-    let multicast_kv = |i: u32| {
-        let stage = i % STAGES as u32;
-        let key0 = (split + i * SPLITS as u32) * block_n;
-        let valid = (p.seq_kv - key0).min(block_n);
-        let (k_tile, v_tile) = (plan.k_stage(split, stage, block_n), plan.v_stage(split, stage, block_n));
-        let tail = (valid * HEAD_DIM as u32..block_n * HEAD_DIM as u32).step_by(4);
-        for at in tail.skip(team.0 as usize).step_by(team.1 as usize) {
-            // SAFETY: inside this group's K and V tiles (4-byte aligned), rows the copies do not write.
-            unsafe {
-                *(smem_ptr.add((k_tile + at) as usize) as *mut u32) = 0;
-                *(smem_ptr.add((v_tile + at) as usize) as *mut u32) = 0;
-            }
-        }
-        let bytes = valid * HEAD_DIM as u32;
-        let from_k = cluster::rank() == 0;
-        let (dst, src) = if from_k { (k_tile, job.k) } else { (v_tile, job.v) };
-        // SAFETY: the barrier expects this group's arrivals; the copy's
-        // source rows are inside K or V, its destination inside both
-        // blocks' tiles (same offsets); the cluster barrier that published
-        // the barriers' initialization has passed.
-        unsafe {
-            if team.0 == 0 {
-                mbarrier::arrive_expect_tx(full(stage), 2 * bytes);
-                cluster::bulk_copy_multicast(
-                    smem_base + dst,
-                    src.wrapping_add(key0 as usize * HEAD_DIM),
-                    bytes,
-                    full(stage),
-                    0b11,
-                );
-            } else {
-                mbarrier::arrive(full(stage));
-            }
-        }
-    };
     // Prologue: Q (the whole block), then the group's first STAGES key blocks.
     // SAFETY: Q rows below `job.rows` are inside Q; one arrival per thread and barrier phase.
     unsafe {
@@ -264,12 +209,8 @@ pub unsafe fn forward<
         mbarrier::arrive_after_copies(q_barrier);
         for i in 0..STAGES as u32 {
             if i < my_blocks {
-                if multicast {
-                    multicast_kv(i);
-                } else {
-                    load_kv(i);
-                    mbarrier::arrive_after_copies(full(i));
-                }
+                load_kv(i);
+                mbarrier::arrive_after_copies(full(i));
             }
         }
         mbarrier::wait(q_barrier, 0);
@@ -292,14 +233,14 @@ pub unsafe fn forward<
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
-            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, kv_row) };
+            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, plan.fp8_row) };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
-        unsafe { pv_e4m3(&mut o, &s, v_tile, kv_row) };
+        unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
         // Refill the stage with block i + STAGES once the whole group is done with block i.
         if i + (STAGES as u32) < my_blocks {
             // SAFETY: uniform over the group; one arrival per thread and phase.
@@ -315,12 +256,6 @@ pub unsafe fn forward<
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
-    // In a cluster: every tile this block receives has landed; the block
-    // leaves only once the other has received its tiles too (below).
-    if multicast {
-        // SAFETY: every thread of the cluster arrives once, here.
-        unsafe { cluster::arrive() };
-    }
     // Merge (see `merge`): once the group's threads are all done with its
     // K/V tiles (its exchange slots reuse them), publish the group's (max,
     // sum) of the warp's rows and its partial output; after one block
@@ -356,9 +291,5 @@ pub unsafe fn forward<
                 unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
             }
         }
-    }
-    if multicast {
-        // SAFETY: after this thread's arrival above.
-        unsafe { cluster::wait() };
     }
 }
