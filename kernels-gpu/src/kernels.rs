@@ -228,10 +228,11 @@ pub const fn wgmma_min_keys(head_dim: u32) -> u32 {
 /// [`Workload::work_units`] than 3/4 of its SMs), since `split` shares
 /// each query block's keys among groups of warps and so shortens each
 /// block's chain; otherwise `wgmma` from [`wgmma_min_keys`] keys on and
-/// `mma` below. Fitted on the H200 runs 59-60 (`results/`): the rule picks
-/// the fastest variant, or one within 1%, at all 27 measured shapes,
-/// where "split up to 1024 keys" was up to 50% slower
-/// ((8,16,256,64): `mma` 14.5 us, `split` 21.8).
+/// `mma` below. Fitted on H200 runs 59-60 and record 2026-11-23-11
+/// (`results/`; `host/tests/kernels.rs` lists the 27 shapes): the rule
+/// picks the fastest variant, or one within 1%, at each, where "split up
+/// to 1024 keys" was up to 1.5x slower ((8,16,256,64): `mma` 14.5 us,
+/// `split` 21.8).
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
