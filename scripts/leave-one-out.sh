@@ -5,14 +5,13 @@
 # only the times count: what a part costs on the critical path is about
 # what leaving it out saves.
 #
-#   here (builds, ~1 min each):  scripts/leave-one-out.sh build
+#   here (builds, ~30 s each):   scripts/leave-one-out.sh build
 #       applies scripts/leave-one-out.patch, builds `sdpa` with LEAVE_OUT =
 #       0..7 into gpu-bundle-diag/sdpa-<n>, restores split.rs and warp_tile.rs
 #       (scripts/const-builds.sh does the work)
 #   on the GPU machine:          scripts/leave-one-out.sh run ["SHAPES"]
 #       (carry gpu-bundle-diag) times every build on SHAPES, 0 first and last
 #
-# (Builds 1..7 fail their check, so the bench exits non-zero; the loop goes on.)
 # LEAVE_OUT: 0 nothing, 1 P·V, 2 the softmax, 3 Q·K, 4 the per-step data
 # wait, 5 the refills and the data wait, 6 the merge, 7 the E4M3 -> f16
 # conversions of K (sm_90; `warp_tile` too, so `mma` as well) and V.
