@@ -33,3 +33,30 @@ pub unsafe fn shared_addr<T>(ptr: *const T) -> u32 {
     }
     addr as u32
 }
+
+/// `ld.shared.v4.f32`: four floats at `addr` (shared window, 16-byte
+/// aligned) in one access. Opaque to LLVM, which otherwise splits a vector
+/// load whose elements are used under different conditions into 4- and
+/// 8-byte loads sunk into those conditions (each one a bank conflict when
+/// the lanes read 16 bytes apart).
+///
+/// # Safety
+/// `addr` must be a 16-byte aligned shared-memory address of this block,
+/// with no write to it in flight.
+#[inline(always)]
+pub unsafe fn load_f32x4(addr: u32) -> [f32; 4] {
+    let (a, b, c, d): (f32, f32, f32, f32);
+    // SAFETY: the caller guarantees an aligned, readable shared address.
+    unsafe {
+        asm!(
+            "ld.shared.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+            a = out(reg32) a,
+            b = out(reg32) b,
+            c = out(reg32) c,
+            d = out(reg32) d,
+            p = in(reg32) addr,
+            options(pure, readonly, nostack)
+        );
+    }
+    [a, b, c, d]
+}

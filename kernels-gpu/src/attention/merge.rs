@@ -19,7 +19,7 @@
 //!    returns the slice's f32 output for the kernel to store.
 
 use super::online::Rows;
-use crate::arch::{math, shfl};
+use crate::arch::{math, shfl, smem};
 use crate::softmax;
 
 /// Where the merge lives in a block's dynamic shared memory.
@@ -131,13 +131,16 @@ impl MergeArea {
             let scale = softmax::output_scale(sum, v_scale, math::rcp);
             m.map(|m_g| math::exp2(m_g - base) * scale)
         });
+        // SAFETY: `smem` is the dynamic shared memory base.
+        let smem_addr = unsafe { smem::shared_addr(smem) };
         core::array::from_fn(|i| {
             let tile = split * SLICE as u32 + i as u32;
             let mut out = [0f32; 4];
             for (g, w) in (0..SPLITS).map(|g| (g, [weights[0][g], weights[1][g]])) {
-                let at = self.exchange_at(g as u32, tile, row_warp, lane);
-                // SAFETY: group g's published slot of this tile.
-                let part = unsafe { *(smem.add(at) as *const [f32; 4]) };
+                let at = self.exchange_at(g as u32, tile, row_warp, lane) as u32;
+                // SAFETY: group g's published slot of this tile (16-byte
+                // aligned); one access (see `smem::load_f32x4`).
+                let part = unsafe { smem::load_f32x4(smem_addr + at) };
                 for e in 0..4 {
                     let w = w[e / 2];
                     out[e] += if w == 0.0 { 0.0 } else { part[e] * w };
