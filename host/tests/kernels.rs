@@ -147,7 +147,7 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
         assert!(plan.stats + 8 * t.splits * t.block_m <= plan.barriers, "{}: stats overlap the barriers", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
-        let last_barrier = plan.keys_barrier(t.splits - 1, t.stages - 1);
+        let last_barrier = plan.done_barrier(t.splits - 1);
         assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
         assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
         for g in 1..t.splits {

@@ -87,8 +87,8 @@ impl MmaSmemPlan {
 /// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
 /// row): group `g`'s slots lie in group `g`'s own K/V tiles, free as soon
 /// as the group is done with them. The copies complete on `mbarrier`s
-/// (`barriers`: Q's, then per group and stage a "keys", a "full" and an
-/// "empty" one, and per group a "done" one).
+/// (`barriers`: Q's, then per group a "full" and an "empty" one per stage
+/// and a "done" one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSmemPlan {
     /// Bytes per E4M3 row (Q, K, V).
@@ -119,7 +119,7 @@ impl SplitSmemPlan {
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let barriers = stats + t.splits * t.block_m * 8;
-        let barrier_bytes = 8 * (1 + t.splits * (3 * t.stages + 1));
+        let barrier_bytes = 8 * (1 + t.splits * (2 * t.stages + 1));
         let kv = barriers + barrier_bytes.next_multiple_of(16);
         let tiles = t.stages * 2 * t.block_n * fp8_row;
         let exchange = t.block_m * 4 * t.head_dim;
@@ -134,21 +134,15 @@ impl SplitSmemPlan {
     }
 
     /// Offset of group `split`'s barriers: `stages` "full", `stages`
-    /// "empty", one "done", `stages` "keys".
+    /// "empty", one "done".
     const fn group_barriers(&self, split: u32) -> u32 {
-        self.barriers + 8 * (1 + split * (3 * self.stages + 1))
+        self.barriers + 8 * (1 + split * (2 * self.stages + 1))
     }
 
     /// Offset of the barrier on which group `split`'s copies into stage
-    /// `stage` complete, K's and V's ("full").
+    /// `stage` complete ("full").
     pub const fn full_barrier(&self, split: u32, stage: u32) -> u32 {
         self.group_barriers(split) + 8 * stage
-    }
-
-    /// Offset of the barrier on which group `split`'s copies of the K tile
-    /// of stage `stage` complete ("keys"; V's are copied after them).
-    pub const fn keys_barrier(&self, split: u32, stage: u32) -> u32 {
-        self.group_barriers(split) + 8 * (2 * self.stages + 1 + stage)
     }
 
     /// Offset of the barrier on which group `split`'s threads release stage

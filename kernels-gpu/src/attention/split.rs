@@ -18,12 +18,11 @@
 //! report hazards across the merge's block barriers, stage 13.) Per key
 //! block, each warp:
 //!
-//! 1. waits for K (E4M3) in its group's buffers (K and V complete on
-//!    separate barriers, K's copied first);
+//! 1. waits for K and V (E4M3) in its group's buffers;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
 //!    f16 `mma` on converted operands on sm_90);
 //! 3. runs the online softmax on the accumulators ([`online::Rows`]);
-//! 4. waits for V and adds `P·V` on `mma.m16n8k16.f16`, with V read as E4M3 and turned
+//! 4. adds `P·V` on `mma.m16n8k16.f16`, with V read as E4M3 and turned
 //!    into f16 in registers ([`pv_e4m3`]; this permutes O's columns, see
 //!    [`o_column`]).
 //!
@@ -166,20 +165,6 @@ pub unsafe fn forward<
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
-    // The copies complete on barriers: Q's (every thread arrives once its
-    // share has landed), and per group and stage a "keys" one (the group's
-    // threads arrive once their share of the K tile has landed), a "full"
-    // one (the same for K and V) and an "empty" one (they arrive when done
-    // reading a tile that the stage will be refilled after); per group a
-    // "done" one before the merge. Thread 0 initializes them; a block
-    // barrier publishes them.
-    let q_barrier = smem_base + plan.q_barrier();
-    let keys = |stage: u32| smem_base + plan.keys_barrier(split, stage);
-    let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
-    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
-    // Copies key block i into its stage: K first, onto the stage's "keys"
-    // barrier, so that Q·K can start while V is still landing; then V, onto
-    // its "full" one. One arrival per thread of the group on each.
     let load_kv = |i: u32| {
         let stage = i % STAGES as u32;
         let key0 = (split + i * SPLITS as u32) * block_n;
@@ -189,19 +174,26 @@ pub unsafe fn forward<
         unsafe {
             let k_dst = smem_base + plan.k_stage(split, stage, block_n);
             load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            mbarrier::arrive_after_copies(keys(stage));
             let v_dst = smem_base + plan.v_stage(split, stage, block_n);
             load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
-            mbarrier::arrive_after_copies(full(stage));
         }
     };
+
+    // The copies complete on barriers: Q's (every thread arrives once its
+    // share has landed), and per group and stage a "full" one (the group's
+    // threads arrive once their share of the tile has landed) and an
+    // "empty" one (they arrive when done reading a tile that the stage will
+    // be refilled after); per group a "done" one before the merge. Thread 0
+    // initializes them; a block barrier publishes them.
+    let q_barrier = smem_base + plan.q_barrier();
+    let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
+    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
     unsafe {
         if thread == 0 {
             mbarrier::init(q_barrier, threads);
             for g in 0..SPLITS as u32 {
                 for stage in 0..STAGES as u32 {
-                    mbarrier::init(smem_base + plan.keys_barrier(g, stage), group_threads);
                     mbarrier::init(smem_base + plan.full_barrier(g, stage), group_threads);
                     mbarrier::init(smem_base + plan.empty_barrier(g, stage), group_threads);
                 }
@@ -218,6 +210,7 @@ pub unsafe fn forward<
         for i in 0..STAGES as u32 {
             if i < my_blocks {
                 load_kv(i);
+                mbarrier::arrive_after_copies(full(i));
             }
         }
         mbarrier::wait(q_barrier, 0);
@@ -235,8 +228,8 @@ pub unsafe fn forward<
         let stage = i % STAGES as u32;
         // The stage's i / STAGES-th use.
         let parity = (i / STAGES as u32) % 2;
-        // SAFETY: the group's copies of block i's K tile arrive on this phase.
-        unsafe { mbarrier::wait(keys(stage), parity) };
+        // SAFETY: the group's copies of block i arrive on this phase.
+        unsafe { mbarrier::wait(full(stage), parity) };
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
@@ -246,12 +239,8 @@ pub unsafe fn forward<
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
-        // SAFETY: the group's copies of block i's V tile arrive on this
-        // phase; then converged warp, the V tile of this stage.
-        unsafe {
-            mbarrier::wait(full(stage), parity);
-            pv_e4m3(&mut o, &s, v_tile, plan.fp8_row);
-        }
+        // SAFETY: converged warp; the V tile of this stage.
+        unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
         // Refill the stage with block i + STAGES once the whole group is done with block i.
         if i + (STAGES as u32) < my_blocks {
             // SAFETY: uniform over the group; one arrival per thread and phase.
@@ -260,6 +249,8 @@ pub unsafe fn forward<
                 mbarrier::wait(empty(stage), parity);
             }
             load_kv(i + STAGES as u32);
+            // SAFETY: as above.
+            unsafe { mbarrier::arrive_after_copies(full(stage)) };
         }
     }
 
