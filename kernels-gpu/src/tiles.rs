@@ -84,7 +84,7 @@ impl MmaSmemPlan {
 /// Q, and for each of the `splits` warp groups `stages` K and V tiles, as
 /// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
 /// `stats` (each group's running maximum and row sum per query row) and
-/// exchange slots for their f16 partial outputs (`2 * head_dim` bytes per
+/// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
 /// row): group `g`'s slots lie in group `g`'s own K/V tiles, free as soon
 /// as the group is done with them. The copies complete on `mbarrier`s
 /// (`barriers`: Q's, then per group a "full" and an "empty" one per stage
@@ -101,7 +101,7 @@ pub struct SplitSmemPlan {
     /// Offset of the barriers (8 bytes each; see [`SplitSmemPlan::full_barrier`]).
     pub barriers: u32,
     /// Offset of group 0's first K tile; each group owns `group_bytes`
-    /// (its exchange slots, `block_m * 2 * head_dim` bytes, included).
+    /// (its exchange slots, `block_m * 4 * head_dim` bytes, included).
     pub kv: u32,
     /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows, or
     /// its exchange slots if they are larger.
@@ -122,7 +122,7 @@ impl SplitSmemPlan {
         let barrier_bytes = 8 * (1 + t.splits * (2 * t.stages + 1));
         let kv = barriers + barrier_bytes.next_multiple_of(16);
         let tiles = t.stages * 2 * t.block_n * fp8_row;
-        let exchange = t.block_m * 2 * t.head_dim;
+        let exchange = t.block_m * 4 * t.head_dim;
         let group_bytes = if tiles > exchange { tiles } else { exchange };
         let total = kv + t.splits * group_bytes;
         Self { fp8_row, q, stats, barriers, kv, group_bytes, total, stages: t.stages }

@@ -82,25 +82,3 @@ pub fn e4m3x4_to_f16x2_by_column(codes: u32) -> [u32; 2] {
     }
     [even, odd]
 }
-
-/// `cvt.f32.f16` twice: an f16 pair (low half first) to two f32, exactly.
-#[inline(always)]
-pub fn unpack_f16x2(pair: u32) -> [f32; 2] {
-    let (lo, hi): (f32, f32);
-    // SAFETY: register-only conversions.
-    unsafe {
-        asm!(
-            "{{",
-            ".reg .b16 l, h;",
-            "mov.b32 {{l, h}}, {p};",
-            "cvt.f32.f16 {lo}, l;",
-            "cvt.f32.f16 {hi}, h;",
-            "}}",
-            lo = out(reg32) lo,
-            hi = out(reg32) hi,
-            p = in(reg32) pair,
-            options(pure, nomem, nostack)
-        );
-    }
-    [lo, hi]
-}

@@ -269,13 +269,18 @@ pub unsafe fn forward<
     unsafe {
         mbarrier::arrive(done);
         mbarrier::wait(done, 0);
-        let sums = merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
-        merge.publish_partials(smem_ptr, (split, row_warp, lane), &o, sums);
+        merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
+        merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
     }
+    // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
+    let slice = unsafe {
+        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
+    };
     // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
     // the same 16-column half: this thread's four adjacent columns of a row.
-    let store = |pair: usize, even: [f32; 4], odd: [f32; 4]| {
+    for pair in 0..SLICE / 2 {
+        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
         let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
         for h in 0..2 {
             let row = local_rows[h];
@@ -286,9 +291,5 @@ pub unsafe fn forward<
                 unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
             }
         }
-    };
-    // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
-    unsafe {
-        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale, store)
-    };
+    }
 }
