@@ -23,6 +23,16 @@ use crate::params::AttnParams;
 use crate::schedule;
 use crate::tiles::{MmaSmemPlan, TileShape};
 
+/// Eight E4M3 codes of a V row, read as one 8-byte access (as `[u16; 4]`
+/// LLVM knows only 2-byte alignment and reads it as four 2-byte loads).
+#[derive(Clone, Copy)]
+#[repr(C, align(8))]
+struct CodeChunk([u16; 4]);
+
+/// The eight f16 values of a [`CodeChunk`], written as one 16-byte access.
+#[repr(C, align(16))]
+struct HalfChunk([u32; 4]);
+
 /// Converts the E4M3 V tile at `src` into f16 at `dst` (both shared,
 /// padded rows as in [`MmaSmemPlan`]).
 ///
@@ -43,8 +53,9 @@ unsafe fn convert_v<const HEAD_DIM: usize>(
         let col = c % chunks_per_row;
         // SAFETY: 8-byte aligned E4M3 chunk and 16-byte aligned f16 chunk in this block's tiles.
         unsafe {
-            let codes = *(src.add((r * plan.fp8_row + col * 8) as usize) as *const [u16; 4]);
-            *(dst.add((r * plan.f16_row + col * 16) as usize) as *mut [u32; 4]) = codes.map(cvt::e4m3x2_to_f16x2);
+            let codes = *(src.add((r * plan.fp8_row + col * 8) as usize) as *const CodeChunk);
+            *(dst.add((r * plan.f16_row + col * 16) as usize) as *mut HalfChunk) =
+                HalfChunk(codes.0.map(cvt::e4m3x2_to_f16x2));
         }
         c += threads;
     }

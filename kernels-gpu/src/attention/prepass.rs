@@ -7,6 +7,11 @@
 use crate::arch::{cvt, grid_dep, sreg};
 use crate::params::{AttnParams, vt_keys};
 
+/// Eight keys of a `Vt` row (f16 pairs), written as one 16-byte store (as
+/// `[u32; 4]` LLVM knows only 4-byte alignment and writes four words).
+#[repr(C, align(16))]
+struct EightKeys([u32; 4]);
+
 /// Keys per block of the prepass.
 pub const KEYS_PER_BLOCK: u32 = 64;
 
@@ -45,8 +50,8 @@ pub unsafe fn v_transpose<const HEAD_DIM: usize>(p: &AttnParams) {
         let pairs: [u32; 4] =
             core::array::from_fn(|k| cvt::e4m3x2_to_f16x2((code(2 * k) | (code(2 * k + 1) << 8)) as u16));
         let row = head * HEAD_DIM as u64 + (col0 + c) as u64;
-        let vt = (p.vt + (row * padded + key0 as u64) * 2) as *mut [u32; 4];
+        let vt = (p.vt + (row * padded + key0 as u64) * 2) as *mut EightKeys;
         // SAFETY: inside this head's Vt row; 16-byte aligned (padded and key0 are multiples of 8 keys).
-        unsafe { *vt = pairs };
+        unsafe { *vt = EightKeys(pairs) };
     }
 }

@@ -95,6 +95,11 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
     }
 }
 
+/// Four adjacent f16 output columns of a row, written as one 8-byte store
+/// (as `[u32; 2]` LLVM knows only 4-byte alignment and writes two words).
+#[repr(C, align(8))]
+struct FourColumns([u32; 2]);
+
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
 /// the fused one measured no gain here and cost registers (results/STAGES.md
 /// stage 12).
@@ -286,9 +291,9 @@ pub unsafe fn forward<
             let row = local_rows[h];
             if row < job.rows {
                 let e = 2 * h;
-                let packed = [cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])];
+                let packed = FourColumns([cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])]);
                 // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut [u32; 2]) = packed };
+                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
             }
         }
     }
