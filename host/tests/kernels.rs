@@ -3,7 +3,7 @@
 //! exactly once.
 
 use kernels_gpu::kernels::{
-    HEAD_DIMS, KERNELS, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, Workload, find, recommended, wgmma_min_keys,
+    HEAD_DIMS, KERNELS, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, WGMMA_MIN_KEYS, Workload, find, recommended,
 };
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
@@ -165,24 +165,24 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
 }
 
 /// The shapes whose variants were timed against each other (H200, graph
-/// mode: runs 59 and 60, and the 2026-11-23-11 record), each with the
-/// variants within 1% of the fastest there (`B,H,S,D[,causal]`).
+/// mode: record 2026-11-23-14, run 67), each with the variants within 1%
+/// of the fastest there, fastest first (`B,H,S,D[,causal]`).
 const MEASURED_WINNERS: [(&str, &[Variant]); 27] = [
     ("1,8,512,64", &[Variant::Split]),
     ("1,8,1024,64", &[Variant::Split]),
-    ("1,8,1536,64", &[Variant::Wgmma, Variant::Split]),
+    ("1,8,1536,64", &[Variant::Wgmma]),
     ("1,8,2048,64", &[Variant::Wgmma]),
     ("4,16,1024,64", &[Variant::Wgmma]),
     ("4,16,2048,64", &[Variant::Wgmma]),
     ("1,8,512,128", &[Variant::Split]),
     ("1,8,1024,128", &[Variant::Split]),
-    ("1,8,2048,128", &[Variant::Split, Variant::Wgmma]),
-    ("4,16,1024,128", &[Variant::Mma]),
+    ("1,8,2048,128", &[Variant::Wgmma]),
+    ("4,16,1024,128", &[Variant::Wgmma]),
     ("1,8,1024,64,causal", &[Variant::Split]),
     ("1,8,2048,64,causal", &[Variant::Split]),
     ("2,16,1024,64", &[Variant::Wgmma]),
     ("1,16,1024,64", &[Variant::Wgmma]),
-    ("1,12,1024,64", &[Variant::Split]),
+    ("1,12,1024,64", &[Variant::Wgmma, Variant::Split]),
     ("2,8,2048,64,causal", &[Variant::Wgmma]),
     ("1,8,2048,128,causal", &[Variant::Split]),
     ("1,4,2048,64", &[Variant::Split]),
@@ -213,27 +213,32 @@ fn the_sm90a_recommendation_is_a_fastest_variant_at_every_measured_shape() {
 }
 
 #[test]
-fn the_recommendation_follows_the_work_units_on_sm90a() {
-    // 3/4 of 132 SMs is 99 units: split below, the long-sequence kernel from there.
-    let edge = workload("1,12,1024,64");
-    assert_eq!(edge.work_units(), 96);
+fn the_recommendation_follows_wgmmas_block_count_on_sm90a() {
+    // 3/5 of 132 SMs is 79.2 blocks: split up to 79, the long-sequence kernel from 80.
+    let edge = workload("1,79,1024,64");
+    assert_eq!(edge.wgmma_blocks(), 79 * 8);
+    let edge = workload("1,79,128,64");
+    assert_eq!(edge.wgmma_blocks(), 79);
     assert_eq!(recommended(&edge, true, 132), Variant::Split);
-    let more = workload("1,13,1024,64");
-    assert_eq!(more.work_units(), 104);
-    assert_eq!(recommended(&more, true, 132), Variant::Wgmma);
-    // Causal masking halves the units: 26 heads of 8 blocks are 104.
-    let causal = workload("1,26,1024,64,causal");
-    assert_eq!(causal.work_units(), 104);
+    let more = workload("1,80,128,64");
+    assert_eq!(more.wgmma_blocks(), 80);
+    assert_eq!(recommended(&more, true, 132), Variant::Mma);
+    // At D = 128 wgmma's blocks hold 192 rows: 1536 rows are 8 of them.
+    assert_eq!(workload("1,8,1536,128").wgmma_blocks(), 64);
+    assert_eq!(workload("1,8,2048,128").wgmma_blocks(), 88);
+    // Causal masking halves the blocks: 20 heads of 8 blocks are 80.
+    let causal = workload("1,20,1024,64,causal");
+    assert_eq!(causal.wgmma_blocks(), 80);
     assert_eq!(recommended(&causal, true, 132), Variant::Wgmma);
     assert_eq!(recommended(&causal, true, 2 * 132), Variant::Split);
-    // Past SPLIT_MAX_KEYS split is never picked, however little the work.
+    // Past SPLIT_MAX_KEYS split is never picked, however few the blocks.
     let long = Workload { seq_kv: SPLIT_MAX_KEYS + 1, ..workload("1,1,1,64") };
     assert_eq!(recommended(&long, true, 132), Variant::Wgmma);
-    // Much work on short keys: mma (below wgmma_min_keys).
+    // Many blocks on short keys: mma below WGMMA_MIN_KEYS, wgmma from it.
     assert_eq!(recommended(&workload("8,16,256,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("8,16,1024,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("8,16,2048,128"), true, 132), Variant::Wgmma);
-    assert_eq!((wgmma_min_keys(64), wgmma_min_keys(128)), (1024, 2048));
+    assert_eq!(recommended(&workload("8,16,1023,128"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("8,16,1024,128"), true, 132), Variant::Wgmma);
+    assert_eq!(WGMMA_MIN_KEYS, 1024);
 }
 
 #[test]

@@ -189,60 +189,59 @@ pub struct Workload {
     pub causal: bool,
 }
 
-/// Query rows per unit of parallel work in [`Workload::work_units`]: the
-/// rows of one `wgmma` block at D = 64.
-pub const WORK_UNIT_ROWS: u32 = 128;
-
 impl Workload {
-    /// How much independent work the problem offers the GPU: (batch x
-    /// heads x [`WORK_UNIT_ROWS`]-row query blocks), halved (rounded up)
-    /// under causal masking, whose query blocks see half the keys on
-    /// average.
-    pub fn work_units(&self) -> u64 {
-        let units = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(WORK_UNIT_ROWS) as u64;
-        if self.causal { units.div_ceil(2) } else { units }
+    /// The query blocks `wgmma` would launch for the problem (batch x
+    /// heads x query blocks of its tile's rows: 128 at D = 64, 192 at
+    /// D = 128), halved (rounded up) under causal masking, whose blocks see
+    /// half the keys on average: how well the long-sequence kernel would
+    /// fill the GPU.
+    pub fn wgmma_blocks(&self) -> u64 {
+        let rows = if self.head_dim <= 64 { WGMMA_D64.block_m } else { WGMMA_D128.block_m };
+        let blocks = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(rows) as u64;
+        if self.causal { blocks.div_ceil(2) } else { blocks }
     }
 }
 
 /// Longest key length for which [`recommended`] picks `split` on sm_90a
-/// (the longest measured where it won: H200 run 60, (1,4,2048,64)).
+/// (the longest measured where it won: H200 record 2026-11-23-14,
+/// (1,4,2048,64) and (1,8,2048,128,causal)).
 pub const SPLIT_MAX_KEYS: u32 = 2048;
 
 /// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
 /// no crossover has been measured (the rule the first sessions set).
 pub const SHORT_KEYS: u32 = 1024;
 
-/// The fewest keys at which `wgmma` beats `mma` (H200 runs 59-60): 1024 at
-/// D = 64 ((4,16,1024,64): 79.0 vs 86.0 us), 2048 at D = 128
-/// ((4,16,1024,128): `mma` 159.7 vs 177.3 us; (1,8,2048,128): 84.1 vs 87.1).
-/// Below it `wgmma`'s prepass launch and 128-row blocks do not pay.
-pub const fn wgmma_min_keys(head_dim: u32) -> u32 {
-    if head_dim <= 64 { 1024 } else { 2048 }
-}
+/// The fewest keys at which [`recommended`] picks `wgmma` over `mma` on
+/// sm_90a (H200 record 2026-11-23-14: (4,16,1024,64) 66.6 vs 74.8 us,
+/// (4,16,1024,128) 127.7 vs 141.5; at 256 keys, (8,16,256,64), `mma` 12.8
+/// vs 16.5). Below it `wgmma`'s prepass launch and large blocks do not pay.
+pub const WGMMA_MIN_KEYS: u32 = 1024;
 
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
 /// On sm_90a: `split` when the problem is short (at most
-/// [`SPLIT_MAX_KEYS`] keys) and offers the GPU little parallel work (fewer
-/// [`Workload::work_units`] than 3/4 of its SMs), since `split` shares
-/// each query block's keys among groups of warps and so shortens each
-/// block's chain; otherwise `wgmma` from [`wgmma_min_keys`] keys on and
-/// `mma` below. Fitted on H200 runs 59-60 and record 2026-11-23-11
-/// (`results/`; `host/tests/kernels.rs` lists the 27 shapes): the rule
-/// picks the fastest variant, or one within 1%, at each, where "split up
-/// to 1024 keys" was up to 1.5x slower ((8,16,256,64): `mma` 14.5 us,
-/// `split` 21.8).
+/// [`SPLIT_MAX_KEYS`] keys) and `wgmma` would fill fewer than 3/5 of the
+/// SMs ([`Workload::wgmma_blocks`]), since `split` shares each query
+/// block's keys among groups of warps and so shortens each block's chain
+/// where there are few blocks; otherwise `wgmma` from [`WGMMA_MIN_KEYS`]
+/// keys on and `mma` below. Fitted on H200 record 2026-11-23-14
+/// (`results/`; `host/tests/kernels.rs` lists its 27 shapes): the rule
+/// picks the fastest variant, or one within 1%, at each. (The boundary
+/// sits between 64 blocks, where `split` wins by 8-30%, and 88 or 96, where
+/// `wgmma` wins or ties: (1,8,1536,128) 64 blocks, `split` 51.9 vs 56.1 us;
+/// (1,8,2048,128) 88 blocks, `wgmma` 69.9 vs `split` 82.8; (1,8,1536,64)
+/// 96 blocks, `wgmma` 30.1 vs 31.4.)
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
     if !sm90a {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
-    let little_work = 4 * w.work_units() < 3 * multiprocessors as u64;
-    if w.seq_kv <= SPLIT_MAX_KEYS && little_work {
+    let few_blocks = 5 * w.wgmma_blocks() < 3 * multiprocessors as u64;
+    if w.seq_kv <= SPLIT_MAX_KEYS && few_blocks {
         Variant::Split
-    } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
+    } else if w.seq_kv >= WGMMA_MIN_KEYS {
         Variant::Wgmma
     } else {
         Variant::Mma
