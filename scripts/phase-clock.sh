@@ -7,11 +7,11 @@
 # reports per-phase cycles (median, p10, p90 over warps).
 #
 # Read it as the instrumented kernel's timeline, not the real one's: the
-# timestamp array lives in local memory and the "ready" marks wait for
-# their values, so the build takes ~1.8x as long per call (11.5 vs 6.4 us
-# at (1,8,512,64), H200 run 44), and three predictions made from its phases
-# missed (results/STAGES.md stages 29, 31, 32). Per-step and merge cycles
-# repeated within 3% across runs 42-44.
+# stamps stay in registers (constant indices only), but each "ready" mark
+# waits for its value, so the build takes ~9% longer per call (4.57 vs 4.18
+# us at (2,8,256,64), H200 run 66; before, with the stamps in local memory,
+# ~1.8x, and three predictions made from its phases missed: results/STAGES.md
+# stages 29, 31, 32). Use it to locate time; an A/B run decides.
 #
 #   here:             scripts/phase-clock.sh build    (-> gpu-bundle-diag/sdpa-phase)
 #   on the GPU:       scripts/phase-clock.sh run ["SHAPES"]   (carry gpu-bundle-diag)
