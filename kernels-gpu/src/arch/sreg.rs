@@ -47,15 +47,3 @@ pub fn lane_id() -> u32 {
 pub fn warp_id() -> u32 {
     thread_idx_x() / 32
 }
-
-/// `%tid.x`, read anew where it is called: the read is not `pure`, so LLVM
-/// neither merges it with another nor hoists it (and what is computed from
-/// it) out of a loop. For per-thread address arithmetic that is cheaper to
-/// redo in each iteration than to keep in registers across a long loop.
-#[inline(always)]
-pub fn thread_idx_x_here() -> u32 {
-    let t: u32;
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { core::arch::asm!("mov.u32 {t}, %tid.x;", t = out(reg32) t, options(nomem, nostack)) };
-    t
-}

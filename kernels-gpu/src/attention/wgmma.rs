@@ -147,10 +147,6 @@ pub unsafe fn forward<
     let vt_stride = 2 * vt_keys(p.seq_kv) as usize;
     let vt_head = (p.vt + job.kv_head * HEAD_DIM as u64 * vt_stride as u64) as *const u8;
     let load_kv = |j: u32| {
-        // The thread index read here: LLVM would otherwise keep every copy's
-        // addresses in registers across the key loop (5 per thread at
-        // D = 128, +23 registers: the block could not launch).
-        let team = (sreg::thread_idx_x_here(), team.1);
         let stage = j % STAGES as u32;
         let key0 = j * block_n;
         let valid = (p.seq_kv - key0).min(block_n);
@@ -167,7 +163,7 @@ pub unsafe fn forward<
         // are padded to whole 64-key tiles.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, shape);
-            load_rows::<HEAD_DIM, true>(
+            load_rows::<HEAD_DIM, false>(
                 k_dst,
                 tile_rows,
                 job.k.wrapping_add(key0 as usize * HEAD_DIM),
@@ -175,7 +171,7 @@ pub unsafe fn forward<
                 valid,
                 team,
             );
-            vt.issue_unrolled(team.0, team.1);
+            vt.issue(team.0, team.1);
         }
     };
 
