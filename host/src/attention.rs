@@ -239,7 +239,6 @@ impl Attention {
         })?;
         let scales = dev.scales.device_ptr(&self.stream).0;
         let f32_size = std::mem::size_of::<f32>() as u64;
-        let kv_group = kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32);
         let params = AttnParams {
             q: dev.q.device_ptr(&self.stream).0,
             k: dev.k.device_ptr(&self.stream).0,
@@ -255,10 +254,9 @@ impl Attention {
             seq_q: p.seq_q as u32,
             seq_kv: p.seq_kv as u32,
             softmax_scale: p.softmax_scale,
-            causal: p.causal as u16,
+            causal: p.causal as u32,
             fused_exponent: p.fused_exponent as u32,
-            kv_group_multiplier: kv_group.multiplier,
-            kv_group_shift: kv_group.shift as u16,
+            kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

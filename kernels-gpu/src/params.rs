@@ -10,16 +10,6 @@ use crate::schedule::FastDiv;
 /// pointers to f32 arrays: `q_scale[heads_q]`, `k_scale[heads_kv]`,
 /// `v_scale[heads_kv]` (real value = fp8 value * scale).
 /// The host validates every field before a launch; the kernels trust them.
-///
-/// Layout: a kernel reads its parameters through the constant cache, whose
-/// 64-byte lines start cold at every launch, and a warp waits out each miss
-/// in program order (ncu, H200 run 70: two misses in a row, ~8% of
-/// `split`'s warp samples at (2,8,256,64)). Parameters start at
-/// `c[0x0][0x210]` (sm_80 and later), in the line that also holds the
-/// global-memory descriptor every load needs (`c[0x0][0x208]`); the first
-/// 48 bytes, `q` to `causal`, are what a block reads before its first
-/// copies, so they share that line. The rest (from `o`: the output, `Vt`,
-/// the scales) is read once the first copies are issued.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AttnParams {
@@ -29,56 +19,39 @@ pub struct AttnParams {
     pub k: u64,
     /// Device address of V (E4M3).
     pub v: u64,
-    /// Query length Sq.
-    pub seq_q: u32,
-    /// Key/value length Skv.
-    pub seq_kv: u32,
-    /// Query heads Hq.
-    pub heads_q: u32,
-    /// Key/value heads Hkv (`heads_q % heads_kv == 0`).
-    pub heads_kv: u32,
-    /// Query head -> key/value head, `schedule::kv_group(heads_q,
-    /// heads_kv)`: its multiplier ([`AttnParams::kv_group`]).
-    pub kv_group_multiplier: u32,
-    /// ... and its shift (at most 32).
-    pub kv_group_shift: u16,
-    /// 1 for causal (bottom-right aligned) masking, 0 for none.
-    pub causal: u16,
     /// Device address of O (f16).
     pub o: u64,
-    /// Device address of a scratch `Vt` `[batch, heads_kv, HEAD_DIM,
-    /// vt_keys(seq_kv)]` (f16): V transposed, written by the `v_transpose`
-    /// prepass for the kernels that read it (0 for the others).
-    pub vt: u64,
     /// Device address of the per-head Q dequantization scales (f32).
     pub q_scale: u64,
     /// Device address of the per-head K dequantization scales (f32).
     pub k_scale: u64,
     /// Device address of the per-head V dequantization scales (f32).
     pub v_scale: u64,
+    /// Device address of a scratch `Vt` `[batch, heads_kv, HEAD_DIM,
+    /// vt_keys(seq_kv)]` (f16): V transposed, written by the `v_transpose`
+    /// prepass for the kernels that read it (0 for the others).
+    pub vt: u64,
     /// Batch size B.
     pub batch: u32,
+    /// Query heads Hq.
+    pub heads_q: u32,
+    /// Key/value heads Hkv (`heads_q % heads_kv == 0`).
+    pub heads_kv: u32,
+    /// Query length Sq.
+    pub seq_q: u32,
+    /// Key/value length Skv.
+    pub seq_kv: u32,
     /// The softmax scale applied to Q·K^T (before the dequantization scales).
     pub softmax_scale: f32,
+    /// 1 for causal (bottom-right aligned) masking, 0 for none.
+    pub causal: u32,
     /// 1 when every head's largest possible score allows the fused exponent
     /// (`softmax::fused_exponent_ok`), else 0; the `wgmma` entries run their
     /// fused or their unfused body on it (the other kernels ignore it).
     pub fused_exponent: u32,
+    /// Query head -> key/value head: `schedule::kv_group(heads_q, heads_kv)`.
+    pub kv_group: FastDiv,
 }
-
-impl AttnParams {
-    /// The query head -> key/value head division.
-    #[inline(always)]
-    pub const fn kv_group(&self) -> FastDiv {
-        FastDiv { multiplier: self.kv_group_multiplier, shift: self.kv_group_shift as u32 }
-    }
-}
-
-/// Bytes from the start of the parameters to `o`, the first field read
-/// after the first copies: the rest of the descriptor's constant-cache line.
-pub const FIRST_LINE_PARAM_BYTES: usize = core::mem::offset_of!(AttnParams, o);
-
-const _: () = assert!(0x210 + FIRST_LINE_PARAM_BYTES == 0x240, "q .. causal fill the rest of the line at 0x200");
 
 /// Keys per row of the `Vt` scratch: `seq_kv` rounded up to 64, so whole
 /// 64-key tiles can be read without bounds checks (the padding is zeros).

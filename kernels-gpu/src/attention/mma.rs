@@ -118,7 +118,7 @@ pub unsafe fn forward<
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {
         // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(p, threads) };
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
 
@@ -151,8 +151,6 @@ pub unsafe fn forward<
         // SAFETY: closes this thread's copies.
         unsafe { cp_async::commit_group() };
     }
-    // SAFETY: host-validated parameters; the prologue copies are issued.
-    let dequant = unsafe { job.scales(p) };
 
     let mut q_frag: warp_tile::QFragments<QK_STEPS> = core::array::from_fn(|_| Default::default());
     let mut rows = Rows::EMPTY;
@@ -198,7 +196,7 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, dequant.score_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
         // SAFETY: block-uniform; publishes the f16 V tile.
         unsafe { bar::sync_threads() };
@@ -226,7 +224,7 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = rows.output_scales(dequant.v);
-        online::store_rows::<HEAD_DIM, O_TILES>(job.out(p), &o, scales, 16 * warp + group, job.rows, quad);
+        let scales = rows.output_scales(job.v_scale);
+        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, 16 * warp + group, job.rows, quad);
     }
 }

@@ -41,7 +41,7 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     if row >= p.seq_q {
         return;
     }
-    let kv_head = p.kv_group().div(head);
+    let kv_head = p.kv_group.div(head);
     let d = HEAD_DIM as u64;
     let q_offset = ((batch as u64 * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row as u64) * d;
     let kv_offset = (batch as u64 * p.heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;
