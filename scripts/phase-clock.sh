@@ -11,7 +11,10 @@
 # waits for its value, so the build takes ~9% longer per call (4.57 vs 4.18
 # us at (2,8,256,64), H200 run 66; before, with the stamps in local memory,
 # ~1.8x, and three predictions made from its phases missed: results/STAGES.md
-# stages 29, 31, 32). Use it to locate time; an A/B run decides.
+# stages 29, 31, 32). Use it to locate time; an A/B run decides. Its
+# first stamp comes after the kernel's first parameter reads (ptxas orders
+# them first), so the constant-cache misses at a block's start (~8% of
+# split's samples in ncu, stage 49) are not in its timeline.
 #
 #   here:             scripts/phase-clock.sh build    (-> gpu-bundle-diag/sdpa-phase)
 #   on the GPU:       scripts/phase-clock.sh run ["SHAPES"]   (carry gpu-bundle-diag)

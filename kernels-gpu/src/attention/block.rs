@@ -53,6 +53,10 @@ impl BlockJob {
         // SAFETY: the first global memory access of the block follows (the
         // kernel before this one may still write its inputs or read its output).
         unsafe { grid_dep::wait() };
+        // The scales are loaded here, before any tile copy: an SM's loads
+        // return in about issue order, so behind a block's 34 KB of copies
+        // they would delay the first softmax (results/STAGES.md stage 48:
+        // `split` +8.5% with them read after the prologue copies).
         // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (
