@@ -237,24 +237,26 @@ impl Attention {
                 reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", p.kernel.entry, self.info.image),
             }
         })?;
-        let kv_group = kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32);
+        let scales = dev.scales.device_ptr(&self.stream).0;
+        let f32_size = std::mem::size_of::<f32>() as u64;
         let params = AttnParams {
             q: dev.q.device_ptr(&self.stream).0,
             k: dev.k.device_ptr(&self.stream).0,
             v: dev.v.device_ptr(&self.stream).0,
-            scales: dev.scales.device_ptr(&self.stream).0,
-            seq_q: p.seq_q as u32,
-            seq_kv: p.seq_kv as u32,
-            // The grid limit (validated) keeps heads_q below 2^16.
-            heads_q: p.heads_q as u16,
-            kv_group_shift: kv_group.shift as u8,
-            causal: p.causal as u8,
-            kv_group_multiplier: kv_group.multiplier,
             o: out.o.device_ptr(&self.stream).0,
+            q_scale: scales,
+            k_scale: scales + p.heads_q as u64 * f32_size,
+            v_scale: scales + (p.heads_q + p.heads_kv) as u64 * f32_size,
             vt: dev.vt.as_ref().map_or(0, |vt| vt.device_ptr(&self.stream).0),
             batch: p.batch as u32,
+            heads_q: p.heads_q as u32,
+            heads_kv: p.heads_kv as u32,
+            seq_q: p.seq_q as u32,
+            seq_kv: p.seq_kv as u32,
             softmax_scale: p.softmax_scale,
+            causal: p.causal as u32,
             fused_exponent: p.fused_exponent as u32,
+            kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

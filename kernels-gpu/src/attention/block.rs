@@ -16,9 +16,8 @@ pub struct BlockJob {
     pub k: *const u8,
     /// V of the block's key/value head (E4M3).
     pub v: *const u8,
-    /// Offset of the block's first O element (f16) in O: see
-    /// [`BlockJob::out`].
-    pub o_offset: u64,
+    /// O rows of the block (f16 bits).
+    pub o: *mut u16,
     /// The block's key/value head over the whole batch (`batch * heads_kv
     /// + kv head`).
     pub kv_head: u64,
@@ -28,26 +27,15 @@ pub struct BlockJob {
     pub rows: u32,
     /// Keys `0 .. key_end` are visited.
     pub key_end: u32,
-    /// Q's and K's dequantization scales (see [`BlockJob::scales`]).
-    pub qk_scales: [f32; 2],
+    /// The factor from raw E4M3 dot products to base-2 scores.
+    pub score_scale_log2: f32,
     /// V's dequantization scale.
     pub v_scale: f32,
 }
 
-/// A block's dequantization factors (see [`BlockJob::scales`]).
-#[derive(Clone, Copy)]
-pub struct Scales {
-    /// The factor from raw E4M3 dot products to base-2 scores.
-    pub score_log2: f32,
-    /// V's dequantization scale.
-    pub v: f32,
-}
-
 impl BlockJob {
-    /// Locates the block's rows and heads from the block indices and loads
-    /// the scales, reading only the parameters that share the first
-    /// constant-cache line (see [`AttnParams`]; [`BlockJob::out`] and
-    /// [`BlockJob::scales`] read the others later).
+    /// Locates the block's rows and heads from the block indices and reads
+    /// the scales.
     ///
     /// # Safety
     /// `p` describes valid buffers (host-validated).
@@ -57,11 +45,10 @@ impl BlockJob {
         let at = schedule::block_coords(sreg::block_idx(), query_blocks, p.causal != 0);
         let (head, batch) = (at.head, at.batch as u64);
         let row0 = at.query_block * block_m;
-        let kv_head = p.kv_group().div(head);
-        let heads_kv = p.heads_kv();
+        let kv_head = p.kv_group.div(head);
         let d = HEAD_DIM as u64;
         let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
-        let batch_kv_head = batch * heads_kv as u64 + kv_head as u64;
+        let batch_kv_head = batch * p.heads_kv as u64 + kv_head as u64;
         let kv_offset = batch_kv_head * p.seq_kv as u64 * d;
         // SAFETY: the first global memory access of the block follows (the
         // kernel before this one may still write its inputs or read its output).
@@ -70,57 +57,39 @@ impl BlockJob {
         // return in about issue order, so behind a block's 34 KB of copies
         // they would delay the first softmax (results/STAGES.md stage 48:
         // `split` +8.5% with them read after the prologue copies).
-        let scales = p.scales as *const f32;
-        // SAFETY: the scale array has heads_q + 2 heads_kv entries (host-validated).
+        // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (
-                *scales.add(head as usize),
-                *scales.add((p.heads_q as u32 + kv_head) as usize),
-                *scales.add((p.heads_q as u32 + heads_kv + kv_head) as usize),
+                *(p.q_scale as *const f32).add(head as usize),
+                *(p.k_scale as *const f32).add(kv_head as usize),
+                *(p.v_scale as *const f32).add(kv_head as usize),
             )
         };
         BlockJob {
             q: (p.q + q_offset) as *const u8,
             k: (p.k + kv_offset) as *const u8,
             v: (p.v + kv_offset) as *const u8,
-            o_offset: q_offset,
+            o: (p.o + 2 * q_offset) as *mut u16,
             kv_head: batch_kv_head,
             row0,
             rows: block_m.min(p.seq_q - row0),
             key_end: schedule::key_end(row0, block_m, p.seq_q, p.seq_kv, p.causal != 0),
-            qk_scales: [q_scale, k_scale],
+            score_scale_log2: softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale),
             v_scale,
         }
-    }
-
-    /// The block's O rows (f16 bits). Computed where it is used: `p.o` is
-    /// in the parameters' second constant-cache line (see [`AttnParams`]).
-    #[inline(always)]
-    pub fn out(&self, p: &AttnParams) -> *mut u16 {
-        (p.o + 2 * self.o_offset) as *mut u16
-    }
-
-    /// The block's dequantization factors; reads `p.softmax_scale`, in the
-    /// parameters' second constant-cache line, so a kernel calls it once
-    /// its first copies are issued.
-    #[inline(always)]
-    pub fn scales(&self, p: &AttnParams) -> Scales {
-        let [q_scale, k_scale] = self.qk_scales;
-        Scales { score_log2: softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale), v: self.v_scale }
     }
 
     /// Writes zeros over the block's output rows (for blocks whose rows see
     /// no key).
     ///
     /// # Safety
-    /// `p.o` holds the block's `rows` output rows of `HEAD_DIM` f16.
+    /// `self.o` points at `rows` output rows of `HEAD_DIM` f16.
     #[inline(always)]
-    pub unsafe fn zero_output<const HEAD_DIM: usize>(&self, p: &AttnParams, threads: u32) {
-        let o = self.out(p) as *mut u32;
+    pub unsafe fn zero_output<const HEAD_DIM: usize>(&self, threads: u32) {
         let mut c = sreg::thread_idx_x();
         while c < self.rows * HEAD_DIM as u32 / 2 {
             // SAFETY: inside the block's output rows (4-byte aligned: D is even).
-            unsafe { *o.add(c as usize) = 0 };
+            unsafe { *(self.o as *mut u32).add(c as usize) = 0 };
             c += threads;
         }
     }

@@ -114,14 +114,11 @@ pub unsafe fn forward<
 
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
-    // Read here, not after the prologue copies as `split` does: there
-    // ptxas gives this kernel 130 registers at D = 64, one block per SM less.
-    let (dequant, out) = (job.scales(p), job.out(p));
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {
         // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(p, threads) };
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
 
@@ -199,7 +196,7 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, dequant.score_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
         // SAFETY: block-uniform; publishes the f16 V tile.
         unsafe { bar::sync_threads() };
@@ -227,7 +224,7 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = rows.output_scales(dequant.v);
-        online::store_rows::<HEAD_DIM, O_TILES>(out, &o, scales, 16 * warp + group, job.rows, quad);
+        let scales = rows.output_scales(job.v_scale);
+        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, 16 * warp + group, job.rows, quad);
     }
 }

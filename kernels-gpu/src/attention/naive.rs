@@ -41,11 +41,10 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     if row >= p.seq_q {
         return;
     }
-    let kv_head = p.kv_group().div(head);
-    let heads_kv = p.heads_kv();
+    let kv_head = p.kv_group.div(head);
     let d = HEAD_DIM as u64;
     let q_offset = ((batch as u64 * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row as u64) * d;
-    let kv_offset = (batch as u64 * heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;
+    let kv_offset = (batch as u64 * p.heads_kv as u64 + kv_head as u64) * p.seq_kv as u64 * d;
     let q = (p.q + q_offset) as *const u8;
     let k = (p.k + kv_offset) as *const u8;
     let v = (p.v + kv_offset) as *const u8;
@@ -53,13 +52,12 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
 
     // SAFETY: the first global memory access follows (see `BlockJob::new`).
     unsafe { grid_dep::wait() };
-    let scales = p.scales as *const f32;
-    // SAFETY: the scale array has heads_q + 2 heads_kv entries (host-validated).
+    // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
     let (q_scale, k_scale, v_scale) = unsafe {
         (
-            *scales.add(head as usize),
-            *scales.add((p.heads_q as u32 + kv_head) as usize),
-            *scales.add((p.heads_q as u32 + heads_kv + kv_head) as usize),
+            *(p.q_scale as *const f32).add(head as usize),
+            *(p.k_scale as *const f32).add(kv_head as usize),
+            *(p.v_scale as *const f32).add(kv_head as usize),
         )
     };
     let score_scale_log2 = softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale);

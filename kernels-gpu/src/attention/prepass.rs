@@ -34,7 +34,7 @@ pub unsafe fn v_transpose<const HEAD_DIM: usize>(p: &AttnParams) {
     let quads = HEAD_DIM / 4;
     let (col0, group) = (4 * (t % quads), t / quads);
     let key0 = sreg::block_idx_x() * KEYS_PER_BLOCK + 8 * group as u32;
-    let head = (sreg::block_idx_z() as u64 * p.heads_kv() as u64) + sreg::block_idx_y() as u64;
+    let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
     let padded = vt_keys(p.seq_kv) as u64;
     let v = (p.v + head * p.seq_kv as u64 * HEAD_DIM as u64) as *const u8;
     // SAFETY: before the first read of V and write of Vt (the kernel before

@@ -161,7 +161,7 @@ pub unsafe fn forward<
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {
         // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(p, threads) };
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
     // This group's key blocks: split, split + SPLITS, ...
@@ -218,11 +218,8 @@ pub unsafe fn forward<
                 mbarrier::arrive_after_copies(full(i));
             }
         }
+        mbarrier::wait(q_barrier, 0);
     }
-    // After the prologue copies (see `BlockJob::scales`).
-    let dequant = job.scales(p);
-    // SAFETY: one wait per thread; Q's copies arrive on this phase.
-    unsafe { mbarrier::wait(q_barrier, 0) };
     let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
     // SAFETY: converged warp; the warp's 16 rows of the Q tile.
     let q_frag: warp_tile::QFragments<QK_STEPS> = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
@@ -245,7 +242,7 @@ pub unsafe fn forward<
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, dequant.score_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
@@ -283,11 +280,10 @@ pub unsafe fn forward<
     }
     // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
     let slice = unsafe {
-        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, dequant.v)
+        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
     };
     // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
     // the same 16-column half: this thread's four adjacent columns of a row.
-    let out = job.out(p);
     for pair in 0..SLICE / 2 {
         let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
         let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
@@ -297,7 +293,7 @@ pub unsafe fn forward<
                 let e = 2 * h;
                 let packed = FourColumns([cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])]);
                 // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-                unsafe { *(out.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
+                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
             }
         }
     }

@@ -136,7 +136,7 @@ pub unsafe fn forward<
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {
         // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(p, threads) };
+        unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
 
@@ -184,8 +184,6 @@ pub unsafe fn forward<
         // SAFETY: closes this thread's copies.
         unsafe { cp_async::commit_group() };
     }
-    // After the prologue copies (see `BlockJob::scales`).
-    let dequant = job.scales(p);
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -241,7 +239,7 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
-        rows.softmax::<FUSED, _>(&mut s, dequant.score_log2, mask_of(0));
+        rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(0));
         online::p_fragments(&s)
     };
 
@@ -282,7 +280,7 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
             let alpha = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                rows.softmax::<FUSED, _>(&mut s, dequant.score_log2, mask_of(j + 1))
+                rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding(0, &p_frag) };
@@ -304,7 +302,7 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = rows.output_scales(dequant.v);
-        online::store_rows::<HEAD_DIM, O_TILES>(job.out(p), &o, scales, warp_row + group, job.rows, quad);
+        let scales = rows.output_scales(job.v_scale);
+        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
