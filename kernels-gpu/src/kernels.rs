@@ -191,12 +191,13 @@ pub struct Workload {
 
 impl Workload {
     /// The query blocks `wgmma` would launch for the problem (batch x
-    /// heads x query blocks of its tile's rows: 128 at D = 64, 192 at
-    /// D = 128), halved (rounded up) under causal masking, whose blocks see
+    /// heads x query blocks of its tile's rows, from [`KERNELS`]: 128 at
+    /// D = 64, 192 at D = 128; 128 for a head dimension without a kernel),
+    /// halved (rounded up) under causal masking, whose blocks see
     /// half the keys on average: how well the long-sequence kernel would
     /// fill the GPU.
     pub fn wgmma_blocks(&self) -> u64 {
-        let rows = if self.head_dim <= 64 { WGMMA_D64.block_m } else { WGMMA_D128.block_m };
+        let rows = find(Variant::Wgmma, self.head_dim).map_or(WGMMA_D64.block_m, |k| k.tiles.block_m);
         let blocks = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(rows) as u64;
         if self.causal { blocks.div_ceil(2) } else { blocks }
     }
