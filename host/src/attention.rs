@@ -12,7 +12,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream
 use cudarc::nvrtc::Ptx;
 use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant, Workload};
-use kernels_gpu::params::{AttnParams, vt_keys};
+use kernels_gpu::params::{AttnParams, KvTiles, padded_keys};
 use kernels_gpu::schedule;
 use std::sync::Arc;
 
@@ -60,9 +60,10 @@ pub struct DeviceProblem {
     v: CudaSlice<u8>,
     /// `q_scale[Hq]`, then `k_scale[Hkv]`, then `v_scale[Hkv]`.
     scales: CudaSlice<f32>,
-    /// Scratch for kernels with a V-transpose prepass (`[B, Hkv, D,
-    /// vt_keys(Skv)]` f16); allocated when the device can run one.
-    vt: Option<CudaSlice<u16>>,
+    /// Scratch for kernels with a `kv_tiles` prepass (their K and `Vt`
+    /// tiles, `kernels_gpu::params::KvTiles`); allocated when the device can
+    /// run one.
+    kv_tiles: Option<CudaSlice<u8>>,
 }
 
 /// An f16 output buffer on the device.
@@ -167,10 +168,19 @@ impl Attention {
     ) -> Result<DeviceProblem, AttnError> {
         let problem = validate(q, k, v, opts)?;
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
-        let vt_len = problem.batch * problem.heads_kv * problem.head_dim * vt_keys(problem.seq_kv as u32) as usize;
-        let vt = if self.prepasses.is_empty() { None } else { Some(self.stream.alloc_zeros::<u16>(vt_len)?) };
+        let tiles = KvTiles::new(
+            problem.head_dim as u32,
+            problem.batch as u32,
+            problem.heads_kv as u32,
+            problem.seq_kv as u32,
+        );
+        let kv_tiles = if self.prepasses.is_empty() {
+            None
+        } else {
+            Some(self.stream.alloc_zeros::<u8>(tiles.total_bytes() as usize)?)
+        };
         Ok(DeviceProblem {
-            vt,
+            kv_tiles,
             problem,
             q: self.stream.clone_htod(&q.data)?,
             k: self.stream.clone_htod(&k.data)?,
@@ -247,7 +257,7 @@ impl Attention {
             q_scale: scales,
             k_scale: scales + p.heads_q as u64 * f32_size,
             v_scale: scales + (p.heads_q + p.heads_kv) as u64 * f32_size,
-            vt: dev.vt.as_ref().map_or(0, |vt| vt.device_ptr(&self.stream).0),
+            kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(&self.stream).0),
             batch: p.batch as u32,
             heads_q: p.heads_q as u32,
             heads_kv: p.heads_kv as u32,
@@ -260,14 +270,14 @@ impl Attention {
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
-            let (Some(prepass), true) = (prepass, params.vt != 0) else {
+            let (Some(prepass), true) = (prepass, params.kv_tiles != 0) else {
                 return Err(AttnError::VariantUnavailable {
                     variant: p.kernel.variant.name(),
                     reason: format!("its prepass {} is not loaded", pre.entry),
                 });
             };
             let cfg = LaunchConfig {
-                grid_dim: (vt_keys(p.seq_kv as u32) / 64, p.heads_kv as u32, p.batch as u32),
+                grid_dim: (padded_keys(p.seq_kv as u32) / 64, p.heads_kv as u32, p.batch as u32),
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: 0,
             };

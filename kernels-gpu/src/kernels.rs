@@ -14,9 +14,10 @@ pub enum Variant {
     /// registers, P·V on `mma.sync` f16 (V converted exactly from e4m3),
     /// K/V streamed with `cp.async` through a multi-stage buffer.
     Mma,
-    /// Hopper only (sm_90a): a prepass writes V transposed to f16; then
-    /// Q·K^T on `wgmma` e4m3 with Q and K read from shared memory by
-    /// descriptor, P·V on `wgmma` f16 with P from registers; two warpgroups
+    /// Hopper only (sm_90a): a prepass cuts K and V (transposed to f16)
+    /// into tiles laid out as shared memory holds them, which one thread
+    /// brings in by bulk copies; then Q·K^T on `wgmma` e4m3 with Q and K
+    /// read from shared memory by descriptor, P·V on `wgmma` f16 with P from registers; two warpgroups
     /// (128 query rows) per block; the softmax of key block j + 1 overlaps
     /// P·V of block j.
     Wgmma,
@@ -66,7 +67,7 @@ pub struct KernelInfo {
     pub prepass: Option<Prepass>,
 }
 
-/// A prepass kernel: grid `(vt_keys(seq_kv) / 64, heads_kv, batch)`.
+/// A prepass kernel: grid `(padded_keys(seq_kv) / 64, heads_kv, batch)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prepass {
     /// The PTX entry symbol.
@@ -139,7 +140,7 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_vt_d64", threads: 64 / 4 * 8 }),
+        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d64", threads: 64 / 4 * 8 }),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -147,7 +148,7 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_vt_d128", threads: 128 / 4 * 8 }),
+        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d128", threads: 128 / 4 * 8 }),
     },
     KernelInfo {
         variant: Variant::Split,

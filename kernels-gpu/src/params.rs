@@ -27,10 +27,12 @@ pub struct AttnParams {
     pub k_scale: u64,
     /// Device address of the per-head V dequantization scales (f32).
     pub v_scale: u64,
-    /// Device address of a scratch `Vt` `[batch, heads_kv, HEAD_DIM,
-    /// vt_keys(seq_kv)]` (f16): V transposed, written by the `v_transpose`
-    /// prepass for the kernels that read it (0 for the others).
-    pub vt: u64,
+    /// Device address of the scratch the `kv_tiles` prepass fills for the
+    /// kernels that read it (0 for the others): every key/value head's K
+    /// and `Vt` (V transposed to f16) cut into 64-key tiles, each already
+    /// in the shared-memory layout the `wgmma` kernel reads, so one bulk
+    /// copy moves a tile (see [`KvTiles`]).
+    pub kv_tiles: u64,
     /// Batch size B.
     pub batch: u32,
     /// Query heads Hq.
@@ -53,9 +55,66 @@ pub struct AttnParams {
     pub kv_group: FastDiv,
 }
 
-/// Keys per row of the `Vt` scratch: `seq_kv` rounded up to 64, so whole
-/// 64-key tiles can be read without bounds checks (the padding is zeros).
+/// Keys per tile of the [`KvTiles`] scratch.
+pub const TILE_KEYS: u32 = 64;
+
+/// `seq_kv` rounded up to whole [`TILE_KEYS`]-key tiles (the padding keys
+/// are zeros in the scratch).
 #[inline(always)]
-pub const fn vt_keys(seq_kv: u32) -> u32 {
-    seq_kv.div_ceil(64) * 64
+pub const fn padded_keys(seq_kv: u32) -> u32 {
+    seq_kv.div_ceil(TILE_KEYS) * TILE_KEYS
+}
+
+/// Where the `kv_tiles` prepass puts each tile in the scratch at
+/// [`AttnParams::kv_tiles`]: first every `Vt` tile, then every K tile, each
+/// ordered by key/value head over the batch (`batch * heads_kv + head`),
+/// then by tile. A `Vt` tile is `HEAD_DIM` rows of 64 f16 keys and a K tile
+/// 64 rows of `HEAD_DIM` E4M3 bytes, both in the `wgmma` core-matrix layout
+/// (`layout::RowLayout::CoreMatrices`), exactly as they sit in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KvTiles {
+    /// Head dimension D.
+    pub head_dim: u32,
+    /// Tiles per key/value head: `padded_keys(seq_kv) / 64`.
+    pub tiles_per_head: u32,
+    /// Key/value heads over the batch: `batch * heads_kv`.
+    pub heads: u64,
+}
+
+impl KvTiles {
+    /// The scratch layout of a problem.
+    #[inline(always)]
+    pub const fn new(head_dim: u32, batch: u32, heads_kv: u32, seq_kv: u32) -> Self {
+        Self { head_dim, tiles_per_head: padded_keys(seq_kv) / TILE_KEYS, heads: batch as u64 * heads_kv as u64 }
+    }
+
+    /// Bytes of one `Vt` tile.
+    #[inline(always)]
+    pub const fn vt_tile_bytes(&self) -> u32 {
+        self.head_dim * TILE_KEYS * 2
+    }
+
+    /// Bytes of one K tile.
+    #[inline(always)]
+    pub const fn k_tile_bytes(&self) -> u32 {
+        self.head_dim * TILE_KEYS
+    }
+
+    /// Byte offset of tile `tile` of head `head`'s `Vt`.
+    #[inline(always)]
+    pub const fn vt_tile(&self, head: u64, tile: u32) -> u64 {
+        (head * self.tiles_per_head as u64 + tile as u64) * self.vt_tile_bytes() as u64
+    }
+
+    /// Byte offset of tile `tile` of head `head`'s K.
+    #[inline(always)]
+    pub const fn k_tile(&self, head: u64, tile: u32) -> u64 {
+        self.vt_tile(self.heads, 0) + (head * self.tiles_per_head as u64 + tile as u64) * self.k_tile_bytes() as u64
+    }
+
+    /// Bytes of the whole scratch.
+    #[inline(always)]
+    pub const fn total_bytes(&self) -> u64 {
+        self.k_tile(self.heads, 0)
+    }
 }

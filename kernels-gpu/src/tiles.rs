@@ -168,14 +168,17 @@ impl SplitSmemPlan {
     }
 }
 
-/// Byte offsets of the `wgmma` kernel's shared-memory buffers (all
-/// multiples of 128: `wgmma` core matrices need 16-byte alignment and
-/// `cp.async` 16).
+/// Byte offsets of the `wgmma` kernel's shared-memory buffers (the tiles
+/// at multiples of 128: `wgmma` core matrices and bulk copies need 16-byte
+/// alignment).
 ///
 /// Every tile is in the no-swizzle K-major core-matrix layout
 /// (`layout::RowLayout::CoreMatrices`) that `wgmma` reads through
 /// descriptors: Q and K as E4M3 rows of `head_dim` bytes, and `Vt` (V
 /// transposed to f16 by the prepass) as `head_dim` rows of `block_n` keys.
+/// After the tiles, the `mbarrier`s of the K/Vt ring: per stage a "full"
+/// one (the stage's bulk copies complete on it) and an "empty" one (every
+/// warp arrives on it once its products no longer read the stage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WgmmaSmemPlan {
     /// Offset of the Q tile (`block_m x head_dim` bytes).
@@ -184,6 +187,8 @@ pub struct WgmmaSmemPlan {
     pub k: u32,
     /// Offset of `Vt` stage 0 (`head_dim x block_n` f16 each).
     pub vt: u32,
+    /// Offset of the barriers: `stages` "full", then `stages` "empty".
+    pub barriers: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
 }
@@ -194,8 +199,9 @@ impl WgmmaSmemPlan {
         let q = 0;
         let k = q + t.block_m * t.head_dim;
         let vt = k + t.stages * t.block_n * t.head_dim;
-        let total = vt + t.stages * t.head_dim * t.block_n * 2;
-        Self { q, k, vt, total }
+        let barriers = vt + t.stages * t.head_dim * t.block_n * 2;
+        let total = barriers + 2 * 8 * t.stages;
+        Self { q, k, vt, barriers, total }
     }
 
     /// Offset of K stage `stage`.
@@ -206,5 +212,16 @@ impl WgmmaSmemPlan {
     /// Offset of `Vt` stage `stage`.
     pub const fn vt_stage(&self, stage: u32, t: TileShape) -> u32 {
         self.vt + stage * t.head_dim * t.block_n * 2
+    }
+
+    /// Offset of the barrier on which stage `stage`'s copies complete ("full").
+    pub const fn full_barrier(&self, stage: u32) -> u32 {
+        self.barriers + 8 * stage
+    }
+
+    /// Offset of the barrier on which the warps release stage `stage` for
+    /// refilling ("empty").
+    pub const fn empty_barrier(&self, stage: u32, t: TileShape) -> u32 {
+        self.barriers + 8 * (t.stages + stage)
     }
 }

@@ -36,6 +36,27 @@ pub unsafe fn arrive(bar: u32) {
     unsafe { asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar, options(nostack)) }
 }
 
+/// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes` (sm_90):
+/// arrives once and adds `bytes` to the transactions the current phase
+/// waits for; bulk copies that complete on `bar` count them down, and the
+/// phase completes when the arrivals and the bytes are all in.
+///
+/// # Safety
+/// As [`arrive`]; the bytes must be issued as copies completing on `bar`
+/// in this phase.
+#[inline(always)]
+pub unsafe fn arrive_expect_tx(bar: u32, bytes: u32) {
+    // SAFETY: the caller guarantees the barrier and the copies.
+    unsafe {
+        asm!(
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{b}], {n};",
+            b = in(reg32) bar,
+            n = in(reg32) bytes,
+            options(nostack)
+        )
+    }
+}
+
 /// `cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar]`: arrives once on
 /// `bar` when every `cp.async` this thread has issued so far has landed
 /// (`.noinc`: the arrival is one of those `init` counted).

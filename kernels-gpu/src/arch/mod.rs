@@ -7,6 +7,7 @@
 //! and state their contract under `# Safety`.
 
 pub mod bar;
+pub mod bulk;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;

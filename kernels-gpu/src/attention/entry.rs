@@ -126,9 +126,9 @@ wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128);
 
-/// Emits a `v_transpose` prepass entry for a head dimension (sm_90a builds only).
+/// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
-macro_rules! vt_entry {
+macro_rules! kv_tiles_entry {
     ($name:ident, $head_dim:expr) => {
         /// PTX entry point of a prepass (see `kernels::Prepass`).
         ///
@@ -137,12 +137,12 @@ macro_rules! vt_entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
             // SAFETY: forwarded launch contract.
-            unsafe { super::prepass::v_transpose::<$head_dim>(&p) }
+            unsafe { super::prepass::kv_tiles::<$head_dim>(&p) }
         }
     };
 }
 
 #[cfg(target_feature = "sm_90a")]
-vt_entry!(sdpa_vt_d64, 64);
+kv_tiles_entry!(sdpa_kv_tiles_d64, 64);
 #[cfg(target_feature = "sm_90a")]
-vt_entry!(sdpa_vt_d128, 128);
+kv_tiles_entry!(sdpa_kv_tiles_d128, 128);

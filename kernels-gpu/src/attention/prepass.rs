@@ -1,57 +1,89 @@
-//! `v_transpose`: the prepass of the `wgmma` kernel. Writes V transposed and
-//! converted to f16 (exact), `Vt[b][h][d][key]` with keys contiguous and
-//! padded with zeros to a multiple of 64, so the attention kernel copies
-//! ready-made K-major `P·V` operand tiles instead of transposing V in every
-//! query block.
+//! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's K and V
+//! into 64-key tiles laid out exactly as the `wgmma` kernel keeps them in
+//! shared memory ([`KvTiles`]): K as E4M3 rows, V transposed and converted
+//! to f16 (exact), both in the core-matrix layout, padded with zero keys to
+//! whole tiles. The attention kernel then moves each tile with one bulk copy
+//! from one thread, instead of every thread copying 16-byte pieces into
+//! place in every query block.
 
 use crate::arch::{cvt, grid_dep, sreg};
-use crate::params::{AttnParams, vt_keys};
+use crate::layout::RowLayout;
+use crate::params::{AttnParams, KvTiles, TILE_KEYS};
 
-/// Eight keys of a `Vt` row (f16 pairs), written as one 16-byte store (as
-/// `[u32; 4]` LLVM knows only 4-byte alignment and writes four words).
+/// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 bytes of a K row),
+/// read or written as one 16-byte access (as `[u32; 4]` LLVM knows only
+/// 4-byte alignment and splits it into four).
 #[repr(C, align(16))]
-struct EightKeys([u32; 4]);
+#[derive(Clone, Copy)]
+struct Chunk([u32; 4]);
 
-/// Keys per block of the prepass.
-pub const KEYS_PER_BLOCK: u32 = 64;
-
-/// Block `(x, h, b)` transposes keys `64x .. 64x + 63` of head `h`, batch
-/// `b`. Thread `t` takes columns `4 (t % (HEAD_DIM / 4)) .. + 3` and keys
+/// Block `(x, h, b)` writes tile `x` (keys `64x .. 64x + 63`) of head `h`,
+/// batch `b`, for K and for `Vt`.
+///
+/// `Vt`: thread `t` takes V columns `4 (t % (HEAD_DIM / 4)) .. + 3` and keys
 /// `8 (t / (HEAD_DIM / 4)) .. + 7`: it reads one 4-byte word from each of
 /// its 8 V rows (a warp reads 128 consecutive bytes of a row) and writes 16
-/// bytes (8 keys) into each of its 4 `Vt` rows.
+/// bytes (8 keys, one core-matrix row) into each of its 4 `Vt` rows.
+/// K: the block's threads copy the tile's 16-byte chunks in row order
+/// (coalesced reads) to their core-matrix places.
 ///
 /// # Safety
-/// `p.v` and `p.vt` valid for the shapes `p` states (host-validated); the
-/// block has `HEAD_DIM / 4 * 8` threads (`kernels::Prepass::threads`); grid `(vt_keys / 64, heads_kv, batch)`.
+/// `p.k`, `p.v` and `p.kv_tiles` valid for the shapes `p` states
+/// (host-validated); the block has `HEAD_DIM / 4 * 8` threads
+/// (`kernels::Prepass::threads`); grid `(padded_keys / 64, heads_kv, batch)`.
 #[inline(always)]
-pub unsafe fn v_transpose<const HEAD_DIM: usize>(p: &AttnParams) {
+pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     // First thing, unlike the attention kernels (see `grid_dep`): the
     // prepass is short, and the kernel that depends on it is the attention
-    // kernel reading Vt, which should be resident when it ends.
+    // kernel reading the tiles, which should be resident when it ends.
     grid_dep::launch_dependents();
-    let t = sreg::thread_idx_x() as usize;
-    let quads = HEAD_DIM / 4;
+    let t = sreg::thread_idx_x();
+    let threads = (HEAD_DIM / 4 * 8) as u32;
+    let quads = HEAD_DIM as u32 / 4;
     let (col0, group) = (4 * (t % quads), t / quads);
-    let key0 = sreg::block_idx_x() * KEYS_PER_BLOCK + 8 * group as u32;
+    let tile = sreg::block_idx_x();
+    let key0 = tile * TILE_KEYS;
     let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
-    let padded = vt_keys(p.seq_kv) as u64;
-    let v = (p.v + head * p.seq_kv as u64 * HEAD_DIM as u64) as *const u8;
-    // SAFETY: before the first read of V and write of Vt (the kernel before
-    // this one may write V, or still read Vt).
+    let layout = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
+    let head_offset = head * p.seq_kv as u64 * HEAD_DIM as u64;
+    let (k, v) = ((p.k + head_offset) as *const u8, (p.v + head_offset) as *const u8);
+    let vt_tile = p.kv_tiles + layout.vt_tile(head, tile);
+    let k_tile = p.kv_tiles + layout.k_tile(head, tile);
+    // SAFETY: before the first read of K, V and write of the scratch (the
+    // kernel before this one may write K and V, or still read the scratch).
     unsafe { grid_dep::wait() };
+
     let words: [u32; 8] = core::array::from_fn(|i| {
-        let key = key0 + i as u32;
-        // SAFETY: key < seq_kv: a 4-byte aligned word inside this head's V row (HEAD_DIM and col0 are multiples of 4).
-        if key < p.seq_kv { unsafe { *(v.add(key as usize * HEAD_DIM + col0) as *const u32) } } else { 0 }
+        let key = key0 + 8 * group + i as u32;
+        // SAFETY: key < seq_kv: a 4-byte aligned word inside this head's V
+        // row (HEAD_DIM and col0 are multiples of 4).
+        if key < p.seq_kv { unsafe { *(v.add(key as usize * HEAD_DIM + col0 as usize) as *const u32) } } else { 0 }
     });
+    let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * TILE_KEYS };
     for c in 0..4 {
         let code = |i: usize| (words[i] >> (8 * c)) & 0xFF;
         let pairs: [u32; 4] =
             core::array::from_fn(|k| cvt::e4m3x2_to_f16x2((code(2 * k) | (code(2 * k + 1) << 8)) as u16));
-        let row = head * HEAD_DIM as u64 + (col0 + c) as u64;
-        let vt = (p.vt + (row * padded + key0 as u64) * 2) as *mut EightKeys;
-        // SAFETY: inside this head's Vt row; 16-byte aligned (padded and key0 are multiples of 8 keys).
-        unsafe { *vt = EightKeys(pairs) };
+        let at = vt_tile + vt_rows.offset(col0 + c, 16 * group) as u64;
+        // SAFETY: inside this tile (row < HEAD_DIM, bytes 16 group .. + 16 < 128); 16-byte aligned.
+        unsafe { *(at as *mut Chunk) = Chunk(pairs) };
+    }
+
+    let k_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
+    let chunks_per_row = HEAD_DIM as u32 / 16;
+    let mut c = t;
+    while c < TILE_KEYS * chunks_per_row {
+        let (row, byte) = (c / chunks_per_row, 16 * (c % chunks_per_row));
+        let key = key0 + row;
+        // Padding keys read the last key's row and write zeros (an
+        // unconditional 16-byte load keeps the chunk in registers).
+        let valid = key < p.seq_kv;
+        let src = k.wrapping_add(key.min(p.seq_kv - 1) as usize * HEAD_DIM + byte as usize) as *const Chunk;
+        let dst = (k_tile + k_rows.offset(row, byte) as u64) as *mut Chunk;
+        // SAFETY: `src` 16 bytes inside this head's K, 16-byte aligned (the
+        // buffer is, and HEAD_DIM and byte are multiples of 16); `dst` inside
+        // this tile, 16-byte aligned.
+        unsafe { *dst = Chunk((*src).0.map(|w| if valid { w } else { 0 })) };
+        c += threads;
     }
 }

@@ -3,10 +3,14 @@
 //!
 //! A block owns `BLOCK_M = 64 * WARPGROUPS` query rows; warpgroup `g` owns
 //! rows `64g .. 64g + 63` and issues the products for them; the warpgroups
-//! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has written
-//! `Vt`, V transposed to f16. K (E4M3) and `Vt` (f16) tiles arrive by
-//! `cp.async`, `STAGES` (4) deep, straight into the no-swizzle core-matrix
-//! layout `wgmma` reads through descriptors.
+//! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has cut K
+//! (E4M3) and `Vt` (V transposed to f16) into 64-key tiles already in the
+//! no-swizzle core-matrix layout `wgmma` reads through descriptors; thread 0
+//! brings each stage's two tiles in with two bulk copies, `STAGES` (4) deep,
+//! which complete on the stage's "full" `mbarrier`; each warp arrives on the
+//! stage's "empty" one when its products are done with it, and thread 0
+//! waits for that before refilling the stage. No other thread copies, and
+//! no block barrier or proxy fence stands in the key loop.
 //!
 //! The key loop is software-pipelined so the tensor cores work while the
 //! warps do the softmax: in step `j` a warpgroup issues `S = Q·K^T` of block
@@ -15,11 +19,11 @@
 //! runs the online softmax of block `j + 1` ([`super::online`]) while `P·V`
 //! is still in flight; the output is rescaled once that completes.
 
-use super::block::{BlockJob, RowCopy, load_rows};
+use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, cp_async, fence, grid_dep, smem, sreg, wgmma};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, smem, sreg, wgmma};
 use crate::layout::{RowLayout, kmajor_desc};
-use crate::params::{AttnParams, vt_keys};
+use crate::params::{AttnParams, KvTiles};
 use crate::schedule;
 use crate::tiles::{TileShape, WgmmaSmemPlan};
 
@@ -119,9 +123,8 @@ pub unsafe fn forward<
     };
     let plan = WgmmaSmemPlan::new(shape);
     let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
-    let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * BLOCK_N as u32 };
     let threads = shape.threads();
-    // Every thread of the block copies: (this thread, all of them).
+    // Every thread of the block copies Q: (this thread, all of them).
     let team = (sreg::thread_idx_x(), threads);
     let block_n = BLOCK_N as u32;
     let lane = sreg::lane_id();
@@ -143,46 +146,59 @@ pub unsafe fn forward<
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
-    // This head's Vt: HEAD_DIM rows of `vt_keys(seq_kv)` f16 keys.
-    let vt_stride = 2 * vt_keys(p.seq_kv) as usize;
-    let vt_head = (p.vt + job.kv_head * HEAD_DIM as u64 * vt_stride as u64) as *const u8;
+    let full = |stage: u32| smem_base + plan.full_barrier(stage);
+    let empty = |stage: u32| smem_base + plan.empty_barrier(stage, shape);
+    let stages = STAGES as u32;
+    // The phase parity of key block `j`'s use of its stage.
+    let parity = |j: u32| (j / stages) % 2;
+    // This head's K and Vt tiles, as the prepass wrote them.
+    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
+    let (k_bytes, vt_bytes) = (kv.k_tile_bytes(), kv.vt_tile_bytes());
+    let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
+    let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
+    // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
+    // its "full" barrier (thread 0 only).
     let load_kv = |j: u32| {
-        let stage = j % STAGES as u32;
-        let key0 = j * block_n;
-        let valid = (p.seq_kv - key0).min(block_n);
-        let vt = RowCopy {
-            dst: smem_base + plan.vt_stage(stage, shape),
-            layout: vt_rows,
-            src: vt_head.wrapping_add(2 * key0 as usize),
-            src_stride: vt_stride,
-            row_bytes: 2 * block_n,
-            rows: HEAD_DIM as u32,
-            valid_rows: HEAD_DIM as u32,
-        };
-        // SAFETY: block-uniform; key rows below `valid` are inside K; Vt rows
-        // are padded to whole 64-key tiles.
+        let stage = j % stages;
+        // SAFETY: tile j < padded_keys / 64 lies inside the scratch; the
+        // stage is free (its "empty" phase completed, or never used).
         unsafe {
-            let k_dst = smem_base + plan.k_stage(stage, shape);
-            load_rows::<HEAD_DIM, false>(
-                k_dst,
-                tile_rows,
-                job.k.wrapping_add(key0 as usize * HEAD_DIM),
-                block_n,
-                valid,
-                team,
+            mbarrier::arrive_expect_tx(full(stage), k_bytes + vt_bytes);
+            bulk::copy_to_shared(
+                smem_base + plan.k_stage(stage, shape),
+                k_tiles.wrapping_add((j * k_bytes) as usize),
+                k_bytes,
+                full(stage),
             );
-            vt.issue(team.0, team.1);
+            bulk::copy_to_shared(
+                smem_base + plan.vt_stage(stage, shape),
+                vt_tiles.wrapping_add((j * vt_bytes) as usize),
+                vt_bytes,
+                full(stage),
+            );
         }
     };
 
-    // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe { load_rows::<HEAD_DIM, false>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team) };
-    for j in 0..STAGES as u32 - 1 {
-        if j < key_blocks {
+    let producer = sreg::thread_idx_x() == 0;
+    if producer {
+        // SAFETY: no thread uses the barriers before the block barrier
+        // below; the fence makes their initialization visible to the copy
+        // engine (async proxy).
+        unsafe {
+            for stage in 0..stages {
+                mbarrier::init(full(stage), 1);
+                mbarrier::init(empty(stage), shape.warps);
+            }
+            fence::proxy_async_shared();
+        }
+        for j in 0..key_blocks.min(stages) {
             load_kv(j);
         }
-        // SAFETY: closes this thread's copies.
-        unsafe { cp_async::commit_group() };
+    }
+    // SAFETY: Q rows below `job.rows` are inside Q.
+    unsafe {
+        load_rows::<HEAD_DIM, false>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team);
+        cp_async::commit_group();
     }
 
     let mut rows = Rows::EMPTY;
@@ -213,19 +229,22 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal).then_some((geometry, key0))
     };
-    // Waits until at most the newest `pending` copy groups are in flight,
-    // then makes the landed tiles visible to every warpgroup and to the
-    // async proxy.
-    let tiles_landed = |pending: u32| {
-        // SAFETY: block-uniform.
-        unsafe {
-            cp_async::wait_group(pending);
-            fence::proxy_async_shared();
-            bar::sync_threads();
-        }
+    // Waits until key block `j`'s tiles have landed (in the async proxy,
+    // where `wgmma` reads them).
+    let tiles_landed = |j: u32| {
+        // SAFETY: the barrier was initialized before the block barrier of
+        // the prologue; its phase for block j completes once the copies land.
+        unsafe { mbarrier::wait(full(j % stages), parity(j)) };
     };
 
-    // Prologue: S and P of block 0 (every prologue copy waited for).
+    // Prologue: Q landed and visible to every warpgroup and the async proxy
+    // (and the barriers initialized), then S and P of block 0.
+    // SAFETY: block-uniform.
+    unsafe {
+        cp_async::wait_group(0);
+        fence::proxy_async_shared();
+        bar::sync_threads();
+    }
     tiles_landed(0);
     let mut descs = qk_descs(0);
     descs.iter_mut().flatten().for_each(wgmma::pin_u64);
@@ -246,17 +265,9 @@ pub unsafe fn forward<
     for j in 0..key_blocks {
         let next = j + 1 < key_blocks;
         if next {
-            // K of block j + 1 (and Vt of block j) in shared memory; every
-            // warpgroup is past step j - 1, so its stage can be refilled.
-            // Copies of blocks up to j + STAGES - 2 are in flight: all but
-            // the newest STAGES - 3 must have landed.
-            tiles_landed(STAGES as u32 - 3);
+            // K of block j + 1 (Vt of block j landed with K of block j).
+            tiles_landed(j + 1);
         }
-        if j + STAGES as u32 - 1 < key_blocks {
-            load_kv(j + STAGES as u32 - 1);
-        }
-        // SAFETY: closes this thread's copies (possibly an empty group).
-        unsafe { cp_async::commit_group() };
 
         // The last step re-issues block j's S (its K is still in place) and
         // ignores it: no branch may stand between `wgmma.fence` and a `wgmma`.
@@ -275,6 +286,16 @@ pub unsafe fn forward<
             issue_scores(&mut s, &next_qk);
             issue_pv(&mut o, &p_frag, &pv);
         }
+        // While the products run: once every warp is done with block j - 1,
+        // thread 0 refills its stage with block j + STAGES - 1.
+        if producer && j >= 1 && j + stages - 1 < key_blocks {
+            // SAFETY: every warp arrives on this phase after its last product
+            // reading block j - 1 (the end of step j - 1).
+            unsafe { mbarrier::wait(empty((j - 1) % stages), parity(j - 1)) };
+            load_kv(j + stages - 1);
+        }
+        // SAFETY: every lane of every warp reaches it.
+        unsafe { bar::sync_warp() };
         if next {
             // The softmax of block j + 1 runs while P·V of block j is in flight.
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
@@ -294,9 +315,13 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
         }
+        // Every product reading block j (S of j, waited for in step j - 1;
+        // P·V of j, just now) is done: this warp releases its stage.
+        if lane == 0 {
+            // SAFETY: one arrival per warp and block; the barrier counts warps.
+            unsafe { mbarrier::arrive(empty(j % stages)) };
+        }
     }
-    // SAFETY: drain the (empty) trailing groups before the block exits.
-    unsafe { cp_async::wait_group(0) };
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
 
