@@ -168,12 +168,8 @@ impl Attention {
     ) -> Result<DeviceProblem, AttnError> {
         let problem = validate(q, k, v, opts)?;
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
-        let tiles = KvTiles::new(
-            problem.head_dim as u32,
-            problem.batch as u32,
-            problem.heads_kv as u32,
-            problem.seq_kv as u32,
-        );
+        let tiles =
+            KvTiles::new(problem.head_dim as u32, problem.batch as u32, problem.heads_kv as u32, problem.seq_kv as u32);
         let kv_tiles = if self.prepasses.is_empty() {
             None
         } else {

@@ -85,7 +85,7 @@ struct RunArgs {
     /// Kernel variant, by its stable name (see `sdpa info`). Default: the
     /// variant recommended for the device and the problem (`split` for
     /// short problems with little parallel work, else `wgmma` on sm_90a
-    /// from 1024 keys and `mma` otherwise).
+    /// from 512 keys and `mma` otherwise).
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// CUDA device ordinal to run on.

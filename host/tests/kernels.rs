@@ -4,6 +4,7 @@
 
 use kernels_gpu::kernels::{
     HEAD_DIMS, KERNELS, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, WGMMA_MIN_KEYS, Workload, find, recommended,
+    split_fill_fifths,
 };
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
@@ -112,6 +113,11 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         for off in [plan.q, plan.k, plan.vt, plan.k_stage(1, k.tiles), plan.vt_stage(1, k.tiles)] {
             assert_eq!(off % 128, 0, "{}: offset {off} is not core-matrix aligned", k.entry);
         }
+        let last_tile_end = plan.vt_stage(k.tiles.stages - 1, k.tiles) + 2 * k.tiles.head_dim * k.tiles.block_n;
+        assert!(last_tile_end <= plan.barriers, "{}: barriers overlap the tiles", k.entry);
+        assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
+        assert!(plan.full_barrier(k.tiles.stages - 1) < plan.empty_barrier(0, k.tiles));
+        assert_eq!(plan.empty_barrier(k.tiles.stages - 1, k.tiles) + 8, plan.total, "{}: barriers end the plan", k.entry);
         assert_eq!(plan.total, k.smem_bytes);
         assert!(plan.total <= 227 * 1024);
     }
@@ -165,15 +171,13 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
 }
 
 /// The shapes whose variants were timed against each other (H200, graph
-/// mode: record 2026-11-23-14, run 67), each with the variants within 1%
+/// mode: record 2026-11-25, run 76), each with the variants within 1%
 /// of the fastest there, fastest first (`B,H,S,D[,causal]`).
-const MEASURED_WINNERS: [(&str, &[Variant]); 27] = [
-    ("1,8,512,64", &[Variant::Split]),
+const MEASURED_WINNERS: [(&str, &[Variant]); 33] = [
     ("1,8,1024,64", &[Variant::Split]),
     ("1,8,1536,64", &[Variant::Wgmma]),
     ("1,8,2048,64", &[Variant::Wgmma]),
     ("4,16,1024,64", &[Variant::Wgmma]),
-    ("4,16,2048,64", &[Variant::Wgmma]),
     ("1,8,512,128", &[Variant::Split]),
     ("1,8,1024,128", &[Variant::Split]),
     ("1,8,2048,128", &[Variant::Wgmma]),
@@ -182,14 +186,22 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 27] = [
     ("1,8,2048,64,causal", &[Variant::Split]),
     ("2,16,1024,64", &[Variant::Wgmma]),
     ("1,16,1024,64", &[Variant::Wgmma]),
-    ("1,12,1024,64", &[Variant::Wgmma, Variant::Split]),
+    ("1,12,1024,64", &[Variant::Wgmma]),
     ("2,8,2048,64,causal", &[Variant::Wgmma]),
     ("1,8,2048,128,causal", &[Variant::Split]),
     ("1,4,2048,64", &[Variant::Split]),
-    ("1,8,1536,128", &[Variant::Split]),
+    ("1,8,1536,128", &[Variant::Wgmma]),
     ("2,4,512,64", &[Variant::Split]),
     ("8,16,256,64", &[Variant::Mma]),
+    ("8,16,512,64", &[Variant::Wgmma]),
+    ("4,16,512,128", &[Variant::Wgmma]),
+    ("8,16,512,128", &[Variant::Wgmma]),
+    ("16,16,256,64", &[Variant::Mma]),
+    ("8,16,256,128", &[Variant::Mma]),
+    ("4,16,768,64", &[Variant::Wgmma]),
     ("2,8,256,64", &[Variant::Split]),
+    ("1,8,512,64", &[Variant::Split]),
+    ("4,16,2048,64", &[Variant::Wgmma]),
     ("2,16,8192,64", &[Variant::Wgmma]),
     ("2,16,8192,64,causal", &[Variant::Wgmma]),
     ("4,16,4096,128", &[Variant::Wgmma]),
@@ -214,18 +226,27 @@ fn the_sm90a_recommendation_is_a_fastest_variant_at_every_measured_shape() {
 
 #[test]
 fn the_recommendation_follows_wgmmas_block_count_on_sm90a() {
-    // 3/5 of 132 SMs is 79.2 blocks: split up to 79, the long-sequence kernel from 80.
+    // D = 64: 3/5 of 132 SMs is 79.2 blocks: split up to 79, the long-sequence kernel from 80.
     let edge = workload("1,79,1024,64");
     assert_eq!(edge.wgmma_blocks(), 79 * 8);
+    let edge = workload("1,79,512,64");
+    assert_eq!(edge.wgmma_blocks(), 79 * 4);
     let edge = workload("1,79,128,64");
     assert_eq!(edge.wgmma_blocks(), 79);
     assert_eq!(recommended(&edge, true, 132), Variant::Split);
     let more = workload("1,80,128,64");
     assert_eq!(more.wgmma_blocks(), 80);
     assert_eq!(recommended(&more, true, 132), Variant::Mma);
-    // At D = 128 wgmma's blocks hold 192 rows: 1536 rows are 8 of them.
+    // D = 128: 2/5 of 132 SMs is 52.8 blocks of 192 rows.
+    assert_eq!(split_fill_fifths(64), 3);
+    assert_eq!(split_fill_fifths(128), 2);
     assert_eq!(workload("1,8,1536,128").wgmma_blocks(), 64);
     assert_eq!(workload("1,8,2048,128").wgmma_blocks(), 88);
+    let edge = workload("1,52,128,128");
+    assert_eq!(edge.wgmma_blocks(), 52);
+    assert_eq!(recommended(&edge, true, 132), Variant::Split);
+    assert_eq!(recommended(&workload("1,53,128,128"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("1,53,512,128"), true, 132), Variant::Wgmma);
     // Causal masking halves the blocks: 20 heads of 8 blocks are 80.
     let causal = workload("1,20,1024,64,causal");
     assert_eq!(causal.wgmma_blocks(), 80);
@@ -235,10 +256,10 @@ fn the_recommendation_follows_wgmmas_block_count_on_sm90a() {
     let long = Workload { seq_kv: SPLIT_MAX_KEYS + 1, ..workload("1,1,1,64") };
     assert_eq!(recommended(&long, true, 132), Variant::Wgmma);
     // Many blocks on short keys: mma below WGMMA_MIN_KEYS, wgmma from it.
+    assert_eq!(WGMMA_MIN_KEYS, 512);
     assert_eq!(recommended(&workload("8,16,256,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("8,16,1023,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("8,16,1024,128"), true, 132), Variant::Wgmma);
-    assert_eq!(WGMMA_MIN_KEYS, 1024);
+    assert_eq!(recommended(&workload("8,16,511,128"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("8,16,512,128"), true, 132), Variant::Wgmma);
 }
 
 #[test]

@@ -205,8 +205,8 @@ impl Workload {
 }
 
 /// Longest key length for which [`recommended`] picks `split` on sm_90a
-/// (the longest measured where it won: H200 record 2026-11-23-14,
-/// (1,4,2048,64) and (1,8,2048,128,causal)).
+/// (the longest measured where it won: H200 records 2026-11-23-14 and
+/// 2026-11-25, (1,4,2048,64) and (1,8,2048,128,causal)).
 pub const SPLIT_MAX_KEYS: u32 = 2048;
 
 /// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
@@ -214,33 +214,44 @@ pub const SPLIT_MAX_KEYS: u32 = 2048;
 pub const SHORT_KEYS: u32 = 1024;
 
 /// The fewest keys at which [`recommended`] picks `wgmma` over `mma` on
-/// sm_90a (H200 record 2026-11-23-14: (4,16,1024,64) 66.6 vs 74.8 us,
-/// (4,16,1024,128) 127.7 vs 141.5; at 256 keys, (8,16,256,64), `mma` 12.8
-/// vs 16.5). Below it `wgmma`'s prepass launch and large blocks do not pay.
-pub const WGMMA_MIN_KEYS: u32 = 1024;
+/// sm_90a (H200 record 2026-11-25: at 512 keys `wgmma` wins, (8,16,512,64)
+/// 33.9 vs 40.3 us, (4,16,512,128) 37.9 vs 43.3; at 256 keys `mma`,
+/// (8,16,256,64) 12.8 vs 14.8, (16,16,256,64) 22.9 vs 26.2, (8,16,256,128)
+/// 24.9 vs 30.9). Below it `wgmma`'s prepass launch and large blocks do
+/// not pay.
+pub const WGMMA_MIN_KEYS: u32 = 512;
+
+/// How much of the GPU, in fifths of its SMs, `wgmma` must be able to fill
+/// ([`Workload::wgmma_blocks`]) before [`recommended`] prefers it to
+/// `split` at head dimension `head_dim`: 3/5 at D = 64, 2/5 at D = 128,
+/// where `split` has only two key groups per block (H200 record 2026-11-25:
+/// D = 64, `split` wins at 64 blocks by 3-25% ((1,8,1024,64), (1,4,2048,64),
+/// (1,8,2048,64,causal)) and `wgmma` at 96 ((1,12,1024,64), (1,8,1536,64));
+/// D = 128, `split` at 48 blocks ((1,8,1024,128) 23.7 vs 26.9 us) and 44
+/// ((1,8,2048,128,causal) 44.2 vs 46.3), `wgmma` at 64 ((1,8,1536,128)
+/// 36.7 vs 52.0)).
+pub const fn split_fill_fifths(head_dim: u32) -> u64 {
+    if head_dim >= 128 { 2 } else { 3 }
+}
 
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
 /// On sm_90a: `split` when the problem is short (at most
-/// [`SPLIT_MAX_KEYS`] keys) and `wgmma` would fill fewer than 3/5 of the
-/// SMs ([`Workload::wgmma_blocks`]), since `split` shares each query
-/// block's keys among groups of warps and so shortens each block's chain
-/// where there are few blocks; otherwise `wgmma` from [`WGMMA_MIN_KEYS`]
-/// keys on and `mma` below. Fitted on H200 record 2026-11-23-14
-/// (`results/`; `host/tests/kernels.rs` lists its 27 shapes): the rule
-/// picks the fastest variant, or one within 1%, at each. (The boundary
-/// sits between 64 blocks, where `split` wins by 8-30%, and 88 or 96, where
-/// `wgmma` wins or ties: (1,8,1536,128) 64 blocks, `split` 51.9 vs 56.1 us;
-/// (1,8,2048,128) 88 blocks, `wgmma` 69.9 vs `split` 82.8; (1,8,1536,64)
-/// 96 blocks, `wgmma` 30.1 vs 31.4.)
+/// [`SPLIT_MAX_KEYS`] keys) and `wgmma` would fill less of the GPU than
+/// [`split_fill_fifths`] says ([`Workload::wgmma_blocks`]), since `split`
+/// shares each query block's keys among groups of warps and so shortens
+/// each block's chain where there are few blocks; otherwise `wgmma` from
+/// [`WGMMA_MIN_KEYS`] keys on and `mma` below. Fitted on H200 record
+/// 2026-11-25 (`results/`; `host/tests/kernels.rs` lists its 33 shapes):
+/// the rule picks the fastest variant, or one within 1%, at each.
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
     if !sm90a {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
-    let few_blocks = 5 * w.wgmma_blocks() < 3 * multiprocessors as u64;
+    let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
     if w.seq_kv <= SPLIT_MAX_KEYS && few_blocks {
         Variant::Split
     } else if w.seq_kv >= WGMMA_MIN_KEYS {

@@ -118,3 +118,26 @@ impl KvTiles {
         self.k_tile(self.heads, 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_tiles_are_packed_without_overlap_vt_first() {
+        for head_dim in [64u32, 128] {
+            let t = KvTiles::new(head_dim, 2, 3, 130);
+            assert_eq!((t.tiles_per_head, t.heads), (3, 6));
+            assert_eq!(t.vt_tile(0, 0), 0);
+            // Each tile starts where the one before it (same head, then next head) ends.
+            assert_eq!(t.vt_tile(0, 1), t.vt_tile_bytes() as u64);
+            assert_eq!(t.vt_tile(1, 0), 3 * t.vt_tile_bytes() as u64);
+            assert_eq!(t.k_tile(0, 0), 6 * 3 * t.vt_tile_bytes() as u64);
+            assert_eq!(t.k_tile(5, 2) + t.k_tile_bytes() as u64, t.total_bytes());
+            // 64 keys of D E4M3 bytes and D f16 rows of 64 keys: 3 bytes per padded key and column.
+            assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 3);
+            assert_eq!(t.vt_tile(5, 2) % 16, 0);
+            assert_eq!(t.k_tile(5, 2) % 16, 0);
+        }
+    }
+}

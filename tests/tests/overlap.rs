@@ -4,8 +4,8 @@
 //! output buffer and run overlapped A, B, A, B, .. back to back (nothing
 //! synchronizes in between); the buffer must end as B's ordered output, bit
 //! for bit. A kernel that wrote before waiting for the one before it would
-//! leave some of A's values behind, and `wgmma`'s main kernel that read Vt
-//! before its prepass finished would compute from a stale Vt.
+//! leave some of A's values behind, and `wgmma`'s main kernel that read its
+//! K/Vt tiles before its prepass finished would compute from stale tiles.
 //!
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/overlap --ignored --nocapture --test-threads=1`.
