@@ -3,8 +3,8 @@
 //! exactly once.
 
 use kernels_gpu::kernels::{
-    HEAD_DIMS, KERNELS, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, WGMMA_MIN_KEYS, Workload, find, recommended,
-    split_fill_fifths,
+    HEAD_DIMS, KERNELS, SHORT_KEYS, Variant, Workload, find, recommended, split_fill_fifths, split_max_keys,
+    wgmma_min_keys,
 };
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
@@ -117,7 +117,12 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         assert!(last_tile_end <= plan.barriers, "{}: barriers overlap the tiles", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
         assert!(plan.full_barrier(k.tiles.stages - 1) < plan.empty_barrier(0, k.tiles));
-        assert_eq!(plan.empty_barrier(k.tiles.stages - 1, k.tiles) + 8, plan.total, "{}: barriers end the plan", k.entry);
+        assert_eq!(
+            plan.empty_barrier(k.tiles.stages - 1, k.tiles) + 8,
+            plan.total,
+            "{}: barriers end the plan",
+            k.entry
+        );
         assert_eq!(plan.total, k.smem_bytes);
         assert!(plan.total <= 227 * 1024);
     }
@@ -171,9 +176,10 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
 }
 
 /// The shapes whose variants were timed against each other (H200, graph
-/// mode: record 2026-11-25, run 76), each with the variants within 1%
-/// of the fastest there, fastest first (`B,H,S,D[,causal]`).
-const MEASURED_WINNERS: [(&str, &[Variant]); 33] = [
+/// mode: record 2026-11-25 = run 76, then run 77's 12 out-of-sample
+/// shapes), each with the variants within 1% of the fastest there, fastest
+/// first (`B,H,S,D[,causal]`).
+const MEASURED_WINNERS: [(&str, &[Variant]); 45] = [
     ("1,8,1024,64", &[Variant::Split]),
     ("1,8,1536,64", &[Variant::Wgmma]),
     ("1,8,2048,64", &[Variant::Wgmma]),
@@ -207,6 +213,18 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 33] = [
     ("4,16,4096,128", &[Variant::Wgmma]),
     ("1,16,16384,128", &[Variant::Wgmma]),
     ("1,16,16384,128,causal", &[Variant::Wgmma]),
+    ("2,8,512,64", &[Variant::Split]),
+    ("1,8,768,64", &[Variant::Split]),
+    ("4,8,512,64", &[Variant::Wgmma]),
+    ("2,16,512,64", &[Variant::Wgmma]),
+    ("4,16,384,64", &[Variant::Mma]),
+    ("2,8,1024,128", &[Variant::Wgmma]),
+    ("1,4,1024,128", &[Variant::Split]),
+    ("1,8,768,128", &[Variant::Split]),
+    ("2,12,768,128", &[Variant::Wgmma]),
+    ("8,16,384,128", &[Variant::Wgmma]),
+    ("2,16,2048,128,causal", &[Variant::Wgmma]),
+    ("1,6,1536,128", &[Variant::Wgmma]),
 ];
 
 fn workload(shape: &str) -> Workload {
@@ -246,20 +264,26 @@ fn the_recommendation_follows_wgmmas_block_count_on_sm90a() {
     assert_eq!(edge.wgmma_blocks(), 52);
     assert_eq!(recommended(&edge, true, 132), Variant::Split);
     assert_eq!(recommended(&workload("1,53,128,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("1,53,512,128"), true, 132), Variant::Wgmma);
+    assert_eq!(recommended(&workload("1,53,384,128"), true, 132), Variant::Wgmma);
     // Causal masking halves the blocks: 20 heads of 8 blocks are 80.
     let causal = workload("1,20,1024,64,causal");
     assert_eq!(causal.wgmma_blocks(), 80);
     assert_eq!(recommended(&causal, true, 132), Variant::Wgmma);
     assert_eq!(recommended(&causal, true, 2 * 132), Variant::Split);
-    // Past SPLIT_MAX_KEYS split is never picked, however few the blocks.
-    let long = Workload { seq_kv: SPLIT_MAX_KEYS + 1, ..workload("1,1,1,64") };
-    assert_eq!(recommended(&long, true, 132), Variant::Wgmma);
-    // Many blocks on short keys: mma below WGMMA_MIN_KEYS, wgmma from it.
-    assert_eq!(WGMMA_MIN_KEYS, 512);
-    assert_eq!(recommended(&workload("8,16,256,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("8,16,511,128"), true, 132), Variant::Mma);
-    assert_eq!(recommended(&workload("8,16,512,128"), true, 132), Variant::Wgmma);
+    // Past split_max_keys split is never picked, however few the blocks.
+    for (d, causal, max) in [(64, false, 2048), (64, true, 2048), (128, false, 1024), (128, true, 2048)] {
+        assert_eq!(split_max_keys(d, causal), max);
+        let at = Workload { seq_q: 1, seq_kv: max, head_dim: d, causal, ..workload("1,1,1,64") };
+        assert_eq!(recommended(&at, true, 132), Variant::Split);
+        let past = Workload { seq_kv: max + 1, ..at };
+        assert_eq!(recommended(&past, true, 132), Variant::Wgmma);
+    }
+    // Many blocks on short keys: mma below wgmma_min_keys, wgmma from it.
+    assert_eq!((wgmma_min_keys(64), wgmma_min_keys(128)), (512, 384));
+    assert_eq!(recommended(&workload("8,16,511,64"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("8,16,512,64"), true, 132), Variant::Wgmma);
+    assert_eq!(recommended(&workload("8,16,383,128"), true, 132), Variant::Mma);
+    assert_eq!(recommended(&workload("8,16,384,128"), true, 132), Variant::Wgmma);
 }
 
 #[test]

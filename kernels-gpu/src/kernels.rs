@@ -204,22 +204,29 @@ impl Workload {
     }
 }
 
-/// Longest key length for which [`recommended`] picks `split` on sm_90a
-/// (the longest measured where it won: H200 records 2026-11-23-14 and
-/// 2026-11-25, (1,4,2048,64) and (1,8,2048,128,causal)).
-pub const SPLIT_MAX_KEYS: u32 = 2048;
+/// Longest key length for which [`recommended`] picks `split` on sm_90a:
+/// 2048 (the longest measured where it won: (1,4,2048,64) and
+/// (1,8,2048,128,causal), H200 records 2026-11-23-14 and 2026-11-25), but
+/// 1024 at D = 128 without causal masking, where `split` has two key groups
+/// and each query block walks every key (run 77: (1,6,1536,128) `split` 51.7
+/// vs `wgmma` 36.4 us at 48 blocks; (1,4,1024,128) 16.5 vs 26.1).
+pub const fn split_max_keys(head_dim: u32, causal: bool) -> u32 {
+    if head_dim >= 128 && !causal { 1024 } else { 2048 }
+}
 
 /// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
 /// no crossover has been measured (the rule the first sessions set).
 pub const SHORT_KEYS: u32 = 1024;
 
 /// The fewest keys at which [`recommended`] picks `wgmma` over `mma` on
-/// sm_90a (H200 record 2026-11-25: at 512 keys `wgmma` wins, (8,16,512,64)
-/// 33.9 vs 40.3 us, (4,16,512,128) 37.9 vs 43.3; at 256 keys `mma`,
-/// (8,16,256,64) 12.8 vs 14.8, (16,16,256,64) 22.9 vs 26.2, (8,16,256,128)
-/// 24.9 vs 30.9). Below it `wgmma`'s prepass launch and large blocks do
-/// not pay.
-pub const WGMMA_MIN_KEYS: u32 = 512;
+/// sm_90a: 512 at D = 64, 384 at D = 128 (H200 record 2026-11-25 and run
+/// 77: D = 64 `mma` wins at 384 keys, (4,16,384,64) 14.1 vs 15.4 us, and
+/// `wgmma` at 512, (8,16,512,64) 33.9 vs 40.3; D = 128 `mma` at 256 keys,
+/// (8,16,256,128) 24.9 vs 30.9, and `wgmma` at 384, (8,16,384,128) 42.5 vs
+/// 44.5). Below it `wgmma`'s prepass launch and large blocks do not pay.
+pub const fn wgmma_min_keys(head_dim: u32) -> u32 {
+    if head_dim >= 128 { 384 } else { 512 }
+}
 
 /// How much of the GPU, in fifths of its SMs, `wgmma` must be able to fill
 /// ([`Workload::wgmma_blocks`]) before [`recommended`] prefers it to
@@ -237,14 +244,16 @@ pub const fn split_fill_fifths(head_dim: u32) -> u64 {
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
-/// On sm_90a: `split` when the problem is short (at most
-/// [`SPLIT_MAX_KEYS`] keys) and `wgmma` would fill less of the GPU than
-/// [`split_fill_fifths`] says ([`Workload::wgmma_blocks`]), since `split`
-/// shares each query block's keys among groups of warps and so shortens
-/// each block's chain where there are few blocks; otherwise `wgmma` from
-/// [`WGMMA_MIN_KEYS`] keys on and `mma` below. Fitted on H200 record
-/// 2026-11-25 (`results/`; `host/tests/kernels.rs` lists its 33 shapes):
-/// the rule picks the fastest variant, or one within 1%, at each.
+/// On sm_90a: `split` when the problem is short ([`split_max_keys`]) and
+/// `wgmma` would fill less of the GPU than [`split_fill_fifths`] says
+/// ([`Workload::wgmma_blocks`]), since `split` shares each query block's
+/// keys among groups of warps and so shortens each block's chain where
+/// there are few blocks; otherwise `wgmma` from [`wgmma_min_keys`] keys on
+/// and `mma` below. Fitted on H200 record 2026-11-25 and run 77
+/// (`results/`; `host/tests/kernels.rs` lists the 45 shapes): the rule
+/// picks the fastest variant, or one within 1%, at each. (Run 77's 12
+/// shapes were predicted out of sample by the rule fitted on the first 33:
+/// right at 10, as predicted; the two misses set the D = 128 limits.)
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
@@ -252,9 +261,9 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
-    if w.seq_kv <= SPLIT_MAX_KEYS && few_blocks {
+    if w.seq_kv <= split_max_keys(w.head_dim, w.causal) && few_blocks {
         Variant::Split
-    } else if w.seq_kv >= WGMMA_MIN_KEYS {
+    } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
         Variant::Wgmma
     } else {
         Variant::Mma
