@@ -19,15 +19,35 @@ impl RowMax {
     /// output), `base` is what to subtract from this block's scaled scores
     /// before `exp2`. A row that still has seen no key uses base 0, so its
     /// masked scores (`-inf`) give `exp2(-inf) = 0` rather than NaN.
+    ///
+    /// With `slack > 0` the running value moves only when the block's
+    /// maximum exceeds it by more than `slack` ([`LAZY_MAX_SLACK`]): it is
+    /// then a base at most `slack` under the true maximum (probabilities up
+    /// to `2^slack`), and `alpha` is exactly 1 for every block that leaves
+    /// it alone, so a kernel can skip its rescale. `slack = 0` keeps the
+    /// true maximum.
     #[inline(always)]
-    pub fn update(&mut self, block_max_scaled: f32, exp2: impl Fn(f32) -> f32) -> (f32, f32) {
-        let m_new = self.0.max(block_max_scaled);
+    pub fn update(&mut self, block_max_scaled: f32, slack: f32, exp2: impl Fn(f32) -> f32) -> (f32, f32) {
+        let m_new = if slack == 0.0 {
+            self.0.max(block_max_scaled)
+        } else if block_max_scaled > self.0 + slack {
+            block_max_scaled
+        } else {
+            self.0
+        };
         let base = if m_new == f32::NEG_INFINITY { 0.0 } else { m_new };
         let alpha = exp2(self.0 - base);
         self.0 = m_new;
         (alpha, base)
     }
 }
+
+/// The [`RowMax::update`] slack of the `wgmma` kernel: its running maximum
+/// moves only when a block's maximum exceeds it by more than 2^8, so after
+/// a row's first blocks most blocks leave every row's maximum in place and
+/// the warp skips rescaling its output (as FlashAttention 4 does).
+/// Probabilities reach at most 2^8, well inside f16 for `P·V`.
+pub const LAZY_MAX_SLACK: f32 = 8.0;
 
 /// The factor that turns a row's accumulated `sum_j p_j v_j` into the output:
 /// V's dequantization scale over the row sum. A row that saw no key has

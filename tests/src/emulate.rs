@@ -9,7 +9,7 @@ use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::{KernelInfo, Variant};
 use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
-use kernels_gpu::softmax::{RowMax, exponent, merge_splits, output_scale, score_scale_log2};
+use kernels_gpu::softmax::{LAZY_MAX_SLACK, RowMax, exponent, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
 
@@ -56,6 +56,9 @@ struct Head<'a> {
     score_scale: f32,
     /// The kernel takes the fused exponent (`wgmma` only, decided per problem).
     fused: bool,
+    /// The running maxima's slack (`RowMax::update`): `LAZY_MAX_SLACK` for
+    /// `wgmma`, 0 for the others.
+    max_slack: f32,
     v_scale: f32,
 }
 
@@ -75,6 +78,7 @@ impl<'a> Head<'a> {
             dim,
             score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
             fused: variant == Variant::Wgmma && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
+            max_slack: if variant == Variant::Wgmma { LAZY_MAX_SLACK } else { 0.0 },
             v_scale: x.v.scales[kvh],
         }
     }
@@ -103,7 +107,7 @@ fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
         let mut acc = vec![0f32; head.dim];
         for key in 0..key_end(row, 1, head.seq_q, head.seq_kv, x.causal) {
             let s = head.dot(row, key) * head.score_scale;
-            let (alpha, base) = m.update(s, f32::exp2);
+            let (alpha, base) = m.update(s, 0.0, f32::exp2);
             let p = (s - base).exp2();
             l = l * alpha + p;
             for (d, a) in acc.iter_mut().enumerate() {
@@ -145,7 +149,7 @@ impl RowState {
             })
             .collect();
         let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let (alpha, base) = self.m.update(block_max * head.score_scale, f32::exp2);
+        let (alpha, base) = self.m.update(block_max * head.score_scale, head.max_slack, f32::exp2);
         let exponent = |s: f32| {
             if head.fused {
                 exponent::<true>(s, head.score_scale, base, f32::mul_add)

@@ -1,4 +1,4 @@
-//! Warp shuffles.
+//! Warp shuffles and votes.
 
 use core::arch::asm;
 
@@ -20,4 +20,24 @@ pub unsafe fn shfl_xor_f32(value: f32, lane_mask: u32) -> f32 {
         );
     }
     out
+}
+
+/// `vote.sync.any.pred`: whether `pred` holds in any lane of the warp (the
+/// same answer in every lane).
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn any(pred: bool) -> bool {
+    let out: u32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; vote.sync.any.pred q, p, 0xffffffff; selp.u32 {out}, 1, 0, q; }}",
+            out = out(reg32) out,
+            v = in(reg32) pred as u32,
+            options(nomem, nostack)
+        );
+    }
+    out != 0
 }

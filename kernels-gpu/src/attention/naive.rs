@@ -81,7 +81,7 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
         // SAFETY: the whole warp runs this loop (key_end is warp-uniform).
         let dot = unsafe { warp_sum(dot) };
         let s = dot * score_scale_log2;
-        let (alpha, base) = m.update(s, math::exp2);
+        let (alpha, base) = m.update(s, 0.0, math::exp2);
         let prob = math::exp2(s - base);
         l = l * alpha + prob;
         for (i, a) in acc.iter_mut().enumerate() {

@@ -53,12 +53,13 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax::<FUSED, S_TILES>(s, score_scale_log2, mask) };
+        let alpha = unsafe { self.softmax::<FUSED, S_TILES>(s, score_scale_log2, 0.0, mask) };
         rescale(o, alpha);
     }
 
     /// The part of [`Rows::step`] that does not touch the output: masks,
-    /// turns `s` into probabilities and folds them into the running state;
+    /// turns `s` into probabilities and folds them into the running state
+    /// (the running maxima with `max_slack`, see `RowMax::update`);
     /// returns the factors (`alpha`) by which the output accumulated so far
     /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
     ///
@@ -69,6 +70,7 @@ impl Rows {
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
+        max_slack: f32,
         mask: Option<(MaskGeometry, u32)>,
     ) -> [f32; 2] {
         if let Some((g, key0)) = mask {
@@ -94,7 +96,7 @@ impl Rows {
                 tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
                 tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
             }
-            (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, math::exp2);
+            (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, max_slack, math::exp2);
         }
         let mut row_sum = [0f32; 2];
         for tile in s.iter_mut() {

@@ -21,10 +21,11 @@
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, smem, sreg, wgmma};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, wgmma};
 use crate::layout::{RowLayout, kmajor_desc};
 use crate::params::{AttnParams, KvTiles};
 use crate::schedule;
+use crate::softmax::LAZY_MAX_SLACK;
 use crate::tiles::{TileShape, WgmmaSmemPlan};
 
 /// Keys per block: the N of the `m64n64k32` Q·K^T product.
@@ -258,7 +259,7 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
-        rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(0));
+        rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(0));
         online::p_fragments(&s)
     };
 
@@ -301,11 +302,17 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
             let alpha = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, mask_of(j + 1))
+                rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding(0, &p_frag) };
-            online::rescale(&mut o, alpha);
+            // With the lazy maxima (`LAZY_MAX_SLACK`) most blocks move no
+            // row's maximum (alpha = 1 in every lane): the warp then skips
+            // the rescale.
+            // SAFETY: converged warp.
+            if unsafe { shfl::any(alpha[0] != 1.0 || alpha[1] != 1.0) } {
+                online::rescale(&mut o, alpha);
+            }
             // P of block j + 1 only now: converted before the wait, it took
             // registers that ptxas counts as the in-flight P·V's A operand,
             // and at D = 64 ptxas then serialized every `wgmma` of the loop
