@@ -83,17 +83,18 @@ macro_rules! split_entry {
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
-    (@forward $tiles:expr, $fused:literal, $p:ident) => {
+    (@forward $tiles:expr, $chains:literal, $fused:literal, $p:ident) => {
         super::wgmma::forward::<
             { $tiles.head_dim as usize },
             { $tiles.warps as usize / 4 },
             { $tiles.stages as usize },
             { $tiles.head_dim as usize / 32 },
             { $tiles.head_dim as usize / 8 },
+            $chains,
             $fused,
         >(&$p)
     };
-    ($name:ident, $tiles:expr) => {
+    ($name:ident, $tiles:expr, softmax_chains: $chains:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -104,9 +105,9 @@ macro_rules! wgmma_entry {
             // exponent as the host decided (`AttnParams::fused_exponent`).
             unsafe {
                 if p.fused_exponent != 0 {
-                    wgmma_entry!(@forward $tiles, true, p)
+                    wgmma_entry!(@forward $tiles, $chains, true, p)
                 } else {
-                    wgmma_entry!(@forward $tiles, false, p)
+                    wgmma_entry!(@forward $tiles, $chains, false, p)
                 }
             }
         }
@@ -121,10 +122,13 @@ mma_entry!(sdpa_mma_d64, MMA_D64, unrolled_copies: false);
 mma_entry!(sdpa_mma_d128, MMA_D128, unrolled_copies: true);
 split_entry!(sdpa_split_d64, SPLIT_D64);
 split_entry!(sdpa_split_d128, SPLIT_D128);
+// The softmax's row maximum and sum as four chains (`online::fold_row`)
+// measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
+// hide the longer chain (H200 run 80, results/STAGES.md stage 58).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64);
+wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64, softmax_chains: 1);
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128);
+wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128, softmax_chains: 4);
 
 /// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]

@@ -53,20 +53,21 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax::<FUSED, S_TILES>(s, score_scale_log2, 0.0, mask) };
+        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES>(s, score_scale_log2, 0.0, mask) };
         rescale(o, alpha);
     }
 
     /// The part of [`Rows::step`] that does not touch the output: masks,
     /// turns `s` into probabilities and folds them into the running state
-    /// (the running maxima with `max_slack`, see `RowMax::update`);
+    /// (the running maxima with `max_slack`, see `RowMax::update`; each
+    /// row's maximum and sum folded as `CHAINS` chains, see `fold_row`);
     /// returns the factors (`alpha`) by which the output accumulated so far
     /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn softmax<const FUSED: bool, const S_TILES: usize>(
+    pub unsafe fn softmax<const FUSED: bool, const CHAINS: usize, const S_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
@@ -87,10 +88,7 @@ impl Rows {
         let mut alpha = [0f32; 2];
         let mut base = [0f32; 2];
         for h in 0..2 {
-            let mut tile_max = f32::NEG_INFINITY;
-            for tile in s.iter() {
-                tile_max = tile_max.max(tile[2 * h]).max(tile[2 * h + 1]);
-            }
+            let mut tile_max = fold_row::<S_TILES, CHAINS>(s, h, f32::NEG_INFINITY, f32::max);
             // SAFETY: converged warp; the four lanes of a quad share the row.
             unsafe {
                 tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
@@ -98,15 +96,13 @@ impl Rows {
             }
             (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, max_slack, math::exp2);
         }
-        let mut row_sum = [0f32; 2];
         for tile in s.iter_mut() {
             for (e, x) in tile.iter_mut().enumerate() {
                 *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
-                row_sum[e / 2] += *x;
             }
         }
         for h in 0..2 {
-            self.l[h] = self.l[h] * alpha[h] + row_sum[h];
+            self.l[h] = self.l[h] * alpha[h] + fold_row::<S_TILES, CHAINS>(s, h, 0.0, |a, b| a + b);
         }
         alpha
     }
@@ -128,6 +124,29 @@ impl Rows {
         }
         l.map(|x| softmax::output_scale(x, v_scale, math::rcp))
     }
+}
+
+/// Folds `op` over this thread's values of row `h` (`h` = 0 or 1: elements
+/// `2h, 2h + 1` of every tile) from `init`: with `CHAINS == 1` as one
+/// chain in tile order; with `CHAINS == 4` (`S_TILES` 4 or 8) as four
+/// independent chains over tiles `k` and `k + 4`, joined as a tree, so the
+/// dependent chain is at most four long instead of `2 * S_TILES` (a row's
+/// maximum and sum lie on every key block's critical path; the one chain
+/// keeps `mma` D=64 at 128 registers).
+#[inline(always)]
+fn fold_row<const S_TILES: usize, const CHAINS: usize>(
+    s: &[[f32; 4]; S_TILES],
+    h: usize,
+    init: f32,
+    op: impl Fn(f32, f32) -> f32,
+) -> f32 {
+    const { assert!(CHAINS == 1 || (CHAINS == 4 && (S_TILES == 4 || S_TILES == 8))) };
+    if CHAINS == 1 {
+        return s.iter().fold(init, |acc, tile| op(op(acc, tile[2 * h]), tile[2 * h + 1]));
+    }
+    let pair = |t: usize| op(s[t][2 * h], s[t][2 * h + 1]);
+    let chain = |k: usize| if k + 4 < S_TILES { op(pair(k), pair(k + 4)) } else { pair(k) };
+    op(init, op(op(chain(0), chain(1)), op(chain(2), chain(3))))
 }
 
 /// Rescales this thread's two rows of the output accumulator by `alpha`.

@@ -92,6 +92,8 @@ pub unsafe fn issue_pv<const O_TILES: usize>(
 }
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`;
+/// `SOFTMAX_CHAINS`: how each row's block maximum and sum are folded (1 or
+/// 4 chains, `online::fold_row`);
 /// `FUSED`: the softmax exponent as one FFMA (`softmax::exponent`), which
 /// the entry picks when the host set `AttnParams::fused_exponent`.
 ///
@@ -106,6 +108,7 @@ pub unsafe fn forward<
     const STAGES: usize,
     const QK_STEPS: usize,
     const O_TILES: usize,
+    const SOFTMAX_CHAINS: usize,
     const FUSED: bool,
 >(
     p: &AttnParams,
@@ -259,7 +262,7 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
-        rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(0));
+        rows.softmax::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(0));
         online::p_fragments(&s)
     };
 
@@ -302,7 +305,7 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
             let alpha = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                rows.softmax::<FUSED, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(j + 1))
+                rows.softmax::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding(0, &p_frag) };
