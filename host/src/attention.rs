@@ -61,8 +61,8 @@ pub struct DeviceProblem {
     /// `q_scale[Hq]`, then `k_scale[Hkv]`, then `v_scale[Hkv]`.
     scales: CudaSlice<f32>,
     /// Scratch for kernels with a `kv_tiles` prepass (their K and `Vt`
-    /// tiles, `kernels_gpu::params::KvTiles`); allocated when the device can
-    /// run one.
+    /// tiles, `kernels_gpu::params::KvTiles`); allocated only when the
+    /// problem's kernel has one.
     kv_tiles: Option<CudaSlice<u8>>,
 }
 
@@ -170,10 +170,10 @@ impl Attention {
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
         let tiles =
             KvTiles::new(problem.head_dim as u32, problem.batch as u32, problem.heads_kv as u32, problem.seq_kv as u32);
-        let kv_tiles = if self.prepasses.is_empty() {
-            None
-        } else {
+        let kv_tiles = if problem.kernel.prepass.is_some() && !self.prepasses.is_empty() {
             Some(self.stream.alloc_zeros::<u8>(tiles.total_bytes() as usize)?)
+        } else {
+            None
         };
         Ok(DeviceProblem {
             kv_tiles,
