@@ -2,8 +2,9 @@
 //! ptxas figures: the register file, shared memory, threads and the block
 //! slots each bound it, the way the CUDA occupancy calculator counts them
 //! (registers are allocated per warp in units of 256, i.e. a multiple of 8
-//! per thread; every block also reserves 1 KiB of shared memory for the
-//! system).
+//! per thread, and a block's warps in groups of four, one per scheduler,
+//! each scheduler holding a quarter of the register file; every block also
+//! reserves 1 KiB of shared memory for the system).
 
 use kernel_builder::Arch;
 
@@ -11,6 +12,10 @@ use kernel_builder::Arch;
 pub const REGISTERS_PER_SM: u32 = 64 * 1024;
 /// Registers per thread are allocated in multiples of this.
 const REGISTER_GRANULE: u32 = 8;
+/// A block's warps take registers in groups of this many (one warp per
+/// scheduler): a block of 13 warps is charged 16 (H200 run 75: a 13-warp
+/// block at 149 registers would not launch, `results/STAGES.md` stage 53).
+const WARP_GRANULE: u32 = 4;
 /// Shared memory the system reserves per block, in bytes.
 const RESERVED_SMEM_PER_BLOCK: u32 = 1024;
 
@@ -37,7 +42,7 @@ fn limits(arch: Arch) -> SmLimits {
 /// Registers one block of `threads` threads at `registers` per thread is
 /// allocated.
 pub fn block_registers(registers: u32, threads: u32) -> u32 {
-    threads.div_ceil(32) * 32 * registers.div_ceil(REGISTER_GRANULE) * REGISTER_GRANULE
+    threads.div_ceil(32).next_multiple_of(WARP_GRANULE) * 32 * registers.div_ceil(REGISTER_GRANULE) * REGISTER_GRANULE
 }
 
 /// Blocks of `threads` threads, `registers` registers per thread and `smem`
@@ -48,9 +53,7 @@ pub fn blocks_per_sm(arch: Arch, registers: u32, threads: u32, smem: u32) -> u32
         return 0;
     }
     let sm = limits(arch);
-    let warp_registers = 32 * registers.div_ceil(REGISTER_GRANULE) * REGISTER_GRANULE;
-    let by_registers =
-        REGISTERS_PER_SM.checked_div(warp_registers).map_or(sm.blocks, |warps| warps / threads.div_ceil(32));
+    let by_registers = REGISTERS_PER_SM.checked_div(block_registers(registers, threads)).unwrap_or(sm.blocks);
     let by_smem = sm.smem / (smem + RESERVED_SMEM_PER_BLOCK);
     let by_threads = sm.threads / threads;
     by_registers.min(by_smem).min(by_threads).min(sm.blocks)
@@ -68,6 +71,18 @@ mod tests {
         assert_eq!(blocks_per_sm(SM_90A, 168, 128, 36352), 3);
         assert_eq!(blocks_per_sm(SM_90A, 169, 128, 36352), 2);
         assert_eq!(block_registers(169, 128), 128 * 176);
+    }
+
+    #[test]
+    fn warps_take_registers_in_groups_of_four() {
+        // Stage 53's producer warp: 13 warps at 149 registers (152 each) are
+        // charged as 16 and do not fit (the driver refused the launch); 12 do.
+        assert_eq!(block_registers(149, 13 * 32), 16 * 32 * 152);
+        assert_eq!(blocks_per_sm(SM_90A, 149, 13 * 32, 122944), 0);
+        assert_eq!(blocks_per_sm(SM_90A, 149, 12 * 32, 122944), 1);
+        // 9 warps at 107 registers (112): charged as 12, one block per SM, not two.
+        assert_eq!(blocks_per_sm(SM_90A, 107, 9 * 32, 57408), 1);
+        assert_eq!(blocks_per_sm(SM_90A, 107, 8 * 32, 57408), 2);
     }
 
     #[test]
