@@ -12,7 +12,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream
 use cudarc::nvrtc::Ptx;
 use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant, Workload};
-use kernels_gpu::params::{AttnParams, KvTiles, padded_keys};
+use kernels_gpu::params::{AttnParams, KvTiles};
 use kernels_gpu::schedule;
 use std::sync::Arc;
 
@@ -168,8 +168,7 @@ impl Attention {
     ) -> Result<DeviceProblem, AttnError> {
         let problem = validate(q, k, v, opts)?;
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
-        let tiles =
-            KvTiles::new(problem.head_dim as u32, problem.batch as u32, problem.heads_kv as u32, problem.seq_kv as u32);
+        let tiles = kv_tiles_of(&problem);
         let kv_tiles = if problem.kernel.prepass.is_some() && !self.prepasses.is_empty() {
             Some(self.stream.alloc_zeros::<u8>(tiles.total_bytes() as usize)?)
         } else {
@@ -273,7 +272,7 @@ impl Attention {
                 });
             };
             let cfg = LaunchConfig {
-                grid_dim: (padded_keys(p.seq_kv as u32) / 64, p.heads_kv as u32, p.batch as u32),
+                grid_dim: (kv_tiles_of(p).tiles_per_head, p.heads_kv as u32, p.batch as u32),
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: 0,
             };
@@ -359,4 +358,9 @@ pub struct CapturedRuns {
     graph: CudaGraph,
     /// How many kernel launches one replay performs.
     pub launches: usize,
+}
+
+/// The layout of a problem's `kv_tiles` scratch (one prepass block per tile).
+fn kv_tiles_of(p: &Problem) -> KvTiles {
+    KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32)
 }

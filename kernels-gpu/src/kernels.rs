@@ -2,6 +2,7 @@
 //! stable name, PTX entry symbol, tile shape and shared memory. The host
 //! launches from it, xtask gates it, the tests take tile edges from it.
 
+use crate::params::kv_tiles_threads;
 use crate::tiles::{MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
 
 /// A kernel variant (an algorithm); each is built for every head dimension.
@@ -140,7 +141,7 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d64", threads: 64 / 4 * 8 }),
+        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d64", threads: kv_tiles_threads(64) }),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -148,7 +149,7 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d128", threads: 128 / 4 * 8 }),
+        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d128", threads: kv_tiles_threads(128) }),
     },
     KernelInfo {
         variant: Variant::Split,

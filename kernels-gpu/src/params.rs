@@ -65,6 +65,13 @@ pub const fn padded_keys(seq_kv: u32) -> u32 {
     seq_kv.div_ceil(TILE_KEYS) * TILE_KEYS
 }
 
+/// Threads per block of the `kv_tiles` prepass at head dimension
+/// `head_dim`: one per 4 V columns and 8 keys of a 64-key tile.
+#[inline(always)]
+pub const fn kv_tiles_threads(head_dim: u32) -> u32 {
+    head_dim / 4 * (TILE_KEYS / 8)
+}
+
 /// Where the `kv_tiles` prepass puts each tile in the scratch at
 /// [`AttnParams::kv_tiles`]: first every `Vt` tile, then every K tile, each
 /// ordered by key/value head over the batch (`batch * heads_kv + head`),

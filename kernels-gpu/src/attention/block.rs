@@ -102,10 +102,8 @@ pub struct RowCopy {
     pub dst: u32,
     /// The destination tile's layout.
     pub layout: RowLayout,
-    /// First source row.
+    /// First source row; the rows follow each other contiguously.
     pub src: *const u8,
-    /// Bytes from one source row to the next.
-    pub src_stride: usize,
     /// Bytes per row (a multiple of 16).
     pub row_bytes: u32,
     /// Rows of the tile.
@@ -167,7 +165,8 @@ impl RowCopy {
         let r = c / chunks_per_row;
         let col = (c % chunks_per_row) * 16;
         let valid = r < self.valid_rows;
-        let from = if valid { self.src.wrapping_add(r as usize * self.src_stride + col as usize) } else { self.src };
+        let from =
+            if valid { self.src.wrapping_add(r as usize * self.row_bytes as usize + col as usize) } else { self.src };
         // SAFETY: in-bounds source when valid; 16-byte aligned destination.
         unsafe { cp_async::copy_16_zfill(self.dst + self.layout.offset(r, col), from, if valid { 16 } else { 0 }) };
     }
@@ -189,7 +188,7 @@ pub unsafe fn load_rows<const HEAD_DIM: usize, const UNROLLED: bool>(
     valid_rows: u32,
     (thread, threads): (u32, u32),
 ) {
-    let copy = RowCopy { dst, layout, src, src_stride: HEAD_DIM, row_bytes: HEAD_DIM as u32, rows, valid_rows };
+    let copy = RowCopy { dst, layout, src, row_bytes: HEAD_DIM as u32, rows, valid_rows };
     // SAFETY: forwarded.
     unsafe { if UNROLLED { copy.issue_unrolled(thread, threads) } else { copy.issue(thread, threads) } }
 }

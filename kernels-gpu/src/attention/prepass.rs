@@ -8,7 +8,7 @@
 
 use crate::arch::{cvt, grid_dep, sreg};
 use crate::layout::RowLayout;
-use crate::params::{AttnParams, KvTiles, TILE_KEYS};
+use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
 
 /// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 bytes of a K row),
 /// read or written as one 16-byte access (as `[u32; 4]` LLVM knows only
@@ -29,7 +29,7 @@ struct Chunk([u32; 4]);
 ///
 /// # Safety
 /// `p.k`, `p.v` and `p.kv_tiles` valid for the shapes `p` states
-/// (host-validated); the block has `HEAD_DIM / 4 * 8` threads
+/// (host-validated); the block has `kv_tiles_threads(HEAD_DIM)` threads
 /// (`kernels::Prepass::threads`); grid `(padded_keys / 64, heads_kv, batch)`.
 #[inline(always)]
 pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
@@ -38,7 +38,7 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     // kernel reading the tiles, which should be resident when it ends.
     grid_dep::launch_dependents();
     let t = sreg::thread_idx_x();
-    let threads = (HEAD_DIM / 4 * 8) as u32;
+    let threads = kv_tiles_threads(HEAD_DIM as u32);
     let quads = HEAD_DIM as u32 / 4;
     let (col0, group) = (4 * (t % quads), t / quads);
     let tile = sreg::block_idx_x();

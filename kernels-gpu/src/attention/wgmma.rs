@@ -23,7 +23,7 @@ use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, wgmma};
 use crate::layout::{RowLayout, kmajor_desc};
-use crate::params::{AttnParams, KvTiles};
+use crate::params::{AttnParams, KvTiles, TILE_KEYS};
 use crate::schedule;
 use crate::softmax::LAZY_MAX_SLACK;
 use crate::tiles::{TileShape, WgmmaSmemPlan};
@@ -116,6 +116,8 @@ pub unsafe fn forward<
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
         assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 3);
+        // A key block is one tile of the prepass's scratch.
+        assert!(BLOCK_N == TILE_KEYS as usize);
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
