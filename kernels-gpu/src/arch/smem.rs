@@ -60,25 +60,3 @@ pub unsafe fn load_f32x4(addr: u32) -> [f32; 4] {
     }
     [a, b, c, d]
 }
-
-/// `ld.shared.v2.f32`: two floats at `addr` (shared window, 8-byte
-/// aligned) in one access (opaque to LLVM, as [`load_f32x4`]).
-///
-/// # Safety
-/// `addr` must be an 8-byte aligned shared-memory address of this block,
-/// with no write to it in flight.
-#[inline(always)]
-pub unsafe fn load_f32x2(addr: u32) -> [f32; 2] {
-    let (a, b): (f32, f32);
-    // SAFETY: the caller guarantees an aligned, readable shared address.
-    unsafe {
-        asm!(
-            "ld.shared.v2.f32 {{{a}, {b}}}, [{p}];",
-            a = out(reg32) a,
-            b = out(reg32) b,
-            p = in(reg32) addr,
-            options(pure, readonly, nostack)
-        );
-    }
-    [a, b]
-}

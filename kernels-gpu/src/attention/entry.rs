@@ -5,7 +5,6 @@ use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_
 #[cfg(target_feature = "sm_90a")]
 use crate::kernels::{WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
-use crate::tiles::TileShape;
 
 /// Emits a `naive` entry for a tile shape.
 macro_rules! naive_entry {
@@ -54,19 +53,6 @@ macro_rules! mma_entry {
     };
 }
 
-/// The output tiles each `split` group finishes in the merge: its share of
-/// the `head_dim / 8` tiles, but at least one (even, odd) pair.
-const fn split_slice(t: TileShape) -> usize {
-    let share = t.head_dim / 8 / t.splits;
-    if share < 2 { 2 } else { share as usize }
-}
-
-/// Into how many parts the groups sharing a slice split a thread's two
-/// rows: 1, or 2 when there are twice as many groups as slices.
-const fn split_row_parts(t: TileShape) -> usize {
-    (t.splits as usize * split_slice(t)) / (t.head_dim as usize / 8)
-}
-
 /// Emits a `split` entry for a tile shape.
 macro_rules! split_entry {
     ($name:ident, $tiles:expr) => {
@@ -87,8 +73,7 @@ macro_rules! split_entry {
                     { $tiles.head_dim as usize / 32 },
                     { $tiles.head_dim as usize / 8 },
                     { $tiles.block_n as usize / 8 },
-                    { split_slice($tiles) },
-                    { split_row_parts($tiles) },
+                    { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
                 >(&p)
             }
         }

@@ -1,10 +1,8 @@
 //! Merging the partial results of key groups (`split`): every group of
 //! warps has run the online softmax over its share of a query block's keys
 //! and holds an unnormalized output accumulator for the block's rows; here
-//! they combine through shared memory. Each group finishes one "slice" of
-//! the accumulator tiles: `SLICE` tiles (an even number, so that a thread
-//! stores four adjacent columns) of both of a thread's rows, or, when there
-//! are more groups than tile pairs (`ROW_PARTS == 2`), of one of them:
+//! they combine through shared memory. Each group finishes `1 / SPLITS` of
+//! the accumulator tiles (its "slice") for every row:
 //!
 //! 1. [`MergeArea::publish_stats`]: each group writes its (running maximum,
 //!    row sum) per query row.
@@ -15,7 +13,7 @@
 //!    A group's slots reuse its own K/V tiles, so a group does this as soon
 //!    as its own warps are done with them; then one block barrier.
 //! 3. [`MergeArea::finish_slice`]: each thread reads every group's
-//!    statistics of the rows it finishes and every group's tiles of its
+//!    statistics of its two rows and the other groups' tiles of its own
 //!    slice, weighs each group by `2^(m_g - max)`
 //!    (`softmax::merge_splits`), scales by V's scale over the merged sum and
 //!    returns the slice's f32 output for the kernel to store.
@@ -103,38 +101,26 @@ impl MergeArea {
         }
     }
 
-    /// Finishes group `split`'s slice of this thread's output rows (after
-    /// every group published its stats and partials, and a block barrier):
-    /// hands `store` each pair `p` of the slice's tiles, accumulator tiles
-    /// `slice * SLICE + 2p` and `+ 2p + 1` of the merged, normalized rows
-    /// times V's scale, where `slice` and the rows come from
-    /// [`finished_part`]; elements of a row the group does not finish are
-    /// zero. A row that saw no key at all is exact zeros (its accumulators
-    /// may hold 0 x NaN from V, so no product), and so is every group's
-    /// part that saw none of the row's keys. (Pair by pair, not as an
-    /// array of the slice: a loop LLVM leaves rolled would put such an
-    /// array in local memory.)
+    /// Group `split`'s slice of this thread's two output rows (after every
+    /// group published its stats and partials, and a block barrier): tile
+    /// `i` is accumulator tile `split * SLICE + i` of the merged, normalized
+    /// rows, times V's scale. A row that saw no key at all is exact zeros
+    /// (its accumulators may hold 0 x NaN from V, so no product), and so is
+    /// every group's part that saw none of the row's keys.
     ///
     /// # Safety
     /// `smem` is the dynamic shared memory base; stats and partials are
-    /// published; `SLICE` and `ROW_PARTS` as checked by [`finished_part`].
+    /// published; `SLICE * SPLITS == O_TILES`.
     #[inline(always)]
-    pub unsafe fn finish_slice<
-        const O_TILES: usize,
-        const SPLITS: usize,
-        const SLICE: usize,
-        const ROW_PARTS: usize,
-    >(
+    pub unsafe fn finish_slice<const O_TILES: usize, const SPLITS: usize, const SLICE: usize>(
         &self,
         smem: *const u8,
         (split, row_warp, lane): (u32, u32, u32),
         local_rows: [u32; 2],
         v_scale: f32,
-        mut store: impl FnMut(u32, [f32; 4], [f32; 4]),
-    ) {
-        let (slice, rows) = finished_part::<O_TILES, SPLITS, SLICE, ROW_PARTS>(split);
+    ) -> [[f32; 4]; SLICE] {
         // Per row h: each group's weight 2^(m_g - max) times V's scale over
-        // the merged sum (0 for a row without keys or not finished here).
+        // the merged sum (0 for a row without keys).
         let weights: [[f32; SPLITS]; 2] = core::array::from_fn(|h| {
             let stats: [[f32; 2]; SPLITS] = core::array::from_fn(|g| {
                 // SAFETY: a published stats entry.
@@ -142,59 +128,25 @@ impl MergeArea {
             });
             let m = stats.map(|x| x[0]);
             let (base, sum) = softmax::merge_splits(m, stats.map(|x| x[1]), math::exp2);
-            let scale = if rows[h] { softmax::output_scale(sum, v_scale, math::rcp) } else { 0.0 };
+            let scale = softmax::output_scale(sum, v_scale, math::rcp);
             m.map(|m_g| math::exp2(m_g - base) * scale)
         });
         // SAFETY: `smem` is the dynamic shared memory base.
         let smem_addr = unsafe { smem::shared_addr(smem) };
-        let finish_tile = |tile: u32| {
+        core::array::from_fn(|i| {
+            let tile = split * SLICE as u32 + i as u32;
             let mut out = [0f32; 4];
             for (g, w) in (0..SPLITS).map(|g| (g, [weights[0][g], weights[1][g]])) {
                 let at = self.exchange_at(g as u32, tile, row_warp, lane) as u32;
-                // A slot holds row `group`'s two elements, then row `group + 8`'s.
-                let part = if ROW_PARTS == 1 {
-                    // SAFETY: group g's published slot of this tile (16-byte
-                    // aligned); one access (see `smem::load_f32x4`).
-                    unsafe { smem::load_f32x4(smem_addr + at) }
-                } else {
-                    let h = if rows[0] { 0 } else { 1 };
-                    // SAFETY: the finished row's half of group g's slot (8-byte aligned).
-                    let [x, y] = unsafe { smem::load_f32x2(smem_addr + at + 8 * h) };
-                    if h == 0 { [x, y, 0.0, 0.0] } else { [0.0, 0.0, x, y] }
-                };
+                // SAFETY: group g's published slot of this tile (16-byte
+                // aligned); one access (see `smem::load_f32x4`).
+                let part = unsafe { smem::load_f32x4(smem_addr + at) };
                 for e in 0..4 {
                     let w = w[e / 2];
                     out[e] += if w == 0.0 { 0.0 } else { part[e] * w };
                 }
             }
             out
-        };
-        for pair in 0..(SLICE / 2) as u32 {
-            let first = slice * SLICE as u32 + 2 * pair;
-            store(pair, finish_tile(first), finish_tile(first + 1));
-        }
-    }
-}
-
-/// Which part of the output group `split` finishes: its slice (tiles
-/// `slice * SLICE ..`) and which of a thread's two rows (`group`, `group +
-/// 8` of its row warp's tile). With `SPLITS * SLICE == O_TILES` every group
-/// finishes its own slice of both rows; with twice as many groups
-/// (`ROW_PARTS == 2`) groups `s` and `s + O_TILES / SLICE` share slice `s`,
-/// the first finishing the first rows, the second the others.
-#[inline(always)]
-pub const fn finished_part<const O_TILES: usize, const SPLITS: usize, const SLICE: usize, const ROW_PARTS: usize>(
-    split: u32,
-) -> (u32, [bool; 2]) {
-    const {
-        assert!(SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
-        assert!(SPLITS * SLICE == ROW_PARTS * O_TILES && (ROW_PARTS == 1 || ROW_PARTS == 2));
-    };
-    let slices = (O_TILES / SLICE) as u32;
-    if ROW_PARTS == 1 {
-        (split, [true, true])
-    } else {
-        let first = split < slices;
-        (split % slices, [first, !first])
+        })
     }
 }

@@ -32,7 +32,7 @@
 //! (`softmax::merge_splits`) and stores it as f16.
 
 use super::block::{BlockJob, load_rows};
-use super::merge::{self, MergeArea};
+use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg};
@@ -125,12 +125,12 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const SLICE: usize,
-    const ROW_PARTS: usize,
 >(
     p: &AttnParams,
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
+        assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1);
     };
@@ -278,29 +278,23 @@ pub unsafe fn forward<
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
     }
-    let (slice, finished_rows) = merge::finished_part::<O_TILES, SPLITS, SLICE, ROW_PARTS>(split);
+    // SAFETY: stats and partials are published; SLICE * SPLITS == O_TILES (entry).
+    let slice = unsafe {
+        merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
+    };
     // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
     // the same 16-column half: this thread's four adjacent columns of a row.
-    let store = |pair: u32, even: [f32; 4], odd: [f32; 4]| {
-        let col = o_column(slice * SLICE as u32 + 2 * pair, 2 * quad);
+    for pair in 0..SLICE / 2 {
+        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
+        let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
         for h in 0..2 {
             let row = local_rows[h];
-            if finished_rows[h] && row < job.rows {
+            if row < job.rows {
                 let e = 2 * h;
                 let packed = FourColumns([cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])]);
                 // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
                 unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
             }
         }
-    };
-    // SAFETY: stats and partials are published; SLICE and ROW_PARTS checked by `finished_part`.
-    unsafe {
-        merge.finish_slice::<O_TILES, SPLITS, SLICE, ROW_PARTS>(
-            smem_ptr,
-            (split, row_warp, lane),
-            local_rows,
-            job.v_scale,
-            store,
-        )
-    };
+    }
 }
