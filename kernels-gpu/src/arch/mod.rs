@@ -11,6 +11,7 @@ pub mod bulk;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;
+pub mod gpu_sync;
 pub mod grid_dep;
 pub mod ldmatrix;
 pub mod math;

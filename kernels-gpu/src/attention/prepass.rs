@@ -6,6 +6,7 @@
 //! from one thread, instead of every thread copying 16-byte pieces into
 //! place in every query block.
 
+use super::tile_ready;
 use crate::arch::{cvt, grid_dep, sreg};
 use crate::layout::RowLayout;
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
@@ -17,10 +18,6 @@ use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
 #[derive(Clone, Copy)]
 struct Chunk([u32; 4]);
 
-/// 16-byte K chunks per thread: a tile's `64 * HEAD_DIM / 16` chunks over
-/// `kv_tiles_threads(HEAD_DIM) = HEAD_DIM / 4 * 8` threads, for any `HEAD_DIM`.
-const K_CHUNKS: usize = 2;
-
 /// Block `(x, h, b)` writes tile `x` (keys `64x .. 64x + 63`) of head `h`,
 /// batch `b`, for K and for `Vt`.
 ///
@@ -29,12 +26,9 @@ const K_CHUNKS: usize = 2;
 /// its 8 V rows (a warp reads 128 consecutive bytes of a row) and writes 16
 /// bytes (8 keys, one core-matrix row) into each of its 4 `Vt` rows.
 /// K: the block's threads copy the tile's 16-byte chunks in row order
-/// (coalesced reads) to their core-matrix places, [`K_CHUNKS`] each.
+/// (coalesced reads) to their core-matrix places.
 ///
-/// Every load is issued before the first store: a store may alias a later
-/// load as far as the compiler knows, so loads behind a store wait for it,
-/// and the block would take one memory latency per round of copies instead
-/// of one in all.
+/// Then the block publishes its tile ([`tile_ready::publish`]).
 ///
 /// # Safety
 /// `p.k`, `p.v` and `p.kv_tiles` valid for the shapes `p` states
@@ -42,11 +36,6 @@ const K_CHUNKS: usize = 2;
 /// (`kernels::Prepass::threads`); grid `(padded_keys / 64, heads_kv, batch)`.
 #[inline(always)]
 pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
-    const { assert!(K_CHUNKS as u32 * kv_tiles_threads(HEAD_DIM as u32) * 16 == TILE_KEYS * HEAD_DIM as u32) };
-    // First thing, unlike the attention kernels (see `grid_dep`): the
-    // prepass is short, and the kernel that depends on it is the attention
-    // kernel reading the tiles, which should be resident when it ends.
-    grid_dep::launch_dependents();
     let t = sreg::thread_idx_x();
     let threads = kv_tiles_threads(HEAD_DIM as u32);
     let quads = HEAD_DIM as u32 / 4;
@@ -62,25 +51,12 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     // SAFETY: before the first read of K, V and write of the scratch (the
     // kernel before this one may write K and V, or still read the scratch).
     unsafe { grid_dep::wait() };
+    // The attention kernel may launch now, unlike after the attention
+    // kernels' key loops (see `grid_dep`): it runs alongside this prepass
+    // and waits for each head's tiles (`tile_ready`). Only after the wait:
+    // its launch then implies that every kernel before this one completed.
+    grid_dep::launch_dependents();
 
-    // K's chunks first (all loads before any store; see above).
-    let k_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
-    let chunks_per_row = HEAD_DIM as u32 / 16;
-    let k_place = |i: usize| {
-        let c = t + i as u32 * threads;
-        (c / chunks_per_row, 16 * (c % chunks_per_row))
-    };
-    let k_chunks: [Chunk; K_CHUNKS] = core::array::from_fn(|i| {
-        let (row, byte) = k_place(i);
-        let key = key0 + row;
-        // Padding keys read the last key's row and write zeros (an
-        // unconditional 16-byte load keeps the chunk in registers).
-        let src = k.wrapping_add(key.min(p.seq_kv - 1) as usize * HEAD_DIM + byte as usize) as *const Chunk;
-        // SAFETY: 16 bytes inside this head's K, 16-byte aligned (the buffer
-        // is, and HEAD_DIM and byte are multiples of 16).
-        let chunk = unsafe { *src };
-        Chunk(chunk.0.map(|w| if key < p.seq_kv { w } else { 0 }))
-    });
     let words: [u32; 8] = core::array::from_fn(|i| {
         let key = key0 + 8 * group + i as u32;
         // SAFETY: key < seq_kv: a 4-byte aligned word inside this head's V
@@ -97,9 +73,23 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
         unsafe { *(at as *mut Chunk) = Chunk(pairs) };
     }
 
-    for (i, chunk) in k_chunks.into_iter().enumerate() {
-        let (row, byte) = k_place(i);
-        // SAFETY: inside this tile, 16-byte aligned.
-        unsafe { *((k_tile + k_rows.offset(row, byte) as u64) as *mut Chunk) = chunk };
+    let k_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
+    let chunks_per_row = HEAD_DIM as u32 / 16;
+    let mut c = t;
+    while c < TILE_KEYS * chunks_per_row {
+        let (row, byte) = (c / chunks_per_row, 16 * (c % chunks_per_row));
+        let key = key0 + row;
+        // Padding keys read the last key's row and write zeros (an
+        // unconditional 16-byte load keeps the chunk in registers).
+        let valid = key < p.seq_kv;
+        let src = k.wrapping_add(key.min(p.seq_kv - 1) as usize * HEAD_DIM + byte as usize) as *const Chunk;
+        let dst = (k_tile + k_rows.offset(row, byte) as u64) as *mut Chunk;
+        // SAFETY: `src` 16 bytes inside this head's K, 16-byte aligned (the
+        // buffer is, and HEAD_DIM and byte are multiples of 16); `dst` inside
+        // this tile, 16-byte aligned.
+        unsafe { *dst = Chunk((*src).0.map(|w| if valid { w } else { 0 })) };
+        c += threads;
     }
+    // SAFETY: every thread of the block, after its last tile store.
+    unsafe { tile_ready::publish(p.kv_tiles, &layout, head) };
 }
