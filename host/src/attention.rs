@@ -198,12 +198,7 @@ impl Attention {
         Ok(())
     }
 
-    /// Launches the problem's kernel (asynchronously) into `out`, ordered
-    /// after everything before it on the stream. (A kernel with a prepass,
-    /// `wgmma`, runs beside it: it is launched as a programmatic dependent
-    /// launch of the prepass and waits for each head's tiles in the
-    /// scratch; see `kernels_gpu::attention::tile_ready`. The scratch of a
-    /// [`DeviceProblem`] therefore serves one stream at a time.)
+    /// Launches the problem's kernel (asynchronously) into `out`.
     pub fn run(&self, dev: &DeviceProblem, out: &mut DeviceOutput) -> Result<(), AttnError> {
         self.launch(dev, out, Launch::Ordered)
     }
@@ -289,9 +284,7 @@ impl Attention {
             block_dim: (tiles.threads(), 1, 1),
             shared_mem_bytes: p.kernel.smem_bytes,
         };
-        // Beside its prepass, if it has one (see `run`).
-        let beside_prepass = p.kernel.prepass.is_some();
-        launch::launch(&self.stream, func, cfg, params, overlap || beside_prepass)?;
+        launch::launch(&self.stream, func, cfg, params, overlap)?;
         Ok(())
     }
 

@@ -78,7 +78,6 @@ pub const fn kv_tiles_threads(head_dim: u32) -> u32 {
 /// then by tile. A `Vt` tile is `HEAD_DIM` rows of 64 f16 keys and a K tile
 /// 64 rows of `HEAD_DIM` E4M3 bytes, both in the `wgmma` core-matrix layout
 /// (`layout::RowLayout::CoreMatrices`), exactly as they sit in shared memory.
-/// After the tiles, the words of [`TileSync`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTiles {
     /// Head dimension D.
@@ -120,50 +119,10 @@ impl KvTiles {
         self.vt_tile(self.heads, 0) + (head * self.tiles_per_head as u64 + tile as u64) * self.k_tile_bytes() as u64
     }
 
-    /// Byte offset of the [`TileSync`] words, after the last K tile.
-    #[inline(always)]
-    pub const fn sync_words(&self) -> u64 {
-        self.k_tile(self.heads, 0)
-    }
-
-    /// Bytes of the whole scratch: the tiles, then the [`TileSync`] words.
+    /// Bytes of the whole scratch.
     #[inline(always)]
     pub const fn total_bytes(&self) -> u64 {
-        self.sync_words() + TileSync::bytes(self.heads)
-    }
-}
-
-/// The words after the tiles of a [`KvTiles`] scratch through which the
-/// `wgmma` kernel, launched to run alongside its prepass, learns when a
-/// head's tiles are written (all zero when the scratch is allocated), as
-/// byte offsets from [`KvTiles::sync_words`]:
-///
-/// - [`TileSync::EPOCH`]: the calls completed on this scratch;
-/// - [`TileSync::ENTERED`]: the blocks of the current call's attention
-///   kernel that have read the epoch (the last one resets it to 0 and
-///   advances the epoch);
-/// - [`TileSync::ready`]: per key/value head, the tiles the prepass has
-///   written over all calls. A call's prepass adds `tiles_per_head` to it,
-///   so the call with epoch `e` has its tiles once it reaches `(e + 1) *
-///   tiles_per_head` (compared with wrapping arithmetic).
-pub struct TileSync;
-
-impl TileSync {
-    /// Offset of the epoch word.
-    pub const EPOCH: u64 = 0;
-    /// Offset of the entered-blocks word.
-    pub const ENTERED: u64 = 4;
-
-    /// Offset of the ready word of key/value head `head`.
-    #[inline(always)]
-    pub const fn ready(head: u64) -> u64 {
-        16 + 4 * head
-    }
-
-    /// Bytes of the words for `heads` key/value heads.
-    #[inline(always)]
-    pub const fn bytes(heads: u64) -> u64 {
-        Self::ready(heads)
+        self.k_tile(self.heads, 0)
     }
 }
 
@@ -181,12 +140,9 @@ mod tests {
             assert_eq!(t.vt_tile(0, 1), t.vt_tile_bytes() as u64);
             assert_eq!(t.vt_tile(1, 0), 3 * t.vt_tile_bytes() as u64);
             assert_eq!(t.k_tile(0, 0), 6 * 3 * t.vt_tile_bytes() as u64);
-            assert_eq!(t.k_tile(5, 2) + t.k_tile_bytes() as u64, t.sync_words());
+            assert_eq!(t.k_tile(5, 2) + t.k_tile_bytes() as u64, t.total_bytes());
             // 64 keys of D E4M3 bytes and D f16 rows of 64 keys: 3 bytes per padded key and column.
-            assert_eq!(t.sync_words(), 6 * padded_keys(130) as u64 * head_dim as u64 * 3);
-            // Then the epoch, the entered count and one ready word per head, 16-byte aligned.
-            assert_eq!(t.total_bytes(), t.sync_words() + 16 + 4 * 6);
-            assert_eq!(t.sync_words() % 16, 0);
+            assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 3);
             assert_eq!(t.vt_tile(5, 2) % 16, 0);
             assert_eq!(t.k_tile(5, 2) % 16, 0);
         }

@@ -11,7 +11,6 @@ pub mod bulk;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;
-pub mod gpu_sync;
 pub mod grid_dep;
 pub mod ldmatrix;
 pub mod math;

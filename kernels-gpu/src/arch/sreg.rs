@@ -47,10 +47,3 @@ pub fn lane_id() -> u32 {
 pub fn warp_id() -> u32 {
     thread_idx_x() / 32
 }
-
-/// `%nctaid.x * %nctaid.y * %nctaid.z`: the number of blocks in the grid.
-#[inline(always)]
-pub fn grid_blocks() -> u32 {
-    // SAFETY: reading special registers has no preconditions.
-    unsafe { nvptx::_grid_dim_x() * nvptx::_grid_dim_y() * nvptx::_grid_dim_z() }
-}

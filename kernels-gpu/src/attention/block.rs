@@ -33,27 +33,14 @@ pub struct BlockJob {
     pub v_scale: f32,
 }
 
-/// What a kernel's first global memory access must wait for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum After {
-    /// The kernel before it on the stream (`grid_dep::wait`; a no-op unless
-    /// launched as a programmatic dependent launch).
-    PreviousKernel,
-    /// Nothing: the kernel is launched beside its `kv_tiles` prepass, which
-    /// waited for the kernels before it, and waits for its tiles on its own
-    /// (`tile_ready`).
-    Prepass,
-}
-
 impl BlockJob {
     /// Locates the block's rows and heads from the block indices and reads
-    /// the scales (after `after`).
+    /// the scales.
     ///
     /// # Safety
-    /// `p` describes valid buffers (host-validated); `after` is how the
-    /// host launches the kernel.
+    /// `p` describes valid buffers (host-validated).
     #[inline(always)]
-    pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32, after: After) -> Self {
+    pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
         let query_blocks = schedule::blocks(p.seq_q, block_m);
         let at = schedule::block_coords(sreg::block_idx(), query_blocks, p.causal != 0);
         let (head, batch) = (at.head, at.batch as u64);
@@ -63,11 +50,9 @@ impl BlockJob {
         let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
         let batch_kv_head = batch * p.heads_kv as u64 + kv_head as u64;
         let kv_offset = batch_kv_head * p.seq_kv as u64 * d;
-        if after == After::PreviousKernel {
-            // SAFETY: the first global memory access of the block follows (the
-            // kernel before this one may still write its inputs or read its output).
-            unsafe { grid_dep::wait() };
-        }
+        // SAFETY: the first global memory access of the block follows (the
+        // kernel before this one may still write its inputs or read its output).
+        unsafe { grid_dep::wait() };
         // The scales are loaded here, before any tile copy: an SM's loads
         // return in about issue order, so behind a block's 34 KB of copies
         // they would delay the first softmax (results/STAGES.md stage 48:

@@ -14,7 +14,7 @@
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
 
-use super::block::{After, BlockJob, load_rows};
+use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
@@ -113,7 +113,7 @@ pub unsafe fn forward<
     let (ld_matrix, ld_row) = (lane / 8, lane % 8);
 
     // SAFETY: host-validated parameters.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m, After::PreviousKernel) };
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {

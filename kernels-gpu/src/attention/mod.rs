@@ -9,7 +9,6 @@ pub mod naive;
 pub mod online;
 pub mod prepass;
 pub mod split;
-pub mod tile_ready;
 pub mod warp_tile;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;

@@ -6,7 +6,6 @@
 //! from one thread, instead of every thread copying 16-byte pieces into
 //! place in every query block.
 
-use super::tile_ready;
 use crate::arch::{cvt, grid_dep, sreg};
 use crate::layout::RowLayout;
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
@@ -28,14 +27,16 @@ struct Chunk([u32; 4]);
 /// K: the block's threads copy the tile's 16-byte chunks in row order
 /// (coalesced reads) to their core-matrix places.
 ///
-/// Then the block publishes its tile ([`tile_ready::publish`]).
-///
 /// # Safety
 /// `p.k`, `p.v` and `p.kv_tiles` valid for the shapes `p` states
 /// (host-validated); the block has `kv_tiles_threads(HEAD_DIM)` threads
 /// (`kernels::Prepass::threads`); grid `(padded_keys / 64, heads_kv, batch)`.
 #[inline(always)]
 pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
+    // First thing, unlike the attention kernels (see `grid_dep`): the
+    // prepass is short, and the kernel that depends on it is the attention
+    // kernel reading the tiles, which should be resident when it ends.
+    grid_dep::launch_dependents();
     let t = sreg::thread_idx_x();
     let threads = kv_tiles_threads(HEAD_DIM as u32);
     let quads = HEAD_DIM as u32 / 4;
@@ -51,11 +52,6 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     // SAFETY: before the first read of K, V and write of the scratch (the
     // kernel before this one may write K and V, or still read the scratch).
     unsafe { grid_dep::wait() };
-    // The attention kernel may launch now, unlike after the attention
-    // kernels' key loops (see `grid_dep`): it runs alongside this prepass
-    // and waits for each head's tiles (`tile_ready`). Only after the wait:
-    // its launch then implies that every kernel before this one completed.
-    grid_dep::launch_dependents();
 
     let words: [u32; 8] = core::array::from_fn(|i| {
         let key = key0 + 8 * group + i as u32;
@@ -90,6 +86,4 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
         unsafe { *dst = Chunk((*src).0.map(|w| if valid { w } else { 0 })) };
         c += threads;
     }
-    // SAFETY: every thread of the block, after its last tile store.
-    unsafe { tile_ready::publish(p.kv_tiles, &layout, head) };
 }

@@ -31,7 +31,7 @@
 //! partial output; each group weighs and adds its slice
 //! (`softmax::merge_splits`) and stores it as f16.
 
-use super::block::{After, BlockJob, load_rows};
+use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
@@ -156,7 +156,7 @@ pub unsafe fn forward<
     let team = (thread - split * group_threads, group_threads);
 
     // SAFETY: host-validated parameters.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m, After::PreviousKernel) };
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {

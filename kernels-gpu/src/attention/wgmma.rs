@@ -19,9 +19,8 @@
 //! runs the online softmax of block `j + 1` ([`super::online`]) while `P·V`
 //! is still in flight; the output is rescaled once that completes.
 
-use super::block::{After, BlockJob, load_rows};
+use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use super::tile_ready;
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, wgmma};
 use crate::layout::{RowLayout, kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS};
@@ -140,16 +139,8 @@ pub unsafe fn forward<
     let warpgroup = warp / 4;
     let warp_row = 64 * warpgroup + 16 * (warp % 4);
 
-    // Launched beside the prepass (see `tile_ready`): no wait for the kernel
-    // before it; thread 0 counts the block into the call first thing, early
-    // exits included.
-    // SAFETY: host-validated parameters; the host launches this kernel as
-    // a programmatic dependent launch of its prepass.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m, After::Prepass) };
-    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
-    let producer = sreg::thread_idx_x() == 0;
-    // SAFETY: thread 0 of every block, once.
-    let tiles_target = if producer { unsafe { tile_ready::enter(p.kv_tiles, &kv) } } else { 0 };
+    // SAFETY: host-validated parameters.
+    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end, block_n);
     if key_blocks == 0 {
@@ -167,6 +158,7 @@ pub unsafe fn forward<
     // The phase parity of key block `j`'s use of its stage.
     let parity = |j: u32| (j / stages) % 2;
     // This head's K and Vt tiles, as the prepass wrote them.
+    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
     let (k_bytes, vt_bytes) = (kv.k_tile_bytes(), kv.vt_tile_bytes());
     let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
@@ -193,18 +185,17 @@ pub unsafe fn forward<
         }
     };
 
+    let producer = sreg::thread_idx_x() == 0;
     if producer {
         // SAFETY: no thread uses the barriers before the block barrier
         // below; the fence makes their initialization visible to the copy
-        // engine (async proxy). Then the head's tiles of this call: written
-        // once the prepass has counted them all.
+        // engine (async proxy).
         unsafe {
             for stage in 0..stages {
                 mbarrier::init(full(stage), 1);
                 mbarrier::init(empty(stage), shape.warps);
             }
             fence::proxy_async_shared();
-            tile_ready::wait_for_head(p.kv_tiles, &kv, job.kv_head, tiles_target);
         }
         for j in 0..key_blocks.min(stages) {
             load_kv(j);
