@@ -274,7 +274,7 @@ impl Attention {
             let cfg = LaunchConfig {
                 grid_dim: (kv_tiles_of(p).tiles_per_head, p.heads_kv as u32, p.batch as u32),
                 block_dim: (pre.threads, 1, 1),
-                shared_mem_bytes: 0,
+                shared_mem_bytes: pre.smem_bytes,
             };
             launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }

@@ -3,7 +3,7 @@
 //! launches from it, xtask gates it, the tests take tile edges from it.
 
 use crate::params::kv_tiles_threads;
-use crate::tiles::{MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
+use crate::tiles::{KvTilesSmemPlan, MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
 
 /// A kernel variant (an algorithm); each is built for every head dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,6 +75,8 @@ pub struct Prepass {
     pub entry: &'static str,
     /// Threads per block.
     pub threads: u32,
+    /// Dynamic shared memory per block in bytes.
+    pub smem_bytes: u32,
 }
 
 /// `naive` at D = 64: four warps, one query row each.
@@ -141,7 +143,11 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d64", threads: kv_tiles_threads(64) }),
+        prepass: Some(Prepass {
+            entry: "sdpa_kv_tiles_d64",
+            threads: kv_tiles_threads(64),
+            smem_bytes: KvTilesSmemPlan::new(64).total,
+        }),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -149,7 +155,11 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
         sm90a_only: true,
-        prepass: Some(Prepass { entry: "sdpa_kv_tiles_d128", threads: kv_tiles_threads(128) }),
+        prepass: Some(Prepass {
+            entry: "sdpa_kv_tiles_d128",
+            threads: kv_tiles_threads(128),
+            smem_bytes: KvTilesSmemPlan::new(128).total,
+        }),
     },
     KernelInfo {
         variant: Variant::Split,

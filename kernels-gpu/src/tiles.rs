@@ -225,3 +225,34 @@ impl WgmmaSmemPlan {
         self.barriers + 8 * (t.stages + stage)
     }
 }
+
+/// Byte offsets of the `kv_tiles` prepass's shared memory for one 64-key
+/// tile (`crate::params::KvTiles`): the tile's K and V rows as they come
+/// from global memory (E4M3, `head_dim` bytes per key, K then V), whose
+/// space the converted `Vt` image (f16, the same `128 * head_dim` bytes)
+/// then reuses, the K image, and the barrier on which the input copies
+/// complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KvTilesSmemPlan {
+    /// Offset of the input K rows (64 of them), then V's; later the `Vt` image.
+    pub input: u32,
+    /// Offset of the input V rows.
+    pub v_rows: u32,
+    /// Offset of the K image.
+    pub k_image: u32,
+    /// Offset of the input barrier.
+    pub barrier: u32,
+    /// Total dynamic shared memory in bytes.
+    pub total: u32,
+}
+
+impl KvTilesSmemPlan {
+    /// The plan at head dimension `head_dim` (64-key tiles).
+    pub const fn new(head_dim: u32) -> Self {
+        let input = 0;
+        let v_rows = input + 64 * head_dim;
+        let k_image = v_rows + 64 * head_dim;
+        let barrier = k_image + 64 * head_dim;
+        Self { input, v_rows, k_image, barrier, total: barrier + 8 }
+    }
+}

@@ -107,7 +107,7 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let built = KERNELS.iter().filter(|k| !k.sm90a_only || arch.name == "sm_90a");
     let tabled = built.flat_map(|k| {
         let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
-        std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, 0, p.threads)))
+        std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads)))
     });
     let mut rows: Vec<Row> = tabled
         .map(|(variant, entry, dynamic_smem, threads)| {

@@ -1,9 +1,10 @@
 //! Bulk copies (`cp.async.bulk`, sm_90): the copy engine moves one
-//! contiguous run of bytes from global into shared memory, issued by a
-//! single thread, and reports the bytes as they land to an `mbarrier`
-//! (see [`super::mbarrier::arrive_expect_tx`]). No thread's registers or
-//! load/store queue take part, and the data lands in the async proxy, where
-//! `wgmma` reads it without a proxy fence.
+//! contiguous run of bytes between global and shared memory, issued by a
+//! single thread. Into shared memory it reports the bytes as they land to
+//! an `mbarrier` (see [`super::mbarrier::arrive_expect_tx`]); out of it,
+//! the issuing thread waits for its bulk async-groups. No thread's
+//! registers or load/store queue take part, and the data moves in the async
+//! proxy, where `wgmma` reads it without a proxy fence.
 
 use core::arch::asm;
 
@@ -32,4 +33,54 @@ pub unsafe fn copy_to_shared(dst: u32, src: *const u8, bytes: u32, bar: u32) {
             options(nostack)
         );
     }
+}
+
+/// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], bytes`:
+/// copies `bytes` contiguous bytes from this block's shared `src` to global
+/// `dst` through the copy engine, as part of this thread's current bulk
+/// async-group (see [`commit_group`], [`wait_groups`]). It reads `src` in
+/// the async proxy: the generic writes of `src` need
+/// `fence::proxy_async_shared` (and the writers a barrier) before it.
+///
+/// # Safety
+/// `dst` and `src` 16-byte aligned, `bytes` a multiple of 16; `dst .. dst +
+/// bytes` writable global memory and `src .. src + bytes` inside this
+/// block's shared memory, left unchanged until [`wait_groups`] returns.
+#[inline(always)]
+pub unsafe fn copy_to_global(dst: *mut u8, src: u32, bytes: u32) {
+    // SAFETY: the caller guarantees the addresses and the size.
+    unsafe {
+        asm!(
+            "cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
+            d = in(reg64) dst,
+            s = in(reg32) src,
+            n = in(reg32) bytes,
+            options(nostack)
+        );
+    }
+}
+
+/// `cp.async.bulk.commit_group`: closes this thread's current bulk
+/// async-group (the [`copy_to_global`] copies issued since the last one).
+///
+/// # Safety
+/// None beyond ordering; `unsafe` because it orders memory effects the
+/// compiler cannot see.
+#[inline(always)]
+pub unsafe fn commit_group() {
+    // SAFETY: no operands.
+    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack)) }
+}
+
+/// `cp.async.bulk.wait_group 0`: waits until every bulk async-group this
+/// thread committed has completed (its shared sources read, its global
+/// writes performed).
+///
+/// # Safety
+/// None beyond ordering; `unsafe` because it orders memory effects the
+/// compiler cannot see.
+#[inline(always)]
+pub unsafe fn wait_groups() {
+    // SAFETY: no operands; a memory clobber keeps accesses after it.
+    unsafe { asm!("cp.async.bulk.wait_group 0;", options(nostack)) }
 }

@@ -6,9 +6,10 @@
 //! from one thread, instead of every thread copying 16-byte pieces into
 //! place in every query block.
 
-use crate::arch::{cvt, grid_dep, sreg};
+use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
+use crate::tiles::KvTilesSmemPlan;
 
 /// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 bytes of a K row),
 /// read or written as one 16-byte access (as `[u32; 4]` LLVM knows only
@@ -17,73 +18,132 @@ use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
 #[derive(Clone, Copy)]
 struct Chunk([u32; 4]);
 
+/// 16-byte K chunks per thread: a tile's `64 * HEAD_DIM / 16` chunks over
+/// `kv_tiles_threads(HEAD_DIM) = HEAD_DIM / 4 * 8` threads, for any `HEAD_DIM`.
+const K_CHUNKS: usize = 2;
+
 /// Block `(x, h, b)` writes tile `x` (keys `64x .. 64x + 63`) of head `h`,
-/// batch `b`, for K and for `Vt`.
+/// batch `b`, for K and for `Vt`, through shared memory
+/// ([`KvTilesSmemPlan`]); only thread 0 touches global memory, with bulk
+/// copies (an earlier form, every thread loading and storing its own pieces,
+/// was bound by the global load/store queue and half-written sectors:
+/// results/STAGES.md stage 67):
 ///
-/// `Vt`: thread `t` takes V columns `4 (t % (HEAD_DIM / 4)) .. + 3` and keys
-/// `8 (t / (HEAD_DIM / 4)) .. + 7`: it reads one 4-byte word from each of
-/// its 8 V rows (a warp reads 128 consecutive bytes of a row) and writes 16
-/// bytes (8 keys, one core-matrix row) into each of its 4 `Vt` rows.
-/// K: the block's threads copy the tile's 16-byte chunks in row order
-/// (coalesced reads) to their core-matrix places.
+/// 1. thread 0 copies the tile's K rows and V rows in (the keys below
+///    `seq_kv`; the rest read as zero);
+/// 2. `Vt`: thread `t` takes V columns `4 (t % (HEAD_DIM / 4)) .. + 3` and
+///    keys `8 (t / (HEAD_DIM / 4)) .. + 7` (one 4-byte word from each of
+///    its 8 V rows) and, once every thread has read its inputs, writes 16
+///    bytes (8 keys, one core-matrix row) into each of its 4 `Vt` rows of
+///    the image over the input; K: each thread moves [`K_CHUNKS`] 16-byte
+///    chunks of the rows to their core-matrix places in the K image;
+/// 3. thread 0 copies both images out.
 ///
 /// # Safety
 /// `p.k`, `p.v` and `p.kv_tiles` valid for the shapes `p` states
 /// (host-validated); the block has `kv_tiles_threads(HEAD_DIM)` threads
-/// (`kernels::Prepass::threads`); grid `(padded_keys / 64, heads_kv, batch)`.
+/// (`kernels::Prepass::threads`) and `KvTilesSmemPlan::new(HEAD_DIM).total`
+/// bytes of dynamic shared memory; grid `(padded_keys / 64, heads_kv,
+/// batch)`.
 #[inline(always)]
 pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
+    const { assert!(K_CHUNKS as u32 * kv_tiles_threads(HEAD_DIM as u32) * 16 == TILE_KEYS * HEAD_DIM as u32) };
     // First thing, unlike the attention kernels (see `grid_dep`): the
     // prepass is short, and the kernel that depends on it is the attention
     // kernel reading the tiles, which should be resident when it ends.
     grid_dep::launch_dependents();
     let t = sreg::thread_idx_x();
     let threads = kv_tiles_threads(HEAD_DIM as u32);
-    let quads = HEAD_DIM as u32 / 4;
-    let (col0, group) = (4 * (t % quads), t / quads);
+    let d = HEAD_DIM as u32;
+    let plan = KvTilesSmemPlan::new(d);
+    let smem_ptr = smem::dynamic_smem_base();
+    // SAFETY: the dynamic shared memory base.
+    let smem_base = unsafe { smem::shared_addr(smem_ptr) };
+    let barrier = smem_base + plan.barrier;
     let tile = sreg::block_idx_x();
     let key0 = tile * TILE_KEYS;
+    let keys = (p.seq_kv - key0).min(TILE_KEYS);
     let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
-    let layout = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
-    let head_offset = head * p.seq_kv as u64 * HEAD_DIM as u64;
-    let (k, v) = ((p.k + head_offset) as *const u8, (p.v + head_offset) as *const u8);
-    let vt_tile = p.kv_tiles + layout.vt_tile(head, tile);
-    let k_tile = p.kv_tiles + layout.k_tile(head, tile);
-    // SAFETY: before the first read of K, V and write of the scratch (the
-    // kernel before this one may write K and V, or still read the scratch).
-    unsafe { grid_dep::wait() };
+    let layout = KvTiles::new(d, p.batch, p.heads_kv, p.seq_kv);
+    let rows_offset = (head * p.seq_kv as u64 + key0 as u64) * d as u64;
+    let (k, v) = ((p.k + rows_offset) as *const u8, (p.v + rows_offset) as *const u8);
 
+    // 1. The input rows. SAFETY: thread 0 initializes the barrier before the
+    // block barrier and issues the copies after the kernel before this one
+    // is done with K, V and the scratch (`grid_dep::wait`); `keys * d` bytes
+    // from key0 lie inside this head's K and V, and `keys * d` is a
+    // multiple of 16 (d is).
+    unsafe {
+        if t == 0 {
+            mbarrier::init(barrier, 1);
+            fence::proxy_async_shared();
+        }
+        bar::sync_threads();
+        if t == 0 {
+            grid_dep::wait();
+            mbarrier::arrive_expect_tx(barrier, 2 * keys * d);
+            bulk::copy_to_shared(smem_base + plan.input, k, keys * d, barrier);
+            bulk::copy_to_shared(smem_base + plan.v_rows, v, keys * d, barrier);
+        }
+        mbarrier::wait(barrier, 0);
+    }
+
+    // 2. Read everything this thread needs (rows past `keys` are zeros)...
+    let quads = d / 4;
+    let (col0, group) = (4 * (t % quads), t / quads);
     let words: [u32; 8] = core::array::from_fn(|i| {
-        let key = key0 + 8 * group + i as u32;
-        // SAFETY: key < seq_kv: a 4-byte aligned word inside this head's V
-        // row (HEAD_DIM and col0 are multiples of 4).
-        if key < p.seq_kv { unsafe { *(v.add(key as usize * HEAD_DIM + col0 as usize) as *const u32) } } else { 0 }
+        let key = 8 * group + i as u32;
+        // SAFETY: a 4-byte aligned word of the V rows in shared memory (read
+        // unconditionally, stale past `keys`, so that the array stays in
+        // registers).
+        let word = unsafe { *(smem_ptr.add((plan.v_rows + key * d + col0) as usize) as *const u32) };
+        if key < keys { word } else { 0 }
     });
+    let chunks_per_row = d / 16;
+    let k_place = |i: usize| {
+        let c = t + i as u32 * threads;
+        (c / chunks_per_row, 16 * (c % chunks_per_row))
+    };
+    let k_chunks: [Chunk; K_CHUNKS] = core::array::from_fn(|i| {
+        let (row, byte) = k_place(i);
+        // SAFETY: a 16-byte aligned chunk of the K rows in shared memory (as
+        // the V words).
+        let chunk = unsafe { *(smem_ptr.add((plan.input + row * d + byte) as usize) as *const Chunk) };
+        Chunk(chunk.0.map(|w| if row < keys { w } else { 0 }))
+    });
+    // ... then, once every thread has, write the images.
+    // SAFETY: every thread of the block.
+    unsafe { bar::sync_threads() };
     let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * TILE_KEYS };
     for c in 0..4 {
         let code = |i: usize| (words[i] >> (8 * c)) & 0xFF;
         let pairs: [u32; 4] =
             core::array::from_fn(|k| cvt::e4m3x2_to_f16x2((code(2 * k) | (code(2 * k + 1) << 8)) as u16));
-        let at = vt_tile + vt_rows.offset(col0 + c, 16 * group) as u64;
-        // SAFETY: inside this tile (row < HEAD_DIM, bytes 16 group .. + 16 < 128); 16-byte aligned.
-        unsafe { *(at as *mut Chunk) = Chunk(pairs) };
+        let at = plan.input + vt_rows.offset(col0 + c, 16 * group);
+        // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 < 128); 16-byte aligned.
+        unsafe { *(smem_ptr.add(at as usize) as *mut Chunk) = Chunk(pairs) };
+    }
+    let k_rows = RowLayout::CoreMatrices { row_bytes: d };
+    for (i, chunk) in k_chunks.into_iter().enumerate() {
+        let (row, byte) = k_place(i);
+        // SAFETY: inside the K image, 16-byte aligned.
+        unsafe { *(smem_ptr.add((plan.k_image + k_rows.offset(row, byte)) as usize) as *mut Chunk) = chunk };
     }
 
-    let k_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
-    let chunks_per_row = HEAD_DIM as u32 / 16;
-    let mut c = t;
-    while c < TILE_KEYS * chunks_per_row {
-        let (row, byte) = (c / chunks_per_row, 16 * (c % chunks_per_row));
-        let key = key0 + row;
-        // Padding keys read the last key's row and write zeros (an
-        // unconditional 16-byte load keeps the chunk in registers).
-        let valid = key < p.seq_kv;
-        let src = k.wrapping_add(key.min(p.seq_kv - 1) as usize * HEAD_DIM + byte as usize) as *const Chunk;
-        let dst = (k_tile + k_rows.offset(row, byte) as u64) as *mut Chunk;
-        // SAFETY: `src` 16 bytes inside this head's K, 16-byte aligned (the
-        // buffer is, and HEAD_DIM and byte are multiples of 16); `dst` inside
-        // this tile, 16-byte aligned.
-        unsafe { *dst = Chunk((*src).0.map(|w| if valid { w } else { 0 })) };
-        c += threads;
+    // 3. Out. SAFETY: every thread's image writes are fenced for the async
+    // proxy and behind the block barrier; the images are the scratch's
+    // tile sizes; thread 0 waits for the copies before the block exits.
+    unsafe {
+        fence::proxy_async_shared();
+        bar::sync_threads();
+        if t == 0 {
+            let scratch = p.kv_tiles as *mut u8;
+            let vt_dst = scratch.wrapping_add(layout.vt_tile(head, tile) as usize);
+            let k_dst = scratch.wrapping_add(layout.k_tile(head, tile) as usize);
+            bulk::copy_to_global(vt_dst, smem_base + plan.input, layout.vt_tile_bytes());
+            bulk::copy_to_global(k_dst, smem_base + plan.k_image, layout.k_tile_bytes());
+            bulk::commit_group();
+            bulk::wait_groups();
+        }
     }
 }
