@@ -1,4 +1,4 @@
-//! `cargo xtask gate [--update-budgets] [--no-gpu] [--record] [--bench FILE] [--update]`:
+//! `cargo xtask gate [--update-budgets] [--no-gpu] [--record] [--bench FILE] [--baseline FILE] [--update]`:
 //! the resource gate (ptxas figures of every entry on every arch against
 //! `budgets.toml`), then, where a GPU is present, the GPU correctness suite,
 //! then the speed gate (`speed.rs`) on a fresh bench.
@@ -43,6 +43,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let no_gpu = args.flag("--no-gpu");
     let record = args.flag("--record");
     let bench = args.value("--bench")?.map(std::path::PathBuf::from);
+    let baseline = args.value("--baseline")?.map(std::path::PathBuf::from);
     let update_speed = args.flag("--update");
     args.finish()?;
 
@@ -97,7 +98,7 @@ pub fn run(args: &[String]) -> Result<()> {
             gpu::run_suite(&ws)?;
         }
     }
-    speed::gate_step(&ws, bench.as_deref(), update_speed, &gpu)
+    speed::gate_step(&ws, bench.as_deref(), baseline.as_deref(), update_speed, &gpu)
 }
 
 /// The rows of one arch: every `KERNELS` entry built for it (reported or

@@ -28,7 +28,7 @@ commands:
   setup                      find ptxas, or install it (pip wheel) into target/cuda-tools;
                              print its path and version
   ptx [--arch sm_90a|sm_89]  build the kernels into target/kernels/<arch>/ (PTX, kernels.cubin)
-  gate [--update-budgets] [--no-gpu] [--record] [--bench PATH] [--update]
+  gate [--update-budgets] [--no-gpu] [--record] [--bench PATH] [--baseline PATH] [--update]
                              resource gate: ptxas figures of every entry on every arch
                              against budgets.toml (no spills, no stack, smem limits);
                              then, with a GPU, the GPU correctness suite; then the
@@ -40,6 +40,9 @@ commands:
       --record               write results/<date>-gate-resources.json
       --bench PATH           the fresh bench: an `sdpa bench --json` file or a record;
                              without it, the gate runs sdpa bench where a GPU is
+      --baseline PATH        compare against this bench instead of the newest record:
+                             the previous build timed in the same run on the same
+                             machine (e.g. scripts/ab-bench.sh's ab-old-N.json)
       --update               record the fresh bench as the new baseline in results/
   bundle                     build the GPU test executables, the sdpa CLI and this
                              xtask into gpu-bundle/bin/

@@ -1,6 +1,9 @@
 //! The speed gate (a step of `cargo xtask gate`): each (variant, shape) of a
 //! fresh bench, CUDA-graph mode, against the newest committed bench record
-//! in `results/` (`<date>[-n]-bench.json`) measured on the same GPU.
+//! in `results/` (`<date>[-n]-bench.json`) measured on the same GPU, or
+//! against a given baseline bench (`--baseline`: the previous build timed in
+//! the same run, e.g. by `scripts/ab-bench.sh`, so that two machines of one
+//! kind cannot pass for a change of speed).
 //!
 //! Rule: a row fails when its median is slower than the baseline's median
 //! by more than `max(3 * spread, 5%)`, where `spread = (p90 - p10) / median`
@@ -100,6 +103,20 @@ fn same_run(recorded: &Value, fresh: &Value) -> bool {
     !fresh.is_empty() && fresh.iter().all(|r| recorded.contains(r))
 }
 
+/// A bench as a record: an `sdpa bench --json` file, a record, or a
+/// folder of GPU-run logs (`cargo xtask record`'s input).
+fn load_bench(path: &Path) -> Result<Value> {
+    if path.is_dir() {
+        return Ok(Gathered::from_dir(path)?.into_record(&bench::date_for(path, None)?));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let mut g = Gathered::default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    g.add_bench(&name, &doc)?;
+    Ok(g.into_record(&doc["date"].as_str().map_or_else(benchdata::today, str::to_string)))
+}
+
 /// The newest record in `results/` (by date, then run number of the day)
 /// measured on `device`, other than the record of the fresh run itself
 /// (one that holds every row of `fresh_rows`).
@@ -141,21 +158,16 @@ fn print_checks(checks: &[Check]) {
 /// The speed step of the gate. `bench`: a fresh bench (an `sdpa bench
 /// --json` file, a record, or a directory of them as `record` reads it); without one, `gpu` says whether a fresh bench
 /// can be run here. `update`: make the fresh bench the new baseline.
-pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Result<String>) -> Result<()> {
+pub fn gate_step(
+    ws: &Path,
+    bench_file: Option<&Path>,
+    baseline_file: Option<&Path>,
+    update: bool,
+    gpu: &Result<String>,
+) -> Result<()> {
     let results = ws.join("results");
     let fresh = match (bench_file, gpu) {
-        (Some(path), _) if path.is_dir() => {
-            let g = Gathered::from_dir(path)?;
-            g.into_record(&bench::date_for(path, None)?)
-        }
-        (Some(path), _) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
-            let mut g = Gathered::default();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            g.add_bench(&name, &doc)?;
-            g.into_record(&doc["date"].as_str().map_or_else(benchdata::today, str::to_string))
-        }
+        (Some(path), _) => load_bench(path)?,
         (None, Err(reason)) => {
             println!("speed gate skipped: no GPU ({reason}) and no --bench FILE");
             return Ok(());
@@ -167,7 +179,17 @@ pub fn gate_step(ws: &Path, bench_file: Option<&Path>, update: bool, gpu: &Resul
     if fresh_rows.is_empty() {
         return Err("speed gate: the fresh bench has no rows".into());
     }
-    let baseline = find_baseline(&results, &device, &fresh["rows"])?;
+    let baseline = match baseline_file {
+        Some(path) => {
+            let doc = load_bench(path)?;
+            let theirs = benchdata::device_name(&doc).ok_or("the baseline bench names no device")?;
+            if theirs != device {
+                return Err(format!("the baseline ran on {theirs}, the fresh bench on {device}"));
+            }
+            Some((path.to_path_buf(), doc))
+        }
+        None => find_baseline(&results, &device, &fresh["rows"])?,
+    };
     let mut failed = Vec::new();
     match &baseline {
         None => println!("speed gate: no baseline for {device} in {} (`--update` records one)", results.display()),
@@ -325,6 +347,31 @@ mod tests {
         assert_eq!(name(find_baseline(&dir, "NVIDIA H200", &part).unwrap()).unwrap(), "2026-11-23-2-bench.json");
         assert!(find_baseline(&dir, "NVIDIA L4", &fresh).unwrap().is_none());
         assert!(find_baseline(&dir.join("missing"), "NVIDIA H200", &fresh).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_given_baseline_replaces_the_records_and_must_share_the_device() {
+        let dir = std::env::temp_dir().join(format!("xtask-speed-baseline-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("results")).unwrap();
+        let doc = |median: f64| sdpa_doc(vec![sdpa_row("split", "2,8,256,64", "graph", median, median, median)]);
+        // A committed record that the fresh bench would pass against...
+        std::fs::write(dir.join("results").join("2026-11-25-bench.json"), doc(10.0).to_string()).unwrap();
+        let (old, new) = (dir.join("ab-old-1.json"), dir.join("ab-new-1.json"));
+        std::fs::write(&new, doc(5.5).to_string()).unwrap();
+        let no_gpu: Result<String> = Err("none".into());
+        assert!(gate_step(&dir, Some(&new), None, false, &no_gpu).is_ok());
+        // ... fails against the same run's previous build, 10% faster.
+        std::fs::write(&old, doc(5.0).to_string()).unwrap();
+        let err = gate_step(&dir, Some(&new), Some(&old), false, &no_gpu).unwrap_err();
+        assert!(err.contains("split 2,8,256,64"), "{err}");
+        // A baseline from another GPU is refused.
+        let mut h100 = doc(5.0);
+        h100["device"]["name"] = "NVIDIA H100".into();
+        std::fs::write(&old, h100.to_string()).unwrap();
+        let err = gate_step(&dir, Some(&new), Some(&old), false, &no_gpu).unwrap_err();
+        assert!(err.contains("the baseline ran on NVIDIA H100"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
