@@ -134,13 +134,14 @@ fn prepass_shared_memory_holds_the_rows_then_both_images() {
     for (d, pre) in KERNELS.iter().filter_map(|k| k.prepass.map(|p| (k.tiles.head_dim, p))) {
         let plan = KvTilesSmemPlan::new(d);
         let tiles = KvTiles::new(d, 1, 1, 64);
-        // K rows then V rows (64 keys of d bytes each) in, the `Vt` image
+        // K rows then V rows in (a K tile's bytes each), the `Vt` image
         // over both, then the K image and the barrier.
-        assert_eq!((plan.input, plan.v_rows, plan.k_image), (0, 64 * d, 128 * d), "D = {d}");
-        assert_eq!(tiles.vt_tile_bytes(), plan.k_image - plan.input, "D = {d}: the Vt image fills the input");
-        assert_eq!(plan.k_image + tiles.k_tile_bytes(), plan.barrier, "D = {d}");
+        assert_eq!(plan.v_rows - plan.input, tiles.k_tile_bytes(), "D = {d}: K rows");
+        assert_eq!(plan.k_image - plan.v_rows, tiles.k_tile_bytes(), "D = {d}: V rows");
+        assert_eq!(plan.k_image - plan.input, tiles.vt_tile_bytes(), "D = {d}: the Vt image fills the input");
+        assert_eq!(plan.barrier - plan.k_image, tiles.k_tile_bytes(), "D = {d}: K image");
         for off in [plan.input, plan.v_rows, plan.k_image] {
-            assert_eq!(off % 128, 0, "D = {d}: bulk copies need 16-byte alignment");
+            assert_eq!(off % 16, 0, "D = {d}: bulk copies need 16-byte alignment");
         }
         assert_eq!(plan.barrier % 8, 0);
         assert_eq!((plan.total, pre.smem_bytes), (plan.barrier + 8, plan.total), "D = {d}");

@@ -2,6 +2,8 @@
 //! follows from them. Host (launch, budgets, tests) and device use the same
 //! numbers.
 
+use crate::params::TILE_KEYS;
+
 /// The tile shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileShape {
@@ -226,15 +228,15 @@ impl WgmmaSmemPlan {
     }
 }
 
-/// Byte offsets of the `kv_tiles` prepass's shared memory for one 64-key
-/// tile (`crate::params::KvTiles`): the tile's K and V rows as they come
+/// Byte offsets of the `kv_tiles` prepass's shared memory for one
+/// [`TILE_KEYS`]-key tile (`crate::params::KvTiles`): the tile's K and V rows as they come
 /// from global memory (E4M3, `head_dim` bytes per key, K then V), whose
 /// space the converted `Vt` image (f16, the same `128 * head_dim` bytes)
 /// then reuses, the K image, and the barrier on which the input copies
 /// complete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTilesSmemPlan {
-    /// Offset of the input K rows (64 of them), then V's; later the `Vt` image.
+    /// Offset of the input K rows ([`TILE_KEYS`] of them), then V's; later the `Vt` image.
     pub input: u32,
     /// Offset of the input V rows.
     pub v_rows: u32,
@@ -247,12 +249,13 @@ pub struct KvTilesSmemPlan {
 }
 
 impl KvTilesSmemPlan {
-    /// The plan at head dimension `head_dim` (64-key tiles).
+    /// The plan at head dimension `head_dim` ([`TILE_KEYS`]-key tiles).
     pub const fn new(head_dim: u32) -> Self {
+        let rows_bytes = TILE_KEYS * head_dim;
         let input = 0;
-        let v_rows = input + 64 * head_dim;
-        let k_image = v_rows + 64 * head_dim;
-        let barrier = k_image + 64 * head_dim;
+        let v_rows = input + rows_bytes;
+        let k_image = v_rows + rows_bytes;
+        let barrier = k_image + rows_bytes;
         Self { input, v_rows, k_image, barrier, total: barrier + 8 }
     }
 }
