@@ -64,6 +64,9 @@ pub struct DeviceProblem {
     /// tiles, `kernels_gpu::params::KvTiles`); allocated only when the
     /// problem's kernel has one.
     kv_tiles: Option<CudaSlice<u8>>,
+    /// K's and V's tensor maps (`kernels_gpu::params::KvMaps`) for kernels
+    /// that copy by tensor copies (`split` on the sm_90a image).
+    kv_maps: Option<CudaSlice<u64>>,
 }
 
 /// An f16 output buffer on the device.
@@ -174,12 +177,25 @@ impl Attention {
         } else {
             None
         };
+        let k_dev = self.stream.clone_htod(&k.data)?;
+        let v_dev = self.stream.clone_htod(&v.data)?;
+        // `split`'s sm_90a body copies K and V by tensor copies.
+        let kv_maps = if self.sm90a && problem.kernel.variant == Variant::Split {
+            let addresses = (k_dev.device_ptr(&self.stream).0, v_dev.device_ptr(&self.stream).0);
+            let heads = (problem.batch * problem.heads_kv) as u32;
+            let tiles = problem.kernel.tiles;
+            let maps = launch::encode_kv_maps(addresses, tiles.head_dim, problem.seq_kv as u32, heads, tiles.block_n)?;
+            Some(self.stream.clone_htod(&[maps.k, maps.v].concat())?)
+        } else {
+            None
+        };
         Ok(DeviceProblem {
             kv_tiles,
+            kv_maps,
             problem,
             q: self.stream.clone_htod(&q.data)?,
-            k: self.stream.clone_htod(&k.data)?,
-            v: self.stream.clone_htod(&v.data)?,
+            k: k_dev,
+            v: v_dev,
             scales: self.stream.clone_htod(&scales)?,
         })
     }
@@ -262,6 +278,7 @@ impl Attention {
             causal: p.causal as u32,
             fused_exponent: p.fused_exponent as u32,
             kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
+            kv_maps: dev.kv_maps.as_ref().map_or(0, |m| m.device_ptr(&self.stream).0),
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

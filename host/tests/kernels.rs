@@ -3,8 +3,8 @@
 //! exactly once.
 
 use kernels_gpu::kernels::{
-    HEAD_DIMS, KERNELS, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, Workload, find, recommended, split_fill_fifths,
-    wgmma_min_keys,
+    HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, SPLIT_MAX_KEYS, Variant, Workload, find, recommended,
+    split_fill_fifths, wgmma_min_keys,
 };
 use kernels_gpu::params::KvTiles;
 use kernels_gpu::schedule::{blocks, grid};
@@ -170,29 +170,43 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
 fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
     for k in KERNELS.iter().filter(|k| k.variant == Variant::Split) {
         let t = k.tiles;
-        let plan = SplitSmemPlan::new(t);
-        for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row] {
-            assert_eq!(off % 16, 0, "{}: offset {off} breaks 16-byte alignment", k.entry);
+        let padded = SplitSmemPlan::new(t);
+        assert_eq!(padded.total, k.smem_bytes, "{}: the launch is sized by the padded plan", k.entry);
+        // The swizzled plan (tensor copies, sm_90a) runs in the same launch.
+        let swizzled = SplitSmemPlan::new_swizzled(t);
+        assert!(swizzled.total <= k.smem_bytes, "{}: the swizzled plan outgrows the launch", k.entry);
+        for s in 0..t.splits {
+            for stage in 0..t.stages {
+                for tile in [swizzled.k_stage(s, stage, t.block_n), swizzled.v_stage(s, stage, t.block_n)] {
+                    assert_eq!(tile % 1024, 0, "{}: a swizzled tile at {tile} is not 1024-byte aligned", k.entry);
+                }
+            }
         }
-        assert_eq!(t.warps % t.splits, 0, "{}: whole row warps per key group", k.entry);
-        assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
-        assert!(plan.stats + 8 * t.splits * t.block_m <= plan.barriers, "{}: stats overlap the barriers", k.entry);
-        assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
-        let last_barrier = plan.done_barrier(t.splits - 1);
-        assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
-        assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
-        for g in 1..t.splits {
-            let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row;
-            assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);
+        for plan in [padded, swizzled] {
+            check_split_plan(k, plan);
         }
-        assert!(
-            t.block_m * 4 * t.head_dim <= plan.group_bytes,
-            "{}: a group's exchange slots overflow its area",
-            k.entry
-        );
-        assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
-        assert_eq!(plan.total, k.smem_bytes);
     }
+}
+
+/// The layout rules every `split` plan keeps (see the test above).
+fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
+    let t = k.tiles;
+    for off in [plan.q, plan.stats, plan.kv, plan.group_bytes, plan.fp8_row] {
+        assert_eq!(off % 16, 0, "{}: offset {off} breaks 16-byte alignment", k.entry);
+    }
+    assert_eq!(t.warps % t.splits, 0, "{}: whole row warps per key group", k.entry);
+    assert_eq!(t.block_m, 16 * t.warps / t.splits, "{}: 16 rows per row warp", k.entry);
+    assert!(plan.stats + 8 * t.splits * t.block_m <= plan.barriers, "{}: stats overlap the barriers", k.entry);
+    assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
+    let last_barrier = plan.done_barrier(t.splits - 1);
+    assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
+    assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
+    for g in 1..t.splits {
+        let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.kv_row();
+        assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);
+    }
+    assert!(t.block_m * 4 * t.head_dim <= plan.group_bytes, "{}: a group's exchange slots overflow its area", k.entry);
+    assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
 }
 
 /// The shapes whose variants were timed against each other (H200, graph

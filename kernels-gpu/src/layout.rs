@@ -21,6 +21,16 @@ pub enum RowLayout {
         /// Bytes of one row of the tile (a multiple of 16).
         row_bytes: u32,
     },
+    /// Plain rows of `row_bytes` (64 or 128) with each 16-byte chunk moved
+    /// as a tensor copy's 64- or 128-byte swizzle mode puts it: chunk `c`
+    /// of row `r` at chunk `c ^ ((r / 2) % 4)` (64-byte rows) or `c ^ (r %
+    /// 8)` (128-byte rows), i.e. address bits 4.. XOR bits 7.. of the
+    /// offset, for a tile that starts at a multiple of 1024 bytes. The 8
+    /// rows an `ldmatrix` reads at one chunk then hit 8 distinct banks.
+    Swizzled {
+        /// Bytes of one row: 64 or 128.
+        row_bytes: u32,
+    },
 }
 
 impl RowLayout {
@@ -32,6 +42,12 @@ impl RowLayout {
             RowLayout::Padded { stride } => row * stride + byte,
             RowLayout::CoreMatrices { row_bytes } => {
                 ((row / 8) * (row_bytes / 16) + byte / 16) * CORE_MATRIX_BYTES + (row % 8) * 16 + byte % 16
+            }
+            RowLayout::Swizzled { row_bytes } => {
+                let plain = row * row_bytes + byte;
+                // The 16-byte chunks of one swizzle row (128 bytes) number row_bytes / 16.
+                let chunk_mask = row_bytes / 16 - 1;
+                plain ^ (((plain >> 7) & chunk_mask) << 4)
             }
         }
     }
@@ -80,6 +96,39 @@ mod tests {
             }
             assert!(seen.iter().all(|&x| x));
         }
+    }
+
+    #[test]
+    fn swizzled_rows_are_a_bijection_and_conflict_free_for_ldmatrix() {
+        for row_bytes in [64u32, 128] {
+            let layout = RowLayout::Swizzled { row_bytes };
+            let rows = 32;
+            let mut seen = vec![false; (rows * row_bytes) as usize];
+            for r in 0..rows {
+                for b in 0..row_bytes {
+                    let at = layout.offset(r, b) as usize;
+                    assert!(!seen[at], "offset {at} hit twice");
+                    assert_eq!(at as u32 / row_bytes, r, "a row stays in its own bytes");
+                    seen[at] = true;
+                }
+            }
+            // 8 consecutive rows read at one 16-byte chunk: 8 distinct 16-byte bank groups.
+            for r0 in (0..rows).step_by(8) {
+                for chunk in 0..row_bytes / 16 {
+                    let mut groups: Vec<u32> = (r0..r0 + 8).map(|r| (layout.offset(r, 16 * chunk) / 16) % 8).collect();
+                    groups.sort();
+                    groups.dedup();
+                    assert_eq!(groups.len(), 8, "row_bytes {row_bytes}, rows {r0}.., chunk {chunk}");
+                }
+            }
+        }
+        // The 64-byte mode: chunk c of row r at c ^ ((r / 2) % 4).
+        let layout = RowLayout::Swizzled { row_bytes: 64 };
+        assert_eq!(layout.offset(2, 0), 128 + 16);
+        assert_eq!(layout.offset(7, 16), 7 * 64 + 16 * (1 ^ 3));
+        // The 128-byte mode: chunk c of row r at c ^ (r % 8).
+        let layout = RowLayout::Swizzled { row_bytes: 128 };
+        assert_eq!(layout.offset(5, 32 + 3), 5 * 128 + 16 * (2 ^ 5) + 3);
     }
 
     #[test]

@@ -19,4 +19,5 @@ pub mod mma;
 pub mod shfl;
 pub mod smem;
 pub mod sreg;
+pub mod tma;
 pub mod wgmma;

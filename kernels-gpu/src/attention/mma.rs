@@ -191,7 +191,7 @@ pub unsafe fn forward<
         let k_tile = smem_base + plan.k_stage(stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
-            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, plan.fp8_row) };
+            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, fp8_rows) };
 
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);

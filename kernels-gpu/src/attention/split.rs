@@ -35,9 +35,9 @@ use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
-use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg};
+use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
-use crate::params::AttnParams;
+use crate::params::{AttnParams, KvMaps};
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
 
@@ -51,8 +51,8 @@ pub const fn o_column(tile: u32, n: u32) -> u32 {
 }
 
 /// `o += P·V` for one key block: `p` the probabilities (`S_TILES` 8-key
-/// accumulator tiles), V the block's E4M3 tile at `v_tile` (key rows of
-/// `row_bytes`).
+/// accumulator tiles), V the block's E4M3 tile at `v_tile` (key rows laid
+/// out as `rows`).
 ///
 /// Per 16 keys and 32 head columns, one `ldmatrix.x4.trans` reads V as
 /// 16-bit elements (column pairs): lane (group `g`, quad `q`) receives, per
@@ -71,7 +71,7 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
     o: &mut [[f32; 4]; O_TILES],
     p: &[[f32; 4]; S_TILES],
     v_tile: u32,
-    row_bytes: u32,
+    rows: RowLayout,
 ) {
     let lane = sreg::lane_id();
     let (matrix, row) = (lane / 8, lane % 8);
@@ -81,7 +81,7 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
             let key = kk as u32 * 16 + (matrix % 2) * 8 + row;
             let col = chunk as u32 * 32 + (matrix / 2) * 16;
             // SAFETY: converged warp; rows inside the V tile.
-            let x = unsafe { ldmatrix::load_x4_trans(v_tile + key * row_bytes + col) };
+            let x = unsafe { ldmatrix::load_x4_trans(v_tile + rows.offset(key, col)) };
             for h in 0..2 {
                 let [even_lo, odd_lo] = cvt::e4m3x4_to_f16x2_by_column(x[2 * h]);
                 let [even_hi, odd_hi] = cvt::e4m3x4_to_f16x2_by_column(x[2 * h + 1]);
@@ -105,15 +105,20 @@ struct FourColumns([u32; 2]);
 /// stage 12).
 const UNFUSED: bool = false;
 
+/// Whether K and V tiles arrive by tensor copies (sm_90a: one thread per
+/// group issues them, swizzled rows) rather than by every thread's
+/// `cp.async` (sm_89: padded rows).
+const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
+
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
 /// finishes in the merge).
 ///
 /// # Safety
-/// `p` must describe valid device buffers (host-validated); the block must
-/// have `ROW_WARPS * SPLITS * 32` threads and `SplitSmemPlan::new(..).total`
-/// bytes of dynamic shared memory.
+/// `p` must describe valid device buffers (host-validated; on sm_90a with
+/// the problem's [`KvMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
+/// `SplitSmemPlan::new(..).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
     const HEAD_DIM: usize,
@@ -142,9 +147,11 @@ pub unsafe fn forward<
         warps: (ROW_WARPS * SPLITS) as u32,
         splits: SPLITS as u32,
     };
-    let plan = SplitSmemPlan::new(shape);
+    let plan = if TENSOR_COPIES { SplitSmemPlan::new_swizzled(shape) } else { SplitSmemPlan::new(shape) };
     let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
+    let kv_rows = plan.kv_rows;
     let threads = shape.threads();
+    let kv_maps = p.kv_maps;
     let block_n = BLOCK_N as u32;
     let thread = sreg::thread_idx_x();
     let lane = sreg::lane_id();
@@ -155,6 +162,13 @@ pub unsafe fn forward<
     // This group's copies: (this thread's index in the group, the group's size).
     let team = (thread - split * group_threads, group_threads);
 
+    if TENSOR_COPIES && thread % group_threads == 0 {
+        // SAFETY: the maps are parameters of this launch.
+        unsafe {
+            tma::prefetch_map(kv_maps);
+            tma::prefetch_map(kv_maps + KvMaps::V_OFFSET);
+        }
+    }
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
@@ -170,17 +184,38 @@ pub unsafe fn forward<
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
+    let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
+    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
+    // Copies key block i of the group into its stage, completing on the
+    // stage's "full" barrier: with tensor copies, the group's first thread
+    // issues both tiles (the others do nothing); else every thread its
+    // share of the rows, then arrives.
     let load_kv = |i: u32| {
         let stage = i % STAGES as u32;
         let key0 = (split + i * SPLITS as u32) * block_n;
+        let k_dst = smem_base + plan.k_stage(split, stage, block_n);
+        let v_dst = smem_base + plan.v_stage(split, stage, block_n);
+        if TENSOR_COPIES {
+            if team.0 == 0 {
+                let at = (0, key0, job.kv_head as u32);
+                // SAFETY: the stage's tiles are free (first use, or its
+                // "empty" phase completed); the box lies in the stage.
+                unsafe {
+                    mbarrier::arrive_expect_tx(full(stage), 2 * block_n * HEAD_DIM as u32);
+                    tma::copy_box_3d(k_dst, kv_maps, at, full(stage));
+                    tma::copy_box_3d(v_dst, kv_maps + KvMaps::V_OFFSET, at, full(stage));
+                }
+            }
+            return;
+        }
         let valid = (p.seq_kv - key0).min(block_n);
         let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: uniform over the group; key rows below `valid` are inside K and V.
+        // SAFETY: uniform over the group; key rows below `valid` are inside
+        // K and V; one arrival per thread and phase.
         unsafe {
-            let k_dst = smem_base + plan.k_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, false>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            let v_dst = smem_base + plan.v_stage(split, stage, block_n);
-            load_rows::<HEAD_DIM, false>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(k_dst, kv_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(v_dst, kv_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            mbarrier::arrive_after_copies(full(stage));
         }
     };
 
@@ -191,15 +226,14 @@ pub unsafe fn forward<
     // be refilled after); per group a "done" one before the merge. Thread 0
     // initializes them; a block barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
-    let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
-    let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
     unsafe {
         if thread == 0 {
             mbarrier::init(q_barrier, threads);
             for g in 0..SPLITS as u32 {
                 for stage in 0..STAGES as u32 {
-                    mbarrier::init(smem_base + plan.full_barrier(g, stage), group_threads);
+                    let fillers = if TENSOR_COPIES { 1 } else { group_threads };
+                    mbarrier::init(smem_base + plan.full_barrier(g, stage), fillers);
                     mbarrier::init(smem_base + plan.empty_barrier(g, stage), group_threads);
                 }
                 mbarrier::init(smem_base + plan.done_barrier(g), group_threads);
@@ -212,11 +246,8 @@ pub unsafe fn forward<
     unsafe {
         load_rows::<HEAD_DIM, false>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
         mbarrier::arrive_after_copies(q_barrier);
-        for i in 0..STAGES as u32 {
-            if i < my_blocks {
-                load_kv(i);
-                mbarrier::arrive_after_copies(full(i));
-            }
+        for i in 0..(STAGES as u32).min(my_blocks) {
+            load_kv(i);
         }
         mbarrier::wait(q_barrier, 0);
     }
@@ -238,24 +269,24 @@ pub unsafe fn forward<
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
-            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, plan.fp8_row) };
+            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, kv_rows) };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
-        unsafe { pv_e4m3(&mut o, &s, v_tile, plan.fp8_row) };
-        // Refill the stage with block i + STAGES once the whole group is done with block i.
+        unsafe { pv_e4m3(&mut o, &s, v_tile, kv_rows) };
+        // Refill the stage with block i + STAGES once the whole group is done
+        // with block i (with tensor copies only their issuer waits for that).
         if i + (STAGES as u32) < my_blocks {
             // SAFETY: uniform over the group; one arrival per thread and phase.
-            unsafe {
-                mbarrier::arrive(empty(stage));
-                mbarrier::wait(empty(stage), parity);
+            unsafe { mbarrier::arrive(empty(stage)) };
+            if !TENSOR_COPIES || team.0 == 0 {
+                // SAFETY: every thread of the group arrives in this phase.
+                unsafe { mbarrier::wait(empty(stage), parity) };
             }
             load_kv(i + STAGES as u32);
-            // SAFETY: as above.
-            unsafe { mbarrier::arrive_after_copies(full(stage)) };
         }
     }
 

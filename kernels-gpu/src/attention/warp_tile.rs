@@ -10,6 +10,7 @@
 #[cfg(target_feature = "sm_90a")]
 use crate::arch::cvt;
 use crate::arch::{ldmatrix, mma, sreg};
+use crate::layout::RowLayout;
 
 /// One warp's Q operand as [`scores`] takes it, per 32 head columns.
 ///
@@ -68,7 +69,7 @@ pub unsafe fn q_fragments<const QK_STEPS: usize>(q_rows: u32, row_bytes: u32) ->
 }
 
 /// `S = Q·K^T` for the `8 * S_TILES` keys of the K tile at `k_tile` (shared
-/// address of its first key row) and each of the warp's `ROW_TILES` 16-row
+/// address of its first key row, rows laid out as `rows`) and each of the warp's `ROW_TILES` 16-row
 /// tiles of Q: one 16x8 f32 accumulator tile per 8 keys and row tile, in
 /// the layout of `mma.m16n8k32` (see `online`). Each K fragment is read
 /// (and on sm_90 converted) once for all row tiles.
@@ -81,12 +82,12 @@ pub unsafe fn q_fragments<const QK_STEPS: usize>(q_rows: u32, row_bytes: u32) ->
 ///
 /// # Safety
 /// Converged warp; `8 * S_TILES` rows of `32 * QK_STEPS` readable bytes at
-/// `k_tile`; `S_TILES` even.
+/// `k_tile` in layout `rows`; `S_TILES` even.
 #[inline(always)]
 pub unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize, const ROW_TILES: usize>(
     q_frag: &[QFragments<QK_STEPS>; ROW_TILES],
     k_tile: u32,
-    row_bytes: u32,
+    rows: RowLayout,
 ) -> [[[f32; 4]; S_TILES]; ROW_TILES] {
     let lane = sreg::lane_id();
     let (matrix, row) = (lane / 8, lane % 8);
@@ -96,7 +97,7 @@ pub unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize, const ROW_TILE
             let key = pair as u32 * 16 + (matrix / 2) * 8 + row;
             let col = ks as u32 * 32 + (matrix % 2) * 16;
             // SAFETY: converged warp; rows inside the K tile.
-            let b = unsafe { ldmatrix::load_x4(k_tile + key * row_bytes + col) };
+            let b = unsafe { ldmatrix::load_x4(k_tile + rows.offset(key, col)) };
             #[cfg(not(target_feature = "sm_90a"))]
             for (s, q) in s.iter_mut().zip(q_frag) {
                 // SAFETY: converged warp.
