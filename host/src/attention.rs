@@ -64,9 +64,10 @@ pub struct DeviceProblem {
     /// tiles, `kernels_gpu::params::KvTiles`); allocated only when the
     /// problem's kernel has one.
     kv_tiles: Option<CudaSlice<u8>>,
-    /// K's and V's tensor maps (`kernels_gpu::params::KvMaps`) for kernels
-    /// that copy by tensor copies (`split` on the sm_90a image).
-    kv_maps: Option<CudaSlice<u64>>,
+    /// Q's, K's and V's tensor maps (`kernels_gpu::params::TileMaps`) for
+    /// kernels that copy their tiles by tensor copies (`split` on the
+    /// sm_90a image).
+    tile_maps: Option<CudaSlice<u64>>,
 }
 
 /// An f16 output buffer on the device.
@@ -177,23 +178,28 @@ impl Attention {
         } else {
             None
         };
+        let q_dev = self.stream.clone_htod(&q.data)?;
         let k_dev = self.stream.clone_htod(&k.data)?;
         let v_dev = self.stream.clone_htod(&v.data)?;
-        // `split`'s sm_90a body copies K and V by tensor copies.
-        let kv_maps = if self.sm90a && problem.kernel.variant == Variant::Split {
-            let addresses = (k_dev.device_ptr(&self.stream).0, v_dev.device_ptr(&self.stream).0);
-            let heads = (problem.batch * problem.heads_kv) as u32;
-            let tiles = problem.kernel.tiles;
-            let maps = launch::encode_kv_maps(addresses, tiles.head_dim, problem.seq_kv as u32, heads, tiles.block_n)?;
-            Some(self.stream.clone_htod(&[maps.k, maps.v].concat())?)
+        // `split`'s sm_90a body copies its tiles by tensor copies.
+        let tile_maps = if self.sm90a && problem.kernel.variant == Variant::Split {
+            let p = &problem;
+            let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
+            let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
+            let maps = [
+                launch::encode_tile_map(q_dev.device_ptr(&self.stream).0, d, p.seq_q as u32, q_heads, tiles.block_m)?,
+                launch::encode_tile_map(k_dev.device_ptr(&self.stream).0, d, p.seq_kv as u32, kv_heads, tiles.block_n)?,
+                launch::encode_tile_map(v_dev.device_ptr(&self.stream).0, d, p.seq_kv as u32, kv_heads, tiles.block_n)?,
+            ];
+            Some(self.stream.clone_htod(&maps.concat())?)
         } else {
             None
         };
         Ok(DeviceProblem {
             kv_tiles,
-            kv_maps,
+            tile_maps,
             problem,
-            q: self.stream.clone_htod(&q.data)?,
+            q: q_dev,
             k: k_dev,
             v: v_dev,
             scales: self.stream.clone_htod(&scales)?,
@@ -278,7 +284,7 @@ impl Attention {
             causal: p.causal as u32,
             fused_exponent: p.fused_exponent as u32,
             kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
-            kv_maps: dev.kv_maps.as_ref().map_or(0, |m| m.device_ptr(&self.stream).0),
+            tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(&self.stream).0),
         };
         if let Some(pre) = p.kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

@@ -4,7 +4,7 @@
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, sys,
 };
-use kernels_gpu::params::{AttnParams, KvMaps};
+use kernels_gpu::params::AttnParams;
 
 /// The kernel argument block, marked as plain bytes for cudarc.
 #[repr(transparent)]
@@ -29,54 +29,52 @@ pub(crate) fn driver_version() -> Result<i32, DriverError> {
     Ok(version)
 }
 
-/// K's and V's tensor maps for `split`'s tensor copies (see
-/// [`KvMaps`]): `[HEAD_DIM bytes, seq_kv keys, heads]` E4M3 tensors at
-/// device addresses `k` and `v`, boxes of `head_dim x block_n x 1`, the
-/// 64- or 128-byte swizzle (`head_dim` 64 or 128), zeros past the edges.
-pub(crate) fn encode_kv_maps(
-    (k, v): (u64, u64),
+/// One tensor map for `split`'s tensor copies (see [`TileMaps`]): the
+/// E4M3 tensor `[heads, rows, head_dim]` at device address `address`, boxes
+/// of `head_dim x box_rows x 1`, the 64- or 128-byte swizzle (`head_dim`
+/// 64 or 128), zeros past its edges.
+pub(crate) fn encode_tile_map(
+    address: u64,
     head_dim: u32,
-    seq_kv: u32,
+    rows: u32,
     heads: u32,
-    block_n: u32,
-) -> Result<KvMaps, DriverError> {
+    box_rows: u32,
+) -> Result<[u64; 16], DriverError> {
     let swizzle = if head_dim == 64 {
         sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B
     } else {
         sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B
     };
-    let dims = [head_dim as u64, seq_kv as u64, heads as u64];
+    let dims = [head_dim as u64, rows as u64, heads as u64];
     // Byte strides of dimensions 1 and 2 (dimension 0 is contiguous).
-    let strides = [head_dim as u64, seq_kv as u64 * head_dim as u64];
-    let boxes = [head_dim, block_n, 1];
+    let strides = [head_dim as u64, rows as u64 * head_dim as u64];
+    let boxes = [head_dim, box_rows, 1];
     let element_strides = [1u32; 3];
-    let encode = |address: u64| -> Result<[u64; 16], DriverError> {
-        // SAFETY: a plain array of integers; all-zero is a valid value to overwrite.
-        let mut map: sys::CUtensorMap = unsafe { std::mem::zeroed() };
-        // SAFETY: every pointer is to a live local of the length the rank
-        // (3) requires; the address is a device allocation of `dims` bytes
-        // (the caller's validated K or V), 16-byte aligned, the strides
-        // multiples of 16 (head_dim is 64 or 128); the call only writes `map`.
-        unsafe {
-            sys::cuTensorMapEncodeTiled(
-                &mut map,
-                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-                3,
-                address as *mut std::ffi::c_void,
-                dims.as_ptr(),
-                strides.as_ptr(),
-                boxes.as_ptr(),
-                element_strides.as_ptr(),
-                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                swizzle,
-                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-            )
-            .result()?;
-        }
-        Ok(map.opaque)
-    };
-    Ok(KvMaps { k: encode(k)?, v: encode(v)? })
+    // SAFETY: a plain array of integers; all-zero is a valid value to overwrite.
+    let mut map: sys::CUtensorMap = unsafe { std::mem::zeroed() };
+    // SAFETY: every pointer is to a live local of the length the rank (3)
+    // requires; `address` is a device allocation of `heads * rows *
+    // head_dim` bytes (the caller's validated tensor), 16-byte aligned, the
+    // strides multiples of 16 (head_dim is 64 or 128); the call only writes
+    // `map`.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            3,
+            address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+        .result()?;
+    }
+    Ok(map.opaque)
 }
 
 /// Stops cudarc from recording events around every launch: the library uses

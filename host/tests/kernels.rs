@@ -177,7 +177,7 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         assert!(swizzled.total <= k.smem_bytes, "{}: the swizzled plan outgrows the launch", k.entry);
         for s in 0..t.splits {
             for stage in 0..t.stages {
-                for tile in [swizzled.k_stage(s, stage, t.block_n), swizzled.v_stage(s, stage, t.block_n)] {
+                for tile in [swizzled.q, swizzled.k_stage(s, stage, t.block_n), swizzled.v_stage(s, stage, t.block_n)] {
                     assert_eq!(tile % 1024, 0, "{}: a swizzled tile at {tile} is not 1024-byte aligned", k.entry);
                 }
             }
@@ -202,7 +202,7 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
     assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
     assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
     for g in 1..t.splits {
-        let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.kv_row();
+        let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row;
         assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);
     }
     assert!(t.block_m * 4 * t.head_dim <= plan.group_bytes, "{}: a group's exchange slots overflow its area", k.entry);

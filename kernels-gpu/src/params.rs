@@ -53,31 +53,36 @@ pub struct AttnParams {
     pub fused_exponent: u32,
     /// Query head -> key/value head: `schedule::kv_group(heads_q, heads_kv)`.
     pub kv_group: FastDiv,
-    /// Device address of the problem's [`KvMaps`] (64-byte aligned) for
-    /// the kernels that copy K and V by tensor copies (`split` on sm_90a);
-    /// 0 where none were made.
-    pub kv_maps: u64,
+    /// Device address of the problem's [`TileMaps`] (64-byte aligned) for
+    /// the kernels that copy their tiles by tensor copies (`split` on
+    /// sm_90a); 0 where none were made.
+    pub tile_maps: u64,
 }
 
 /// The tensor maps (`cuTensorMapEncodeTiled` descriptors, 128 bytes each)
-/// through which `split` copies its K and V tiles on sm_90a, in global
-/// memory at [`AttnParams::kv_maps`]. Each describes its tensor as three
-/// dimensions, innermost first: `HEAD_DIM` bytes, `seq_kv` keys, `batch *
-/// heads_kv` heads; a box is one key block of one head (`HEAD_DIM` x
-/// `block_n` x 1), swizzled as `layout::RowLayout::Swizzled`; keys past
-/// `seq_kv` arrive as zeros.
+/// through which `split` copies its Q, K and V tiles on sm_90a, in global
+/// memory at [`AttnParams::tile_maps`]. Each describes its tensor as three
+/// dimensions, innermost first: `HEAD_DIM` bytes, the sequence (`seq_q` or
+/// `seq_kv`), the heads over the batch (`batch * heads_q` or `batch *
+/// heads_kv`); a box is one block's rows of one head (`HEAD_DIM` x
+/// `block_m` or `block_n` x 1), swizzled as `layout::RowLayout::Swizzled`;
+/// rows past the sequence arrive as zeros.
 #[repr(C, align(128))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KvMaps {
+pub struct TileMaps {
+    /// Q's tensor map.
+    pub q: [u64; 16],
     /// K's tensor map.
     pub k: [u64; 16],
     /// V's tensor map.
     pub v: [u64; 16],
 }
 
-impl KvMaps {
-    /// Bytes from the K map to the V map.
-    pub const V_OFFSET: u64 = 128;
+impl TileMaps {
+    /// Bytes from the start of the maps to K's.
+    pub const K_OFFSET: u64 = 128;
+    /// Bytes from the start of the maps to V's.
+    pub const V_OFFSET: u64 = 256;
 }
 
 /// Keys per tile of the [`KvTiles`] scratch.

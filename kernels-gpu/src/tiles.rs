@@ -85,7 +85,8 @@ impl MmaSmemPlan {
 /// Byte offsets of the `split` kernel's shared-memory buffers.
 ///
 /// Q, and for each of the `splits` warp groups `stages` K and V tiles, as
-/// E4M3 rows of `head_dim + 16` bytes. At the end the groups merge through
+/// E4M3 rows of `head_dim + 16` bytes ([`SplitSmemPlan::new`]) or as
+/// swizzled rows of `head_dim` bytes ([`SplitSmemPlan::new_swizzled`]). At the end the groups merge through
 /// `stats` (each group's running maximum and row sum per query row) and
 /// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
 /// row): group `g`'s slots lie in group `g`'s own K/V tiles, free as soon
@@ -94,11 +95,11 @@ impl MmaSmemPlan {
 /// and a "done" one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSmemPlan {
-    /// Bytes per E4M3 row of the Q tile (padded rows).
+    /// Bytes per E4M3 row of the Q, K and V tiles (padding included).
     pub fp8_row: u32,
-    /// How the rows of the K and V tiles lie: padded as Q's (filled by
+    /// How the rows of the Q, K and V tiles lie: padded (filled by
     /// `cp.async`), or swizzled (filled by tensor copies, sm_90a).
-    pub kv_rows: RowLayout,
+    pub rows: RowLayout,
     /// Offset of the Q tile (`block_m` rows).
     pub q: u32,
     /// Offset of the merge statistics: `(max, sum)` f32 pairs, indexed
@@ -116,38 +117,35 @@ pub struct SplitSmemPlan {
     pub total: u32,
     /// K/V stages per group (the barriers are laid out by it).
     stages: u32,
-    /// Bytes per K or V row in shared memory.
-    kv_row: u32,
 }
 
 impl SplitSmemPlan {
-    /// The plan for a tile shape with padded K/V rows (`cp.async`; this
-    /// is the plan the host sizes the launch by: the swizzled one fits in it).
+    /// The plan for a tile shape with padded rows (`cp.async`; this is the
+    /// plan the host sizes the launch by: the swizzled one fits in it).
     pub const fn new(t: TileShape) -> Self {
         let fp8_row = t.head_dim + SMEM_ROW_PAD;
-        Self::with_kv_rows(t, RowLayout::Padded { stride: fp8_row }, fp8_row, 16)
+        Self::with_rows(t, RowLayout::Padded { stride: fp8_row }, fp8_row, 16)
     }
 
-    /// The plan with swizzled K/V rows (tensor copies, sm_90a): unpadded
-    /// rows, every tile at a multiple of 1024 bytes.
+    /// The plan with swizzled rows (tensor copies, sm_90a): unpadded rows,
+    /// the Q tile and every K and V tile at a multiple of 1024 bytes.
     pub const fn new_swizzled(t: TileShape) -> Self {
-        Self::with_kv_rows(t, RowLayout::Swizzled { row_bytes: t.head_dim }, t.head_dim, 1024)
+        Self::with_rows(t, RowLayout::Swizzled { row_bytes: t.head_dim }, t.head_dim, 1024)
     }
 
-    /// The plan for K/V rows `kv_rows` of `kv_row` bytes, the K/V area and
-    /// every group's part of it aligned to `align` bytes.
-    const fn with_kv_rows(t: TileShape, kv_rows: RowLayout, kv_row: u32, align: u32) -> Self {
-        let fp8_row = t.head_dim + SMEM_ROW_PAD;
+    /// The plan for rows `rows` of `fp8_row` bytes, the K/V area and every
+    /// group's part of it aligned to `align` bytes.
+    const fn with_rows(t: TileShape, rows: RowLayout, fp8_row: u32, align: u32) -> Self {
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let barriers = stats + t.splits * t.block_m * 8;
         let barrier_bytes = 8 * (1 + t.splits * (2 * t.stages + 1));
         let kv = (barriers + barrier_bytes).next_multiple_of(align);
-        let tiles = t.stages * 2 * t.block_n * kv_row;
+        let tiles = t.stages * 2 * t.block_n * fp8_row;
         let exchange = t.block_m * 4 * t.head_dim;
         let group_bytes = (if tiles > exchange { tiles } else { exchange }).next_multiple_of(align);
         let total = kv + t.splits * group_bytes;
-        Self { fp8_row, kv_rows, q, stats, barriers, kv, group_bytes, total, stages: t.stages, kv_row }
+        Self { fp8_row, rows, q, stats, barriers, kv, group_bytes, total, stages: t.stages }
     }
 
     /// Offset of the barrier on which the Q tile's copies complete.
@@ -179,19 +177,14 @@ impl SplitSmemPlan {
         self.group_barriers(split) + 8 * 2 * self.stages
     }
 
-    /// Bytes per K or V row in shared memory (padding included).
-    pub const fn kv_row(&self) -> u32 {
-        self.kv_row
-    }
-
     /// Offset of group `split`'s K tile in stage `stage`.
     pub const fn k_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
-        self.kv + split * self.group_bytes + 2 * stage * block_n * self.kv_row
+        self.kv + split * self.group_bytes + 2 * stage * block_n * self.fp8_row
     }
 
     /// Offset of group `split`'s V tile in stage `stage` (E4M3).
     pub const fn v_stage(&self, split: u32, stage: u32, block_n: u32) -> u32 {
-        self.k_stage(split, stage, block_n) + block_n * self.kv_row
+        self.k_stage(split, stage, block_n) + block_n * self.fp8_row
     }
 }
 

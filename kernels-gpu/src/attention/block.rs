@@ -18,6 +18,9 @@ pub struct BlockJob {
     pub v: *const u8,
     /// O rows of the block (f16 bits).
     pub o: *mut u16,
+    /// The block's query head over the whole batch (`batch * heads_q +
+    /// head`).
+    pub q_head: u64,
     /// The block's key/value head over the whole batch (`batch * heads_kv
     /// + kv head`).
     pub kv_head: u64,
@@ -47,7 +50,8 @@ impl BlockJob {
         let row0 = at.query_block * block_m;
         let kv_head = p.kv_group.div(head);
         let d = HEAD_DIM as u64;
-        let q_offset = ((batch * p.heads_q as u64 + head as u64) * p.seq_q as u64 + row0 as u64) * d;
+        let q_head = batch * p.heads_q as u64 + head as u64;
+        let q_offset = (q_head * p.seq_q as u64 + row0 as u64) * d;
         let batch_kv_head = batch * p.heads_kv as u64 + kv_head as u64;
         let kv_offset = batch_kv_head * p.seq_kv as u64 * d;
         // SAFETY: the first global memory access of the block follows (the
@@ -70,6 +74,7 @@ impl BlockJob {
             k: (p.k + kv_offset) as *const u8,
             v: (p.v + kv_offset) as *const u8,
             o: (p.o + 2 * q_offset) as *mut u16,
+            q_head,
             kv_head: batch_kv_head,
             row0,
             rows: block_m.min(p.seq_q - row0),

@@ -168,7 +168,7 @@ pub unsafe fn forward<
         }
         if j == 0 {
             // SAFETY: converged warp; the warp's 16 rows of the Q tile.
-            q_frag = unsafe { warp_tile::q_fragments(smem_base + plan.q + 16 * warp * plan.fp8_row, plan.fp8_row) };
+            q_frag = unsafe { warp_tile::q_fragments(smem_base + plan.q, fp8_rows, 16 * warp) };
         }
         // SAFETY: shared tiles of this stage; the barrier below publishes it.
         unsafe {

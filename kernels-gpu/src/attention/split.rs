@@ -37,7 +37,7 @@ use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
-use crate::params::{AttnParams, KvMaps};
+use crate::params::{AttnParams, TileMaps};
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
 
@@ -117,7 +117,7 @@ const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
-/// the problem's [`KvMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
+/// the problem's [`TileMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
 /// `SplitSmemPlan::new(..).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
@@ -148,10 +148,9 @@ pub unsafe fn forward<
         splits: SPLITS as u32,
     };
     let plan = if TENSOR_COPIES { SplitSmemPlan::new_swizzled(shape) } else { SplitSmemPlan::new(shape) };
-    let fp8_rows = RowLayout::Padded { stride: plan.fp8_row };
-    let kv_rows = plan.kv_rows;
+    let tile_rows = plan.rows;
     let threads = shape.threads();
-    let kv_maps = p.kv_maps;
+    let maps = p.tile_maps;
     let block_n = BLOCK_N as u32;
     let thread = sreg::thread_idx_x();
     let lane = sreg::lane_id();
@@ -162,11 +161,15 @@ pub unsafe fn forward<
     // This group's copies: (this thread's index in the group, the group's size).
     let team = (thread - split * group_threads, group_threads);
 
-    if TENSOR_COPIES && thread % group_threads == 0 {
-        // SAFETY: the maps are parameters of this launch.
+    // The issuers of tensor copies fetch the descriptors they will use.
+    if TENSOR_COPIES && team.0 == 0 {
+        // SAFETY: the problem's maps (host-made with the parameters).
         unsafe {
-            tma::prefetch_map(kv_maps);
-            tma::prefetch_map(kv_maps + KvMaps::V_OFFSET);
+            if thread == 0 {
+                tma::prefetch_map(maps);
+            }
+            tma::prefetch_map(maps + TileMaps::K_OFFSET);
+            tma::prefetch_map(maps + TileMaps::V_OFFSET);
         }
     }
     // SAFETY: host-validated parameters.
@@ -202,8 +205,8 @@ pub unsafe fn forward<
                 // "empty" phase completed); the box lies in the stage.
                 unsafe {
                     mbarrier::arrive_expect_tx(full(stage), 2 * block_n * HEAD_DIM as u32);
-                    tma::copy_box_3d(k_dst, kv_maps, at, full(stage));
-                    tma::copy_box_3d(v_dst, kv_maps + KvMaps::V_OFFSET, at, full(stage));
+                    tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                    tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
                 }
             }
             return;
@@ -213,23 +216,24 @@ pub unsafe fn forward<
         // SAFETY: uniform over the group; key rows below `valid` are inside
         // K and V; one arrival per thread and phase.
         unsafe {
-            load_rows::<HEAD_DIM, false>(k_dst, kv_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, false>(v_dst, kv_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
             mbarrier::arrive_after_copies(full(stage));
         }
     };
 
-    // The copies complete on barriers: Q's (every thread arrives once its
-    // share has landed), and per group and stage a "full" one (the group's
-    // threads arrive once their share of the tile has landed) and an
-    // "empty" one (they arrive when done reading a tile that the stage will
-    // be refilled after); per group a "done" one before the merge. Thread 0
-    // initializes them; a block barrier publishes them.
+    // The copies complete on barriers: Q's and per group and stage a "full"
+    // one (with tensor copies, their issuer arrives expecting the bytes;
+    // else every thread of the block or group, once its share of the rows
+    // has landed), and an "empty" one (the group's threads arrive when done
+    // reading a tile that the stage will be refilled after); per group a
+    // "done" one before the merge. Thread 0 initializes them; a block
+    // barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
     // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
     unsafe {
         if thread == 0 {
-            mbarrier::init(q_barrier, threads);
+            mbarrier::init(q_barrier, if TENSOR_COPIES { 1 } else { threads });
             for g in 0..SPLITS as u32 {
                 for stage in 0..STAGES as u32 {
                     let fillers = if TENSOR_COPIES { 1 } else { group_threads };
@@ -242,18 +246,31 @@ pub unsafe fn forward<
         bar::sync_threads();
     }
     // Prologue: Q (the whole block), then the group's first STAGES key blocks.
-    // SAFETY: Q rows below `job.rows` are inside Q; one arrival per thread and barrier phase.
+    // SAFETY: the Q tile is free; Q rows below `job.rows` are inside Q (the
+    // map zero-fills the rest); one arrival per thread and barrier phase.
     unsafe {
-        load_rows::<HEAD_DIM, false>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, (thread, threads));
-        mbarrier::arrive_after_copies(q_barrier);
+        if !TENSOR_COPIES {
+            load_rows::<HEAD_DIM, false>(
+                smem_base + plan.q,
+                tile_rows,
+                job.q,
+                shape.block_m,
+                job.rows,
+                (thread, threads),
+            );
+            mbarrier::arrive_after_copies(q_barrier);
+        } else if thread == 0 {
+            mbarrier::arrive_expect_tx(q_barrier, shape.block_m * HEAD_DIM as u32);
+            tma::copy_box_3d(smem_base + plan.q, maps, (0, job.row0, job.q_head as u32), q_barrier);
+        }
         for i in 0..(STAGES as u32).min(my_blocks) {
             load_kv(i);
         }
         mbarrier::wait(q_barrier, 0);
     }
-    let q_rows = smem_base + plan.q + 16 * row_warp * plan.fp8_row;
     // SAFETY: converged warp; the warp's 16 rows of the Q tile.
-    let q_frag: warp_tile::QFragments<QK_STEPS> = unsafe { warp_tile::q_fragments(q_rows, plan.fp8_row) };
+    let q_frag: warp_tile::QFragments<QK_STEPS> =
+        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) };
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -269,14 +286,14 @@ pub unsafe fn forward<
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
         // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
-            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, kv_rows) };
+            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
-        unsafe { pv_e4m3(&mut o, &s, v_tile, kv_rows) };
+        unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
         // Refill the stage with block i + STAGES once the whole group is done
         // with block i (with tensor copies only their issuer waits for that).
         if i + (STAGES as u32) < my_blocks {

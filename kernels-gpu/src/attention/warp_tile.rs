@@ -41,21 +41,22 @@ fn f16_halves(codes: u32) -> [u32; 2] {
     [cvt::e4m3x2_to_f16x2(codes as u16), cvt::e4m3x2_to_f16x2((codes >> 16) as u16)]
 }
 
-/// The Q operand ([`QFragments`]) of the 16 query rows at `q_rows` (shared
-/// address of the warp's first row), one entry per 32 columns
-/// (`QK_STEPS = HEAD_DIM / 32`).
+/// The Q operand ([`QFragments`]) of the 16 query rows `row0 ..` of the Q
+/// tile at `q_tile` (shared address of its first row, rows laid out as
+/// `rows`), one entry per 32 columns (`QK_STEPS = HEAD_DIM / 32`).
 ///
 /// # Safety
-/// Converged warp; 16 rows of `32 * QK_STEPS` readable bytes at `q_rows`.
+/// Converged warp; rows `row0 .. row0 + 16` of `32 * QK_STEPS` readable
+/// bytes in the tile.
 #[inline(always)]
-pub unsafe fn q_fragments<const QK_STEPS: usize>(q_rows: u32, row_bytes: u32) -> QFragments<QK_STEPS> {
+pub unsafe fn q_fragments<const QK_STEPS: usize>(q_tile: u32, rows: RowLayout, row0: u32) -> QFragments<QK_STEPS> {
     let lane = sreg::lane_id();
     let (matrix, row) = (lane / 8, lane % 8);
     core::array::from_fn(|ks| {
         let r = (matrix % 2) * 8 + row;
         let col = ks as u32 * 32 + (matrix / 2) * 16;
         // SAFETY: converged warp; a 16-byte row inside the Q rows.
-        let a = unsafe { ldmatrix::load_x4(q_rows + r * row_bytes + col) };
+        let a = unsafe { ldmatrix::load_x4(q_tile + rows.offset(row0 + r, col)) };
         #[cfg(not(target_feature = "sm_90a"))]
         return a;
         // The m16n8k32 A fragment holds rows g, g + 8 at E4M3 columns
