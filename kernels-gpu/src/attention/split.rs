@@ -277,7 +277,10 @@ pub unsafe fn forward<
     let geometry =
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Each group walks its own key blocks: no block barrier in the loop.
-    for i in 0..my_blocks {
+    // The group's first block (`first`, peeled off the loop) starts from
+    // empty rows and a zero accumulator, so it skips their rescale.
+    let mut key_step = #[inline(always)]
+    |i: u32, first: bool| {
         let stage = i % STAGES as u32;
         // The stage's i / STAGES-th use.
         let parity = (i / STAGES as u32) % 2;
@@ -289,8 +292,15 @@ pub unsafe fn forward<
             unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-        // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        let mask = masked.then_some((geometry, key0));
+        // SAFETY: converged warp; `first` only for the group's first block.
+        unsafe {
+            if first {
+                rows.first_step::<UNFUSED, _>(&mut s, job.score_scale_log2, mask);
+            } else {
+                rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, mask);
+            }
+        }
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
@@ -305,6 +315,12 @@ pub unsafe fn forward<
             }
             load_kv(i + STAGES as u32);
         }
+    };
+    if my_blocks > 0 {
+        key_step(0, true);
+    }
+    for i in 1..my_blocks {
+        key_step(i, false);
     }
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
