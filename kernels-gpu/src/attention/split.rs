@@ -100,11 +100,6 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
 #[repr(C, align(8))]
 struct FourColumns([u32; 2]);
 
-/// The exponent this kernel uses: always unfused (`softmax::exponent`);
-/// the fused one measured no gain here and cost registers (results/STAGES.md
-/// stage 12).
-const UNFUSED: bool = false;
-
 /// Whether K and V tiles arrive by tensor copies (sm_90a: one thread per
 /// group issues them, swizzled rows) rather than by every thread's
 /// `cp.async` (sm_89: padded rows).
@@ -113,7 +108,9 @@ const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
-/// finishes in the merge).
+/// finishes in the merge); `FUSED`: the softmax exponent as one FFMA
+/// (`softmax::exponent`), which the entry picks when the host set
+/// `AttnParams::fused_exponent`.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
@@ -130,6 +127,7 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const SLICE: usize,
+    const FUSED: bool,
 >(
     p: &AttnParams,
 ) {
@@ -296,9 +294,9 @@ pub unsafe fn forward<
         // SAFETY: converged warp; `first` only for the group's first block.
         unsafe {
             if first {
-                rows.first_step::<UNFUSED, _>(&mut s, job.score_scale_log2, mask);
+                rows.first_step::<FUSED, _>(&mut s, job.score_scale_log2, mask);
             } else {
-                rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, mask);
+                rows.step::<FUSED, _, _>(&mut s, &mut o, job.score_scale_log2, mask);
             }
         }
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
