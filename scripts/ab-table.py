@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""The table of a same-run A/B benchmark (scripts/ab-bench.sh): for each
-(variant, shape, mode), the best median of the rounds per build, and
-new/old. A row that failed its correctness check counts as infinitely slow.
-    usage: scripts/ab-table.py DIR ROUNDS   (reads DIR/ab-{old,new}-<round>.json)
+"""The table of a same-run A/B benchmark (scripts/ab-bench.sh, or
+scripts/ab-chain.sh for more than two builds): for each (variant, shape,
+mode), the best median of the rounds per build, and each build's ratio to
+the build before it (for two builds: new/old). A row that failed its
+correctness check counts as infinitely slow.
+    usage: scripts/ab-table.py DIR ROUNDS [TAG ...]
+           (reads DIR/ab-<tag>-<round>.json; tags default to: old new)
 """
 import json, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
+tags = sys.argv[3:] or ["old", "new"]
 best = {}
-for tag in ("old", "new"):
+for tag in tags:
     for r in range(1, rounds + 1):
         try:
             rows = json.load(open(f"{out}/ab-{tag}-{r}.json"))["rows"]
@@ -20,7 +24,11 @@ for tag in ("old", "new"):
             ok = row["correct"]
             t = row["median_us"] if ok else float("inf")
             best.setdefault(key, {})[tag] = min(t, best.get(key, {}).get(tag, float("inf")))
-print(f'{"variant":8} {"shape":24} {"mode":14} {"old_us":>10} {"new_us":>10} {"new/old":>8}')
+head = f'{"variant":8} {"shape":24} {"mode":14}' + "".join(f" {t + '_us':>10}" for t in tags)
+head += "".join(f" {b + '/' + a:>12}" for a, b in zip(tags, tags[1:]))
+print(head)
 for (v, shape, mode), t in best.items():
-    o, n = t.get("old", float("nan")), t.get("new", float("nan"))
-    print(f"{v:8} {shape:24} {mode:14} {o:10.2f} {n:10.2f} {n / o:8.3f}")
+    times = [t.get(tag, float("nan")) for tag in tags]
+    line = f"{v:8} {shape:24} {mode:14}" + "".join(f" {x:10.2f}" for x in times)
+    line += "".join(f" {b / a:12.3f}" for a, b in zip(times, times[1:]))
+    print(line)
