@@ -21,9 +21,6 @@
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
-// `#[inline(always)]` on a kernel's loop-body closure that is called more
-// than once (a peeled first iteration), so that it stays in registers.
-#![cfg_attr(target_arch = "nvptx64", feature(stmt_expr_attributes))]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod fp8;

@@ -54,7 +54,7 @@ struct Head<'a> {
     seq_kv: u32,
     dim: usize,
     score_scale: f32,
-    /// The kernel takes the fused exponent (`wgmma` and `split`, decided per problem).
+    /// The kernel takes the fused exponent (`wgmma` only, decided per problem).
     fused: bool,
     /// The running maxima's slack (`RowMax::update`): `LAZY_MAX_SLACK` for
     /// `wgmma`, 0 for the others.
@@ -77,7 +77,7 @@ impl<'a> Head<'a> {
             seq_kv: seq_kv as u32,
             dim,
             score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
-            fused: matches!(variant, Variant::Wgmma | Variant::Split) && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
+            fused: variant == Variant::Wgmma && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
             max_slack: if variant == Variant::Wgmma { LAZY_MAX_SLACK } else { 0.0 },
             v_scale: x.v.scales[kvh],
         }

@@ -55,20 +55,6 @@ macro_rules! mma_entry {
 
 /// Emits a `split` entry for a tile shape.
 macro_rules! split_entry {
-    (@forward $tiles:expr, $fused:literal, $p:ident) => {
-        super::split::forward::<
-            { $tiles.head_dim as usize },
-            { $tiles.block_n as usize },
-            { $tiles.stages as usize },
-            { $tiles.block_m as usize / 16 },
-            { $tiles.splits as usize },
-            { $tiles.head_dim as usize / 32 },
-            { $tiles.head_dim as usize / 8 },
-            { $tiles.block_n as usize / 8 },
-            { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
-            $fused,
-        >(&$p)
-    };
     ($name:ident, $tiles:expr) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
@@ -76,14 +62,19 @@ macro_rules! split_entry {
         /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract; the fused or the unfused
-            // exponent as the host decided (`AttnParams::fused_exponent`).
+            // SAFETY: forwarded launch contract.
             unsafe {
-                if p.fused_exponent != 0 {
-                    split_entry!(@forward $tiles, true, p)
-                } else {
-                    split_entry!(@forward $tiles, false, p)
-                }
+                super::split::forward::<
+                    { $tiles.head_dim as usize },
+                    { $tiles.block_n as usize },
+                    { $tiles.stages as usize },
+                    { $tiles.block_m as usize / 16 },
+                    { $tiles.splits as usize },
+                    { $tiles.head_dim as usize / 32 },
+                    { $tiles.head_dim as usize / 8 },
+                    { $tiles.block_n as usize / 8 },
+                    { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
+                >(&p)
             }
         }
     };

@@ -100,6 +100,11 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
 #[repr(C, align(8))]
 struct FourColumns([u32; 2]);
 
+/// The exponent this kernel uses: always unfused (`softmax::exponent`);
+/// the fused one measured no gain here and cost registers (results/STAGES.md
+/// stage 12).
+const UNFUSED: bool = false;
+
 /// Whether K and V tiles arrive by tensor copies (sm_90a: one thread per
 /// group issues them, swizzled rows) rather than by every thread's
 /// `cp.async` (sm_89: padded rows).
@@ -108,9 +113,7 @@ const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
-/// finishes in the merge); `FUSED`: the softmax exponent as one FFMA
-/// (`softmax::exponent`), which the entry picks when the host set
-/// `AttnParams::fused_exponent`.
+/// finishes in the merge).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
@@ -127,7 +130,6 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const SLICE: usize,
-    const FUSED: bool,
 >(
     p: &AttnParams,
 ) {
@@ -275,10 +277,7 @@ pub unsafe fn forward<
     let geometry =
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Each group walks its own key blocks: no block barrier in the loop.
-    // The group's first block (`first`, peeled off the loop) starts from
-    // empty rows and a zero accumulator, so it skips their rescale.
-    let mut key_step = #[inline(always)]
-    |i: u32, first: bool| {
+    for i in 0..my_blocks {
         let stage = i % STAGES as u32;
         // The stage's i / STAGES-th use.
         let parity = (i / STAGES as u32) % 2;
@@ -290,15 +289,8 @@ pub unsafe fn forward<
             unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-        let mask = masked.then_some((geometry, key0));
-        // SAFETY: converged warp; `first` only for the group's first block.
-        unsafe {
-            if first {
-                rows.first_step::<FUSED, _>(&mut s, job.score_scale_log2, mask);
-            } else {
-                rows.step::<FUSED, _, _>(&mut s, &mut o, job.score_scale_log2, mask);
-            }
-        }
+        // SAFETY: converged warp.
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
@@ -313,12 +305,6 @@ pub unsafe fn forward<
             }
             load_kv(i + STAGES as u32);
         }
-    };
-    if my_blocks > 0 {
-        key_step(0, true);
-    }
-    for i in 1..my_blocks {
-        key_step(i, false);
     }
 
     // The next kernel may launch now (after the key loop; see `grid_dep`).
