@@ -213,18 +213,26 @@ impl Workload {
         let blocks = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(rows) as u64;
         if self.causal { blocks.div_ceil(2) } else { blocks }
     }
+
+    /// The keys a query block sees on average, as [`recommended`] weighs a
+    /// block's chain: `seq_kv`, halved (rounded up) under causal masking.
+    pub fn split_keys(&self) -> u32 {
+        if self.causal { self.seq_kv.div_ceil(2) } else { self.seq_kv }
+    }
 }
 
 /// Longest key length for which [`recommended`] picks `split` on sm_90a,
-/// causal or not. Measured on the H200: `split` wins at 1024 keys
-/// ((1,8,1024,64) 14.8 vs `wgmma` 16.3 us, (1,4,1024,128) 15.6 vs 25.8,
-/// (1,8,1024,64,causal) 11.9 vs 16.6 in record 2026-11-25-4) and loses or
-/// ties at 1536-2048 ((1,6,1536,128) 51.5 vs 35.6; causal (1,8,2048,64)
-/// 30.2 vs 28.7 and (1,8,2048,128) 43.7 vs 44.1, where it won before the
-/// bulk-copy prepass of results/STAGES.md stage 67), except with very few
-/// blocks: (1,4,2048,64) 26.2 vs 27.7 (28.4 vs 28.0 in record 2026-11-25-2),
-/// the rule's one miss there.
-pub const SPLIT_MAX_KEYS: u32 = 1024;
+/// counted as [`Workload::split_keys`] (halved under causal masking): 2048
+/// at D = 64, 1024 at D = 128. Measured on the H200 (record 2026-11-25-6,
+/// after `split`'s tensor copies, results/STAGES.md stages 70-71), where
+/// `wgmma` fills few SMs: `split` wins at (1,4,2048,64) 21.9 vs `wgmma`
+/// 27.7 us, causal (1,8,2048,64) 25.7 vs 29.0 and causal (1,8,2048,128)
+/// 38.1 vs 44.2 (1024 keys a block on average), and loses at
+/// (1,6,1536,128) 45.6 vs 35.9 (1536). Before those stages the limit was
+/// 1024 keys at both head dimensions, causal or not (record 2026-11-25-4).
+pub const fn split_max_keys(head_dim: u32) -> u32 {
+    if head_dim >= 128 { 1024 } else { 2048 }
+}
 
 /// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
 /// no crossover has been measured (the rule the first sessions set).
@@ -256,20 +264,23 @@ pub const fn split_fill_fifths(head_dim: u32) -> u64 {
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
-/// On sm_90a: `split` when the problem is short ([`SPLIT_MAX_KEYS`]) and
-/// `wgmma` would fill less of the GPU than [`split_fill_fifths`] says
-/// ([`Workload::wgmma_blocks`]), since `split` shares each query block's
-/// keys among groups of warps and so shortens each block's chain where
-/// there are few blocks; otherwise `wgmma` from [`wgmma_min_keys`] keys on
-/// and `mma` below. Fitted on H200 record 2026-11-25 and run 77, checked
-/// and adjusted on records 2026-11-25-2 and 2026-11-25-4 (`results/`;
-/// `host/tests/kernels.rs` lists the 45 shapes): the rule picks the fastest
-/// variant, or one within 2% (about the run-to-run spread there), at 44 of
-/// them; (1,4,2048,64) is the miss (see [`SPLIT_MAX_KEYS`]). (Run 77's 12
-/// shapes were predicted out of sample by the rule fitted on the first 33:
-/// right at 10, as predicted; the two misses set the D = 128 limits. The
-/// bulk-copy prepass made `wgmma` win the causal 2048-key shapes too: the
-/// causal limit, 2048 before, is now also 1024.)
+/// On sm_90a: `split` when the problem is short ([`split_max_keys`] of
+/// [`Workload::split_keys`]) and `wgmma` would fill less of the GPU than
+/// [`split_fill_fifths`] says ([`Workload::wgmma_blocks`]), since `split`
+/// shares each query block's keys among groups of warps and so shortens
+/// each block's chain where there are few blocks; otherwise `wgmma` from
+/// [`wgmma_min_keys`] keys on and `mma` below. Fitted on H200 record
+/// 2026-11-25 and run 77, adjusted on records 2026-11-25-2, -4 and -6
+/// (`results/`; `host/tests/kernels.rs` lists the 45 shapes of record -6):
+/// the rule picks the fastest variant, or one within 2% (about the
+/// run-to-run spread there), at 43 of them; the misses are two near-ties
+/// of `mma` and `wgmma` (unchanged kernels, within 2% in record -4):
+/// (16,16,256,64) 23.3 vs 22.8 us and (4,16,384,64) 14.2 vs 13.8.
+/// (Run 77's 12 shapes were predicted out of sample by the rule fitted on
+/// the first 33: right at 10, as predicted; the two misses set the D = 128
+/// limits. Record -6's faster `split` moved the key limit from 1024 to
+/// [`split_max_keys`], and 12 shapes near the new edges were predicted
+/// before H100 run 105: `results/2026-11-25-predictions-run105.md`.)
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
@@ -277,7 +288,7 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
-    if w.seq_kv <= SPLIT_MAX_KEYS && few_blocks {
+    if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks {
         Variant::Split
     } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
         Variant::Wgmma
