@@ -57,42 +57,6 @@ impl Rows {
         rescale(o, alpha);
     }
 
-    /// [`Rows::step`] for the first key block of rows that are still
-    /// [`Rows::EMPTY`] and an output accumulator that is still zero: the
-    /// same result bit for bit (`alpha` would be `2^-inf = 0`, so the
-    /// rescale gives `0 * 0` and the sum `0 * 0 + l`), without the `alpha`
-    /// exponents, the sum's rescale and the accumulator's multiplies.
-    ///
-    /// # Safety
-    /// The whole warp calls it together (quad shuffles).
-    #[inline(always)]
-    pub unsafe fn first_step<const FUSED: bool, const S_TILES: usize>(
-        &mut self,
-        s: &mut [[f32; 4]; S_TILES],
-        score_scale_log2: f32,
-        mask: Option<(MaskGeometry, u32)>,
-    ) {
-        if let Some((g, key0)) = mask {
-            mask_scores(s, g, key0);
-        }
-        let mut base = [0f32; 2];
-        for (h, base) in base.iter_mut().enumerate() {
-            // SAFETY: forwarded (the whole warp).
-            let tile_max = unsafe { quad_row_max::<S_TILES, 1>(s, h) };
-            let m = tile_max * score_scale_log2;
-            self.m[h] = RowMax(m);
-            *base = if m == f32::NEG_INFINITY { 0.0 } else { m };
-        }
-        for tile in s.iter_mut() {
-            for (e, x) in tile.iter_mut().enumerate() {
-                *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
-            }
-        }
-        for h in 0..2 {
-            self.l[h] = fold_row::<S_TILES, 1>(s, h, 0.0, |a, b| a + b);
-        }
-    }
-
     /// The part of [`Rows::step`] that does not touch the output: masks,
     /// turns `s` into probabilities and folds them into the running state
     /// (the running maxima with `max_slack`, see `RowMax::update`; each
@@ -111,13 +75,25 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) -> [f32; 2] {
         if let Some((g, key0)) = mask {
-            mask_scores(s, g, key0);
+            for (t, tile) in s.iter_mut().enumerate() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    let row = g.row + 8 * (e as u32 / 2);
+                    let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
+                    if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
+                        *x = f32::NEG_INFINITY;
+                    }
+                }
+            }
         }
         let mut alpha = [0f32; 2];
         let mut base = [0f32; 2];
         for h in 0..2 {
-            // SAFETY: forwarded (the whole warp).
-            let tile_max = unsafe { quad_row_max::<S_TILES, CHAINS>(s, h) };
+            let mut tile_max = fold_row::<S_TILES, CHAINS>(s, h, f32::NEG_INFINITY, f32::max);
+            // SAFETY: converged warp; the four lanes of a quad share the row.
+            unsafe {
+                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
+                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
+            }
             (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, max_slack, math::exp2);
         }
         for tile in s.iter_mut() {
@@ -148,37 +124,6 @@ impl Rows {
         }
         l.map(|x| softmax::output_scale(x, v_scale, math::rcp))
     }
-}
-
-/// Sets the scores of keys that the rows must not see (`g`, the block's
-/// first key `key0`) to `-inf`.
-#[inline(always)]
-fn mask_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], g: MaskGeometry, key0: u32) {
-    for (t, tile) in s.iter_mut().enumerate() {
-        for (e, x) in tile.iter_mut().enumerate() {
-            let row = g.row + 8 * (e as u32 / 2);
-            let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
-            if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
-                *x = f32::NEG_INFINITY;
-            }
-        }
-    }
-}
-
-/// The maximum raw score of row `h` over the block: this thread's values
-/// (`fold_row`), then across the quad, whose four lanes share the row.
-///
-/// # Safety
-/// The whole warp calls it together (quad shuffles).
-#[inline(always)]
-unsafe fn quad_row_max<const S_TILES: usize, const CHAINS: usize>(s: &[[f32; 4]; S_TILES], h: usize) -> f32 {
-    let mut tile_max = fold_row::<S_TILES, CHAINS>(s, h, f32::NEG_INFINITY, f32::max);
-    // SAFETY: converged warp.
-    unsafe {
-        tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
-        tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
-    }
-    tile_max
 }
 
 /// Folds `op` over this thread's values of row `h` (`h` = 0 or 1: elements

@@ -289,16 +289,8 @@ pub unsafe fn forward<
             unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-        let mask = masked.then_some((geometry, key0));
-        // SAFETY: converged warp; the group's first block starts from empty
-        // rows and a zero accumulator (uniform branch: no rescale there).
-        unsafe {
-            if i == 0 {
-                rows.first_step::<UNFUSED, _>(&mut s, job.score_scale_log2, mask);
-            } else {
-                rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, mask);
-            }
-        }
+        // SAFETY: converged warp.
+        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
