@@ -3,8 +3,8 @@
 //! exactly once.
 
 use kernels_gpu::kernels::{
-    HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant, Workload, find, recommended,
-    split_fill_fifths, split_max_keys, wgmma_min_keys,
+    HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant, Workload, find, recommended, split_fill_fifths,
+    split_max_keys, wgmma_min_keys,
 };
 use kernels_gpu::params::KvTiles;
 use kernels_gpu::schedule::{blocks, grid};
