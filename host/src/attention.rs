@@ -181,8 +181,8 @@ impl Attention {
         let q_dev = self.stream.clone_htod(&q.data)?;
         let k_dev = self.stream.clone_htod(&k.data)?;
         let v_dev = self.stream.clone_htod(&v.data)?;
-        // `split`'s sm_90a body copies its tiles by tensor copies.
-        let tile_maps = if self.sm90a && problem.kernel.variant == Variant::Split {
+        // `split` and `split-wg` on sm_90a copy their tiles by tensor copies.
+        let tile_maps = if self.sm90a && matches!(problem.kernel.variant, Variant::Split | Variant::SplitWg) {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);

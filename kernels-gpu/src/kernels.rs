@@ -5,7 +5,8 @@
 use crate::params::kv_tiles_threads;
 use crate::tiles::{KvTilesSmemPlan, MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
 
-/// A kernel variant (an algorithm); each is built for every head dimension.
+/// A kernel variant (an algorithm); each is built for every head dimension
+/// (the sm_90a-only ones in the sm_90a image only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// The simplest correct kernel: one warp per query row, f32 math,
@@ -29,11 +30,18 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
+    /// Hopper only (sm_90a): `split` with 64 query rows per block and key
+    /// groups of four warps (a warpgroup each) walking 64-key blocks, whose
+    /// Q·K^T is one `wgmma` e4m3 per 32 head columns straight from the Q
+    /// and K tiles the tensor copies land (no K conversion, no Q
+    /// fragments); softmax, P·V and merge as `split`'s. Half `split`'s
+    /// blocks: faster where those still fill the GPU.
+    SplitWg,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 4] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split];
+    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -42,6 +50,7 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
+            Variant::SplitWg => "split-wg",
         }
     }
 
@@ -102,9 +111,16 @@ pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps
 pub const SPLIT_D64: TileShape = TileShape { head_dim: 64, block_m: 32, block_n: 32, stages: 2, warps: 8, splits: 4 };
 /// `split` at D = 128: 2 key groups (the same shared memory budget).
 pub const SPLIT_D128: TileShape = TileShape { head_dim: 128, warps: 4, splits: 2, ..SPLIT_D64 };
+/// `split-wg` at D = 64: 4 row warps (64 query rows, one warpgroup) x 2 key
+/// groups, 64-key blocks (the N of its `wgmma`), K/V double-buffered per
+/// group.
+pub const SPLIT_WG_D64: TileShape =
+    TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 8, splits: 2 };
+/// `split-wg` at D = 128: the same blocks.
+pub const SPLIT_WG_D128: TileShape = TileShape { head_dim: 128, ..SPLIT_WG_D64 };
 
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 8] = [
+pub const KERNELS: [KernelInfo; 10] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -175,6 +191,22 @@ pub const KERNELS: [KernelInfo; 8] = [
         tiles: SPLIT_D128,
         smem_bytes: SplitSmemPlan::new(SPLIT_D128).total,
         sm90a_only: false,
+        prepass: None,
+    },
+    KernelInfo {
+        variant: Variant::SplitWg,
+        entry: "sdpa_split_wg_d64",
+        tiles: SPLIT_WG_D64,
+        smem_bytes: SplitSmemPlan::new(SPLIT_WG_D64).total,
+        sm90a_only: true,
+        prepass: None,
+    },
+    KernelInfo {
+        variant: Variant::SplitWg,
+        entry: "sdpa_split_wg_d128",
+        tiles: SPLIT_WG_D128,
+        smem_bytes: SplitSmemPlan::new(SPLIT_WG_D128).total,
+        sm90a_only: true,
         prepass: None,
     },
 ];

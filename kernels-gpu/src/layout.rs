@@ -77,6 +77,17 @@ pub const fn kmajor_desc(tile_addr: u32, row_bytes: u32, row0: u32, k_byte0: u32
     gmma_desc(tile_addr + layout.offset(row0, k_byte0), CORE_MATRIX_BYTES, (row_bytes / 16) * CORE_MATRIX_BYTES)
 }
 
+/// The `wgmma` descriptor of a K-major tile in [`RowLayout::Swizzled`] rows
+/// of `row_bytes` (64 or 128: the 64- or 128-byte swizzle mode, the tile at
+/// a multiple of 1024 bytes), starting at K byte `k_byte0` (a multiple of
+/// 16 inside the row): 8-row groups `8 * row_bytes` apart along M or N; the
+/// leading offset is unused (one swizzled row spans the tile's K), so 16.
+#[inline(always)]
+pub const fn swizzled_kmajor_desc(tile_addr: u32, row_bytes: u32, k_byte0: u32) -> u64 {
+    let mode: u64 = if row_bytes == 128 { 1 } else { 2 };
+    gmma_desc(tile_addr + k_byte0, 16, 8 * row_bytes) | (mode << 62)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +165,20 @@ mod tests {
         assert_eq!(d >> 62, 0, "no swizzle");
         let k = kmajor_desc(0x400, 128, 64, 32);
         assert_eq!(k & 0x3FFF, (0x400 + (64 / 8) * (128 / 16) * 128 + 2 * 128) >> 4);
+    }
+
+    #[test]
+    fn swizzled_descriptors_name_the_mode_and_the_8_row_stride() {
+        // 64-byte rows: mode 2 (64-byte swizzle), 8 rows = 512 bytes apart.
+        let d = swizzled_kmajor_desc(0x2000, 64, 32);
+        assert_eq!(d & 0x3FFF, (0x2000 + 32) >> 4);
+        assert_eq!((d >> 16) & 0x3FFF, 1);
+        assert_eq!((d >> 32) & 0x3FFF, 512 >> 4);
+        assert_eq!(d >> 62, 2);
+        // 128-byte rows: mode 1 (128-byte swizzle), 1024 bytes apart.
+        let d = swizzled_kmajor_desc(0x2000, 128, 96);
+        assert_eq!(d & 0x3FFF, (0x2000 + 96) >> 4);
+        assert_eq!((d >> 32) & 0x3FFF, 1024 >> 4);
+        assert_eq!(d >> 62, 1);
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
-use crate::kernels::{WGMMA_D64, WGMMA_D128};
+use crate::kernels::{SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -55,7 +55,7 @@ macro_rules! mma_entry {
 
 /// Emits a `split` entry for a tile shape.
 macro_rules! split_entry {
-    ($name:ident, $tiles:expr) => {
+    ($name:ident, $tiles:expr, warpgroup_qk: $wg:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -74,6 +74,7 @@ macro_rules! split_entry {
                     { $tiles.head_dim as usize / 8 },
                     { $tiles.block_n as usize / 8 },
                     { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
+                    $wg,
                 >(&p)
             }
         }
@@ -120,8 +121,12 @@ naive_entry!(sdpa_naive_d128, NAIVE_D128);
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
 mma_entry!(sdpa_mma_d64, MMA_D64, unrolled_copies: false);
 mma_entry!(sdpa_mma_d128, MMA_D128, unrolled_copies: true);
-split_entry!(sdpa_split_d64, SPLIT_D64);
-split_entry!(sdpa_split_d128, SPLIT_D128);
+split_entry!(sdpa_split_d64, SPLIT_D64, warpgroup_qk: false);
+split_entry!(sdpa_split_d128, SPLIT_D128, warpgroup_qk: false);
+#[cfg(target_feature = "sm_90a")]
+split_entry!(sdpa_split_wg_d64, SPLIT_WG_D64, warpgroup_qk: true);
+#[cfg(target_feature = "sm_90a")]
+split_entry!(sdpa_split_wg_d128, SPLIT_WG_D128, warpgroup_qk: true);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).

@@ -37,6 +37,8 @@ use super::online::{self, MaskGeometry, Rows};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
+#[cfg(target_feature = "sm_90a")]
+use crate::layout::swizzled_kmajor_desc;
 use crate::params::{AttnParams, TileMaps};
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
@@ -50,18 +52,11 @@ pub const fn o_column(tile: u32, n: u32) -> u32 {
     32 * (tile / 4) + 16 * ((tile / 2) % 2) + 2 * n + tile % 2
 }
 
-/// `o += P·V` for one key block: `p` the probabilities (`S_TILES` 8-key
-/// accumulator tiles), V the block's E4M3 tile at `v_tile` (key rows laid
-/// out as `rows`).
-///
-/// Per 16 keys and 32 head columns, one `ldmatrix.x4.trans` reads V as
-/// 16-bit elements (column pairs): lane (group `g`, quad `q`) receives, per
-/// 8-key half and per 16-column half, the bytes `[V[2q][c], V[2q][c+1],
-/// V[2q+1][c], V[2q+1][c+1]]` with `c = 2g` inside that half.
-/// [`cvt::e4m3x4_to_f16x2_by_column`] makes that the `m16n8k16` B fragment
-/// of column `c` (keys `2q, 2q+1`) and of column `c + 1`, so one O tile
-/// takes the even columns of the half and the next tile the odd ones
-/// ([`o_column`]).
+/// `o += P·V` for one key block: `p` the probabilities (`S_TILES`, 4 or 8,
+/// 8-key accumulator tiles), V the block's E4M3 tile at `v_tile` (key rows
+/// laid out as `rows`), 32 keys at a time ([`pv_32_keys`]: one loop over
+/// the eight tiles of a 64-key block stayed rolled at D = 128 and put P in
+/// local memory).
 ///
 /// # Safety
 /// Converged warp; `8 * S_TILES` key rows of `4 * O_TILES` readable bytes
@@ -73,12 +68,45 @@ unsafe fn pv_e4m3<const S_TILES: usize, const O_TILES: usize>(
     v_tile: u32,
     rows: RowLayout,
 ) {
+    let low: [[f32; 4]; 4] = core::array::from_fn(|t| p[t]);
+    // SAFETY: forwarded; keys 0..32.
+    unsafe { pv_32_keys(o, &low, v_tile, rows, 0) };
+    if S_TILES == 8 {
+        let high: [[f32; 4]; 4] = core::array::from_fn(|t| p[4 + t]);
+        // SAFETY: forwarded; keys 32..64.
+        unsafe { pv_32_keys(o, &high, v_tile, rows, 32) };
+    }
+}
+
+/// `o += P·V` for the 32 keys `key0 ..` of a key block: `p` their
+/// probabilities (four 8-key accumulator tiles), V's E4M3 tile at `v_tile`.
+///
+/// Per 16 keys and 32 head columns, one `ldmatrix.x4.trans` reads V as
+/// 16-bit elements (column pairs): lane (group `g`, quad `q`) receives, per
+/// 8-key half and per 16-column half, the bytes `[V[2q][c], V[2q][c+1],
+/// V[2q+1][c], V[2q+1][c+1]]` with `c = 2g` inside that half.
+/// [`cvt::e4m3x4_to_f16x2_by_column`] makes that the `m16n8k16` B fragment
+/// of column `c` (keys `2q, 2q+1`) and of column `c + 1`, so one O tile
+/// takes the even columns of the half and the next tile the odd ones
+/// ([`o_column`]).
+///
+/// # Safety
+/// Converged warp; key rows `key0 .. key0 + 32` of `4 * O_TILES` readable
+/// bytes at `v_tile`.
+#[inline(always)]
+unsafe fn pv_32_keys<const O_TILES: usize>(
+    o: &mut [[f32; 4]; O_TILES],
+    p: &[[f32; 4]; 4],
+    v_tile: u32,
+    rows: RowLayout,
+    key0: u32,
+) {
     let lane = sreg::lane_id();
     let (matrix, row) = (lane / 8, lane % 8);
-    for kk in 0..S_TILES / 2 {
+    for kk in 0..2 {
         let a = online::p_fragment(p, kk);
         for chunk in 0..O_TILES / 4 {
-            let key = kk as u32 * 16 + (matrix % 2) * 8 + row;
+            let key = key0 + kk as u32 * 16 + (matrix % 2) * 8 + row;
             let col = chunk as u32 * 32 + (matrix / 2) * 16;
             // SAFETY: converged warp; rows inside the V tile.
             let x = unsafe { ldmatrix::load_x4_trans(v_tile + rows.offset(key, col)) };
@@ -110,10 +138,76 @@ const UNFUSED: bool = false;
 /// `cp.async` (sm_89: padded rows).
 const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
 
+/// `S = Q·K^T` of one 64-key block for a key group that is a warpgroup
+/// (four row warps, 64 query rows; `split-wg`): one
+/// `wgmma.m64n64k32.e4m3` per 32 head columns, Q and K read straight from
+/// their swizzled E4M3 tiles through descriptors
+/// ([`swizzled_kmajor_desc`]: no conversion, no `ldmatrix`, no Q
+/// fragments), issued, committed and waited for. Warp `w` of the group
+/// receives the scores of its rows `16w ..` in the `mma.sync` accumulator
+/// layout, `S_TILES` (8) tiles of 8 keys, as [`warp_tile::scores`] returns
+/// them.
+///
+/// # Safety
+/// Warpgroup-uniform (all four warps of the group, converged); both tiles
+/// landed (their barriers waited for); `S_TILES == 8`; `HEAD_DIM` 64 or
+/// 128 (bytes per row), swizzled as tensor copies write them, each tile at
+/// a multiple of 1024 bytes.
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+unsafe fn warpgroup_scores<const HEAD_DIM: usize, const S_TILES: usize>(
+    q_tile: u32,
+    k_tile: u32,
+) -> [[f32; 4]; S_TILES] {
+    use crate::arch::wgmma;
+    let mut acc = [0f32; 32];
+    // SAFETY: the caller's contract; the fences order the accumulators'
+    // register writes around the asynchronous products.
+    unsafe {
+        for x in acc.iter_mut() {
+            wgmma::pin_f32(x);
+        }
+        wgmma::fence();
+        // Written out rather than looped (a loop LLVM left rolled at D = 128
+        // kept the accumulators in local memory).
+        let descs = |k_byte0: u32| {
+            let row_bytes = HEAD_DIM as u32;
+            (swizzled_kmajor_desc(q_tile, row_bytes, k_byte0), swizzled_kmajor_desc(k_tile, row_bytes, k_byte0))
+        };
+        let (q, k) = descs(0);
+        wgmma::m64n64k32_e4m3::<0>(&mut acc, q, k);
+        let (q, k) = descs(32);
+        wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
+        if HEAD_DIM == 128 {
+            let (q, k) = descs(64);
+            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
+            let (q, k) = descs(96);
+            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
+        }
+        wgmma::commit_group();
+        wgmma::wait_group(0);
+        for x in acc.iter_mut() {
+            wgmma::pin_f32(x);
+        }
+    }
+    core::array::from_fn(|t| [acc[4 * t], acc[4 * t + 1], acc[4 * t + 2], acc[4 * t + 3]])
+}
+
+/// Off sm_90a there is no `wgmma` and no `split-wg` entry: [`forward`]
+/// takes this branch only with `WARPGROUP_QK`, which only sm_90a entries set.
+#[cfg(not(target_feature = "sm_90a"))]
+#[inline(always)]
+unsafe fn warpgroup_scores<const HEAD_DIM: usize, const S_TILES: usize>(_: u32, _: u32) -> [[f32; 4]; S_TILES] {
+    // SAFETY: never reached (above).
+    unsafe { core::hint::unreachable_unchecked() }
+}
+
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
-/// finishes in the merge).
+/// finishes in the merge); `WARPGROUP_QK` (`split-wg`, sm_90a only): each
+/// group is a warpgroup of 64-key blocks and computes Q·K^T on `wgmma`
+/// ([`warpgroup_scores`]) instead of per warp on `mma.sync`.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
@@ -130,14 +224,16 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const SLICE: usize,
+    const WARPGROUP_QK: bool,
 >(
     p: &AttnParams,
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
-        assert!(BLOCK_N % 16 == 0 && O_TILES % 4 == 0 && STAGES >= 2);
+        assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1);
+        assert!(!WARPGROUP_QK || (TENSOR_COPIES && ROW_WARPS == 4 && S_TILES == 8), "a warpgroup of 64-key blocks");
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -268,9 +364,14 @@ pub unsafe fn forward<
         }
         mbarrier::wait(q_barrier, 0);
     }
-    // SAFETY: converged warp; the warp's 16 rows of the Q tile.
-    let q_frag: warp_tile::QFragments<QK_STEPS> =
-        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) };
+    let q_frag: warp_tile::QFragments<QK_STEPS> = if WARPGROUP_QK {
+        // SAFETY: plain integers, never read (the group's `wgmma` reads Q
+        // from shared memory).
+        unsafe { core::mem::zeroed() }
+    } else {
+        // SAFETY: converged warp; the warp's 16 rows of the Q tile.
+        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) }
+    };
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -284,9 +385,14 @@ pub unsafe fn forward<
         // SAFETY: the group's copies of block i arrive on this phase.
         unsafe { mbarrier::wait(full(stage), parity) };
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
-        // SAFETY: converged warp; the K tile of this stage.
-        let [mut s] =
-            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) };
+        let [mut s] = if WARPGROUP_QK {
+            // SAFETY: the group is a warpgroup walking the same blocks (entry
+            // assertion); Q and this K tile landed, 1024-byte aligned.
+            [unsafe { warpgroup_scores::<HEAD_DIM, S_TILES>(smem_base + plan.q, k_tile) }]
+        } else {
+            // SAFETY: converged warp; the K tile of this stage.
+            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) }
+        };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
