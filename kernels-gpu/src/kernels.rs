@@ -246,6 +246,14 @@ impl Workload {
         if self.causal { blocks.div_ceil(2) } else { blocks }
     }
 
+    /// The blocks `split-wg` would launch (batch x heads x 64-row query
+    /// blocks), halved (rounded up) under causal masking as
+    /// [`Workload::wgmma_blocks`].
+    pub fn split_wg_blocks(&self) -> u64 {
+        let blocks = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(SPLIT_WG_D64.block_m) as u64;
+        if self.causal { blocks.div_ceil(2) } else { blocks }
+    }
+
     /// The keys a query block sees on average, as [`recommended`] weighs a
     /// block's chain: `seq_kv`, halved (rounded up) under causal masking.
     pub fn split_keys(&self) -> u32 {
@@ -293,6 +301,26 @@ pub const fn split_fill_fifths(head_dim: u32) -> u64 {
     if head_dim >= 128 { 2 } else { 3 }
 }
 
+/// Whether `split-wg`'s 64-row blocks ([`Workload::split_wg_blocks`]) fill
+/// at least two thirds of the GPU's `multiprocessors` (one block per SM at
+/// its 137 / 168 registers): there it beats `split`, whose 32-row blocks
+/// take twice the chains of each 64 rows (H100 run 110: 0.78-0.96x of
+/// `split`'s time at 96-256 blocks, e.g. (3,8,256,64) 4.27 vs 5.44 us,
+/// (1,8,1024,128) 15.7 vs 19.2; 1.08-1.29x at 64 blocks, e.g. the mission
+/// shapes (2,8,256,64) 4.18 vs 3.87 and (1,8,512,64) 6.64 vs 5.76).
+pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
+    3 * blocks >= 2 * multiprocessors as u64
+}
+
+/// Keys up to which [`recommended`] picks `split-wg` at D = 128 beyond
+/// `split`'s territory, where it fills [`split_wg_fills`] and launches at
+/// most 4 blocks per SM: the `wgmma` kernel's prepass and 192-row blocks do
+/// not pay there (H100 run 110: (4,8,256,128) 6.3 us vs `mma` 10.8,
+/// (8,16,256,128) 22.0 vs 25.1, (4,8,512,128) 17.8 vs `wgmma` 20.9,
+/// (4,16,512,128) 34.3 vs 37.4; `wgmma` wins at 768 keys, (2,12,768,128)
+/// 26.3 vs 34.4, and at 1024 blocks, (8,16,512,128) 63.3 vs 71.5).
+pub const SPLIT_WG_D128_MAX_KEYS: u32 = 512;
+
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
@@ -300,15 +328,19 @@ pub const fn split_fill_fifths(head_dim: u32) -> u64 {
 /// [`Workload::split_keys`]) and `wgmma` would fill less of the GPU than
 /// [`split_fill_fifths`] says ([`Workload::wgmma_blocks`]), since `split`
 /// shares each query block's keys among groups of warps and so shortens
-/// each block's chain where there are few blocks; otherwise `wgmma` from
-/// [`wgmma_min_keys`] keys on and `mma` below. Fitted on H200 record
+/// each block's chain where there are few blocks; there `split-wg` instead
+/// when its 64-row blocks still fill the GPU ([`split_wg_fills`]), and at
+/// D = 128 `split-wg` also for up to [`SPLIT_WG_D128_MAX_KEYS`] keys when
+/// its blocks fill between two thirds of the SMs and 4 per SM; otherwise
+/// `wgmma` from [`wgmma_min_keys`] keys on and `mma` below. The `split-wg`
+/// limits were fitted on H100 run 110 (record 2026-11-25-9, 55 shapes: the
+/// rule picks the fastest variant or one within 2% at all of them, in
+/// sample). Earlier: fitted on H200 record
 /// 2026-11-25 and run 77, adjusted on records 2026-11-25-2, -4 and -6
-/// (`results/`; `host/tests/kernels.rs` lists the 45 shapes of record -6):
-/// the rule picks the fastest variant, or one within 2% (about the
-/// run-to-run spread there), at 43 of them; the misses are two near-ties
-/// of `mma` and `wgmma` (unchanged kernels, within 2% in record -4):
-/// (16,16,256,64) 23.3 vs 22.8 us and (4,16,384,64) 14.2 vs 13.8.
-/// (Run 77's 12 shapes were predicted out of sample by the rule fitted on
+/// (`results/`): at 43 of record -6's 45 shapes it picked the fastest
+/// variant or one within 2% (about the run-to-run spread there), the
+/// misses two `mma`/`wgmma` near-ties, (16,16,256,64) and (4,16,384,64),
+/// which `mma` won on the H100 of runs 108 and 110. (Run 77's 12 shapes were predicted out of sample by the rule fitted on
 /// the first 33: right at 10, as predicted; the two misses set the D = 128
 /// limits. Record -6's faster `split` moved the key limit from 1024 to
 /// [`split_max_keys`], and 12 shapes near the new edges were predicted
@@ -320,8 +352,16 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
+    let wg_blocks = w.split_wg_blocks();
+    let wg_fills = split_wg_fills(wg_blocks, multiprocessors);
     if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks {
-        Variant::Split
+        if wg_fills { Variant::SplitWg } else { Variant::Split }
+    } else if w.head_dim >= 128
+        && w.split_keys() <= SPLIT_WG_D128_MAX_KEYS
+        && wg_fills
+        && wg_blocks <= 4 * multiprocessors as u64
+    {
+        Variant::SplitWg
     } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
         Variant::Wgmma
     } else {
