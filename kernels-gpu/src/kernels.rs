@@ -250,7 +250,8 @@ impl Workload {
     /// blocks), halved (rounded up) under causal masking as
     /// [`Workload::wgmma_blocks`].
     pub fn split_wg_blocks(&self) -> u64 {
-        let blocks = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(SPLIT_WG_D64.block_m) as u64;
+        let rows = find(Variant::SplitWg, self.head_dim).map_or(SPLIT_WG_D64.block_m, |k| k.tiles.block_m);
+        let blocks = self.batch as u64 * self.heads_q as u64 * self.seq_q.div_ceil(rows) as u64;
         if self.causal { blocks.div_ceil(2) } else { blocks }
     }
 
@@ -335,14 +336,13 @@ pub const SPLIT_WG_D128_MAX_KEYS: u32 = 512;
 /// `wgmma` from [`wgmma_min_keys`] keys on and `mma` below. The `split-wg`
 /// limits were fitted on H100 run 110 (record 2026-11-25-9, 55 shapes: the
 /// rule picks the fastest variant or one within 2% at all of them, in
-/// sample). Earlier: fitted on H200 record
-/// 2026-11-25 and run 77, adjusted on records 2026-11-25-2, -4 and -6
-/// (`results/`): at 43 of record -6's 45 shapes it picked the fastest
+/// sample). Earlier: fitted on H200 record 2026-11-25 and run 77, adjusted
+/// on records 2026-11-25-2, -4 and -6 (`results/`): at 43 of record -6's 45 shapes it picked the fastest
 /// variant or one within 2% (about the run-to-run spread there), the
 /// misses two `mma`/`wgmma` near-ties, (16,16,256,64) and (4,16,384,64),
-/// which `mma` won on the H100 of runs 108 and 110. (Run 77's 12 shapes were predicted out of sample by the rule fitted on
-/// the first 33: right at 10, as predicted; the two misses set the D = 128
-/// limits. Record -6's faster `split` moved the key limit from 1024 to
+/// which `mma` won on the H100 of runs 108 and 110. (Run 77's 12 shapes
+/// were predicted out of sample by the rule fitted on the first 33: right
+/// at 10, as predicted; the two misses set the D = 128 limits. Record -6's faster `split` moved the key limit from 1024 to
 /// [`split_max_keys`], and 12 shapes near the new edges were predicted
 /// before H100 run 105: `results/2026-11-25-predictions-run105.md`.)
 ///

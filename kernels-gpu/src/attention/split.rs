@@ -140,29 +140,31 @@ const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
 
 /// `S = Q·K^T` of one 64-key block for a key group that is a warpgroup
 /// (four row warps, 64 query rows; `split-wg`): one
-/// `wgmma.m64n64k32.e4m3` per 32 head columns, Q and K read straight from
-/// their swizzled E4M3 tiles through descriptors
-/// ([`swizzled_kmajor_desc`]: no conversion, no `ldmatrix`, no Q
-/// fragments), issued, committed and waited for. Warp `w` of the group
-/// receives the scores of its rows `16w ..` in the `mma.sync` accumulator
-/// layout, `S_TILES` (8) tiles of 8 keys, as [`warp_tile::scores`] returns
-/// them.
+/// `wgmma.m64n64k32.e4m3` per 32 head columns on descriptors of the
+/// swizzled E4M3 Q and K tiles ([`swizzled_kmajor_desc`]: no conversion, no
+/// `ldmatrix`, no Q fragments), waited for. Warp `w` of the group receives
+/// the scores of its rows `16w ..` in the `mma.sync` accumulator layout, 8
+/// tiles of 8 keys, as [`warp_tile::scores`] returns them. (The `wgmma`
+/// kernel's `issue_scores` issues the same products, but through its
+/// accumulator cast it put these in local memory here: 128-byte stack,
+/// 148 / 186 registers instead of 137 / 168.)
 ///
 /// # Safety
 /// Warpgroup-uniform (all four warps of the group, converged); both tiles
-/// landed (their barriers waited for); `S_TILES == 8`; `HEAD_DIM` 64 or
-/// 128 (bytes per row), swizzled as tensor copies write them, each tile at
-/// a multiple of 1024 bytes.
+/// landed (their barriers waited for); `QK_STEPS` 2 or 4 (64 or 128 bytes
+/// per row), rows swizzled as tensor copies write them, each tile at a
+/// multiple of 1024 bytes.
 #[cfg(target_feature = "sm_90a")]
 #[inline(always)]
-unsafe fn warpgroup_scores<const HEAD_DIM: usize, const S_TILES: usize>(
-    q_tile: u32,
-    k_tile: u32,
-) -> [[f32; 4]; S_TILES] {
+unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [[f32; 4]; 8] {
     use crate::arch::wgmma;
+    let row_bytes = 32 * QK_STEPS as u32;
+    let descs = |k_byte0: u32| {
+        (swizzled_kmajor_desc(q_tile, row_bytes, k_byte0), swizzled_kmajor_desc(k_tile, row_bytes, k_byte0))
+    };
     let mut acc = [0f32; 32];
-    // SAFETY: the caller's contract; the fences order the accumulators'
-    // register writes around the asynchronous products.
+    // SAFETY: the caller's contract; the fence orders the accumulators'
+    // earlier register writes before the asynchronous products.
     unsafe {
         for x in acc.iter_mut() {
             wgmma::pin_f32(x);
@@ -170,15 +172,11 @@ unsafe fn warpgroup_scores<const HEAD_DIM: usize, const S_TILES: usize>(
         wgmma::fence();
         // Written out rather than looped (a loop LLVM left rolled at D = 128
         // kept the accumulators in local memory).
-        let descs = |k_byte0: u32| {
-            let row_bytes = HEAD_DIM as u32;
-            (swizzled_kmajor_desc(q_tile, row_bytes, k_byte0), swizzled_kmajor_desc(k_tile, row_bytes, k_byte0))
-        };
         let (q, k) = descs(0);
         wgmma::m64n64k32_e4m3::<0>(&mut acc, q, k);
         let (q, k) = descs(32);
         wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-        if HEAD_DIM == 128 {
+        if QK_STEPS == 4 {
             let (q, k) = descs(64);
             wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
             let (q, k) = descs(96);
@@ -193,21 +191,12 @@ unsafe fn warpgroup_scores<const HEAD_DIM: usize, const S_TILES: usize>(
     core::array::from_fn(|t| [acc[4 * t], acc[4 * t + 1], acc[4 * t + 2], acc[4 * t + 3]])
 }
 
-/// Off sm_90a there is no `wgmma` and no `split-wg` entry: [`forward`]
-/// takes this branch only with `WARPGROUP_QK`, which only sm_90a entries set.
-#[cfg(not(target_feature = "sm_90a"))]
-#[inline(always)]
-unsafe fn warpgroup_scores<const HEAD_DIM: usize, const S_TILES: usize>(_: u32, _: u32) -> [[f32; 4]; S_TILES] {
-    // SAFETY: never reached (above).
-    unsafe { core::hint::unreachable_unchecked() }
-}
-
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
 /// finishes in the merge); `WARPGROUP_QK` (`split-wg`, sm_90a only): each
 /// group is a warpgroup of 64-key blocks and computes Q·K^T on `wgmma`
-/// ([`warpgroup_scores`]) instead of per warp on `mma.sync`.
+/// (`warpgroup_scores`) instead of per warp on `mma.sync`.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
@@ -365,9 +354,8 @@ pub unsafe fn forward<
         mbarrier::wait(q_barrier, 0);
     }
     let q_frag: warp_tile::QFragments<QK_STEPS> = if WARPGROUP_QK {
-        // SAFETY: plain integers, never read (the group's `wgmma` reads Q
-        // from shared memory).
-        unsafe { core::mem::zeroed() }
+        // Never read: the group's `wgmma` reads Q from shared memory.
+        core::array::from_fn(|_| Default::default())
     } else {
         // SAFETY: converged warp; the warp's 16 rows of the Q tile.
         unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) }
@@ -385,13 +373,19 @@ pub unsafe fn forward<
         // SAFETY: the group's copies of block i arrive on this phase.
         unsafe { mbarrier::wait(full(stage), parity) };
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
-        let [mut s] = if WARPGROUP_QK {
-            // SAFETY: the group is a warpgroup walking the same blocks (entry
-            // assertion); Q and this K tile landed, 1024-byte aligned.
-            [unsafe { warpgroup_scores::<HEAD_DIM, S_TILES>(smem_base + plan.q, k_tile) }]
-        } else {
+        // (`WARPGROUP_QK` exists only on sm_90a, where `wgmma` does.)
+        let [mut s]: [[[f32; 4]; S_TILES]; 1] = match () {
+            #[cfg(target_feature = "sm_90a")]
+            () if WARPGROUP_QK => {
+                // SAFETY: the group is a warpgroup walking the same blocks
+                // (entry assertion); Q and this K tile landed, 1024-byte aligned.
+                let s = unsafe { warpgroup_scores::<QK_STEPS>(smem_base + plan.q, k_tile) };
+                [core::array::from_fn(|t| s[t])]
+            }
             // SAFETY: converged warp; the K tile of this stage.
-            unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows) }
+            () => unsafe {
+                warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows)
+            },
         };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
