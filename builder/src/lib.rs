@@ -3,6 +3,7 @@
 //! the role rust-cuda's `cuda_builder` would; `host/build.rs` and `xtask`
 //! both use it, so there is one recipe.
 
+pub mod launch_bounds;
 pub mod report;
 
 use std::path::{Path, PathBuf};
@@ -48,7 +49,8 @@ pub fn nvptx_rustflags(arch: Arch) -> Vec<String> {
 }
 
 /// Builds `kernels-gpu` for `arch` with `cargo` (the path of the cargo to
-/// run), in `target_dir/<arch>`, and returns the path of the PTX file.
+/// run), in `target_dir/<arch>`, and returns the path of the PTX file,
+/// with the launch bounds of the kernel table declared ([`launch_bounds`]).
 /// Outer `RUSTFLAGS` never leak in: the flags are set explicitly.
 pub fn build_ptx(cargo: &Path, workspace: &Path, arch: Arch, target_dir: &Path) -> Result<PathBuf, BuildError> {
     let dir = target_dir.join(arch.name);
@@ -71,7 +73,16 @@ pub fn build_ptx(cargo: &Path, workspace: &Path, arch: Arch, target_dir: &Path) 
         )));
     }
     let ptx = dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
-    if ptx.is_file() { Ok(ptx) } else { Err(BuildError(format!("no PTX at {}", ptx.display()))) }
+    if !ptx.is_file() {
+        return Err(BuildError(format!("no PTX at {}", ptx.display())));
+    }
+    // The launch bounds the kernel table asks for (`launch_bounds`), in a
+    // file of their own (rustc's stays as it wrote it while it is fresh).
+    let text = std::fs::read_to_string(&ptx).map_err(|e| BuildError(format!("reading {}: {e}", ptx.display())))?;
+    let bounded = launch_bounds::declare(&text, &launch_bounds::from_kernel_table()).map_err(BuildError)?;
+    let out = ptx.with_extension("bounded.ptx");
+    std::fs::write(&out, bounded).map_err(|e| BuildError(format!("writing {}: {e}", out.display())))?;
+    Ok(out)
 }
 
 /// Where `cargo xtask setup` installs ptxas: `<workspace>/target/cuda-tools`.

@@ -22,7 +22,8 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
         if !row.in_table {
             out.push(format!("{at}: entry in the PTX but not in kernels_gpu::kernels::KERNELS"));
         }
-        zero_rules(&mut out, &at, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes);
+        let allowed = budgets.get(&(row.entry.clone(), row.arch.name.to_string())).map_or(0, |b| b.max_spill_bytes);
+        spill_rules(&mut out, &at, allowed, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes);
         let smem = row.total_smem().unwrap_or(0);
         let limit = smem_limit(row.arch);
         if smem > limit {
@@ -61,7 +62,7 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
     }
     for (arch, f) in functions {
         let at = format!("device function {} {}", f.name, arch.name);
-        zero_rules(&mut out, &at, f.stack_bytes, f.spill_store_bytes, f.spill_load_bytes);
+        spill_rules(&mut out, &at, 0, f.stack_bytes, f.spill_store_bytes, f.spill_load_bytes);
     }
     for (entry, arch) in budgets.keys() {
         if !rows.iter().any(|r| &r.entry == entry && r.arch.name == arch) {
@@ -91,15 +92,14 @@ pub fn l4_two_blocks_violation(arch: Arch, registers: u32, threads: u32, smem: u
     })
 }
 
-/// The global rule: stack and spills must be 0.
-fn zero_rules(out: &mut Vec<String>, at: &str, stack: u32, stores: u32, loads: u32) {
-    for (figure, value, why) in [
-        ("stack frame", stack, "no stack allowed"),
-        ("spill stores", stores, "no spills allowed"),
-        ("spill loads", loads, "no spills allowed"),
-    ] {
-        if value > 0 {
-            out.push(format!("{at}: {figure} {value} B > budget 0 ({why})"));
+/// The global rule: stack and spills must be 0, or at most `allowed`
+/// bytes each where the entry's budget grants an allowance.
+fn spill_rules(out: &mut Vec<String>, at: &str, allowed: u32, stack: u32, stores: u32, loads: u32) {
+    let why = if allowed == 0 { "no spills allowed" } else { "the entry's max_spill_bytes in budgets.toml" };
+    for (figure, value) in [("stack frame", stack), ("spill stores", stores), ("spill loads", loads)] {
+        if value > allowed {
+            let why = if allowed == 0 && figure == "stack frame" { "no stack allowed" } else { why };
+            out.push(format!("{at}: {figure} {value} B > budget {allowed} ({why})"));
         }
     }
 }
@@ -135,15 +135,24 @@ mod tests {
     }
 
     fn budgets(max_registers: u32, max_smem_bytes: u32) -> Budgets {
-        let b = Budget { max_registers, max_smem_bytes, min_blocks_per_sm: 1 };
+        let b = Budget { max_registers, max_smem_bytes, min_blocks_per_sm: 1, max_spill_bytes: 0 };
         [(("k".into(), "sm_90a".into()), b), (("k".into(), "sm_89".into()), b)].into()
     }
 
     #[test]
     fn proposed_budgets() {
-        assert_eq!(proposed(147, 34816, 3), Budget { max_registers: 155, max_smem_bytes: 35840, min_blocks_per_sm: 3 });
-        assert_eq!(proposed(250, 0, 1), Budget { max_registers: 255, max_smem_bytes: 0, min_blocks_per_sm: 1 });
-        assert_eq!(proposed(30, 1, 16), Budget { max_registers: 38, max_smem_bytes: 1024, min_blocks_per_sm: 16 });
+        assert_eq!(
+            proposed(147, 34816, 3),
+            Budget { max_registers: 155, max_smem_bytes: 35840, min_blocks_per_sm: 3, max_spill_bytes: 0 }
+        );
+        assert_eq!(
+            proposed(250, 0, 1),
+            Budget { max_registers: 255, max_smem_bytes: 0, min_blocks_per_sm: 1, max_spill_bytes: 0 }
+        );
+        assert_eq!(
+            proposed(30, 1, 16),
+            Budget { max_registers: 38, max_smem_bytes: 1024, min_blocks_per_sm: 16, max_spill_bytes: 0 }
+        );
     }
 
     #[test]
@@ -177,6 +186,15 @@ mod tests {
         assert_eq!(check(&[row(SM_90A, 168, 2048, 0)], &[], &b).len(), 1, "only the stale sm_89 budget");
         let v = check(&[row(SM_90A, 169, 2048, 0)], &[], &b);
         assert_eq!(v[0], "k sm_90a: 2 blocks per SM < budget 3 (169 registers x 128 threads, 3072 B smem)");
+    }
+
+    #[test]
+    fn a_spill_allowance_admits_that_many_bytes_and_no_more() {
+        let mut b = budgets(200, 64 * 1024);
+        b.values_mut().for_each(|b| b.max_spill_bytes = 8);
+        let rows = [row(SM_90A, 128, 2048, 8), row(SM_89, 128, 2048, 12)];
+        let v = check(&rows, &[], &b);
+        assert_eq!(v, ["k sm_89: spill stores 12 B > budget 8 (the entry's max_spill_bytes in budgets.toml)"]);
     }
 
     #[test]

@@ -50,7 +50,10 @@ pub fn run(args: &[String]) -> Result<()> {
     let ws = util::workspace();
     let budgets_path = ws.join("budgets.toml");
     // Read the budgets first, so that a broken file fails before the build.
+    // (With --update-budgets a missing or broken file is rewritten, keeping
+    // what spill allowances it had if it reads.)
     let loaded = if update { None } else { Some(budgets::load(&budgets_path)?) };
+    let kept = if update { budgets::load(&budgets_path).unwrap_or_default() } else { Default::default() };
     let ptxas = setup::ensure_ptxas(&ws)?;
     let mut rows = Vec::new();
     let mut functions = Vec::new();
@@ -65,7 +68,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let budgets = match loaded {
         Some(b) => b,
         None => {
-            budgets::write(&budgets_path, &rows)?;
+            budgets::write(&budgets_path, &rows, &kept)?;
             eprintln!("wrote {}", budgets_path.display());
             budgets::load(&budgets_path)?
         }
