@@ -3,8 +3,8 @@
 //! exactly once.
 
 use kernels_gpu::kernels::{
-    HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, SPLIT_WG_D128_MAX_KEYS, Variant, Workload, find, recommended,
-    split_fill_fifths, split_max_keys, split_wg_fills, wgmma_min_keys,
+    HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, SPLIT_WG_D64_MAX_KEYS, SPLIT_WG_D64_SHORT_KEYS, SPLIT_WG_D128_MAX_KEYS,
+    Variant, Workload, find, recommended, split_fill_fifths, split_max_keys, split_wg_fills, wgmma_min_keys,
 };
 use kernels_gpu::params::KvTiles;
 use kernels_gpu::schedule::{blocks, grid};
@@ -209,15 +209,16 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
     assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
 }
 
-/// The shapes whose variants were timed against each other (H100 run 110 =
-/// record 2026-11-25-9, graph mode, every variant including `split-wg`: the
-/// 45 shapes of the H200 records the rule was fitted on before, and 10 near
-/// `split-wg`'s edges), each with the variants within 2% of the fastest
-/// there (about the run-to-run spread of these short shapes), fastest first
-/// (`B,H,S,D[,causal]`). The `split-wg` limits were fitted on these (in
-/// sample); the H200 records' two misses, `mma`/`wgmma` near-ties at
-/// (16,16,256,64) and (4,16,384,64), went to `mma` here.
-const MEASURED_WINNERS: [(&str, &[Variant]); 55] = [
+/// The shapes whose variants were timed against each other (H100 run 116,
+/// graph mode, every variant of the stage-80 build, `split-wg` D = 64 at two
+/// blocks per SM: the mission shape and the 78 crossover shapes of runs 110
+/// and 111), each with the variants within 2% of the fastest there (about
+/// the run-to-run spread of these short shapes), fastest first
+/// (`B,H,S,D[,causal]`). The rule was fitted on these (in sample).
+const MEASURED_WINNERS: [(&str, &[Variant]); 79] = [
+    ("2,8,256,64", &[Variant::Split]),
+    ("1,8,512,64", &[Variant::Split]),
+    ("4,16,2048,64", &[Variant::Wgmma]),
     ("1,8,1024,64", &[Variant::SplitWg]),
     ("1,8,1536,64", &[Variant::Wgmma]),
     ("1,8,2048,64", &[Variant::Wgmma]),
@@ -229,26 +230,26 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 55] = [
     ("1,8,1024,64,causal", &[Variant::Split]),
     ("1,8,2048,64,causal", &[Variant::SplitWg]),
     ("2,16,1024,64", &[Variant::Wgmma]),
-    ("1,16,1024,64", &[Variant::Wgmma]),
-    ("1,12,1024,64", &[Variant::Wgmma]),
-    ("2,8,2048,64,causal", &[Variant::Wgmma]),
+    ("1,16,1024,64", &[Variant::SplitWg]),
+    ("1,12,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
+    ("2,8,2048,64,causal", &[Variant::SplitWg, Variant::Wgmma]),
     ("1,8,2048,128,causal", &[Variant::SplitWg]),
     ("1,4,2048,64", &[Variant::SplitWg]),
     ("1,8,1536,128", &[Variant::Wgmma]),
     ("2,4,512,64", &[Variant::Split]),
-    ("8,16,256,64", &[Variant::Mma]),
+    ("8,16,256,64", &[Variant::SplitWg]),
     ("8,16,512,64", &[Variant::Wgmma]),
     ("4,16,512,128", &[Variant::SplitWg]),
     ("8,16,512,128", &[Variant::Wgmma]),
-    ("16,16,256,64", &[Variant::Mma]),
+    ("16,16,256,64", &[Variant::SplitWg]),
     ("8,16,256,128", &[Variant::SplitWg]),
     ("4,16,768,64", &[Variant::Wgmma]),
     ("2,8,512,64", &[Variant::SplitWg]),
     ("1,8,768,64", &[Variant::SplitWg]),
-    ("4,8,512,64", &[Variant::Wgmma]),
-    ("2,16,512,64", &[Variant::Wgmma]),
-    ("4,16,384,64", &[Variant::Wgmma, Variant::Mma]),
-    ("2,8,1024,128", &[Variant::Wgmma]),
+    ("4,8,512,64", &[Variant::SplitWg]),
+    ("2,16,512,64", &[Variant::SplitWg]),
+    ("4,16,384,64", &[Variant::SplitWg]),
+    ("2,8,1024,128", &[Variant::Wgmma, Variant::SplitWg]),
     ("1,4,1024,128", &[Variant::Split]),
     ("1,8,768,128", &[Variant::SplitWg]),
     ("2,12,768,128", &[Variant::Wgmma]),
@@ -265,15 +266,42 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 55] = [
     ("2,8,512,128", &[Variant::SplitWg]),
     ("4,8,512,128", &[Variant::SplitWg]),
     ("2,8,256,128", &[Variant::Split]),
-    ("2,8,256,64", &[Variant::Split]),
-    ("1,8,512,64", &[Variant::Split]),
-    ("4,16,2048,64", &[Variant::Wgmma]),
-    ("2,16,8192,64", &[Variant::Wgmma]),
-    ("2,16,8192,64,causal", &[Variant::Wgmma]),
-    ("4,16,4096,128", &[Variant::Wgmma]),
-    ("1,16,16384,128", &[Variant::Wgmma]),
-    ("1,16,16384,128,causal", &[Variant::Wgmma]),
+    ("1,12,768,64", &[Variant::SplitWg]),
+    ("2,6,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
+    ("3,8,512,64", &[Variant::SplitWg]),
+    ("1,16,512,64", &[Variant::SplitWg]),
+    ("2,12,512,64", &[Variant::SplitWg]),
+    ("6,8,256,64", &[Variant::SplitWg]),
+    ("2,16,256,64", &[Variant::SplitWg]),
+    ("1,24,512,64", &[Variant::SplitWg]),
+    ("5,8,256,64", &[Variant::SplitWg]),
+    ("1,10,1024,64", &[Variant::Wgmma, Variant::SplitWg]),
+    ("1,4,1536,64", &[Variant::SplitWg]),
+    ("1,12,768,128", &[Variant::Wgmma]),
+    ("3,8,512,128", &[Variant::SplitWg]),
+    ("2,6,768,128", &[Variant::Wgmma]),
+    ("1,12,512,128", &[Variant::SplitWg]),
+    ("5,8,256,128", &[Variant::SplitWg, Variant::Split]),
+    ("1,8,1280,128", &[Variant::Wgmma]),
+    ("6,16,256,128", &[Variant::SplitWg]),
+    ("3,16,384,128", &[Variant::Wgmma]),
+    ("2,4,1024,128", &[Variant::SplitWg]),
+    ("2,8,1024,64,causal", &[Variant::SplitWg]),
+    ("1,8,1536,128,causal", &[Variant::SplitWg]),
+    ("4,8,1024,64,causal", &[Variant::SplitWg]),
+    ("1,16,1024,128,causal", &[Variant::SplitWg]),
+    ("1,12,512,64", &[Variant::SplitWg]),
+    ("2,12,256,64", &[Variant::SplitWg]),
+    ("3,4,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
+    ("12,8,256,64", &[Variant::SplitWg]),
+    ("2,4,1024,64", &[Variant::SplitWg]),
 ];
+
+/// The measured shapes where the rule's pick is 3-4% behind the fastest
+/// (`wgmma`): D = 128 `split-wg` at 144 and 288 blocks, one block per SM
+/// leaving a ragged last round. Listed so that a rule that fixes them, or
+/// misses elsewhere, must say so here.
+const KNOWN_MISSES: [&str; 3] = ["1,12,768,128", "2,6,768,128", "3,16,384,128"];
 
 fn workload(shape: &str) -> Workload {
     let parts: Vec<&str> = shape.split(',').collect();
@@ -282,11 +310,15 @@ fn workload(shape: &str) -> Workload {
 }
 
 #[test]
-fn the_sm90a_recommendation_is_a_fastest_variant_at_every_measured_shape() {
+fn the_sm90a_recommendation_is_a_fastest_variant_at_every_measured_shape_but_the_known_misses() {
     // The H100 and the H200 have 132 SMs.
     for (shape, winners) in MEASURED_WINNERS {
         let pick = recommended(&workload(shape), true, 132);
-        assert!(winners.contains(&pick), "{shape}: recommended {pick:?}, measured fastest {winners:?}");
+        if KNOWN_MISSES.contains(&shape) {
+            assert!(!winners.contains(&pick), "{shape}: a known miss is now right: update KNOWN_MISSES");
+        } else {
+            assert!(winners.contains(&pick), "{shape}: recommended {pick:?}, measured fastest {winners:?}");
+        }
     }
 }
 
@@ -298,13 +330,14 @@ fn the_recommendation_follows_wgmmas_block_count_on_sm90a() {
     let edge = workload("1,79,512,64");
     assert_eq!(edge.wgmma_blocks(), 79 * 4);
     // (Where the split family is picked, split-wg takes it when its 64-row
-    // blocks fill the GPU: see the next test.)
-    let edge = workload("1,79,128,64");
+    // blocks fill the GPU: see the next test.) At 1536 keys, past split-wg's
+    // own D = 64 clauses, 80 wgmma blocks go to wgmma.
+    let edge = Workload { seq_q: 128, seq_kv: 1536, ..workload("1,79,128,64") };
     assert_eq!(edge.wgmma_blocks(), 79);
     assert_eq!(recommended(&edge, true, 132), Variant::SplitWg);
-    let more = workload("1,80,128,64");
+    let more = Workload { heads_q: 80, ..edge };
     assert_eq!(more.wgmma_blocks(), 80);
-    assert_eq!(recommended(&more, true, 132), Variant::Mma);
+    assert_eq!(recommended(&more, true, 132), Variant::Wgmma);
     // D = 128: 2/5 of 132 SMs is 52.8 blocks of 192 rows.
     assert_eq!(split_fill_fifths(64), 3);
     assert_eq!(split_fill_fifths(128), 2);
@@ -318,8 +351,9 @@ fn the_recommendation_follows_wgmmas_block_count_on_sm90a() {
     // The same edge at 640 keys (beyond split-wg's D = 128 key limit).
     assert_eq!(recommended(&workload("1,13,640,128"), true, 132), Variant::SplitWg);
     assert_eq!(recommended(&workload("1,14,640,128"), true, 132), Variant::Wgmma);
-    // Causal masking halves the blocks: 20 heads of 8 blocks are 80.
-    let causal = workload("1,20,1024,64,causal");
+    // Causal masking halves the blocks: 8 heads of 10 blocks are 80 (at
+    // 1280 keys a block on average, past split-wg's D = 64 clauses).
+    let causal = workload("1,8,2560,64,causal");
     assert_eq!(causal.wgmma_blocks(), 80);
     assert_eq!(recommended(&causal, true, 132), Variant::Wgmma);
     // On twice the SMs: split; its 160 blocks of 64 rows fill less than 2/3.
@@ -369,8 +403,20 @@ fn split_wg_takes_the_split_shapes_whose_64_row_blocks_fill_two_thirds_of_the_sm
     assert_eq!(recommended(&workload("4,16,512,128"), true, 132), Variant::SplitWg);
     assert_eq!(recommended(&workload("8,16,512,128"), true, 132), Variant::Wgmma);
     assert_eq!(recommended(&workload("8,16,256,128"), true, 132), Variant::SplitWg);
-    // D = 64 has no such clause: many blocks on short keys stay with mma.
-    assert_eq!(recommended(&workload("8,16,256,64"), true, 132), Variant::Mma);
+    // D = 64 (two blocks per SM): up to SPLIT_WG_D64_SHORT_KEYS keys at any
+    // block count, then up to SPLIT_WG_D64_MAX_KEYS keys at 2 blocks per SM.
+    assert_eq!((SPLIT_WG_D64_SHORT_KEYS, SPLIT_WG_D64_MAX_KEYS), (384, 1024));
+    assert_eq!(recommended(&workload("8,16,256,64"), true, 132), Variant::SplitWg);
+    assert_eq!(workload("16,16,384,64").split_wg_blocks(), 1536);
+    assert_eq!(recommended(&workload("16,16,384,64"), true, 132), Variant::SplitWg);
+    assert_eq!(recommended(&workload("16,16,385,64"), true, 132), Variant::Mma);
+    assert_eq!(workload("1,33,512,64").split_wg_blocks(), 264);
+    assert_eq!(recommended(&workload("1,33,512,64"), true, 132), Variant::SplitWg);
+    assert_eq!(recommended(&workload("1,34,512,64"), true, 132), Variant::Wgmma);
+    assert_eq!(recommended(&workload("1,16,1024,64"), true, 132), Variant::SplitWg);
+    assert_eq!(recommended(&workload("1,17,1024,64"), true, 132), Variant::Wgmma);
+    // Causal: the keys a block sees on average, (4,8,1024,64,causal) 512.
+    assert_eq!(recommended(&workload("4,8,1024,64,causal"), true, 132), Variant::SplitWg);
 }
 
 #[test]

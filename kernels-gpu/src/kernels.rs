@@ -321,12 +321,12 @@ pub const fn split_fill_fifths(head_dim: u32) -> u64 {
 }
 
 /// Whether `split-wg`'s 64-row blocks ([`Workload::split_wg_blocks`]) fill
-/// at least two thirds of the GPU's `multiprocessors` (one block per SM at
-/// its 137 / 168 registers): there it beats `split`, whose 32-row blocks
-/// take twice the chains of each 64 rows (H100 run 110: 0.78-0.96x of
-/// `split`'s time at 96-256 blocks, e.g. (3,8,256,64) 4.27 vs 5.44 us,
-/// (1,8,1024,128) 15.7 vs 19.2; 1.08-1.29x at 64 blocks, e.g. the mission
-/// shapes (2,8,256,64) 4.18 vs 3.87 and (1,8,512,64) 6.64 vs 5.76).
+/// at least two thirds of the GPU's `multiprocessors`: there it beats
+/// `split`, whose 32-row blocks take twice the chains of each 64 rows (H100
+/// run 110: 0.78-0.96x of `split`'s time at 96-256 blocks, e.g. (3,8,256,64)
+/// 4.27 vs 5.44 us, (1,8,1024,128) 15.7 vs 19.2; 1.08-1.29x at 64 blocks,
+/// e.g. the mission shapes (2,8,256,64) 4.18 vs 3.87 and (1,8,512,64) 6.64
+/// vs 5.76).
 pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
     3 * blocks >= 2 * multiprocessors as u64
 }
@@ -340,6 +340,23 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// 26.3 vs 34.4, and at 1024 blocks, (8,16,512,128) 63.3 vs 71.5).
 pub const SPLIT_WG_D128_MAX_KEYS: u32 = 512;
 
+/// Keys up to which [`recommended`] picks `split-wg` at D = 64 wherever its
+/// blocks fill [`split_wg_fills`], however many there are: with two blocks
+/// per SM (stage 80) it beats `mma` on short keys at every block count
+/// measured (H100 run 116: (8,16,256,64) 11.5 vs 12.8 us at 512 blocks,
+/// (16,16,256,64) 20.9 vs 23.2 at 1024, (4,16,384,64) 12.0 vs 14.0 at 384).
+pub const SPLIT_WG_D64_SHORT_KEYS: u32 = 384;
+
+/// Keys up to which [`recommended`] picks `split-wg` at D = 64 where its
+/// blocks fill [`split_wg_fills`] and number at most two per SM (one round
+/// of its two blocks per SM): there it beats `wgmma` or ties it (H100 run
+/// 116: (4,8,512,64) 10.0 vs 12.3 us and (4,8,1024,64,causal) 20.7 vs 22.6
+/// at 256 blocks, (1,12,768,64) 13.4 vs 13.9 at 144, (1,16,1024,64) 17.4 vs
+/// 17.8 at 256; (1,10,1024,64) 17.2 vs 17.0 at 160), and loses beyond
+/// (`wgmma` at 1536 keys, (1,8,1536,64) 22.8 vs 24.4, and at 512+ blocks,
+/// (8,16,512,64) 31.2 vs 34.7, (2,16,1024,64) 25.5 vs 32.4).
+pub const SPLIT_WG_D64_MAX_KEYS: u32 = 1024;
+
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
@@ -348,21 +365,24 @@ pub const SPLIT_WG_D128_MAX_KEYS: u32 = 512;
 /// [`split_fill_fifths`] says ([`Workload::wgmma_blocks`]), since `split`
 /// shares each query block's keys among groups of warps and so shortens
 /// each block's chain where there are few blocks; there `split-wg` instead
-/// when its 64-row blocks still fill the GPU ([`split_wg_fills`]), and at
-/// D = 128 `split-wg` also for up to [`SPLIT_WG_D128_MAX_KEYS`] keys when
-/// its blocks fill between two thirds of the SMs and 4 per SM; otherwise
-/// `wgmma` from [`wgmma_min_keys`] keys on and `mma` below. The `split-wg`
-/// limits were fitted on H100 run 110 (record 2026-11-25-9, 55 shapes: the
-/// rule picks the fastest variant or one within 2% at all of them, in
-/// sample). Earlier: fitted on H200 record 2026-11-25 and run 77, adjusted
-/// on records 2026-11-25-2, -4 and -6 (`results/`): at 43 of record -6's 45 shapes it picked the fastest
-/// variant or one within 2% (about the run-to-run spread there), the
-/// misses two `mma`/`wgmma` near-ties, (16,16,256,64) and (4,16,384,64),
-/// which `mma` won on the H100 of runs 108 and 110. (Run 77's 12 shapes
-/// were predicted out of sample by the rule fitted on the first 33: right
-/// at 10, as predicted; the two misses set the D = 128 limits. Record -6's faster `split` moved the key limit from 1024 to
-/// [`split_max_keys`], and 12 shapes near the new edges were predicted
-/// before H100 run 105: `results/2026-11-25-predictions-run105.md`.)
+/// when its 64-row blocks still fill the GPU ([`split_wg_fills`]). Beyond
+/// that, `split-wg` where its blocks fill the GPU and: at D = 128, up to
+/// [`SPLIT_WG_D128_MAX_KEYS`] keys and 4 blocks per SM; at D = 64 (two
+/// blocks per SM), up to [`SPLIT_WG_D64_SHORT_KEYS`] keys at any block
+/// count, or up to [`SPLIT_WG_D64_MAX_KEYS`] keys and 2 blocks per SM.
+/// Otherwise `wgmma` from [`wgmma_min_keys`] keys on and `mma` below.
+///
+/// Fitted on H100 run 116 (79 shapes, every variant of the stage-80 build:
+/// the rule picks the fastest variant or one within 2% at 76, in sample;
+/// the misses are D = 128 `split-wg` picks 3-4% behind `wgmma` at 144 and
+/// 288 blocks, (1,12,768,128), (2,6,768,128), (3,16,384,128), where one
+/// block per SM leaves a ragged last round). The D = 64 clauses beyond the
+/// split territory came with stage 80; 29 of those shapes had been
+/// predicted out of sample by the previous rule in run 111 (23 right,
+/// `results/2026-11-25-predictions-run111.md`). Before: fitted on H100 run
+/// 110 (55 shapes), on the H200 records 2026-11-25, -2, -4 and -6 and run
+/// 77 (`results/`); run 77's 12 shapes and run 105's 12 were predicted out
+/// of sample (10 and 11 right).
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
@@ -378,6 +398,12 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
         && w.split_keys() <= SPLIT_WG_D128_MAX_KEYS
         && wg_fills
         && wg_blocks <= 4 * multiprocessors as u64
+    {
+        Variant::SplitWg
+    } else if w.head_dim < 128
+        && wg_fills
+        && (w.split_keys() <= SPLIT_WG_D64_SHORT_KEYS
+            || (w.split_keys() <= SPLIT_WG_D64_MAX_KEYS && wg_blocks <= 2 * multiprocessors as u64))
     {
         Variant::SplitWg
     } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
