@@ -394,22 +394,26 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
     let wg_fills = split_wg_fills(wg_blocks, multiprocessors);
     if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks {
         if wg_fills { Variant::SplitWg } else { Variant::Split }
-    } else if w.head_dim >= 128
-        && w.split_keys() <= SPLIT_WG_D128_MAX_KEYS
-        && wg_fills
-        && wg_blocks <= 4 * multiprocessors as u64
-    {
-        Variant::SplitWg
-    } else if w.head_dim < 128
-        && wg_fills
-        && (w.split_keys() <= SPLIT_WG_D64_SHORT_KEYS
-            || (w.split_keys() <= SPLIT_WG_D64_MAX_KEYS && wg_blocks <= 2 * multiprocessors as u64))
-    {
+    } else if wg_fills && split_wg_wins_beyond_split(w, wg_blocks, multiprocessors) {
         Variant::SplitWg
     } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
         Variant::Wgmma
     } else {
         Variant::Mma
+    }
+}
+
+/// Where `split-wg`, its `blocks` filling the GPU, wins beyond `split`'s
+/// territory: at D = 128 up to [`SPLIT_WG_D128_MAX_KEYS`] keys and 4 blocks
+/// per SM; at D = 64 (two blocks per SM) up to [`SPLIT_WG_D64_SHORT_KEYS`]
+/// keys at any block count, or up to [`SPLIT_WG_D64_MAX_KEYS`] keys and 2
+/// blocks per SM.
+fn split_wg_wins_beyond_split(w: &Workload, blocks: u64, multiprocessors: u32) -> bool {
+    let (keys, sms) = (w.split_keys(), multiprocessors as u64);
+    if w.head_dim >= 128 {
+        keys <= SPLIT_WG_D128_MAX_KEYS && blocks <= 4 * sms
+    } else {
+        keys <= SPLIT_WG_D64_SHORT_KEYS || (keys <= SPLIT_WG_D64_MAX_KEYS && blocks <= 2 * sms)
     }
 }
 
