@@ -298,13 +298,17 @@ pub const fn split_max_keys(head_dim: u32) -> u32 {
 pub const SHORT_KEYS: u32 = 1024;
 
 /// The fewest keys at which [`recommended`] picks `wgmma` over `mma` on
-/// sm_90a: 512 at D = 64, 384 at D = 128 (H200 record 2026-11-25 and run
-/// 77: D = 64 `mma` wins at 384 keys, (4,16,384,64) 14.1 vs 15.4 us, and
-/// `wgmma` at 512, (8,16,512,64) 33.9 vs 40.3; D = 128 `mma` at 256 keys,
-/// (8,16,256,128) 24.9 vs 30.9, and `wgmma` at 384, (8,16,384,128) 42.5 vs
-/// 44.5). Below it `wgmma`'s prepass launch and large blocks do not pay.
-pub const fn wgmma_min_keys(head_dim: u32) -> u32 {
-    if head_dim >= 128 { 384 } else { 512 }
+/// sm_90a: 384 at both head dimensions. D = 128: `mma` wins at 256 keys,
+/// (8,16,256,128) 24.9 vs 30.9 us, `wgmma` at 384, (8,16,384,128) 42.5 vs
+/// 44.5 (H200 record 2026-11-25 and run 77). D = 64: a tie at 384 keys on
+/// the H100, (4,16,384,64) 14.01 vs 14.05 (run 116; `split-wg` takes such
+/// shapes anyway, 12.0), and `wgmma` far ahead at 448, (6,16,448,64) 22.7
+/// vs 28.3 (run 117); the H200 had `mma` ahead at 384 (14.1 vs 15.4). So at
+/// D = 64 `mma` is no longer picked on sm_90a: up to 384 keys `split` or
+/// `split-wg` take every problem. Below it `wgmma`'s prepass launch and
+/// large blocks do not pay.
+pub const fn wgmma_min_keys(_head_dim: u32) -> u32 {
+    384
 }
 
 /// How much of the GPU, in fifths of its SMs, `wgmma` must be able to fill
@@ -332,30 +336,42 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 }
 
 /// Keys up to which [`recommended`] picks `split-wg` at D = 128 beyond
-/// `split`'s territory, where it fills [`split_wg_fills`] and launches at
-/// most 4 blocks per SM: the `wgmma` kernel's prepass and 192-row blocks do
-/// not pay there (H100 run 110: (4,8,256,128) 6.3 us vs `mma` 10.8,
-/// (8,16,256,128) 22.0 vs 25.1, (4,8,512,128) 17.8 vs `wgmma` 20.9,
+/// `split`'s territory (within [`SPLIT_WG_KEYS_PER_SM`]): the `wgmma`
+/// kernel's prepass and 192-row blocks do not pay there (H100 run 110:
+/// (4,8,256,128) 6.3 us vs `mma` 10.8, (4,8,512,128) 17.8 vs `wgmma` 20.9,
 /// (4,16,512,128) 34.3 vs 37.4; `wgmma` wins at 768 keys, (2,12,768,128)
-/// 26.3 vs 34.4, and at 1024 blocks, (8,16,512,128) 63.3 vs 71.5).
+/// 26.3 vs 34.4).
 pub const SPLIT_WG_D128_MAX_KEYS: u32 = 512;
 
 /// Keys up to which [`recommended`] picks `split-wg` at D = 64 wherever its
 /// blocks fill [`split_wg_fills`], however many there are: with two blocks
 /// per SM (stage 80) it beats `mma` on short keys at every block count
 /// measured (H100 run 116: (8,16,256,64) 11.5 vs 12.8 us at 512 blocks,
-/// (16,16,256,64) 20.9 vs 23.2 at 1024, (4,16,384,64) 12.0 vs 14.0 at 384).
+/// (16,16,256,64) 20.9 vs 23.2 at 1024, (4,16,384,64) 12.0 vs 14.0 at 384;
+/// run 117: (12,16,384,64) 31.0 vs `wgmma` 33.5 at 1152).
 pub const SPLIT_WG_D64_SHORT_KEYS: u32 = 384;
 
-/// Keys up to which [`recommended`] picks `split-wg` at D = 64 where its
-/// blocks fill [`split_wg_fills`] and number at most two per SM (one round
-/// of its two blocks per SM): there it beats `wgmma` or ties it (H100 run
-/// 116: (4,8,512,64) 10.0 vs 12.3 us and (4,8,1024,64,causal) 20.7 vs 22.6
-/// at 256 blocks, (1,12,768,64) 13.4 vs 13.9 at 144, (1,16,1024,64) 17.4 vs
-/// 17.8 at 256; (1,10,1024,64) 17.2 vs 17.0 at 160), and loses beyond
-/// (`wgmma` at 1536 keys, (1,8,1536,64) 22.8 vs 24.4, and at 512+ blocks,
-/// (8,16,512,64) 31.2 vs 34.7, (2,16,1024,64) 25.5 vs 32.4).
+/// Keys up to which [`recommended`] picks `split-wg` at D = 64 beyond
+/// [`SPLIT_WG_D64_SHORT_KEYS`], within [`SPLIT_WG_KEYS_PER_SM`] (H100 run
+/// 116: (4,8,512,64) 10.0 vs `wgmma` 12.3 us, (1,12,768,64) 13.4 vs 13.9,
+/// (1,16,1024,64) 17.4 vs 17.8; `wgmma` at 1536 keys, (1,8,1536,64) 22.8 vs
+/// 24.4).
 pub const SPLIT_WG_D64_MAX_KEYS: u32 = 1024;
+
+/// The most work, in `split-wg` blocks times the keys each sees, per SM, at
+/// which [`recommended`] picks `split-wg` beyond `split`'s territory (and
+/// beyond [`SPLIT_WG_D64_SHORT_KEYS`] at D = 64): 2048, two D = 64 blocks
+/// per SM at 1024 keys or four D = 128 blocks at 512. Past it `wgmma`'s
+/// larger blocks win (H100 runs 116-117, D = 64: `split-wg` ahead at 320
+/// blocks of 512 keys, (1,40,512,64) 14.6 vs `wgmma` 15.7 us, tied at 288 of
+/// 768, (2,12,768,64) 19.92 vs 19.93, and at 256 of 1024, (1,16,1024,64)
+/// 17.4 vs 17.8; behind at 320 of 1024, (1,20,1024,64) 25.7 vs 24.1, and at
+/// 1024 of 512, (8,16,512,64) 34.7 vs 31.2. D = 128: ahead at 640 blocks of
+/// 256 keys, (10,16,256,128) 27.0 vs `mma` 28.4, and at 512 of 512,
+/// (4,16,512,128) 34.4 vs `wgmma` 37.1; behind at 768 of 384,
+/// (8,16,384,128) 42.9 vs 42.4, and at 1024 of 512, (8,16,512,128) 71.9 vs
+/// 63.2).
+pub const SPLIT_WG_KEYS_PER_SM: u64 = 2048;
 
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
@@ -366,23 +382,23 @@ pub const SPLIT_WG_D64_MAX_KEYS: u32 = 1024;
 /// shares each query block's keys among groups of warps and so shortens
 /// each block's chain where there are few blocks; there `split-wg` instead
 /// when its 64-row blocks still fill the GPU ([`split_wg_fills`]). Beyond
-/// that, `split-wg` where its blocks fill the GPU and: at D = 128, up to
-/// [`SPLIT_WG_D128_MAX_KEYS`] keys and 4 blocks per SM; at D = 64 (two
-/// blocks per SM), up to [`SPLIT_WG_D64_SHORT_KEYS`] keys at any block
-/// count, or up to [`SPLIT_WG_D64_MAX_KEYS`] keys and 2 blocks per SM.
-/// Otherwise `wgmma` from [`wgmma_min_keys`] keys on and `mma` below.
+/// that, `split-wg` where its blocks fill the GPU and their work stays
+/// within [`SPLIT_WG_KEYS_PER_SM`] (up to [`SPLIT_WG_D128_MAX_KEYS`] keys at
+/// D = 128, [`SPLIT_WG_D64_MAX_KEYS`] at D = 64), and at D = 64 at any block
+/// count up to [`SPLIT_WG_D64_SHORT_KEYS`] keys. Otherwise `wgmma` from
+/// [`wgmma_min_keys`] keys on and `mma` below.
 ///
-/// Fitted on H100 run 116 (79 shapes, every variant of the stage-80 build:
-/// the rule picks the fastest variant or one within 2% at 76, in sample;
-/// the misses are D = 128 `split-wg` picks 3-4% behind `wgmma` at 144 and
-/// 288 blocks, (1,12,768,128), (2,6,768,128), (3,16,384,128), where one
-/// block per SM leaves a ragged last round). The D = 64 clauses beyond the
-/// split territory came with stage 80; 29 of those shapes had been
-/// predicted out of sample by the previous rule in run 111 (23 right,
-/// `results/2026-11-25-predictions-run111.md`). Before: fitted on H100 run
-/// 110 (55 shapes), on the H200 records 2026-11-25, -2, -4 and -6 and run
-/// 77 (`results/`); run 77's 12 shapes and run 105's 12 were predicted out
-/// of sample (10 and 11 right).
+/// Fitted on H100 runs 116 and 117 (101 shapes, every variant of the
+/// stage-80 build: the rule picks the fastest variant or one within 2% at
+/// 97, in sample; the misses are three D = 128 `split-wg` picks 3-4% behind
+/// `wgmma` at 144 and 288 blocks, (1,12,768,128), (2,6,768,128),
+/// (3,16,384,128), where one block per SM leaves a ragged last round, and
+/// (32,16,128,64), `split-wg` 2.1% behind `mma`). Run 117's 22 shapes had
+/// been predicted out of sample by the rule fitted on run 116 alone (17
+/// right, `results/2026-11-25-predictions-run117.md`). Before: fitted on
+/// H100 run 110 (55 shapes), on the H200 records 2026-11-25, -2, -4 and -6
+/// and run 77 (`results/`); run 77's 12 shapes and run 105's 12 were
+/// predicted out of sample (10 and 11 right).
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
@@ -404,16 +420,17 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
 }
 
 /// Where `split-wg`, its `blocks` filling the GPU, wins beyond `split`'s
-/// territory: at D = 128 up to [`SPLIT_WG_D128_MAX_KEYS`] keys and 4 blocks
-/// per SM; at D = 64 (two blocks per SM) up to [`SPLIT_WG_D64_SHORT_KEYS`]
-/// keys at any block count, or up to [`SPLIT_WG_D64_MAX_KEYS`] keys and 2
-/// blocks per SM.
+/// territory: up to [`SPLIT_WG_D128_MAX_KEYS`] keys at D = 128 and
+/// [`SPLIT_WG_D64_MAX_KEYS`] at D = 64, with at most
+/// [`SPLIT_WG_KEYS_PER_SM`] block-keys per SM; at D = 64 also up to
+/// [`SPLIT_WG_D64_SHORT_KEYS`] keys at any block count.
 fn split_wg_wins_beyond_split(w: &Workload, blocks: u64, multiprocessors: u32) -> bool {
-    let (keys, sms) = (w.split_keys(), multiprocessors as u64);
+    let keys = w.split_keys();
+    let within_work = blocks * keys as u64 <= SPLIT_WG_KEYS_PER_SM * multiprocessors as u64;
     if w.head_dim >= 128 {
-        keys <= SPLIT_WG_D128_MAX_KEYS && blocks <= 4 * sms
+        keys <= SPLIT_WG_D128_MAX_KEYS && within_work
     } else {
-        keys <= SPLIT_WG_D64_SHORT_KEYS || (keys <= SPLIT_WG_D64_MAX_KEYS && blocks <= 2 * sms)
+        keys <= SPLIT_WG_D64_SHORT_KEYS || (keys <= SPLIT_WG_D64_MAX_KEYS && within_work)
     }
 }
 
