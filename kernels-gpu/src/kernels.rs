@@ -2,6 +2,7 @@
 //! stable name, PTX entry symbol, tile shape and shared memory. The host
 //! launches from it, xtask gates it, the tests take tile edges from it.
 
+use crate::cost;
 use crate::params::kv_tiles_threads;
 use crate::tiles::{KvTilesSmemPlan, MmaSmemPlan, SplitSmemPlan, TileShape, WgmmaSmemPlan};
 
@@ -297,20 +298,6 @@ pub const fn split_max_keys(head_dim: u32) -> u32 {
 /// no crossover has been measured (the rule the first sessions set).
 pub const SHORT_KEYS: u32 = 1024;
 
-/// The fewest keys at which [`recommended`] picks `wgmma` over `mma` on
-/// sm_90a: 384 at both head dimensions. D = 128: `mma` wins at 256 keys,
-/// (8,16,256,128) 24.9 vs 30.9 us, `wgmma` at 384, (8,16,384,128) 42.5 vs
-/// 44.5 (H200 record 2026-11-25 and run 77). D = 64: a tie at 384 keys on
-/// the H100, (4,16,384,64) 14.01 vs 14.05 (run 116; `split-wg` takes such
-/// shapes anyway, 12.0), and `wgmma` far ahead at 448, (6,16,448,64) 22.7
-/// vs 28.3 (run 117); the H200 had `mma` ahead at 384 (14.1 vs 15.4). So at
-/// D = 64 `mma` is no longer picked on sm_90a: up to 384 keys `split` or
-/// `split-wg` take every problem. Below it `wgmma`'s prepass launch and
-/// large blocks do not pay.
-pub const fn wgmma_min_keys(_head_dim: u32) -> u32 {
-    384
-}
-
 /// How much of the GPU, in fifths of its SMs, `wgmma` must be able to fill
 /// ([`Workload::wgmma_blocks`]) before [`recommended`] prefers it to
 /// `split` at head dimension `head_dim`: 3/5 at D = 64, 2/5 at D = 128,
@@ -335,103 +322,42 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
     3 * blocks >= 2 * multiprocessors as u64
 }
 
-/// Keys up to which [`recommended`] picks `split-wg` at D = 128 beyond
-/// `split`'s territory (within [`SPLIT_WG_KEYS_PER_SM`]): the `wgmma`
-/// kernel's prepass and 192-row blocks do not pay there (H100 run 110:
-/// (4,8,256,128) 6.3 us vs `mma` 10.8, (4,8,512,128) 17.8 vs `wgmma` 20.9,
-/// (4,16,512,128) 34.3 vs 37.4; `wgmma` wins at 768 keys, (2,12,768,128)
-/// 26.3 vs 34.4).
-pub const SPLIT_WG_D128_MAX_KEYS: u32 = 512;
-
-/// Keys up to which [`recommended`] picks `split-wg` at D = 64 wherever its
-/// blocks fill [`split_wg_fills`], however many there are: with two blocks
-/// per SM (stage 80) it beats `mma` on short keys at every block count
-/// measured (H100 run 116: (8,16,256,64) 11.5 vs 12.8 us at 512 blocks,
-/// (16,16,256,64) 20.9 vs 23.2 at 1024, (4,16,384,64) 12.0 vs 14.0 at 384;
-/// run 117: (12,16,384,64) 31.0 vs `wgmma` 33.5 at 1152).
-pub const SPLIT_WG_D64_SHORT_KEYS: u32 = 384;
-
-/// Keys up to which [`recommended`] picks `split-wg` at D = 64 beyond
-/// [`SPLIT_WG_D64_SHORT_KEYS`], within [`SPLIT_WG_KEYS_PER_SM`] (H100 run
-/// 116: (4,8,512,64) 10.0 vs `wgmma` 12.3 us, (1,12,768,64) 13.4 vs 13.9,
-/// (1,16,1024,64) 17.4 vs 17.8; `wgmma` at 1536 keys, (1,8,1536,64) 22.8 vs
-/// 24.4).
-pub const SPLIT_WG_D64_MAX_KEYS: u32 = 1024;
-
-/// The most work, in `split-wg` blocks times the keys each sees, per SM, at
-/// which [`recommended`] picks `split-wg` beyond `split`'s territory (and
-/// beyond [`SPLIT_WG_D64_SHORT_KEYS`] at D = 64): 2048, two D = 64 blocks
-/// per SM at 1024 keys or four D = 128 blocks at 512. Past it `wgmma`'s
-/// larger blocks win (H100 runs 116-117, D = 64: `split-wg` ahead at 320
-/// blocks of 512 keys, (1,40,512,64) 14.6 vs `wgmma` 15.7 us, tied at 288 of
-/// 768, (2,12,768,64) 19.92 vs 19.93, and at 256 of 1024, (1,16,1024,64)
-/// 17.4 vs 17.8; behind at 320 of 1024, (1,20,1024,64) 25.7 vs 24.1, and at
-/// 1024 of 512, (8,16,512,64) 34.7 vs 31.2. D = 128: ahead at 640 blocks of
-/// 256 keys, (10,16,256,128) 27.0 vs `mma` 28.4, and at 512 of 512,
-/// (4,16,512,128) 34.4 vs `wgmma` 37.1; behind at 768 of 384,
-/// (8,16,384,128) 42.9 vs 42.4, and at 1024 of 512, (8,16,512,128) 71.9 vs
-/// 63.2).
-pub const SPLIT_WG_KEYS_PER_SM: u64 = 2048;
-
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
-/// On sm_90a: `split` when the problem is short ([`split_max_keys`] of
-/// [`Workload::split_keys`]) and `wgmma` would fill less of the GPU than
-/// [`split_fill_fifths`] says ([`Workload::wgmma_blocks`]), since `split`
-/// shares each query block's keys among groups of warps and so shortens
-/// each block's chain where there are few blocks; there `split-wg` instead
-/// when its 64-row blocks still fill the GPU ([`split_wg_fills`]). Beyond
-/// that, `split-wg` where its blocks fill the GPU and their work stays
-/// within [`SPLIT_WG_KEYS_PER_SM`] (up to [`SPLIT_WG_D128_MAX_KEYS`] keys at
-/// D = 128, [`SPLIT_WG_D64_MAX_KEYS`] at D = 64), and at D = 64 at any block
-/// count up to [`SPLIT_WG_D64_SHORT_KEYS`] keys. Otherwise `wgmma` from
-/// [`wgmma_min_keys`] keys on and `mma` below.
-///
-/// Fitted on H100 runs 116 and 117 (101 shapes, every variant of the
-/// stage-80 build: the rule picks the fastest variant or one within 2% at
-/// 97, in sample; the misses are three D = 128 `split-wg` picks 3-4% behind
-/// `wgmma` at 144 and 288 blocks, (1,12,768,128), (2,6,768,128),
-/// (3,16,384,128), where one block per SM leaves a ragged last round, and
-/// (32,16,128,64), `split-wg` 2.1% behind `mma`). Run 117's 22 shapes had
-/// been predicted out of sample by the rule fitted on run 116 alone (17
-/// right, `results/2026-11-25-predictions-run117.md`). Before: fitted on
-/// H100 run 110 (55 shapes), on the H200 records 2026-11-25, -2, -4 and -6
-/// and run 77 (`results/`); run 77's 12 shapes and run 105's 12 were
-/// predicted out of sample (10 and 11 right).
+/// On sm_90a the split family's member is `split-wg` where its 64-row
+/// blocks fill the GPU ([`split_wg_fills`]), else `split`. Up to
+/// [`cost::MODEL_MAX_KEYS`] keys, the variant among that member, `wgmma`
+/// and `mma` whose time the cost model ([`cost::predicted_us`]) predicts
+/// lowest: fitted on 121 H100 shapes of 128-2048 keys, it picks the fastest
+/// or one within 2% at 116 of them (the misses 2-7% behind, listed in
+/// `host/tests/kernels.rs`), and predicted each of its three runs, fitted on
+/// the other two, at 115 of 121. Before it, limits fitted by hand (runs
+/// 110-117) picked right at 17 of 22 and 14 of 20 shapes out of sample
+/// (`results/2026-11-25-predictions-run117.md`, `-run120.md`). Longer
+/// problems: the split family when a query block sees at most
+/// [`split_max_keys`] keys ([`Workload::split_keys`]) and `wgmma` would fill
+/// less of the GPU than [`split_fill_fifths`] says
+/// ([`Workload::wgmma_blocks`]), since it shares each query block's keys
+/// among groups of warps and so shortens each block's chain where there
+/// are few blocks; else `wgmma` (fitted on the H200 records 2026-11-25, -2,
+/// -4 and -6; 11 of 12 shapes at 1536-4096 keys right out of sample in
+/// H100 run 105).
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
     if !sm90a {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
+    let family = if split_wg_fills(w.split_wg_blocks(), multiprocessors) { Variant::SplitWg } else { Variant::Split };
+    if w.seq_kv <= cost::MODEL_MAX_KEYS {
+        let time = |v: Variant| cost::predicted_us(w, v, multiprocessors).unwrap_or(f32::INFINITY);
+        return [family, Variant::Wgmma, Variant::Mma]
+            .into_iter()
+            .fold(family, |best, v| if time(v) < time(best) { v } else { best });
+    }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
-    let wg_blocks = w.split_wg_blocks();
-    let wg_fills = split_wg_fills(wg_blocks, multiprocessors);
-    if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks {
-        if wg_fills { Variant::SplitWg } else { Variant::Split }
-    } else if wg_fills && split_wg_wins_beyond_split(w, wg_blocks, multiprocessors) {
-        Variant::SplitWg
-    } else if w.seq_kv >= wgmma_min_keys(w.head_dim) {
-        Variant::Wgmma
-    } else {
-        Variant::Mma
-    }
-}
-
-/// Where `split-wg`, its `blocks` filling the GPU, wins beyond `split`'s
-/// territory: up to [`SPLIT_WG_D128_MAX_KEYS`] keys at D = 128 and
-/// [`SPLIT_WG_D64_MAX_KEYS`] at D = 64, with at most
-/// [`SPLIT_WG_KEYS_PER_SM`] block-keys per SM; at D = 64 also up to
-/// [`SPLIT_WG_D64_SHORT_KEYS`] keys at any block count.
-fn split_wg_wins_beyond_split(w: &Workload, blocks: u64, multiprocessors: u32) -> bool {
-    let keys = w.split_keys();
-    let within_work = blocks * keys as u64 <= SPLIT_WG_KEYS_PER_SM * multiprocessors as u64;
-    if w.head_dim >= 128 {
-        keys <= SPLIT_WG_D128_MAX_KEYS && within_work
-    } else {
-        keys <= SPLIT_WG_D64_SHORT_KEYS || (keys <= SPLIT_WG_D64_MAX_KEYS && within_work)
-    }
+    if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks { family } else { Variant::Wgmma }
 }
 
 /// The head dimensions the kernels serve.

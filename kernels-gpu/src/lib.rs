@@ -23,6 +23,7 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cost;
 pub mod fp8;
 pub mod kernels;
 pub mod layout;

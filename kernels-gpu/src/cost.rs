@@ -1,0 +1,88 @@
+//! A cost model of each sm_90a kernel's time per call, fitted on H100
+//! measurements, by which [`crate::kernels::recommended`] picks among the
+//! variants for problems of up to [`MODEL_MAX_KEYS`] keys.
+//!
+//! A kernel's blocks are spread over the SMs; the busiest SM holds `L =
+//! ceil(blocks / SMs)` of them and runs up to `blocks_per_sm` at once. Its
+//! time is taken as rounds of concurrent blocks, each round as long as one
+//! block's key loop times `1 + TWO_BLOCKS_COST x (concurrent - 1)` (two
+//! blocks on an SM take 1.44x one: results/STAGES.md stage 69). With that
+//! `load`, the model is
+//!
+//! ```text
+//! time_us = fixed_us + per_key_us x keys x load + per_element_us x K/V elements / 1e6
+//! ```
+//!
+//! where `keys` is `seq_kv` and, under causal masking, the blocks count half
+//! (the work is half, each block's keys from none to all). The last term
+//! stands for what grows with the inputs (the `wgmma` prepass, bytes
+//! through L2). The coefficients are a least-squares fit (relative error) of
+//! every variant at 121 shapes of 128-2048 keys on the H100 (runs 116, 117
+//! and 120, `results/`); at 116 of them the fastest predicted variant is the
+//! fastest measured or within 2%, and each run left out of the fit and
+//! predicted by the other two gave 76 / 79, 22 / 22 and 17 / 20.
+
+use crate::kernels::{Variant, Workload, find};
+
+/// Keys up to which [`crate::kernels::recommended`] trusts the model: the
+/// longest measured.
+pub const MODEL_MAX_KEYS: u32 = 2048;
+
+/// How much longer a round takes per extra block running beside the first
+/// on an SM: 0.44 (results/STAGES.md stage 69, `split` at 128 vs 256 blocks).
+pub const TWO_BLOCKS_COST: f32 = 0.44;
+
+/// One kernel's coefficients (microseconds) and how many of its blocks an
+/// SM runs at once (as ptxas allocates it for sm_90a: `budgets.toml`'s
+/// `min_blocks_per_sm`, which a test checks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    /// Time of a call that does no work.
+    pub fixed_us: f32,
+    /// Time per 1000 keys of the busiest SM's load.
+    pub per_kilokey_us: f32,
+    /// Time per million K/V elements (batch x heads x `seq_kv` x D).
+    pub per_mega_element_us: f32,
+    /// Blocks resident per SM.
+    pub blocks_per_sm: u32,
+}
+
+/// The fitted cost of `variant` at `head_dim` on sm_90a, if it was measured.
+pub const fn cost(variant: Variant, head_dim: u32) -> Option<Cost> {
+    const fn c(fixed_us: f32, per_kilokey_us: f32, per_mega_element_us: f32, blocks_per_sm: u32) -> Option<Cost> {
+        Some(Cost { fixed_us, per_kilokey_us, per_mega_element_us, blocks_per_sm })
+    }
+    match (variant, head_dim) {
+        (Variant::Mma, 64) => c(2.154, 15.41, 0.698, 4),
+        (Variant::Mma, 128) => c(3.429, 25.68, 0.574, 3),
+        (Variant::Wgmma, 64) => c(3.978, 10.70, 3.042, 2),
+        (Variant::Wgmma, 128) => c(6.256, 15.63, 3.663, 1),
+        (Variant::Split, 64) => c(1.622, 6.192, 3.310, 2),
+        (Variant::Split, 128) => c(1.449, 11.03, 1.804, 2),
+        (Variant::SplitWg, 64) => c(1.415, 9.174, 1.716, 2),
+        (Variant::SplitWg, 128) => c(1.266, 12.33, 2.089, 1),
+        _ => None,
+    }
+}
+
+/// The rounds of the busiest SM, weighted by how many blocks share each:
+/// `blocks` over `multiprocessors` SMs that run `per_sm` at once.
+pub fn load(blocks: u64, multiprocessors: u32, per_sm: u32) -> f32 {
+    let on_busiest = blocks.div_ceil(multiprocessors.max(1) as u64);
+    let per_sm = per_sm.max(1) as u64;
+    let round = |n: u64| 1.0 + TWO_BLOCKS_COST * (n as f32 - 1.0);
+    let (full, rest) = (on_busiest / per_sm, on_busiest % per_sm);
+    full as f32 * round(per_sm) + if rest > 0 { round(rest) } else { 0.0 }
+}
+
+/// The model's time per call of `variant` on `w` with `multiprocessors`
+/// SMs, or `None` where it has no fit (other variants, other head dims).
+pub fn predicted_us(w: &Workload, variant: Variant, multiprocessors: u32) -> Option<f32> {
+    let c = cost(variant, w.head_dim)?;
+    let rows = find(variant, w.head_dim)?.tiles.block_m;
+    let blocks = w.batch as u64 * w.heads_q as u64 * w.seq_q.div_ceil(rows) as u64;
+    let blocks = if w.causal { blocks.div_ceil(2) } else { blocks };
+    let keys = w.seq_kv as f32 * load(blocks, multiprocessors, c.blocks_per_sm);
+    let elements = w.batch as f32 * w.heads_q as f32 * w.seq_kv as f32 * w.head_dim as f32;
+    Some(c.fixed_us + c.per_kilokey_us * keys / 1e3 + c.per_mega_element_us * elements / 1e6)
+}
