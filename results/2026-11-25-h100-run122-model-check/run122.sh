@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Run 122 (H200): does the H100-fitted cost model pick right on the H200?
+# Run 122: asked for an H200 (`kind nvidia-h200`) but the device tool ran it
+# on an H100 (it does unless needs_h200 is set, which is for work that
+# cannot fit an H100): so a replication of run 121 on an H100. The intent was:
+# does the H100-fitted cost model pick right on the H200?
 # Run 121's 24 shapes (every variant, graph mode) and the mission shapes
 # with the torch peers. Prediction (written before): the pick fastest or
 # within 2% at >= 20 of the 24 (the H200 has the H100's 132 SMs and the
