@@ -83,9 +83,10 @@ struct RunArgs {
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     scale: Option<f32>,
     /// Kernel variant, by its stable name (see `sdpa info`). Default: the
-    /// variant recommended for the device and the problem (`split` for
-    /// short problems with little parallel work, else `wgmma` on sm_90a
-    /// from 512 keys and `mma` otherwise).
+    /// variant recommended for the device and the problem (on sm_90a, up to
+    /// 2048 keys the one a cost model fitted on H100 timings predicts
+    /// fastest, beyond that `split` or `split-wg` where few blocks run and
+    /// `wgmma` otherwise; elsewhere `split` up to 1024 keys, then `mma`).
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// CUDA device ordinal to run on.
