@@ -3,6 +3,9 @@
 //! - `sdpa info`: embedded kernel images, the kernel table, and the GPU.
 //! - `sdpa run --input IN --output OUT [...]`: attention on tensors from a
 //!   safetensors file, output to another.
+//! - `sdpa bench [...]`: time variants on shapes.
+//! - `sdpa plan --shapes ..`: which variant the library would pick, and the
+//!   cost model's predicted time of each (no GPU needed).
 //!
 //! Exit codes: 0 success; 1 a GPU or driver failure; 2 a problem with the
 //! command line or the files (one line `error: ...` on stderr).
@@ -54,6 +57,30 @@ enum Command {
     /// samples, TFLOP/s (4 B H S^2 D over the median, not halved for causal)
     /// and bytes of Q, K, V, O over the median.
     Bench(BenchArgs),
+    /// Show which variant the library would pick for shapes, and why: the
+    /// cost model's predicted time per call of each variant on sm_90a.
+    ///
+    /// No GPU needed. On sm_90a (H100, H200), up to 2048 keys, the pick is
+    /// the lowest prediction among `wgmma`, `mma` and the split family's
+    /// member (`split-wg` where its 64-row blocks fill 2/3 of the SMs, else
+    /// `split`); past 2048 keys a rule by block count and keys (the model's
+    /// times are shown, but it was fitted on 128-2048 keys only). The model
+    /// (kernels-gpu/src/cost.rs) was fitted on H100 timings; "off sm_90a" is
+    /// the pick on other GPUs (sm_89).
+    Plan(PlanArgs),
+}
+
+/// Arguments of `sdpa plan`.
+#[derive(Debug, Args)]
+struct PlanArgs {
+    /// Shapes as B,H,S,D or B,H,S,D,causal (Sq = Skv = S, Hq = Hkv = H).
+    /// Default: the mission shapes, then the long-sequence targets.
+    #[arg(long, value_name = "SHAPE", num_args = 1..)]
+    shapes: Vec<String>,
+    /// Streaming multiprocessors of the GPU to plan for (132 on the H100
+    /// SXM and the H200).
+    #[arg(long, value_name = "N", default_value_t = 132, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    sms: u32,
 }
 
 /// Arguments of `sdpa info`.
@@ -153,6 +180,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info(args),
         Command::Run(args) => run(args),
         Command::Bench(args) => bench(args),
+        Command::Plan(args) => plan(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -337,6 +365,54 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     }
     if rows.iter().any(|r| !r.correct) {
         return Err(Failure { code: 1, message: "some timed kernels failed their correctness check".into() });
+    }
+    Ok(())
+}
+
+/// `sdpa plan`: the pick and the model's times per shape.
+fn plan(args: PlanArgs) -> Result<(), Failure> {
+    use kernels_gpu::cost::{MODEL_MAX_KEYS, predicted_us};
+    use kernels_gpu::kernels::{HEAD_DIMS, Variant, Workload, recommended};
+    let texts: Vec<String> = if args.shapes.is_empty() {
+        sdpa::bench::DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.shapes
+    };
+    let shapes = texts.iter().map(|t| sdpa::bench::BenchShape::parse(t)).collect::<Result<Vec<_>, _>>();
+    let shapes = shapes.map_err(Failure::usage)?;
+    if let Some(s) = shapes.iter().find(|s| !HEAD_DIMS.contains(&(s.head_dim as u32))) {
+        return Err(Failure::usage(format!("head dim {}: the kernels serve {HEAD_DIMS:?}", s.head_dim)));
+    }
+    let variants = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg];
+    println!(
+        "predicted time per call on sm_90a with {} SMs (us; cost model fitted on H100 timings, 128-2048 keys)",
+        args.sms
+    );
+    print!("{:<24}", "shape");
+    for v in variants {
+        print!(" {:>9}", v.name());
+    }
+    println!("  {:<14} off sm_90a", "pick");
+    for (text, s) in texts.iter().zip(&shapes) {
+        let dim = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        let w = Workload {
+            batch: dim(s.batch),
+            heads_q: dim(s.heads),
+            seq_q: dim(s.seq),
+            seq_kv: dim(s.seq),
+            head_dim: dim(s.head_dim),
+            causal: s.causal,
+        };
+        print!("{text:<24}");
+        for v in variants {
+            match predicted_us(&w, v, args.sms) {
+                Some(t) => print!(" {t:>9.1}"),
+                None => print!(" {:>9}", "-"),
+            }
+        }
+        let pick = recommended(&w, true, args.sms).name();
+        let rule = if w.seq_kv > MODEL_MAX_KEYS { " (rule)" } else { "" };
+        println!("  {:<14} {}", format!("{pick}{rule}"), recommended(&w, false, args.sms).name());
     }
     Ok(())
 }

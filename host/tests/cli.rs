@@ -63,7 +63,9 @@ fn help_lists_the_subcommands() {
     let o = sdpa(&["--help"]);
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
-    assert!(out.contains("info") && out.contains("run"), "{out}");
+    for command in ["info", "run", "bench", "plan"] {
+        assert!(out.contains(command), "{command} missing from:\n{out}");
+    }
 }
 
 #[test]
@@ -76,6 +78,35 @@ fn run_help_explains_every_flag() {
     }
     assert!(out.contains("1/sqrt(D)"), "{out}");
     assert!(out.contains("bottom-right"), "{out}");
+}
+
+#[test]
+fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
+    let o = sdpa(&["plan", "--shapes", "2,8,256,64", "8,16,256,64", "4,16,4096,128"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    for header in ["mma", "wgmma", "split", "split-wg", "pick", "off sm_90a", "132 SMs"] {
+        assert!(out.contains(header), "{header} missing from:\n{out}");
+    }
+    let row = |shape: &str| -> Vec<String> {
+        let line = out.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("no row for {shape}:\n{out}"));
+        line.split_whitespace().map(str::to_string).collect()
+    };
+    // shape, four predicted times, the pick, then the pick off sm_90a.
+    assert_eq!(row("2,8,256,64")[5..], ["split", "split"]);
+    assert_eq!(row("8,16,256,64")[5..], ["split-wg", "split"]);
+    assert_eq!(row("4,16,4096,128")[5..], ["wgmma", "(rule)", "mma"]);
+    for cell in &row("2,8,256,64")[1..5] {
+        let t: f32 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a time"));
+        assert!(t > 0.0 && t < 100.0, "{t}");
+    }
+}
+
+#[test]
+fn plan_refuses_bad_shapes_and_head_dims_in_one_line() {
+    assert_input_error(&sdpa(&["plan", "--shapes", "2,8,256"]), &["2,8,256", "B,H,S,D"]);
+    assert_input_error(&sdpa(&["plan", "--shapes", "1,1,64,96"]), &["head dim 96", "64, 128"]);
+    assert_eq!(sdpa(&["plan", "--sms", "0"]).status.code(), Some(2));
 }
 
 #[test]
