@@ -134,8 +134,11 @@ impl Attention {
 
     /// The variant the library recommends on this device for Q of shape
     /// `q_shape` and K/V of shape `kv_shape` (`[B, H, S, D]`), causal or
-    /// not (see `kernels::recommended`): `split` for short problems with
-    /// little parallel work, else `wgmma` (sm_90a, long enough keys) or `mma`.
+    /// not (see `kernels::recommended`): on sm_90a up to 2048 keys the
+    /// variant the cost model (`kernels_gpu::cost`) predicts fastest for
+    /// this device's SM count, past that `split`/`split-wg` where few blocks
+    /// run and `wgmma` otherwise; elsewhere `split` up to 1024 keys, then
+    /// `mma`. `sdpa plan` prints the model's times.
     pub fn recommended_variant(&self, q_shape: [usize; 4], kv_shape: [usize; 4], causal: bool) -> Variant {
         let dim = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
         let workload = Workload {
