@@ -140,15 +140,7 @@ impl Attention {
     /// run and `wgmma` otherwise; elsewhere `split` up to 1024 keys, then
     /// `mma`. `sdpa plan` prints the model's times.
     pub fn recommended_variant(&self, q_shape: [usize; 4], kv_shape: [usize; 4], causal: bool) -> Variant {
-        let dim = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
-        let workload = Workload {
-            batch: dim(q_shape[0]),
-            heads_q: dim(q_shape[1]),
-            seq_q: dim(q_shape[2]),
-            seq_kv: dim(kv_shape[2]),
-            head_dim: dim(q_shape[3]),
-            causal,
-        };
+        let workload = Workload::new(q_shape, kv_shape, causal);
         kernels_gpu::kernels::recommended(&workload, self.sm90a, self.info.multiprocessors)
     }
 

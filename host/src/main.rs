@@ -394,15 +394,7 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
     }
     println!("  {:<14} off sm_90a", "pick");
     for (text, s) in texts.iter().zip(&shapes) {
-        let dim = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
-        let w = Workload {
-            batch: dim(s.batch),
-            heads_q: dim(s.heads),
-            seq_q: dim(s.seq),
-            seq_kv: dim(s.seq),
-            head_dim: dim(s.head_dim),
-            causal: s.causal,
-        };
+        let w = Workload::new(s.dims(), s.dims(), s.causal);
         print!("{text:<24}");
         for v in variants {
             match predicted_us(&w, v, args.sms) {

@@ -348,8 +348,8 @@ const KNOWN_MISSES: [&str; 5] = ["3,16,384,128", "6,16,448,64", "4,16,448,64", "
 
 fn workload(shape: &str) -> Workload {
     let parts: Vec<&str> = shape.split(',').collect();
-    let n = |i: usize| parts[i].parse::<u32>().expect("a number");
-    Workload { batch: n(0), heads_q: n(1), seq_q: n(2), seq_kv: n(2), head_dim: n(3), causal: parts.len() == 5 }
+    let dims: [usize; 4] = core::array::from_fn(|i| parts[i].parse().expect("a number"));
+    Workload::new(dims, dims, parts.len() == 5)
 }
 
 #[test]

@@ -79,9 +79,7 @@ pub fn load(blocks: u64, multiprocessors: u32, per_sm: u32) -> f32 {
 /// SMs, or `None` where it has no fit (other variants, other head dims).
 pub fn predicted_us(w: &Workload, variant: Variant, multiprocessors: u32) -> Option<f32> {
     let c = cost(variant, w.head_dim)?;
-    let rows = find(variant, w.head_dim)?.tiles.block_m;
-    let blocks = w.batch as u64 * w.heads_q as u64 * w.seq_q.div_ceil(rows) as u64;
-    let blocks = if w.causal { blocks.div_ceil(2) } else { blocks };
+    let blocks = w.blocks(find(variant, w.head_dim)?.tiles.block_m);
     let keys = w.seq_kv as f32 * load(blocks, multiprocessors, c.blocks_per_sm);
     let elements = w.batch as f32 * w.heads_q as f32 * w.seq_kv as f32 * w.head_dim as f32;
     Some(c.fixed_us + c.per_kilokey_us * keys / 1e3 + c.per_mega_element_us * elements / 1e6)

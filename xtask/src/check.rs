@@ -22,7 +22,8 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
         if !row.in_table {
             out.push(format!("{at}: entry in the PTX but not in kernels_gpu::kernels::KERNELS"));
         }
-        let allowed = budgets.get(&(row.entry.clone(), row.arch.name.to_string())).map_or(0, |b| b.max_spill_bytes);
+        let budget = budgets.get(&(row.entry.clone(), row.arch.name.to_string()));
+        let allowed = budget.map_or(0, |b| b.max_spill_bytes);
         spill_rules(&mut out, &at, allowed, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes);
         let smem = row.total_smem().unwrap_or(0);
         let limit = smem_limit(row.arch);
@@ -40,7 +41,7 @@ pub fn check(rows: &[Row], functions: &[(Arch, FunctionReport)], budgets: &Budge
         if let Some(why) = l4_two_blocks_violation(row.arch, r.registers, row.threads, smem) {
             out.push(format!("{at}: {why}"));
         }
-        let Some(b) = budgets.get(&(row.entry.clone(), row.arch.name.to_string())) else {
+        let Some(b) = budget else {
             out.push(format!("{at}: no budget in budgets.toml (add one, or run `cargo xtask gate --update-budgets`)"));
             continue;
         };
@@ -95,10 +96,13 @@ pub fn l4_two_blocks_violation(arch: Arch, registers: u32, threads: u32, smem: u
 /// The global rule: stack and spills must be 0, or at most `allowed`
 /// bytes each where the entry's budget grants an allowance.
 fn spill_rules(out: &mut Vec<String>, at: &str, allowed: u32, stack: u32, stores: u32, loads: u32) {
-    let why = if allowed == 0 { "no spills allowed" } else { "the entry's max_spill_bytes in budgets.toml" };
-    for (figure, value) in [("stack frame", stack), ("spill stores", stores), ("spill loads", loads)] {
+    for (figure, value, rule) in [
+        ("stack frame", stack, "no stack allowed"),
+        ("spill stores", stores, "no spills allowed"),
+        ("spill loads", loads, "no spills allowed"),
+    ] {
         if value > allowed {
-            let why = if allowed == 0 && figure == "stack frame" { "no stack allowed" } else { why };
+            let why = if allowed == 0 { rule } else { "the entry's max_spill_bytes in budgets.toml" };
             out.push(format!("{at}: {figure} {value} B > budget {allowed} ({why})"));
         }
     }
