@@ -134,11 +134,11 @@ impl Attention {
 
     /// The variant the library recommends on this device for Q of shape
     /// `q_shape` and K/V of shape `kv_shape` (`[B, H, S, D]`), causal or
-    /// not (see `kernels::recommended`): on sm_90a up to 2048 keys the
-    /// variant the cost model (`kernels_gpu::cost`) predicts fastest for
-    /// this device's SM count, past that `split`/`split-wg` where few blocks
-    /// run and `wgmma` otherwise; elsewhere `split` up to 1024 keys, then
-    /// `mma`. `sdpa plan` prints the model's times.
+    /// not (see `kernels::recommended`): on sm_90a from 128 to 2048 keys
+    /// the variant the cost model (`kernels_gpu::cost`) predicts fastest for
+    /// this device's SM count, outside that a rule (`split`/`split-wg` where
+    /// few blocks run, past 2048 keys `wgmma` otherwise); elsewhere `split`
+    /// up to 1024 keys, then `mma`. `sdpa plan` prints the model's times.
     pub fn recommended_variant(&self, q_shape: [usize; 4], kv_shape: [usize; 4], causal: bool) -> Variant {
         let workload = Workload::new(q_shape, kv_shape, causal);
         kernels_gpu::kernels::recommended(&workload, self.sm90a, self.info.multiprocessors)
@@ -177,7 +177,9 @@ impl Attention {
         let k_dev = self.stream.clone_htod(&k.data)?;
         let v_dev = self.stream.clone_htod(&v.data)?;
         // `split` and `split-wg` on sm_90a copy their tiles by tensor copies.
-        let tile_maps = if self.sm90a && matches!(problem.kernel.variant, Variant::Split | Variant::SplitWg) {
+        let tile_maps = if self.sm90a
+            && matches!(problem.kernel.variant, Variant::Split | Variant::SplitWg | Variant::SplitN64)
+        {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);

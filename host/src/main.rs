@@ -60,13 +60,12 @@ enum Command {
     /// Show which variant the library would pick for shapes, and why: the
     /// cost model's predicted time per call of each variant on sm_90a.
     ///
-    /// No GPU needed. On sm_90a (H100, H200), up to 2048 keys, the pick is
-    /// the lowest prediction among `wgmma`, `mma` and the split family's
-    /// member (`split-wg` where its 64-row blocks fill 2/3 of the SMs, else
-    /// `split`); past 2048 keys a rule by block count and keys (the model's
-    /// times are shown, but it was fitted on 128-2048 keys only). The model
-    /// (kernels-gpu/src/cost.rs) was fitted on H100 timings; "off sm_90a" is
-    /// the pick on other GPUs (sm_89).
+    /// No GPU needed. On sm_90a (H100, H200), from 128 to 2048 keys, the pick
+    /// is the lowest prediction among the five variants with a fit; outside
+    /// that range a rule by block count and keys, marked "(rule)" (the
+    /// model's times are shown, but it was fitted on 128-2048 keys only).
+    /// The model (kernels-gpu/src/cost.rs, scripts/fit-cost.py) was fitted
+    /// on H100 timings; "off sm_90a" is the pick on other GPUs (sm_89).
     Plan(PlanArgs),
 }
 
@@ -110,8 +109,8 @@ struct RunArgs {
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     scale: Option<f32>,
     /// Kernel variant, by its stable name (see `sdpa info`). Default: the
-    /// variant recommended for the device and the problem (on sm_90a, up to
-    /// 2048 keys the one a cost model fitted on H100 timings predicts
+    /// variant recommended for the device and the problem (on sm_90a, from
+    /// 128 to 2048 keys the one a cost model fitted on H100 timings predicts
     /// fastest, beyond that `split` or `split-wg` where few blocks run and
     /// `wgmma` otherwise; elsewhere `split` up to 1024 keys, then `mma`).
     #[arg(long, value_name = "NAME")]
@@ -223,13 +222,13 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
     println!();
     println!("kernels:");
     println!(
-        "  {:<8} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  entry",
+        "  {:<9} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  entry",
         "variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes"
     );
     for k in &KERNELS {
         let t = k.tiles;
         println!(
-            "  {:<8} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  {}",
+            "  {:<9} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  {}",
             k.variant.name(),
             t.head_dim,
             t.block_m,
@@ -371,7 +370,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
 
 /// `sdpa plan`: the pick and the model's times per shape.
 fn plan(args: PlanArgs) -> Result<(), Failure> {
-    use kernels_gpu::cost::{MODEL_MAX_KEYS, predicted_us};
+    use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, predicted_us};
     use kernels_gpu::kernels::{HEAD_DIMS, Variant, Workload, recommended};
     let texts: Vec<String> = if args.shapes.is_empty() {
         sdpa::bench::DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect()
@@ -383,7 +382,7 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
     if let Some(s) = shapes.iter().find(|s| !HEAD_DIMS.contains(&(s.head_dim as u32))) {
         return Err(Failure::usage(format!("head dim {}: the kernels serve {HEAD_DIMS:?}", s.head_dim)));
     }
-    let variants = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg];
+    let variants = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64];
     println!(
         "predicted time per call on sm_90a with {} SMs (us; cost model fitted on H100 timings, 128-2048 keys)",
         args.sms
@@ -403,7 +402,7 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
             }
         }
         let pick = recommended(&w, true, args.sms).name();
-        let rule = if w.seq_kv > MODEL_MAX_KEYS { " (rule)" } else { "" };
+        let rule = if (MODEL_MIN_KEYS..=MODEL_MAX_KEYS).contains(&w.seq_kv) { "" } else { " (rule)" };
         println!("  {:<14} {}", format!("{pick}{rule}"), recommended(&w, false, args.sms).name());
     }
     Ok(())

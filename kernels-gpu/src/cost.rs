@@ -1,6 +1,6 @@
 //! A cost model of each sm_90a kernel's time per call, fitted on H100
 //! measurements, by which [`crate::kernels::recommended`] picks among the
-//! variants for problems of up to [`MODEL_MAX_KEYS`] keys.
+//! variants for problems of [`MODEL_MIN_KEYS`] to [`MODEL_MAX_KEYS`] keys.
 //!
 //! A kernel's blocks are spread over the SMs; the busiest SM holds `L =
 //! ceil(blocks / SMs)` of them and runs up to `blocks_per_sm` at once. Its
@@ -16,17 +16,24 @@
 //! where `keys` is `seq_kv` and, under causal masking, the blocks count half
 //! (the work is half, each block's keys from none to all). The last term
 //! stands for what grows with the inputs (the `wgmma` prepass, bytes
-//! through L2). The coefficients are a least-squares fit (relative error) of
-//! every variant at 121 shapes of 128-2048 keys on the H100 (runs 116, 117
-//! and 120, `results/`); at 116 of them the fastest predicted variant is the
+//! through L2). The coefficients are a least-squares fit (relative error,
+//! `scripts/fit-cost.py`, which reproduces every one of them) of every
+//! variant at 121 shapes of 128-2048 keys on the H100 (runs 116, 117 and
+//! 120, `results/`); at 116 of them the fastest predicted variant is the
 //! fastest measured or within 2%, and each run left out of the fit and
 //! predicted by the other two gave 76 / 79, 22 / 22 and 17 / 20.
+//! `split-n64`'s are fitted on the 44 shapes of 128-2048 keys of H100 run
+//! 124, which timed it beside every other variant.
 
 use crate::kernels::{Variant, Workload, find};
 
 /// Keys up to which [`crate::kernels::recommended`] trusts the model: the
 /// longest measured.
 pub const MODEL_MAX_KEYS: u32 = 2048;
+
+/// Keys from which [`crate::kernels::recommended`] trusts the model: the
+/// shortest fitted (shorter problems are one key block of every kernel).
+pub const MODEL_MIN_KEYS: u32 = 128;
 
 /// How much longer a round takes per extra block running beside the first
 /// on an SM: 0.44 (results/STAGES.md stage 69, `split` at 128 vs 256 blocks).
@@ -61,6 +68,7 @@ pub const fn cost(variant: Variant, head_dim: u32) -> Option<Cost> {
         (Variant::Split, 128) => c(1.449, 11.03, 1.804, 2),
         (Variant::SplitWg, 64) => c(1.415, 9.174, 1.716, 2),
         (Variant::SplitWg, 128) => c(1.266, 12.33, 2.089, 1),
+        (Variant::SplitN64, 64) => c(1.671, 4.671, 5.454, 1),
         _ => None,
     }
 }

@@ -38,11 +38,19 @@ pub enum Variant {
     /// fragments); softmax, P·V and merge as `split`'s. Half `split`'s
     /// blocks: faster where those still fill the GPU.
     SplitWg,
+    /// Hopper only (sm_90a): `split` with 64-key blocks (`split`'s are 32):
+    /// half the key steps per group, so the per-step parts that do not
+    /// grow with the keys (the wait, the row maximum and sum, the rescale)
+    /// come half as often, at one block per SM (154 registers, 85.7 KB at
+    /// D = 64). Faster where `split`'s blocks fit in one wave (H100 run 123:
+    /// (1,8,512,64) -7%).
+    SplitN64,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg];
+    pub const ALL: [Variant; 6] =
+        [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -52,6 +60,7 @@ impl Variant {
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
             Variant::SplitWg => "split-wg",
+            Variant::SplitN64 => "split-n64",
         }
     }
 
@@ -126,8 +135,16 @@ pub const SPLIT_WG_D64: TileShape =
 /// `split-wg` at D = 128: the same blocks.
 pub const SPLIT_WG_D128: TileShape = TileShape { head_dim: 128, ..SPLIT_WG_D64 };
 
+/// `split-n64` at D = 64: `split`'s blocks with 64-key blocks (4 groups of
+/// 2 row warps): 512 keys in flight per block, 85.7 KB, one block per SM.
+pub const SPLIT_N64_D64: TileShape = TileShape { block_n: 64, ..SPLIT_D64 };
+/// `split-n64` at D = 128: `split`'s 2 groups with 64-key blocks (results/STAGES.md
+/// stage 68 measured this shape 1.7-1.9x slower than `split` at D = 128;
+/// the cost model has no fit for it, so it is never recommended).
+pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
+
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 10] = [
+pub const KERNELS: [KernelInfo; 12] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -224,6 +241,24 @@ pub const KERNELS: [KernelInfo; 10] = [
         entry: "sdpa_split_wg_d128",
         tiles: SPLIT_WG_D128,
         smem_bytes: SplitSmemPlan::new(SPLIT_WG_D128).total,
+        sm90a_only: true,
+        prepass: None,
+        min_blocks_per_sm: 0,
+    },
+    KernelInfo {
+        variant: Variant::SplitN64,
+        entry: "sdpa_split_n64_d64",
+        tiles: SPLIT_N64_D64,
+        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D64).total,
+        sm90a_only: true,
+        prepass: None,
+        min_blocks_per_sm: 0,
+    },
+    KernelInfo {
+        variant: Variant::SplitN64,
+        entry: "sdpa_split_n64_d128",
+        tiles: SPLIT_N64_D128,
+        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D128).total,
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
@@ -339,19 +374,25 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// The variant the library recommends for a problem on a device that runs
 /// the sm_90a image (`sm90a`) or not, with `multiprocessors` SMs.
 ///
-/// On sm_90a the split family's member is `split-wg` where its 64-row
-/// blocks fill the GPU ([`split_wg_fills`]), else `split`. Up to
-/// [`cost::MODEL_MAX_KEYS`] keys, the variant among that member, `wgmma`
-/// and `mma` whose time the cost model ([`cost::predicted_us`]) predicts
-/// lowest: fitted on 121 H100 shapes of 128-2048 keys, it picks the fastest
-/// or one within 2% at 116 of them (the misses 2-7% behind, listed in
-/// `host/tests/kernels.rs`), and predicted each of its three runs, fitted on
-/// the other two, at 115 of 121. Before it, limits fitted by hand (runs
-/// 110-117) picked right at 17 of 22 and 14 of 20 shapes out of sample
-/// (`results/2026-11-25-predictions-run117.md`, `-run120.md`). Longer
-/// problems: the split family when a query block sees at most
-/// [`split_max_keys`] keys ([`Workload::split_keys`]) and `wgmma` would fill
-/// less of the GPU than [`split_fill_fifths`] says
+/// On sm_90a, from [`cost::MODEL_MIN_KEYS`] to [`cost::MODEL_MAX_KEYS`]
+/// keys: the variant whose time the cost model ([`cost::predicted_us`])
+/// predicts lowest among `split`, `split-wg`, `split-n64`, `wgmma` and
+/// `mma`. Fitted on 121 H100 shapes of 128-2048 keys (and `split-n64` on
+/// run 124's 44), it picks the fastest or one within 2% at 116 of those 121
+/// and at 43 of run 124's 44 (the misses listed in `host/tests/kernels.rs`).
+/// It replaced (stage 83) a rule that took the split family's member by
+/// [`split_wg_fills`] before asking the model, which picked `split` where
+/// `split-wg` was 13-18% faster at 72-80 of its blocks (run 124). Before
+/// the model, limits fitted by hand (runs 110-117) picked right at 17 of 22
+/// and 14 of 20 shapes out of sample (`results/2026-11-25-predictions-run117.md`,
+/// `-run120.md`).
+///
+/// Shorter and longer problems take a rule. The split family's member is
+/// `split-wg` where its 64-row blocks fill the GPU ([`split_wg_fills`]),
+/// else `split`. Below [`cost::MODEL_MIN_KEYS`] keys, that member. Past
+/// [`cost::MODEL_MAX_KEYS`], that member when a query block sees at most
+/// [`split_max_keys`] keys ([`Workload::split_keys`]) and `wgmma` would
+/// fill less of the GPU than [`split_fill_fifths`] says
 /// ([`Workload::wgmma_blocks`]), since it shares each query block's keys
 /// among groups of warps and so shortens each block's chain where there
 /// are few blocks; else `wgmma` (fitted on the H200 records 2026-11-25, -2,
@@ -364,11 +405,14 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
     let family = if split_wg_fills(w.split_wg_blocks(), multiprocessors) { Variant::SplitWg } else { Variant::Split };
+    if w.seq_kv < cost::MODEL_MIN_KEYS {
+        return family;
+    }
     if w.seq_kv <= cost::MODEL_MAX_KEYS {
         let time = |v: Variant| cost::predicted_us(w, v, multiprocessors).unwrap_or(f32::INFINITY);
-        return [family, Variant::Wgmma, Variant::Mma]
+        return [Variant::SplitWg, Variant::SplitN64, Variant::Wgmma, Variant::Mma]
             .into_iter()
-            .fold(family, |best, v| if time(v) < time(best) { v } else { best });
+            .fold(Variant::Split, |best, v| if time(v) < time(best) { v } else { best });
     }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
     if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks { family } else { Variant::Wgmma }

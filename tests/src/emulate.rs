@@ -38,7 +38,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitWg => emulate_split(kernel.tiles, &head, x, rows),
+                Variant::Split | Variant::SplitWg | Variant::SplitN64 => emulate_split(kernel.tiles, &head, x, rows),
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
-use crate::kernels::{SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128};
+use crate::kernels::{SPLIT_N64_D64, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -127,6 +127,10 @@ split_entry!(sdpa_split_d128, SPLIT_D128, warpgroup_qk: false);
 split_entry!(sdpa_split_wg_d64, SPLIT_WG_D64, warpgroup_qk: true);
 #[cfg(target_feature = "sm_90a")]
 split_entry!(sdpa_split_wg_d128, SPLIT_WG_D128, warpgroup_qk: true);
+#[cfg(target_feature = "sm_90a")]
+split_entry!(sdpa_split_n64_d64, SPLIT_N64_D64, warpgroup_qk: false);
+#[cfg(target_feature = "sm_90a")]
+split_entry!(sdpa_split_n64_d128, SPLIT_N64_D128, warpgroup_qk: false);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).

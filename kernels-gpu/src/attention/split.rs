@@ -138,6 +138,33 @@ const UNFUSED: bool = false;
 /// `cp.async` (sm_89: padded rows).
 const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
 
+/// `S = Q·K^T` of the warp's 16 rows for a key block of `S_TILES` (4 or
+/// 8) accumulator tiles, 32 keys at a time ([`warp_tile::scores`] of four
+/// tiles each): one call over eight tiles stayed a loop at D = 128 and put
+/// S in local memory (a 128-byte stack).
+///
+/// # Safety
+/// Converged warp; `8 * S_TILES` rows of `32 * QK_STEPS` readable bytes at
+/// `k_tile` in layout `rows`.
+#[inline(always)]
+unsafe fn warp_scores<const QK_STEPS: usize, const S_TILES: usize>(
+    q_frag: &warp_tile::QFragments<QK_STEPS>,
+    k_tile: u32,
+    rows: RowLayout,
+) -> [[f32; 4]; S_TILES] {
+    const { assert!(S_TILES == 4 || S_TILES == 8) };
+    let q = core::array::from_ref(q_frag);
+    // SAFETY: converged warp; keys 0..32 of the tile.
+    let [low] = unsafe { warp_tile::scores::<QK_STEPS, 4, 1>(q, k_tile, rows) };
+    if S_TILES == 4 {
+        return core::array::from_fn(|t| low[t % 4]);
+    }
+    // SAFETY: converged warp; keys 32..64 (a whole number of swizzle
+    // periods past the first: 2 or 4 KB).
+    let [high] = unsafe { warp_tile::scores::<QK_STEPS, 4, 1>(q, k_tile + rows.offset(32, 0), rows) };
+    core::array::from_fn(|t| if t < 4 { low[t] } else { high[t - 4] })
+}
+
 /// `S = Q·K^T` of one 64-key block for a key group that is a warpgroup
 /// (four row warps, 64 query rows; `split-wg`): one
 /// `wgmma.m64n64k32.e4m3` per 32 head columns on descriptors of the
@@ -383,9 +410,7 @@ pub unsafe fn forward<
                 [core::array::from_fn(|t| s[t])]
             }
             // SAFETY: converged warp; the K tile of this stage.
-            () => unsafe {
-                warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, tile_rows)
-            },
+            () => [unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) }],
         };
         let key0 = (split + i * SPLITS as u32) * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
