@@ -54,7 +54,7 @@ for step in $steps; do
         for t in adversarial determinism; do echo "== $t"; timeout "$T" "$BIN/$t" $R 2>&1 | tail -25 || status=1; done
         if [ -x gpu-bundle-bug/gpu_fuzz ]; then
           echo "== deliberate bug (scripts/deliberate-bug.patch): the GPU fuzz must fail and shrink"
-          timeout "$T" gpu-bundle-bug/gpu_fuzz $R 2>&1 | grep -E "Test failed|minimal failing|cases passed|FuzzCase" | head -20
+          timeout "$T" gpu-bundle-bug/gpu_fuzz $R 2>&1 | grep -E "Test failed|minimal failing|cases passed|FuzzCase" | head -60
         fi; } >"$OUT/issue3.log" 2>&1
       grep -E "^(memcheck|racecheck|synccheck|initcheck)|passed|failed|Test failed" "$OUT/issue3.log" | head -30 ;;
     ncu)

@@ -15,3 +15,6 @@ timeout 120 $B bench --variants $V --shapes 1,6,512,64 1,2,1536,64 1,3,1024,64 2
 grep -E "FAIL" $OUT/bench.txt $OUT/oos.txt | head
 python3 scripts/peers.py --summarize $OUT/peers.jsonl | grep -E "floor|cudnn" | head -4
 grep -E "^(split|split-n64|wgmma) " $OUT/bench.txt | grep " graph " | cut -c1-75
+# The planted bug at split-n64's entries (run 125a's log cut the list at 20 lines).
+timeout 200 gpu-bundle-bug/gpu_fuzz --ignored --nocapture --test-threads=1 > $OUT/bug.txt 2>&1
+grep -E "Test failed" $OUT/bug.txt | cut -c1-60; grep -cE "Test failed" $OUT/bug.txt
