@@ -96,8 +96,6 @@ fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
     assert_eq!(row("2,8,256,64")[6..], ["split", "split"]);
     assert_eq!(row("8,16,256,64")[6..], ["split-wg", "split"]);
     assert_eq!(row("4,16,4096,128")[6..], ["wgmma", "(rule)", "mma"]);
-    // No split-n64 fit at D = 128.
-    assert_eq!(row("4,16,4096,128")[5], "-");
     for cell in &row("2,8,256,64")[1..6] {
         let t: f32 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a time"));
         assert!(t > 0.0 && t < 100.0, "{t}");

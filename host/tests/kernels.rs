@@ -210,51 +210,32 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
     assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
 }
 
-/// The shapes whose variants were timed against each other (H100 runs 116,
-/// 117 and 120, graph mode, every variant of the stage-80 build: the
-/// mission shape, the 78 crossover shapes of runs 110 and 111, and the 42
-/// shapes of runs 117 and 120, first predicted out of sample; then H100 run
-/// 124, every variant with `split-n64`, at 45 D = 64 shapes of at most 264
-/// `split` blocks, 25 of them from those runs), each with the variants
-/// within 2% of the fastest there (about the run-to-run spread of these
-/// short shapes), fastest first (`B,H,S,D[,causal]`). The cost model was
-/// fitted on these (in sample).
-const MEASURED_WINNERS: [(&str, &[Variant]); 142] = [
+/// Every shape whose variants were timed against each other on the H100
+/// (graph mode, up to 2048 keys), each from the latest run that timed it,
+/// with the variants within 2% of the fastest there (about the run-to-run
+/// spread of these short shapes), fastest first (`B,H,S,D[,causal]`). The
+/// cost model was fitted on runs 116, 117 and 120 (and `split-n64` on 124
+/// and 126); runs 121, 125 and 127's new shapes were predicted out of sample
+/// first (results/2026-11-25-predictions-run121.md, -run125.md, -run127.md).
+/// Shapes of the runs before 124 were timed without `split-n64`; none of
+/// them is a shape where the model now picks it.
+const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
+    // H100 run 116: the mission shape and the crossover shapes of runs 110-111 (fitted).
     ("4,16,2048,64", &[Variant::Wgmma]),
     ("1,8,1536,64", &[Variant::Wgmma]),
     ("1,8,2048,64", &[Variant::Wgmma]),
     ("4,16,1024,64", &[Variant::Wgmma]),
-    ("1,8,512,128", &[Variant::Split]),
-    ("1,8,1024,128", &[Variant::SplitWg]),
-    ("1,8,2048,128", &[Variant::Wgmma]),
-    ("4,16,1024,128", &[Variant::Wgmma]),
     ("2,16,1024,64", &[Variant::Wgmma]),
     ("1,16,1024,64", &[Variant::SplitWg]),
     ("1,12,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
     ("2,8,2048,64,causal", &[Variant::SplitWg, Variant::Wgmma]),
-    ("1,8,2048,128,causal", &[Variant::SplitWg]),
-    ("1,8,1536,128", &[Variant::Wgmma]),
     ("8,16,256,64", &[Variant::SplitWg]),
     ("8,16,512,64", &[Variant::Wgmma]),
-    ("4,16,512,128", &[Variant::SplitWg]),
-    ("8,16,512,128", &[Variant::Wgmma]),
     ("16,16,256,64", &[Variant::SplitWg]),
-    ("8,16,256,128", &[Variant::SplitWg]),
     ("4,16,768,64", &[Variant::Wgmma]),
     ("4,8,512,64", &[Variant::SplitWg]),
     ("2,16,512,64", &[Variant::SplitWg]),
     ("4,16,384,64", &[Variant::SplitWg]),
-    ("2,8,1024,128", &[Variant::Wgmma, Variant::SplitWg]),
-    ("1,4,1024,128", &[Variant::Split]),
-    ("1,8,768,128", &[Variant::SplitWg]),
-    ("2,12,768,128", &[Variant::Wgmma]),
-    ("8,16,384,128", &[Variant::Wgmma, Variant::SplitWg]),
-    ("2,16,2048,128,causal", &[Variant::Wgmma]),
-    ("1,6,1536,128", &[Variant::Wgmma]),
-    ("4,8,256,128", &[Variant::SplitWg]),
-    ("2,8,512,128", &[Variant::SplitWg]),
-    ("4,8,512,128", &[Variant::SplitWg]),
-    ("2,8,256,128", &[Variant::Split]),
     ("1,12,768,64", &[Variant::SplitWg]),
     ("2,6,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
     ("3,8,512,64", &[Variant::SplitWg]),
@@ -263,20 +244,10 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 142] = [
     ("1,24,512,64", &[Variant::SplitWg]),
     ("5,8,256,64", &[Variant::SplitWg]),
     ("1,10,1024,64", &[Variant::Wgmma, Variant::SplitWg]),
-    ("1,12,768,128", &[Variant::Wgmma]),
-    ("3,8,512,128", &[Variant::SplitWg]),
-    ("2,6,768,128", &[Variant::Wgmma]),
-    ("1,12,512,128", &[Variant::SplitWg]),
-    ("5,8,256,128", &[Variant::SplitWg, Variant::Split]),
-    ("1,8,1280,128", &[Variant::Wgmma]),
-    ("6,16,256,128", &[Variant::SplitWg]),
-    ("3,16,384,128", &[Variant::Wgmma]),
-    ("2,4,1024,128", &[Variant::SplitWg]),
-    ("1,8,1536,128,causal", &[Variant::SplitWg]),
     ("4,8,1024,64,causal", &[Variant::SplitWg]),
-    ("1,16,1024,128,causal", &[Variant::SplitWg]),
     ("3,4,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
     ("12,8,256,64", &[Variant::SplitWg]),
+    // H100 run 117 (fitted).
     ("32,16,128,64", &[Variant::Mma]),
     ("12,16,384,64", &[Variant::SplitWg]),
     ("16,8,320,64", &[Variant::SplitWg]),
@@ -292,11 +263,8 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 142] = [
     ("2,12,1024,64,causal", &[Variant::SplitWg]),
     ("8,8,1024,64,causal", &[Variant::Wgmma, Variant::SplitWg]),
     ("2,8,1536,64,causal", &[Variant::SplitWg]),
-    ("2,10,512,128", &[Variant::SplitWg]),
-    ("1,20,512,128", &[Variant::SplitWg]),
-    ("4,12,256,128", &[Variant::SplitWg]),
-    ("10,16,256,128", &[Variant::SplitWg]),
     ("3,6,768,64", &[Variant::SplitWg]),
+    // H100 run 120 (fitted).
     ("1,60,512,64", &[Variant::Wgmma]),
     ("1,72,512,64", &[Variant::SplitWg]),
     ("2,20,640,64", &[Variant::Wgmma]),
@@ -307,43 +275,49 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 142] = [
     ("10,16,400,64", &[Variant::Wgmma]),
     ("24,16,320,64", &[Variant::SplitWg]),
     ("64,16,128,64", &[Variant::Mma]),
-    ("16,16,256,128", &[Variant::Mma]),
-    ("12,16,320,128", &[Variant::Mma, Variant::Wgmma]),
-    ("6,16,384,128", &[Variant::SplitWg]),
-    ("5,16,512,128", &[Variant::SplitWg, Variant::Wgmma]),
-    ("3,16,512,128", &[Variant::SplitWg]),
     ("4,12,1024,64,causal", &[Variant::SplitWg]),
     ("2,16,2048,64,causal", &[Variant::Wgmma]),
     ("2,10,768,64", &[Variant::SplitWg]),
     ("1,24,1024,64", &[Variant::Wgmma]),
-    ("8,12,256,128", &[Variant::SplitWg]),
-    // H100 run 124 (every variant but naive, split-n64 included; these 45
-    // replace the same shapes' rows of runs 116-120).
-    ("1,12,512,64", &[Variant::SplitWg]),
-    ("1,16,512,64", &[Variant::SplitWg]),
-    ("1,3,2048,64", &[Variant::SplitWg]),
-    ("1,4,1024,64", &[Variant::SplitN64]),
-    ("1,4,1536,64", &[Variant::SplitWg]),
-    ("1,4,2048,64", &[Variant::SplitWg]),
-    ("1,6,1024,64", &[Variant::SplitWg]),
-    ("1,6,1280,64", &[Variant::SplitWg]),
+    // H100 run 121 (out of sample then; not fitted).
+    ("3,8,384,64", &[Variant::SplitWg]),
+    ("6,12,256,64", &[Variant::SplitWg]),
+    ("1,32,768,64", &[Variant::SplitWg, Variant::Wgmma]),
+    ("2,24,512,64", &[Variant::SplitWg]),
+    ("1,48,640,64", &[Variant::Wgmma]),
+    ("2,6,1536,64", &[Variant::Wgmma]),
+    ("20,16,192,64", &[Variant::SplitWg, Variant::Mma]),
+    ("48,16,128,64", &[Variant::Mma]),
+    ("2,32,1024,64,causal", &[Variant::SplitWg, Variant::Wgmma]),
+    ("1,16,1536,64,causal", &[Variant::SplitWg]),
+    ("3,8,1024,64,causal", &[Variant::SplitWg]),
+    ("5,12,320,64", &[Variant::SplitWg]),
+    // H100 run 124: D = 64 with split-n64 (its D = 64 fit).
+    ("2,8,256,64", &[Variant::SplitN64, Variant::Split]),
+    ("1,8,512,64", &[Variant::SplitN64]),
     ("1,8,1024,64", &[Variant::SplitWg]),
     ("1,8,1024,64,causal", &[Variant::SplitN64]),
     ("1,8,2048,64,causal", &[Variant::SplitWg]),
-    ("1,8,512,64", &[Variant::SplitN64]),
-    ("1,8,768,64", &[Variant::SplitWg]),
-    ("2,12,256,64", &[Variant::SplitWg]),
-    ("2,16,256,64", &[Variant::SplitWg]),
-    ("2,2,2048,64", &[Variant::SplitWg]),
-    ("2,4,1024,64", &[Variant::SplitWg]),
+    ("1,4,2048,64", &[Variant::SplitWg]),
     ("2,4,512,64", &[Variant::SplitN64]),
-    ("2,8,1024,64,causal", &[Variant::SplitWg]),
-    ("2,8,256,64", &[Variant::SplitN64, Variant::Split]),
-    ("2,8,384,64", &[Variant::SplitWg]),
     ("2,8,512,64", &[Variant::SplitWg]),
-    ("3,8,256,64", &[Variant::SplitWg]),
-    ("4,8,256,64", &[Variant::SplitWg]),
+    ("1,8,768,64", &[Variant::SplitWg]),
     ("8,8,128,64", &[Variant::SplitWg]),
+    ("4,8,256,64", &[Variant::SplitWg]),
+    ("3,8,256,64", &[Variant::SplitWg]),
+    ("1,6,1024,64", &[Variant::SplitWg]),
+    ("2,2,2048,64", &[Variant::SplitWg]),
+    ("1,4,1024,64", &[Variant::SplitN64]),
+    ("1,16,512,64", &[Variant::SplitWg]),
+    ("2,16,256,64", &[Variant::SplitWg]),
+    ("1,4,1536,64", &[Variant::SplitWg]),
+    ("2,8,1024,64,causal", &[Variant::SplitWg]),
+    ("1,12,512,64", &[Variant::SplitWg]),
+    ("2,12,256,64", &[Variant::SplitWg]),
+    ("2,4,1024,64", &[Variant::SplitWg]),
+    ("1,6,1280,64", &[Variant::SplitWg]),
+    ("2,8,384,64", &[Variant::SplitWg]),
+    ("1,3,2048,64", &[Variant::SplitWg]),
     ("1,1,1,64", &[Variant::Split]),
     ("1,8,384,64", &[Variant::SplitN64]),
     ("1,4,512,64", &[Variant::SplitN64]),
@@ -364,12 +338,139 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 142] = [
     ("3,4,512,64", &[Variant::SplitWg]),
     ("1,8,128,64", &[Variant::Split, Variant::SplitN64]),
     ("1,2,1024,64", &[Variant::SplitN64]),
+    // H100 run 125: out of sample.
+    ("1,6,512,64", &[Variant::SplitN64]),
+    ("1,2,1536,64", &[Variant::SplitN64]),
+    ("1,3,1024,64", &[Variant::SplitN64]),
+    ("2,3,768,64", &[Variant::SplitWg]),
+    ("1,5,1024,64", &[Variant::SplitWg]),
+    ("1,8,896,64", &[Variant::SplitWg]),
+    ("3,2,1024,64", &[Variant::SplitWg]),
+    ("1,12,256,64", &[Variant::SplitN64]),
+    ("1,4,640,64", &[Variant::SplitN64]),
+    ("1,1,2048,64", &[Variant::SplitN64]),
+    ("2,2,768,64", &[Variant::SplitN64]),
+    ("1,16,384,64", &[Variant::SplitWg]),
+    ("1,6,2048,64,causal", &[Variant::Split]),
+    ("1,4,1536,64,causal", &[Variant::SplitN64]),
+    ("2,4,768,64,causal", &[Variant::SplitN64]),
+    ("1,12,640,64", &[Variant::SplitWg]),
+    ("4,2,512,64", &[Variant::SplitN64]),
+    ("1,7,512,64", &[Variant::SplitN64]),
+    ("1,24,256,64", &[Variant::SplitWg]),
+    ("2,6,256,64", &[Variant::SplitN64]),
+    ("1,6,512,128", &[Variant::SplitN64]),
+    ("1,5,1024,128", &[Variant::SplitWg]),
+    ("2,6,512,128", &[Variant::SplitWg]),
+    ("1,3,1536,128", &[Variant::SplitWg]),
+    // H100 run 126: D = 128 with split-n64 (its D = 128 fit).
+    ("1,8,512,128", &[Variant::SplitN64]),
+    ("1,8,1024,128", &[Variant::SplitWg]),
+    ("1,8,2048,128,causal", &[Variant::SplitWg]),
+    ("1,8,1536,128", &[Variant::Wgmma]),
+    ("1,4,1024,128", &[Variant::SplitN64]),
+    ("1,8,768,128", &[Variant::SplitWg]),
+    ("1,6,1536,128", &[Variant::Wgmma]),
+    ("4,8,256,128", &[Variant::SplitWg]),
+    ("2,8,512,128", &[Variant::SplitWg]),
+    ("2,8,256,128", &[Variant::SplitN64]),
+    ("1,12,768,128", &[Variant::SplitN64]),
+    ("3,8,512,128", &[Variant::SplitN64]),
+    ("2,6,768,128", &[Variant::SplitN64]),
+    ("1,12,512,128", &[Variant::SplitWg]),
+    ("5,8,256,128", &[Variant::SplitN64]),
+    ("1,8,1280,128", &[Variant::SplitN64, Variant::Wgmma]),
+    ("2,4,1024,128", &[Variant::SplitWg]),
+    ("1,8,1536,128,causal", &[Variant::SplitWg, Variant::SplitN64]),
+    ("1,16,1024,128,causal", &[Variant::SplitWg]),
+    ("2,10,512,128", &[Variant::SplitN64]),
+    ("1,20,512,128", &[Variant::SplitN64]),
+    ("4,12,256,128", &[Variant::SplitN64]),
+    ("1,12,1024,128", &[Variant::SplitN64]),
+    ("1,10,2048,128,causal", &[Variant::SplitWg]),
+    ("1,6,2048,128", &[Variant::Wgmma]),
+    ("1,2,1536,128", &[Variant::SplitN64]),
+    ("1,8,384,128", &[Variant::SplitN64]),
+    ("1,4,512,128", &[Variant::SplitN64]),
+    ("1,2,1024,128", &[Variant::SplitN64]),
+    ("1,4,768,128", &[Variant::SplitN64]),
+    ("1,16,256,128", &[Variant::SplitN64]),
+    ("1,2,2048,128", &[Variant::SplitN64]),
+    ("1,8,256,128", &[Variant::SplitN64]),
+    ("2,4,512,128", &[Variant::SplitN64]),
+    ("1,6,1024,128", &[Variant::SplitWg]),
+    ("1,4,2048,128,causal", &[Variant::SplitN64]),
+    ("1,16,512,128", &[Variant::SplitWg]),
+    ("1,1,1024,128", &[Variant::SplitN64]),
+    // H100 run 127: the D = 128 shapes of >400 split blocks re-timed with split-n64 (fitted runs), then 20 shapes out of sample.
+    ("1,8,2048,128", &[Variant::Wgmma]),
+    ("4,16,1024,128", &[Variant::Wgmma]),
+    ("4,16,512,128", &[Variant::SplitWg]),
+    ("8,16,512,128", &[Variant::Wgmma]),
+    ("8,16,256,128", &[Variant::SplitWg, Variant::SplitN64]),
+    ("2,8,1024,128", &[Variant::Wgmma]),
+    ("2,12,768,128", &[Variant::Wgmma]),
+    ("8,16,384,128", &[Variant::Wgmma, Variant::SplitWg, Variant::SplitN64]),
+    ("2,16,2048,128,causal", &[Variant::Wgmma]),
+    ("4,8,512,128", &[Variant::SplitWg]),
+    ("6,16,256,128", &[Variant::SplitWg]),
+    ("3,16,384,128", &[Variant::SplitN64]),
+    ("10,16,256,128", &[Variant::SplitWg, Variant::SplitN64]),
+    ("16,16,256,128", &[Variant::SplitN64, Variant::Mma]),
+    ("12,16,320,128", &[Variant::Mma, Variant::SplitN64]),
+    ("6,16,384,128", &[Variant::SplitN64]),
+    ("5,16,512,128", &[Variant::SplitWg, Variant::Wgmma]),
+    ("3,16,512,128", &[Variant::SplitWg]),
+    ("8,12,256,128", &[Variant::SplitWg]),
+    ("3,10,1024,128", &[Variant::Wgmma]),
+    ("4,24,256,128", &[Variant::SplitWg]),
+    ("2,20,384,128", &[Variant::SplitWg]),
+    ("6,8,768,128", &[Variant::Wgmma]),
+    ("1,28,512,128", &[Variant::SplitWg]),
+    ("24,16,128,128", &[Variant::Mma]),
+    ("2,12,640,128", &[Variant::SplitWg]),
+    ("1,10,512,128", &[Variant::SplitWg]),
+    ("2,3,1024,128", &[Variant::SplitWg]),
+    ("1,5,768,128", &[Variant::SplitN64]),
+    ("3,6,512,128", &[Variant::SplitN64]),
+    ("1,24,384,128", &[Variant::SplitN64]),
+    ("2,12,384,128", &[Variant::SplitN64]),
+    ("1,3,2048,128", &[Variant::SplitWg]),
+    ("1,6,1536,128,causal", &[Variant::SplitN64]),
+    ("2,8,768,128,causal", &[Variant::SplitWg]),
+    ("1,14,640,128", &[Variant::SplitN64]),
+    ("4,6,384,128", &[Variant::SplitN64]),
+    ("2,16,256,128", &[Variant::SplitWg]),
+    ("1,9,512,64", &[Variant::SplitWg]),
+    ("1,3,1536,64", &[Variant::SplitWg]),
+    ("2,5,512,64", &[Variant::SplitWg]),
+    ("1,20,384,64", &[Variant::SplitWg]),
+    ("1,11,768,64", &[Variant::SplitWg]),
+    ("2,8,640,64,causal", &[Variant::Split]),
+    ("1,5,2048,64", &[Variant::Wgmma]),
+    ("3,6,384,64", &[Variant::SplitWg]),
 ];
 
-/// The measured shapes where the cost model's pick is 2-7% behind the
-/// fastest. Listed so that a refit that fixes them, or misses elsewhere,
-/// must say so here.
-const KNOWN_MISSES: [&str; 5] = ["3,16,384,128", "6,16,448,64", "4,16,448,64", "12,16,320,128", "4,12,1024,64,causal"];
+/// The measured shapes where the recommendation is 2-19% behind the
+/// fastest: the fitted runs' 6,16,448,64, 4,16,448,64, 12,16,320,128,
+/// 4,12,1024,64,causal and 1,10,2048,128,causal, and out of sample
+/// 1,12,256,64 and 2,6,256,64 (`split` for `split-n64`, 3-4%),
+/// 1,6,1536,128,causal (3.5%), 2,8,640,64,causal (7%) and
+/// 1,6,2048,64,causal (`split-wg`, `split` 19% faster: causal problems of
+/// long keys are the model's weakest). Listed so that a refit that fixes
+/// them, or misses elsewhere, must say so here.
+const KNOWN_MISSES: [&str; 10] = [
+    "6,16,448,64",
+    "4,16,448,64",
+    "12,16,320,128",
+    "4,12,1024,64,causal",
+    "1,10,2048,128,causal",
+    "1,12,256,64",
+    "1,6,2048,64,causal",
+    "2,6,256,64",
+    "1,6,1536,128,causal",
+    "2,8,640,64,causal",
+];
 
 fn workload(shape: &str) -> Workload {
     let parts: Vec<&str> = shape.split(',').collect();
@@ -395,9 +496,8 @@ fn the_cost_model_covers_the_sm90a_kernels_with_their_ptxas_occupancy() {
     // Blocks per SM as budgets.toml holds them for sm_90a (what ptxas allocates).
     let budgets =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../budgets.toml")).expect("budgets.toml");
-    // Not fitted: naive, and split-n64 at D = 128 (results/STAGES.md stage 68:
-    // 1.7-1.9x split's time there), which the model so never picks.
-    let unfitted = |k: &KernelInfo| k.variant == Variant::Naive || k.entry == "sdpa_split_n64_d128";
+    // Not fitted: naive, which the model so never picks.
+    let unfitted = |k: &KernelInfo| k.variant == Variant::Naive;
     for k in KERNELS.iter().filter(|k| !unfitted(k)) {
         let c = cost(k.variant, k.tiles.head_dim).unwrap_or_else(|| panic!("{}: no cost", k.entry));
         let section = budgets.split(&format!("[{}]", k.entry)).nth(1).expect("a budget section");
@@ -457,8 +557,8 @@ fn split_n64_is_picked_where_splits_blocks_fit_one_wave_with_enough_keys() {
     assert_eq!(recommended(&workload("1,8,2048,64,causal"), true, 132), Variant::SplitWg);
     // 256 keys: split (a tie in run 124: 3.89 us both at (2,8,256,64)).
     assert_eq!(recommended(&workload("2,8,256,64"), true, 132), Variant::Split);
-    // Not fitted at D = 128: never picked there.
-    assert_eq!(predicted_us(&workload("1,8,512,128"), Variant::SplitN64, 132), None);
+    // At D = 128 too (two blocks per SM there; run 126: 0.76-0.93x split's time).
+    assert_eq!(recommended(&workload("1,8,512,128"), true, 132), Variant::SplitN64);
 }
 
 #[test]

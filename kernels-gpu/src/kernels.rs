@@ -41,9 +41,11 @@ pub enum Variant {
     /// Hopper only (sm_90a): `split` with 64-key blocks (`split`'s are 32):
     /// half the key steps per group, so the per-step parts that do not
     /// grow with the keys (the wait, the row maximum and sum, the rescale)
-    /// come half as often, at one block per SM (154 registers, 85.7 KB at
-    /// D = 64). Faster where `split`'s blocks fit in one wave (H100 run 123:
-    /// (1,8,512,64) -7%).
+    /// come half as often. At D = 64 one block per SM (154 registers, 85.7
+    /// KB), at D = 128 two (214 registers, 78.9 KB). Faster than `split`
+    /// where its blocks fit the GPU (H100 runs 124-127: (1,8,512,64) 5.3-5.5
+    /// vs 5.7-5.8 us; at D = 128 0.76-0.93x `split`'s time at every shape
+    /// of 256+ keys but one).
     SplitN64,
 }
 
@@ -138,9 +140,9 @@ pub const SPLIT_WG_D128: TileShape = TileShape { head_dim: 128, ..SPLIT_WG_D64 }
 /// `split-n64` at D = 64: `split`'s blocks with 64-key blocks (4 groups of
 /// 2 row warps): 512 keys in flight per block, 85.7 KB, one block per SM.
 pub const SPLIT_N64_D64: TileShape = TileShape { block_n: 64, ..SPLIT_D64 };
-/// `split-n64` at D = 128: `split`'s 2 groups with 64-key blocks (results/STAGES.md
-/// stage 68 measured this shape 1.7-1.9x slower than `split` at D = 128;
-/// the cost model has no fit for it, so it is never recommended).
+/// `split-n64` at D = 128: `split`'s 2 groups of 2 row warps with 64-key
+/// blocks. (Stage 68 measured this shape 1.7-1.9x slower than `split` on
+/// the H200 before `split`'s tensor copies; with them, 0.76-0.93x.)
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
 /// Every kernel the crate builds, in a fixed order.
@@ -377,15 +379,17 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// On sm_90a, from [`cost::MODEL_MIN_KEYS`] to [`cost::MODEL_MAX_KEYS`]
 /// keys: the variant whose time the cost model ([`cost::predicted_us`])
 /// predicts lowest among `split`, `split-wg`, `split-n64`, `wgmma` and
-/// `mma`. Fitted on 121 H100 shapes of 128-2048 keys (and `split-n64` on
-/// run 124's 44), it picks the fastest or one within 2% at 116 of those 121
-/// and at 43 of run 124's 44 (the misses listed in `host/tests/kernels.rs`).
-/// It replaced (stage 83) a rule that took the split family's member by
-/// [`split_wg_fills`] before asking the model, which picked `split` where
-/// `split-wg` was 13-18% faster at 72-80 of its blocks (run 124). Before
-/// the model, limits fitted by hand (runs 110-117) picked right at 17 of 22
-/// and 14 of 20 shapes out of sample (`results/2026-11-25-predictions-run117.md`,
-/// `-run120.md`).
+/// `mma`. At 211 of the 221 shapes the H100 has timed every variant on
+/// (runs 116-127, listed in `host/tests/kernels.rs` with the misses), it
+/// picks the fastest or one within 2%; out of sample, 23 of 24 (run 121,
+/// before `split-n64`), 20 of 25 (run 125; 22 with the D = 128 fit made
+/// after it) and 18 of 20 (run 127), the misses 2-19% behind (the worst:
+/// causal problems of long keys). Stage 83 let the model choose
+/// between `split` and `split-wg` too: the rule that chose first by
+/// [`split_wg_fills`] picked `split` where `split-wg` was 8-18% faster at
+/// 72-80 of its blocks (runs 124-125). Before the model, limits fitted by
+/// hand (runs 110-117) picked right at 17 of 22 and 14 of 20 shapes out of
+/// sample (`results/2026-11-25-predictions-run117.md`, `-run120.md`).
 ///
 /// Shorter and longer problems take a rule. The split family's member is
 /// `split-wg` where its 64-row blocks fill the GPU ([`split_wg_fills`]),
