@@ -218,7 +218,9 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
 /// and 126); runs 121, 125 and 127's new shapes were predicted out of sample
 /// first (results/2026-11-25-predictions-run121.md, -run125.md, -run127.md).
 /// Shapes of the runs before 124 were timed without `split-n64`; none of
-/// them is a shape where the model now picks it.
+/// them is a shape where the model now picks it. `scripts/check-picks.py
+/// --rust` prints this table and `KNOWN_MISSES` from the runs' JSON files
+/// (results/2026-11-25-h100-run{116,117,120,121,124,125,126,127}-*/).
 const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     // H100 run 116: the mission shape and the crossover shapes of runs 110-111 (fitted).
     ("4,16,2048,64", &[Variant::Wgmma]),
