@@ -139,7 +139,7 @@ impl SplitSmemPlan {
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let barriers = stats + t.splits * t.block_m * 8;
-        let barrier_bytes = 8 * (1 + t.splits * (2 * t.stages + 1));
+        let barrier_bytes = 8 * (1 + t.splits * (3 * t.stages + 1));
         let kv = (barriers + barrier_bytes).next_multiple_of(align);
         let tiles = t.stages * 2 * t.block_n * fp8_row;
         let exchange = t.block_m * 4 * t.head_dim;
@@ -153,28 +153,35 @@ impl SplitSmemPlan {
         self.barriers
     }
 
-    /// Offset of group `split`'s barriers: `stages` "full", `stages`
-    /// "empty", one "done".
+    /// Offset of group `split`'s barriers: `stages` "full", `stages` "V
+    /// full", `stages` "empty", one "done".
     const fn group_barriers(&self, split: u32) -> u32 {
-        self.barriers + 8 * (1 + split * (2 * self.stages + 1))
+        self.barriers + 8 * (1 + split * (3 * self.stages + 1))
     }
 
     /// Offset of the barrier on which group `split`'s copies into stage
-    /// `stage` complete ("full").
+    /// `stage` complete ("full": K's tensor copy, or every thread's copies
+    /// of K and V).
     pub const fn full_barrier(&self, split: u32, stage: u32) -> u32 {
         self.group_barriers(split) + 8 * stage
+    }
+
+    /// Offset of the barrier on which group `split`'s tensor copy of V into
+    /// stage `stage` completes ("V full"; unused with per-thread copies).
+    pub const fn v_full_barrier(&self, split: u32, stage: u32) -> u32 {
+        self.group_barriers(split) + 8 * (self.stages + stage)
     }
 
     /// Offset of the barrier on which group `split`'s threads release stage
     /// `stage` for refilling ("empty").
     pub const fn empty_barrier(&self, split: u32, stage: u32) -> u32 {
-        self.group_barriers(split) + 8 * (self.stages + stage)
+        self.group_barriers(split) + 8 * (2 * self.stages + stage)
     }
 
     /// Offset of the barrier on which group `split`'s threads meet once done
     /// with their K/V tiles, before the exchange slots overwrite them ("done").
     pub const fn done_barrier(&self, split: u32) -> u32 {
-        self.group_barriers(split) + 8 * 2 * self.stages
+        self.group_barriers(split) + 8 * 3 * self.stages
     }
 
     /// Offset of group `split`'s K tile in stage `stage`.

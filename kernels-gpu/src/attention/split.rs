@@ -300,6 +300,12 @@ pub unsafe fn forward<
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
+    let v_full = |stage: u32| smem_base + plan.v_full_barrier(split, stage);
+    // V's tensor copy completes on its own barrier ("V full"), so a step's
+    // Q·K^T and softmax wait for K alone: at D = 64 (H100 run 130,
+    // results/STAGES.md stage 85: `split-n64` (1,8,512,64) -5%, (2,8,256,64)
+    // -8%; `split` -2..-3%); at D = 128 it measured 1.5-3% slower.
+    let v_apart = TENSOR_COPIES && HEAD_DIM == 64;
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // Copies key block i of the group into its stage, completing on the
     // stage's "full" barrier: with tensor copies, the group's first thread
@@ -315,10 +321,18 @@ pub unsafe fn forward<
                 let at = (0, key0, job.kv_head as u32);
                 // SAFETY: the stage's tiles are free (first use, or its
                 // "empty" phase completed); the box lies in the stage.
+                let tile_bytes = block_n * HEAD_DIM as u32;
                 unsafe {
-                    mbarrier::arrive_expect_tx(full(stage), 2 * block_n * HEAD_DIM as u32);
-                    tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
-                    tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
+                    if v_apart {
+                        mbarrier::arrive_expect_tx(full(stage), tile_bytes);
+                        tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                        mbarrier::arrive_expect_tx(v_full(stage), tile_bytes);
+                        tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, v_full(stage));
+                    } else {
+                        mbarrier::arrive_expect_tx(full(stage), 2 * tile_bytes);
+                        tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                        tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
+                    }
                 }
             }
             return;
@@ -350,6 +364,7 @@ pub unsafe fn forward<
                 for stage in 0..STAGES as u32 {
                     let fillers = if TENSOR_COPIES { 1 } else { group_threads };
                     mbarrier::init(smem_base + plan.full_barrier(g, stage), fillers);
+                    mbarrier::init(smem_base + plan.v_full_barrier(g, stage), 1);
                     mbarrier::init(smem_base + plan.empty_barrier(g, stage), group_threads);
                 }
                 mbarrier::init(smem_base + plan.done_barrier(g), group_threads);
@@ -417,6 +432,10 @@ pub unsafe fn forward<
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
+        if v_apart {
+            // SAFETY: the group's tensor copy of block i's V arrives on this phase.
+            unsafe { mbarrier::wait(v_full(stage), parity) };
+        }
         // SAFETY: converged warp; the V tile of this stage.
         unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
         // Refill the stage with block i + STAGES once the whole group is done
