@@ -93,7 +93,7 @@ fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
         line.split_whitespace().map(str::to_string).collect()
     };
     // shape, five predicted times, the pick, then the pick off sm_90a.
-    assert_eq!(row("2,8,256,64")[6..], ["split", "split"]);
+    assert_eq!(row("2,8,256,64")[6..], ["split-n64", "split"]);
     assert_eq!(row("8,16,256,64")[6..], ["split-wg", "split"]);
     assert_eq!(row("4,16,4096,128")[6..], ["wgmma", "(rule)", "mma"]);
     for cell in &row("2,8,256,64")[1..6] {

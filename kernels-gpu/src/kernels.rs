@@ -41,11 +41,11 @@ pub enum Variant {
     /// Hopper only (sm_90a): `split` with 64-key blocks (`split`'s are 32):
     /// half the key steps per group, so the per-step parts that do not
     /// grow with the keys (the wait, the row maximum and sum, the rescale)
-    /// come half as often. At D = 64 one block per SM (154 registers, 85.7
+    /// come half as often. At D = 64 one block per SM (156 registers, 85.7
     /// KB), at D = 128 two (214 registers, 78.9 KB). Faster than `split`
-    /// where its blocks fit the GPU (H100 runs 124-127: (1,8,512,64) 5.3-5.5
-    /// vs 5.7-5.8 us; at D = 128 0.76-0.93x `split`'s time at every shape
-    /// of 256+ keys but one).
+    /// where its blocks fit the GPU (H100 run 131: (1,8,512,64) 5.04 vs 5.63
+    /// us, (2,8,256,64) 3.57 vs 3.82; at D = 128 0.76-0.93x `split`'s time
+    /// at every shape of 256+ keys but one, run 126).
     SplitN64,
 }
 
@@ -379,8 +379,8 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// On sm_90a, from [`cost::MODEL_MIN_KEYS`] to [`cost::MODEL_MAX_KEYS`]
 /// keys: the variant whose time the cost model ([`cost::predicted_us`])
 /// predicts lowest among `split`, `split-wg`, `split-n64`, `wgmma` and
-/// `mma`. At 211 of the 221 shapes the H100 has timed every variant on
-/// (runs 116-127, listed in `host/tests/kernels.rs` with the misses), it
+/// `mma`. At 212 of the 221 shapes the H100 has timed every variant on
+/// (runs 116-133, listed in `host/tests/kernels.rs` with the misses), it
 /// picks the fastest or one within 2%; out of sample, 23 of 24 (run 121,
 /// before `split-n64`), 20 of 25 (run 125; 22 with the D = 128 fit made
 /// after it) and 18 of 20 (run 127), the misses 2-19% behind (the worst:
