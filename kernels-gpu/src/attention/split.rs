@@ -10,8 +10,10 @@
 //! buffers, so a block's chain is `1 / SPLITS` of its key blocks. The
 //! groups do not wait for each other until the merge: their copies
 //! complete on `mbarrier`s ("full" per stage: every thread of the group
-//! arrives once its `cp.async` share has landed; "empty": every thread
-//! arrives when done reading a tile whose stage is refilled). (With a block
+//! arrives once its `cp.async` share has landed, or the group's issuer of
+//! tensor copies expects their bytes, with V on a "V full" barrier of its
+//! own at D = 64; "empty": every thread arrives when done reading a tile
+//! whose stage is refilled). (With a block
 //! barrier per step instead, which made the groups step together, D=128
 //! short sequences took 12-16% longer and D=64 the same (results/STAGES.md
 //! stages 25-26); named group barriers made compute-sanitizer racecheck
@@ -308,9 +310,9 @@ pub unsafe fn forward<
     let v_apart = TENSOR_COPIES && HEAD_DIM == 64;
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // Copies key block i of the group into its stage, completing on the
-    // stage's "full" barrier: with tensor copies, the group's first thread
-    // issues both tiles (the others do nothing); else every thread its
-    // share of the rows, then arrives.
+    // stage's "full" barrier (V on its "V full" one with `v_apart`): with
+    // tensor copies, the group's first thread issues both tiles (the others
+    // do nothing); else every thread its share of the rows, then arrives.
     let load_kv = |i: u32| {
         let stage = i % STAGES as u32;
         let key0 = (split + i * SPLITS as u32) * block_n;
@@ -351,7 +353,8 @@ pub unsafe fn forward<
     // The copies complete on barriers: Q's and per group and stage a "full"
     // one (with tensor copies, their issuer arrives expecting the bytes;
     // else every thread of the block or group, once its share of the rows
-    // has landed), and an "empty" one (the group's threads arrive when done
+    // has landed), a "V full" one (V's tensor copy with `v_apart`, else
+    // unused), and an "empty" one (the group's threads arrive when done
     // reading a tile that the stage will be refilled after); per group a
     // "done" one before the merge. Thread 0 initializes them; a block
     // barrier publishes them.
