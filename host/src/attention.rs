@@ -176,10 +176,8 @@ impl Attention {
         let q_dev = self.stream.clone_htod(&q.data)?;
         let k_dev = self.stream.clone_htod(&k.data)?;
         let v_dev = self.stream.clone_htod(&v.data)?;
-        // `split` and `split-wg` on sm_90a copy their tiles by tensor copies.
-        let tile_maps = if self.sm90a
-            && matches!(problem.kernel.variant, Variant::Split | Variant::SplitWg | Variant::SplitN64)
-        {
+        // The split family on sm_90a copies its tiles by tensor copies.
+        let tile_maps = if self.sm90a && problem.kernel.variant.runs_split_body() {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);

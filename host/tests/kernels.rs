@@ -169,7 +169,9 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
 
 #[test]
 fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
-    for k in KERNELS.iter().filter(|k| matches!(k.variant, Variant::Split | Variant::SplitWg | Variant::SplitN64)) {
+    // split, split-wg and split-n64 at both head dims.
+    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 6);
+    for k in KERNELS.iter().filter(|k| k.variant.runs_split_body()) {
         let t = k.tiles;
         let padded = SplitSmemPlan::new(t);
         assert_eq!(padded.total, k.smem_bytes, "{}: the launch is sized by the padded plan", k.entry);
@@ -202,6 +204,16 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
     let last_barrier = plan.done_barrier(t.splits - 1);
     assert!(last_barrier + 8 <= plan.kv, "{}: barriers overlap the K/V tiles", k.entry);
     assert!(plan.q_barrier() < plan.full_barrier(0, 0), "{}: Q's barrier is its own", k.entry);
+    // Every barrier of every group ("full", "V full", "empty", "done") its own 8 bytes.
+    let mut offsets: Vec<u32> = (0..t.splits)
+        .flat_map(|g| {
+            let per_stage = (0..t.stages)
+                .flat_map(move |s| [plan.full_barrier(g, s), plan.v_full_barrier(g, s), plan.empty_barrier(g, s)]);
+            per_stage.chain([plan.done_barrier(g)])
+        })
+        .collect();
+    offsets.sort_unstable();
+    assert!(offsets.windows(2).all(|w| w[1] - w[0] >= 8), "{}: two barriers share bytes", k.entry);
     for g in 1..t.splits {
         let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row;
         assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);

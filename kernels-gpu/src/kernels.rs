@@ -66,6 +66,13 @@ impl Variant {
         }
     }
 
+    /// Whether the variant runs `split`'s kernel body (`split`, `split-wg`,
+    /// `split-n64`), whose sm_90a build copies its tiles by tensor copies
+    /// from maps the host encodes per problem.
+    pub const fn runs_split_body(self) -> bool {
+        matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64)
+    }
+
     /// Looks a variant up by its stable name.
     pub fn from_name(name: &str) -> Option<Variant> {
         Variant::ALL.into_iter().find(|v| v.name() == name)
