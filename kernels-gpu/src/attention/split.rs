@@ -304,9 +304,11 @@ pub unsafe fn forward<
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
     let v_full = |stage: u32| smem_base + plan.v_full_barrier(split, stage);
     // V's tensor copy completes on its own barrier ("V full"), so a step's
-    // Q·K^T and softmax wait for K alone: at D = 64 (H100 run 130,
-    // results/STAGES.md stage 85: `split-n64` (1,8,512,64) -5%, (2,8,256,64)
-    // -8%; `split` -2..-3%); at D = 128 it measured 1.5-3% slower.
+    // Q·K^T waits for K alone: at D = 64 (H100 run 130, results/STAGES.md
+    // stage 85: `split-n64` (1,8,512,64) -5%, (2,8,256,64) -8%; `split`
+    // -2..-3%); at D = 128 it measured 1.5-3% slower. (LLVM sinks most of
+    // the softmax past the V wait; pinning it before measured no gain at
+    // the mission shapes and -1..-2% at 1024+ keys, stage 89.)
     let v_apart = TENSOR_COPIES && HEAD_DIM == 64;
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // Copies key block i of the group into its stage, completing on the
