@@ -163,9 +163,65 @@ pub const fn block_coords((x, y, z): (u32, u32, u32), query_blocks: u32, causal:
     }
 }
 
+/// Where query block `query_block` starts walking its `key_blocks` key
+/// blocks (`split`): `query_block mod 2^k`, `2^k` the largest power of two
+/// up to `key_blocks` (a mask, not a division: it sits before the first
+/// copies). A head's query blocks thus ask for different key blocks first
+/// instead of all for the same L2 lines at once (results/STAGES.md stage
+/// 90). 0 without key blocks.
+#[inline(always)]
+pub const fn key_rotation(query_block: u32, key_blocks: u32) -> u32 {
+    if key_blocks == 0 {
+        return 0;
+    }
+    let power = 1 << (31 - key_blocks.leading_zeros());
+    query_block & (power - 1)
+}
+
+/// Whether a `split`-family kernel walks its key blocks rotated
+/// ([`key_rotation`]): only `split-n64` at D = 64 (not `split-wg`, whose
+/// Q·Kᵀ is a warpgroup's: `warpgroup_qk`). H100 run 139 (results/STAGES.md
+/// stage 90b): `split-n64` -4..-5% at 512 keys with 128+ blocks, but
+/// `split-n64` at D = 128 +2..3% and `split` +2% at (2,8,256,64) and
+/// (2,8,640,64).
+#[inline(always)]
+pub const fn walks_rotated(head_dim: u32, block_n: u32, warpgroup_qk: bool) -> bool {
+    head_dim == 64 && block_n == 64 && !warpgroup_qk
+}
+
+/// The key block that position `x < key_blocks` of a walk rotated by
+/// `rotation < key_blocks` ([`key_rotation`]) visits: `(x + rotation) mod
+/// key_blocks`, by one conditional subtraction. A bijection of
+/// `0 .. key_blocks`, so the key groups still share out every block once.
+#[inline(always)]
+pub const fn rotated_block(x: u32, rotation: u32, key_blocks: u32) -> u32 {
+    let y = x + rotation;
+    if y >= key_blocks { y - key_blocks } else { y }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotated_walks_visit_every_key_block_once() {
+        for key_blocks in 1..70u32 {
+            for query_block in 0..40 {
+                let r = key_rotation(query_block, key_blocks);
+                assert!(r < key_blocks, "{query_block} {key_blocks}");
+                let mut seen = vec![false; key_blocks as usize];
+                for x in 0..key_blocks {
+                    let b = rotated_block(x, r, key_blocks) as usize;
+                    assert!(!seen[b], "{query_block} {key_blocks}: block {b} twice");
+                    seen[b] = true;
+                }
+            }
+        }
+        assert_eq!(key_rotation(13, 8), 5);
+        assert_eq!(key_rotation(13, 12), 5, "within the largest power of two, 8");
+        assert_eq!(key_rotation(7, 1), 0);
+        assert_eq!(key_rotation(7, 0), 0);
+    }
 
     #[test]
     fn fast_division_is_exact() {

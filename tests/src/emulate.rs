@@ -8,7 +8,9 @@
 use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::{KernelInfo, Variant};
-use kernels_gpu::schedule::{block_needs_mask, blocks, key_end, key_visible, kv_head};
+use kernels_gpu::schedule::{
+    block_needs_mask, blocks, key_end, key_rotation, key_visible, kv_head, rotated_block, walks_rotated,
+};
 use kernels_gpu::softmax::{LAZY_MAX_SLACK, RowMax, exponent, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
@@ -38,7 +40,11 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitWg | Variant::SplitN64 => emulate_split(kernel.tiles, &head, x, rows),
+                Variant::Split | Variant::SplitWg | Variant::SplitN64 => {
+                    let t = kernel.tiles;
+                    let rotated = walks_rotated(t.head_dim, t.block_n, kernel.variant == Variant::SplitWg);
+                    emulate_split(t, rotated, &head, x, rows)
+                }
             }
         }
     }
@@ -199,9 +205,11 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
     }
 }
 
-/// `split`: group `g` of the `splits` key groups walks key blocks `g, g +
-/// splits, ..`; the groups' states merge by `merge_splits`.
-fn emulate_split(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
+/// `split`: group `g` of the `splits` key groups walks positions `g, g +
+/// splits, ..` of the block's walk over its key blocks, rotated when
+/// `rotate` (`schedule::key_rotation`); the groups' states merge by
+/// `merge_splits`.
+fn emulate_split(t: TileShape, rotate: bool, head: &Head, x: &Inputs, out: &mut [f32]) {
     const MAX_SPLITS: usize = 4;
     assert!(t.splits as usize <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
     for (row0, key_blocks) in query_blocks(t, head, x) {
@@ -209,8 +217,9 @@ fn emulate_split(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
             let groups: Vec<RowState> = (0..t.splits)
                 .map(|g| {
                     let mut state = RowState::new(head.dim);
+                    let rotation = if rotate { key_rotation(row0 / t.block_m, key_blocks) } else { 0 };
                     for j in (g..key_blocks).step_by(t.splits as usize) {
-                        state.visit(t, head, x, row0, row, j);
+                        state.visit(t, head, x, row0, row, rotated_block(j, rotation, key_blocks));
                     }
                     state
                 })

@@ -295,8 +295,16 @@ pub unsafe fn forward<
         unsafe { job.zero_output::<HEAD_DIM>(threads) };
         return;
     }
-    // This group's key blocks: split, split + SPLITS, ...
+    // This group's key blocks: split, split + SPLITS, ... of the block's
+    // walk, which may start at a key block that depends on the query block
+    // (`schedule::key_rotation`), so that a head's blocks do not all ask L2
+    // for the same lines at once.
     let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
+    // (`schedule::walks_rotated` says which kernels do.)
+    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32, WARPGROUP_QK) };
+    let rotation = if rotated { schedule::key_rotation(job.row0 / shape.block_m, key_blocks) } else { 0 };
+    // The first key of the group's i-th key block, rotated.
+    let rotated_start = |i: u32| schedule::rotated_block(split + i * SPLITS as u32, rotation, key_blocks) * block_n;
 
     let smem_ptr = smem::dynamic_smem_base();
     // SAFETY: the dynamic shared memory base.
@@ -317,7 +325,7 @@ pub unsafe fn forward<
     // do nothing); else every thread its share of the rows, then arrives.
     let load_kv = |i: u32| {
         let stage = i % STAGES as u32;
-        let key0 = (split + i * SPLITS as u32) * block_n;
+        let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let k_dst = smem_base + plan.k_stage(split, stage, block_n);
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
         if TENSOR_COPIES {
@@ -432,7 +440,7 @@ pub unsafe fn forward<
             // SAFETY: converged warp; the K tile of this stage.
             () => [unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) }],
         };
-        let key0 = (split + i * SPLITS as u32) * block_n;
+        let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
         unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
