@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run 140 (stage 90b record): A/B against 14402d3's build, the record bench
-# and peers, then every check. Returns 8 files: the record's inputs and
+# and peers, then every check (the base build travels in gpu-bundle-bug/). Returns 8 files: the record's inputs and
 # extras.tgz (ab, bench.txt, run.txt).
 set -uo pipefail
 SHAPES="2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"
@@ -10,7 +10,7 @@ X=$OUT/extras; mkdir -p $X/ab
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv; $B info; } > $OUT/device.txt 2>&1
 AB="2,8,256,64 1,8,512,64 1,8,512,64,causal 2,8,256,64,causal 4,8,512,64"
 OUT=$X/ab ROUNDS=2 STEP_TIMEOUT=120 bash scripts/ab-chain.sh split-n64,split "$AB" graph \
-  base=gpu-bundle-diag/r138/sdpa-base new=$B > $X/ab.log 2>&1
+  base=gpu-bundle-bug/sdpa-base new=$B > $X/ab.log 2>&1
 timeout 200 $B bench --variants $V --shapes $SHAPES --modes graph,graph-overlap --json $OUT/bench-mma.json > $X/bench.txt 2>&1
 timeout 40 $B bench --variants $V --shapes 1,1,1,64 1,1,1,128 --modes graph >> $X/bench.txt 2>&1
 timeout 40 $B bench --variants naive --shapes 2,8,256,64 1,8,512,64 4,16,2048,64 --json $OUT/bench-naive.json >> $X/bench.txt 2>&1
