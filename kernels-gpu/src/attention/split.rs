@@ -6,8 +6,10 @@
 //! `BLOCK_M = 16 * ROW_WARPS` query rows of one (batch, head) and
 //! `ROW_WARPS * SPLITS` warps; warp `w` is row warp `w % ROW_WARPS` (rows
 //! `16 (w % ROW_WARPS) ..`) of key group `w / ROW_WARPS`. Group `g` walks key
-//! blocks `g, g + SPLITS, g + 2 SPLITS, ..` with its own `STAGES`-deep K/V
-//! buffers, so a block's chain is `1 / SPLITS` of its key blocks. The
+//! blocks `g, g + SPLITS, g + 2 SPLITS, ..` (for `split-n64` at D = 64,
+//! those positions of a walk rotated by the query block:
+//! `schedule::key_rotation`) with its own `STAGES`-deep K/V buffers, so a
+//! block's chain is `1 / SPLITS` of its key blocks. The
 //! groups do not wait for each other until the merge: their copies
 //! complete on `mbarrier`s ("full" per stage: every thread of the group
 //! arrives once its `cp.async` share has landed, or the group's issuer of
