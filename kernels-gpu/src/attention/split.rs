@@ -305,7 +305,10 @@ pub unsafe fn forward<
     // (`schedule::walks_rotated` says which kernels do.)
     let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32, WARPGROUP_QK) };
     let rotation = if rotated { schedule::key_rotation(job.row0 / shape.block_m, key_blocks) } else { 0 };
-    // The first key of the group's i-th key block, rotated.
+    // The first key of the group's i-th key block, rotated. (Where the walk
+    // is not rotated, the plain `(split + i * SPLITS) * block_n` is spelled
+    // out at each use: through one shared closure LLVM compiled the other
+    // entries differently, spilling `split-wg` D = 64.)
     let rotated_start = |i: u32| schedule::rotated_block(split + i * SPLITS as u32, rotation, key_blocks) * block_n;
 
     let smem_ptr = smem::dynamic_smem_base();
