@@ -308,7 +308,7 @@ pub unsafe fn forward<
     // The first key of the group's i-th key block, rotated. (Where the walk
     // is not rotated, the plain `(split + i * SPLITS) * block_n` is spelled
     // out at each use: through one shared closure LLVM compiled the other
-    // entries differently, spilling `split-wg` D = 64.)
+    // entries to different PTX, which would have to be measured again.)
     let rotated_start = |i: u32| schedule::rotated_block(split + i * SPLITS as u32, rotation, key_blocks) * block_n;
 
     let smem_ptr = smem::dynamic_smem_base();
