@@ -370,8 +370,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
 
 /// `sdpa plan`: the pick and the model's times per shape.
 fn plan(args: PlanArgs) -> Result<(), Failure> {
-    use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, predicted_us};
-    use kernels_gpu::kernels::{HEAD_DIMS, Variant, Workload, recommended};
+    use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, MODELLED, predicted_us};
+    use kernels_gpu::kernels::{HEAD_DIMS, Workload, recommended};
     let texts: Vec<String> = if args.shapes.is_empty() {
         sdpa::bench::DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -382,20 +382,19 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
     if let Some(s) = shapes.iter().find(|s| !HEAD_DIMS.contains(&(s.head_dim as u32))) {
         return Err(Failure::usage(format!("head dim {}: the kernels serve {HEAD_DIMS:?}", s.head_dim)));
     }
-    let variants = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64];
     println!(
         "predicted time per call on sm_90a with {} SMs (us; cost model fitted on H100 timings, 128-2048 keys)",
         args.sms
     );
     print!("{:<24}", "shape");
-    for v in variants {
+    for v in MODELLED {
         print!(" {:>9}", v.name());
     }
     println!("  {:<14} off sm_90a", "pick");
     for (text, s) in texts.iter().zip(&shapes) {
         let w = Workload::new(s.dims(), s.dims(), s.causal);
         print!("{text:<24}");
-        for v in variants {
+        for v in MODELLED {
             match predicted_us(&w, v, args.sms) {
                 Some(t) => print!(" {t:>9.1}"),
                 None => print!(" {:>9}", "-"),

@@ -42,6 +42,10 @@ pub const MODEL_MIN_KEYS: u32 = 128;
 /// on an SM: 0.44 (results/STAGES.md stage 69, `split` at 128 vs 256 blocks).
 pub const TWO_BLOCKS_COST: f32 = 0.44;
 
+/// The variants the model has fitted, in table order: those
+/// [`crate::kernels::recommended`] chooses among and `sdpa plan` shows.
+pub const MODELLED: [Variant; 5] = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64];
+
 /// One kernel's coefficients (microseconds) and how many of its blocks an
 /// SM runs at once (as ptxas allocates it for sm_90a: `budgets.toml`'s
 /// `min_blocks_per_sm`, which a test checks).

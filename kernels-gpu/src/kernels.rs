@@ -45,7 +45,9 @@ pub enum Variant {
     /// KB), at D = 128 two (214 registers, 78.9 KB). Faster than `split`
     /// where its blocks fit the GPU (H100 run 131: (1,8,512,64) 5.04 vs 5.63
     /// us, (2,8,256,64) 3.57 vs 3.82; at D = 128 0.76-0.93x `split`'s time
-    /// at every shape of 256+ keys but one, run 126).
+    /// at every shape of 256+ keys but one, run 126). At D = 64 each query
+    /// block walks its key blocks rotated (`schedule::walks_rotated`; H100
+    /// record 2026-11-25-13: (1,8,512,64) 4.69 us).
     SplitN64,
 }
 
@@ -421,9 +423,7 @@ pub fn recommended(w: &Workload, sm90a: bool, multiprocessors: u32) -> Variant {
     }
     if w.seq_kv <= cost::MODEL_MAX_KEYS {
         let time = |v: Variant| cost::predicted_us(w, v, multiprocessors).unwrap_or(f32::INFINITY);
-        return [Variant::SplitWg, Variant::SplitN64, Variant::Wgmma, Variant::Mma]
-            .into_iter()
-            .fold(Variant::Split, |best, v| if time(v) < time(best) { v } else { best });
+        return cost::MODELLED.into_iter().fold(Variant::Split, |best, v| if time(v) < time(best) { v } else { best });
     }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
     if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks { family } else { Variant::Wgmma }

@@ -214,10 +214,10 @@ fn emulate_split(t: TileShape, rotate: bool, head: &Head, x: &Inputs, out: &mut 
     assert!(t.splits as usize <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
     for (row0, key_blocks) in query_blocks(t, head, x) {
         for row in row0..(row0 + t.block_m).min(head.seq_q) {
+            let rotation = if rotate { key_rotation(row0 / t.block_m, key_blocks) } else { 0 };
             let groups: Vec<RowState> = (0..t.splits)
                 .map(|g| {
                     let mut state = RowState::new(head.dim);
-                    let rotation = if rotate { key_rotation(row0 / t.block_m, key_blocks) } else { 0 };
                     for j in (g..key_blocks).step_by(t.splits as usize) {
                         state.visit(t, head, x, row0, row, rotated_block(j, rotation, key_blocks));
                     }
