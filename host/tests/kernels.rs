@@ -173,10 +173,11 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
     assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 6);
     for k in KERNELS.iter().filter(|k| k.variant.runs_split_body()) {
         let t = k.tiles;
-        let padded = SplitSmemPlan::new(t);
+        let apart = k.entry == "sdpa_split_n64_d64" && kernels_gpu::kernels::SPLIT_N64_D64_EXCHANGE_APART;
+        let padded = SplitSmemPlan::new(t, apart);
         assert_eq!(padded.total, k.smem_bytes, "{}: the launch is sized by the padded plan", k.entry);
         // The swizzled plan (tensor copies, sm_90a) runs in the same launch.
-        let swizzled = SplitSmemPlan::new_swizzled(t);
+        let swizzled = SplitSmemPlan::new_swizzled(t, apart);
         assert!(swizzled.total <= k.smem_bytes, "{}: the swizzled plan outgrows the launch", k.entry);
         for s in 0..t.splits {
             for stage in 0..t.stages {
@@ -218,8 +219,16 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
         let previous_end = plan.v_stage(g - 1, t.stages - 1, t.block_n) + t.block_n * plan.fp8_row;
         assert!(previous_end <= plan.k_stage(g, 0, t.block_n), "{}: group {} overlaps group {g}", k.entry, g - 1);
     }
-    assert!(t.block_m * 4 * t.head_dim <= plan.group_bytes, "{}: a group's exchange slots overflow its area", k.entry);
+    let slots = t.block_m * 4 * t.head_dim;
+    assert!(slots <= plan.exchange_stride, "{}: a group's exchange slots overflow their area", k.entry);
+    assert_eq!(plan.exchange % 16, 0, "{}: exchange slots must be 16-byte aligned", k.entry);
     assert!(plan.kv + t.splits * plan.group_bytes <= plan.total, "{}: K/V past the end", k.entry);
+    assert!(plan.exchange + t.splits * plan.exchange_stride <= plan.total, "{}: exchange past the end", k.entry);
+    if plan.exchange == plan.kv {
+        assert_eq!(plan.exchange_stride, plan.group_bytes, "{}: in-tile slots follow the groups' areas", k.entry);
+    } else {
+        assert!(plan.kv + t.splits * plan.group_bytes <= plan.exchange, "{}: the exchange overlaps K/V", k.entry);
+    }
 }
 
 /// Every shape whose variants were timed against each other on the H100

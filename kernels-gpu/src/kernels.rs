@@ -147,8 +147,14 @@ pub const SPLIT_WG_D64: TileShape =
 pub const SPLIT_WG_D128: TileShape = TileShape { head_dim: 128, ..SPLIT_WG_D64 };
 
 /// `split-n64` at D = 64: `split`'s blocks with 64-key blocks (4 groups of
-/// 2 row warps): 512 keys in flight per block, 85.7 KB, one block per SM.
+/// 2 row warps): 512 keys in flight per block, 85.7 KB of tiles (118.5 KB
+/// with the exchange apart, below), one block per SM.
 pub const SPLIT_N64_D64: TileShape = TileShape { block_n: 64, ..SPLIT_D64 };
+/// Whether `split-n64` at D = 64 keeps its merge's exchange slots apart
+/// from the K/V tiles (`SplitSmemPlan::new`: +32 KB, 118.5 KB per block,
+/// still one per SM), so its key groups need not meet before they publish:
+/// -0.5..-2% (H100 runs 143-146, results/STAGES.md stage 95).
+pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 /// `split-n64` at D = 128: `split`'s 2 groups of 2 row warps with 64-key
 /// blocks. (Stage 68 measured this shape 1.7-1.9x slower than `split` on
 /// the H200 before `split`'s tensor copies; with them, 0.76-0.93x.)
@@ -222,7 +228,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::Split,
         entry: "sdpa_split_d64",
         tiles: SPLIT_D64,
-        smem_bytes: SplitSmemPlan::new(SPLIT_D64).total,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D64, false).total,
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
@@ -231,7 +237,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::Split,
         entry: "sdpa_split_d128",
         tiles: SPLIT_D128,
-        smem_bytes: SplitSmemPlan::new(SPLIT_D128).total,
+        smem_bytes: SplitSmemPlan::new(SPLIT_D128, false).total,
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
@@ -240,7 +246,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::SplitWg,
         entry: "sdpa_split_wg_d64",
         tiles: SPLIT_WG_D64,
-        smem_bytes: SplitSmemPlan::new(SPLIT_WG_D64).total,
+        smem_bytes: SplitSmemPlan::new(SPLIT_WG_D64, false).total,
         sm90a_only: true,
         prepass: None,
         // Two blocks per SM (128 registers; 137 free) took 14-24% off
@@ -251,7 +257,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::SplitWg,
         entry: "sdpa_split_wg_d128",
         tiles: SPLIT_WG_D128,
-        smem_bytes: SplitSmemPlan::new(SPLIT_WG_D128).total,
+        smem_bytes: SplitSmemPlan::new(SPLIT_WG_D128, false).total,
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
@@ -260,7 +266,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::SplitN64,
         entry: "sdpa_split_n64_d64",
         tiles: SPLIT_N64_D64,
-        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D64).total,
+        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART).total,
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
@@ -269,7 +275,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::SplitN64,
         entry: "sdpa_split_n64_d128",
         tiles: SPLIT_N64_D128,
-        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D128).total,
+        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D128, false).total,
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,

@@ -89,8 +89,9 @@ impl MmaSmemPlan {
 /// swizzled rows of `head_dim` bytes ([`SplitSmemPlan::new_swizzled`]). At the end the groups merge through
 /// `stats` (each group's running maximum and row sum per query row) and
 /// exchange slots for their f32 partial outputs (`4 * head_dim` bytes per
-/// row): group `g`'s slots lie in group `g`'s own K/V tiles, free as soon
-/// as the group is done with them. The copies complete on `mbarrier`s
+/// row): group `g`'s slots lie in group `g`'s own K/V tiles, free once
+/// all of the group's warps are done with them, or, with the exchange
+/// apart, after every group's tiles, so no group waits for that. The copies complete on `mbarrier`s
 /// (`barriers`: Q's, then per group a "full" and an "empty" one per stage
 /// and a "done" one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,12 +108,16 @@ pub struct SplitSmemPlan {
     pub stats: u32,
     /// Offset of the barriers (8 bytes each; see [`SplitSmemPlan::full_barrier`]).
     pub barriers: u32,
-    /// Offset of group 0's first K tile; each group owns `group_bytes`
-    /// (its exchange slots, `block_m * 4 * head_dim` bytes, included).
+    /// Offset of group 0's first K tile; each group owns `group_bytes`.
     pub kv: u32,
     /// Bytes per group: `stages` x (K tile, V tile) of `block_n` rows, or
-    /// its exchange slots if they are larger.
+    /// its exchange slots if they are larger and lie in the tiles.
     pub group_bytes: u32,
+    /// Offset of group 0's exchange slots: `kv`, or past every group's
+    /// tiles with the exchange apart.
+    pub exchange: u32,
+    /// Bytes from one group's exchange slots to the next.
+    pub exchange_stride: u32,
     /// Total dynamic shared memory in bytes.
     pub total: u32,
     /// K/V stages per group (the barriers are laid out by it).
@@ -121,31 +126,39 @@ pub struct SplitSmemPlan {
 
 impl SplitSmemPlan {
     /// The plan for a tile shape with padded rows (`cp.async`; this is the
-    /// plan the host sizes the launch by: the swizzled one fits in it).
-    pub const fn new(t: TileShape) -> Self {
+    /// plan the host sizes the launch by: the swizzled one fits in it), the
+    /// exchange slots apart from the K/V tiles if `exchange_apart`.
+    pub const fn new(t: TileShape, exchange_apart: bool) -> Self {
         let fp8_row = t.head_dim + SMEM_ROW_PAD;
-        Self::with_rows(t, RowLayout::Padded { stride: fp8_row }, fp8_row, 16)
+        Self::with_rows(t, RowLayout::Padded { stride: fp8_row }, fp8_row, 16, exchange_apart)
     }
 
     /// The plan with swizzled rows (tensor copies, sm_90a): unpadded rows,
     /// the Q tile and every K and V tile at a multiple of 1024 bytes.
-    pub const fn new_swizzled(t: TileShape) -> Self {
-        Self::with_rows(t, RowLayout::Swizzled { row_bytes: t.head_dim }, t.head_dim, 1024)
+    pub const fn new_swizzled(t: TileShape, exchange_apart: bool) -> Self {
+        Self::with_rows(t, RowLayout::Swizzled { row_bytes: t.head_dim }, t.head_dim, 1024, exchange_apart)
     }
 
     /// The plan for rows `rows` of `fp8_row` bytes, the K/V area and every
     /// group's part of it aligned to `align` bytes.
-    const fn with_rows(t: TileShape, rows: RowLayout, fp8_row: u32, align: u32) -> Self {
+    const fn with_rows(t: TileShape, rows: RowLayout, fp8_row: u32, align: u32, exchange_apart: bool) -> Self {
         let q = 0;
         let stats = q + t.block_m * fp8_row;
         let barriers = stats + t.splits * t.block_m * 8;
         let barrier_bytes = 8 * (1 + t.splits * (3 * t.stages + 1));
         let kv = (barriers + barrier_bytes).next_multiple_of(align);
         let tiles = t.stages * 2 * t.block_n * fp8_row;
-        let exchange = t.block_m * 4 * t.head_dim;
-        let group_bytes = (if tiles > exchange { tiles } else { exchange }).next_multiple_of(align);
-        let total = kv + t.splits * group_bytes;
-        Self { fp8_row, rows, q, stats, barriers, kv, group_bytes, total, stages: t.stages }
+        // A group's exchange slots: `block_m` rows of `4 * head_dim` bytes.
+        let slots = t.block_m * 4 * t.head_dim;
+        let (group_bytes, exchange, exchange_stride) = if exchange_apart {
+            let group_bytes = tiles.next_multiple_of(align);
+            (group_bytes, kv + t.splits * group_bytes, slots)
+        } else {
+            let group_bytes = (if tiles > slots { tiles } else { slots }).next_multiple_of(align);
+            (group_bytes, kv, group_bytes)
+        };
+        let total = exchange + t.splits * exchange_stride;
+        Self { fp8_row, rows, q, stats, barriers, kv, group_bytes, exchange, exchange_stride, total, stages: t.stages }
     }
 
     /// Offset of the barrier on which the Q tile's copies complete.

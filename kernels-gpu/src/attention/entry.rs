@@ -3,7 +3,9 @@
 
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
-use crate::kernels::{SPLIT_N64_D64, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128};
+use crate::kernels::{
+    SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128,
+};
 use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
@@ -55,7 +57,7 @@ macro_rules! mma_entry {
 
 /// Emits a `split` entry for a tile shape.
 macro_rules! split_entry {
-    ($name:ident, $tiles:expr, warpgroup_qk: $wg:literal) => {
+    ($name:ident, $tiles:expr, warpgroup_qk: $wg:literal, softmax_chains: $chains:literal, exchange_apart: $apart:expr) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -75,6 +77,8 @@ macro_rules! split_entry {
                     { $tiles.block_n as usize / 8 },
                     { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
                     $wg,
+                    $chains,
+                    { $apart },
                 >(&p)
             }
         }
@@ -121,16 +125,26 @@ naive_entry!(sdpa_naive_d128, NAIVE_D128);
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
 mma_entry!(sdpa_mma_d64, MMA_D64, unrolled_copies: false);
 mma_entry!(sdpa_mma_d128, MMA_D128, unrolled_copies: true);
-split_entry!(sdpa_split_d64, SPLIT_D64, warpgroup_qk: false);
-split_entry!(sdpa_split_d128, SPLIT_D128, warpgroup_qk: false);
+split_entry!(sdpa_split_d64, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_d128, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d64, SPLIT_WG_D64, warpgroup_qk: true);
+split_entry!(sdpa_split_wg_d64, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d128, SPLIT_WG_D128, warpgroup_qk: true);
+split_entry!(sdpa_split_wg_d128, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
+// Four chains (spelled out, see `split::forward`) and the exchange apart:
+// -2..-4.5% at D = 64 (H100 runs 141-146, results/STAGES.md stages 91 and
+// 95); four chains measured +1..1.4% for `split` and +1..2% for
+// `split-n64` at D = 128.
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d64, SPLIT_N64_D64, warpgroup_qk: false);
+split_entry!(
+    sdpa_split_n64_d64,
+    SPLIT_N64_D64,
+    warpgroup_qk: false,
+    softmax_chains: 4,
+    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART
+);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d128, SPLIT_N64_D128, warpgroup_qk: false);
+split_entry!(sdpa_split_n64_d128, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).

@@ -227,12 +227,15 @@ unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
 /// finishes in the merge); `WARPGROUP_QK` (`split-wg`, sm_90a only): each
 /// group is a warpgroup of 64-key blocks and computes Q·K^T on `wgmma`
-/// (`warpgroup_scores`) instead of per warp on `mma.sync`.
+/// (`warpgroup_scores`) instead of per warp on `mma.sync`;
+/// `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
+/// folded (`online::fold_row`); `EXCHANGE_APART`: the merge's exchange
+/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
 /// the problem's [`TileMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
-/// `SplitSmemPlan::new(..).total` bytes of dynamic shared memory.
+/// `SplitSmemPlan::new(.., EXCHANGE_APART).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
     const HEAD_DIM: usize,
@@ -245,6 +248,8 @@ pub unsafe fn forward<
     const S_TILES: usize,
     const SLICE: usize,
     const WARPGROUP_QK: bool,
+    const SOFTMAX_CHAINS: usize,
+    const EXCHANGE_APART: bool,
 >(
     p: &AttnParams,
 ) {
@@ -252,7 +257,7 @@ pub unsafe fn forward<
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
-        assert!(SPLITS >= 1);
+        assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
         assert!(!WARPGROUP_QK || (TENSOR_COPIES && ROW_WARPS == 4 && S_TILES == 8), "a warpgroup of 64-key blocks");
     };
     let shape = TileShape {
@@ -263,7 +268,11 @@ pub unsafe fn forward<
         warps: (ROW_WARPS * SPLITS) as u32,
         splits: SPLITS as u32,
     };
-    let plan = if TENSOR_COPIES { SplitSmemPlan::new_swizzled(shape) } else { SplitSmemPlan::new(shape) };
+    let plan = if TENSOR_COPIES {
+        SplitSmemPlan::new_swizzled(shape, EXCHANGE_APART)
+    } else {
+        SplitSmemPlan::new(shape, EXCHANGE_APART)
+    };
     let tile_rows = plan.rows;
     let threads = shape.threads();
     let maps = p.tile_maps;
@@ -447,8 +456,22 @@ pub unsafe fn forward<
         };
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-        // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        if SOFTMAX_CHAINS == 4 {
+            // `Rows::step` spelled out: LLVM lays out the mask's branches
+            // and the loop otherwise than through `step`, and only this form
+            // measured faster (H100 run 144, results/STAGES.md stage 91:
+            // -1.4..-2.3% for `split-n64` D = 64; through `step` +-1%).
+            let mask = masked.then_some((geometry, key0));
+            // SAFETY: converged warp.
+            let alpha =
+                unsafe { rows.softmax::<UNFUSED, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, 0.0, mask) };
+            online::rescale(&mut o, alpha);
+        } else {
+            // SAFETY: converged warp.
+            unsafe {
+                rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)))
+            };
+        }
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);
         if v_apart {
             // SAFETY: the group's tensor copy of block i's V arrives on this phase.
@@ -472,18 +495,26 @@ pub unsafe fn forward<
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
     // Merge (see `merge`): once the group's threads are all done with its
-    // K/V tiles (its exchange slots reuse them), publish the group's (max,
-    // sum) of the warp's rows and its partial output; after one block
-    // barrier, finish and store this group's slice.
-    let merge =
-        MergeArea { stats: plan.stats, exchange: plan.kv, group_stride: plan.group_bytes, block_m: shape.block_m };
+    // K/V tiles (unless its exchange slots lie apart from them), publish the
+    // group's (max, sum) of the warp's rows and its partial output; after
+    // one block barrier, finish and store this group's slice.
+    let merge = MergeArea {
+        stats: plan.stats,
+        exchange: plan.exchange,
+        group_stride: plan.exchange_stride,
+        block_m: shape.block_m,
+    };
     let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
     let done = smem_base + plan.done_barrier(split);
     // SAFETY: uniform over the group (one arrival per thread); then every
     // copy of the group has landed and no thread of it reads its tiles.
+    // (With the exchange apart no thread needs that: the loop waited for
+    // every copy, and the slots are no tile's.)
     unsafe {
-        mbarrier::arrive(done);
-        mbarrier::wait(done, 0);
+        if !EXCHANGE_APART {
+            mbarrier::arrive(done);
+            mbarrier::wait(done, 0);
+        }
         merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
