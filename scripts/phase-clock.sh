@@ -18,6 +18,8 @@
 #
 #   here:             scripts/phase-clock.sh build    (-> gpu-bundle-diag/sdpa-phase)
 #   on the GPU:       scripts/phase-clock.sh run ["SHAPES"]   (carry gpu-bundle-diag)
+#                     (VARIANT=split-n64 for that variant; PHASE_BIN for
+#                     another place of the build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in
@@ -33,7 +35,7 @@ case ${1:-} in
     tmp=$(mktemp -d)
     for s in $SHAPES; do
       python3 scripts/phase-clock.py input "$s" "$tmp/in.safetensors"
-      gpu-bundle-diag/sdpa-phase run --variant split -i "$tmp/in.safetensors" -o "$tmp/out.safetensors" | grep "^phase clock"
+      "${PHASE_BIN:-gpu-bundle-diag/sdpa-phase}" run --variant "${VARIANT:-split}" -i "$tmp/in.safetensors" -o "$tmp/out.safetensors" | grep "^phase clock"
       python3 scripts/phase-clock.py report "$s" "$tmp/out.safetensors"
       echo
     done ;;
