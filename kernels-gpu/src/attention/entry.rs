@@ -132,7 +132,7 @@ split_entry!(sdpa_split_wg_d64, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains
 #[cfg(target_feature = "sm_90a")]
 split_entry!(sdpa_split_wg_d128, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
 // Four chains (spelled out, see `split::forward`) and the exchange apart:
-// -2..-4.5% at D = 64 (H100 runs 141-146, results/STAGES.md stages 91 and
+// -1.4..-5.2% at D = 64 (H100 runs 144-148, results/STAGES.md stages 91 and
 // 95); four chains measured +1..1.4% for `split` and +1..2% for
 // `split-n64` at D = 128.
 #[cfg(target_feature = "sm_90a")]
