@@ -4,6 +4,9 @@ scripts/ab-chain.sh for more than two builds): for each (variant, shape,
 mode), the best median of the rounds per build, and each build's ratio to
 the build before it (for two builds: new/old). A row that failed its
 correctness check counts as infinitely slow.
+With three or more builds, each build after the second also gets its
+ratio to the first (the chain's base), so a chain of experiments reads
+against one reference as well as step by step.
     usage: scripts/ab-table.py DIR ROUNDS [TAG ...]
            (reads DIR/ab-<tag>-<round>.json; tags default to: old new)
 """
@@ -26,9 +29,11 @@ for tag in tags:
             best.setdefault(key, {})[tag] = min(t, best.get(key, {}).get(tag, float("inf")))
 head = f'{"variant":8} {"shape":24} {"mode":14}' + "".join(f" {t + '_us':>10}" for t in tags)
 head += "".join(f" {b + '/' + a:>12}" for a, b in zip(tags, tags[1:]))
+head += "".join(f" {b + '/' + tags[0]:>12}" for b in tags[2:])
 print(head)
 for (v, shape, mode), t in best.items():
     times = [t.get(tag, float("nan")) for tag in tags]
     line = f"{v:8} {shape:24} {mode:14}" + "".join(f" {x:10.2f}" for x in times)
     line += "".join(f" {b / a:12.3f}" for a, b in zip(times, times[1:]))
+    line += "".join(f" {b / times[0]:12.3f}" for b in times[2:])
     print(line)
