@@ -41,13 +41,15 @@ pub enum Variant {
     /// Hopper only (sm_90a): `split` with 64-key blocks (`split`'s are 32):
     /// half the key steps per group, so the per-step parts that do not
     /// grow with the keys (the wait, the row maximum and sum, the rescale)
-    /// come half as often. At D = 64 one block per SM (156 registers, 85.7
-    /// KB), at D = 128 two (214 registers, 78.9 KB). Faster than `split`
+    /// come half as often. At D = 64 one block per SM (154 registers, 118.5
+    /// KB with its merge's exchange apart), at D = 128 two (214 registers,
+    /// 78.9 KB). Faster than `split`
     /// where its blocks fit the GPU (H100 run 131: (1,8,512,64) 5.04 vs 5.63
     /// us, (2,8,256,64) 3.57 vs 3.82; at D = 128 0.76-0.93x `split`'s time
     /// at every shape of 256+ keys but one, run 126). At D = 64 each query
-    /// block walks its key blocks rotated (`schedule::walks_rotated`; H100
-    /// record 2026-11-25-13: (1,8,512,64) 4.69 us).
+    /// block walks its key blocks rotated (`schedule::walks_rotated`), folds
+    /// its softmax rows as four chains and keeps the merge's exchange apart
+    /// (H100 record 2026-11-25-14: (1,8,512,64) 4.60 us).
     SplitN64,
 }
 

@@ -134,7 +134,8 @@ impl SplitSmemPlan {
     }
 
     /// The plan with swizzled rows (tensor copies, sm_90a): unpadded rows,
-    /// the Q tile and every K and V tile at a multiple of 1024 bytes.
+    /// the Q tile and every K and V tile at a multiple of 1024 bytes; the
+    /// exchange slots as in [`SplitSmemPlan::new`].
     pub const fn new_swizzled(t: TileShape, exchange_apart: bool) -> Self {
         Self::with_rows(t, RowLayout::Swizzled { row_bytes: t.head_dim }, t.head_dim, 1024, exchange_apart)
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run 151: stage 88's ablation of split-n64's step repeated on HEAD
-# (17ec350; ablate.py as in run 136): base, and builds that each leave one
+# (17ec350; builds made with run 136's ablate.py, results/2026-11-25-h100-run136-step-ablation/): base, and builds that each leave one
 # part of the step out (wrong outputs by design; only the times count).
 set -uo pipefail
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
