@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run 155 (session 17): stage 105, split-n64 D = 64 reading O's address and
+# the scale pointers after its prologue copies (late.patch), chained with
+# the base timed again last.
+set -uo pipefail
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
+B=gpu-bundle-diag/r152
+mkdir -p $OUT/ab
+SHAPES="2,8,256,64 1,8,512,64 1,8,512,64,causal 1,1,1,64 4,8,512,64 1,8,1024,64 1,8,384,64 2,8,640,64"
+OUT=$OUT/ab ROUNDS=5 STEP_TIMEOUT=100 bash scripts/ab-chain.sh split-n64 "$SHAPES" graph \
+  base=$B/sdpa-base late=$B/sdpa-late base2=$B/sdpa-base > $OUT/ab.log 2>&1
+tar czf $OUT/ab-json.tgz -C $OUT ab && rm -rf $OUT/ab
+echo "A/B: ok $(grep -c ' ok$' $OUT/ab.log), FAIL $(grep -c FAIL $OUT/ab.log)"
+grep -A60 "^variant  shape" $OUT/ab.log
