@@ -22,11 +22,11 @@
 //! 120, `results/`); at 116 of them the fastest predicted variant is the
 //! fastest measured or within 2%, and each run left out of the fit and
 //! predicted by the other two gave 76 / 79, 22 / 22 and 17 / 20.
-//! `split-n64`'s are fitted on H100 runs 133 (D = 64, 44 shapes of
-//! 128-2048 keys, after stage 85; run 124 had the same shapes before it)
-//! and 126 (D = 128, 38 shapes), which timed it beside every other variant.
-//! With them, the model's pick is right at 212 of the 221 shapes timed so
-//! far (runs 116-133; see `recommended`).
+//! `split-n64`'s are fitted on H100 runs 160 (D = 64: run 133's 44 shapes
+//! of 128-2048 keys, re-timed after stages 90b, 91 and 95; runs 124 and 133
+//! had them before) and 126 (D = 128, 38 shapes), which timed it beside
+//! every other variant. With them, the model's pick is right at 212 of the
+//! 221 shapes timed so far (runs 116-160; see `recommended`).
 
 use crate::kernels::{Variant, Workload, find};
 
@@ -75,7 +75,7 @@ pub const fn cost(variant: Variant, head_dim: u32) -> Option<Cost> {
         (Variant::Split, 128) => c(1.449, 11.03, 1.804, 2),
         (Variant::SplitWg, 64) => c(1.415, 9.174, 1.716, 2),
         (Variant::SplitWg, 128) => c(1.266, 12.33, 2.089, 1),
-        (Variant::SplitN64, 64) => c(1.470, 4.798, 4.950, 1),
+        (Variant::SplitN64, 64) => c(1.418, 4.424, 4.956, 1),
         (Variant::SplitN64, 128) => c(1.350, 8.752, 2.218, 2),
         _ => None,
     }
