@@ -109,12 +109,21 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-/// Runs `ptxas -arch=<arch> -v -O3 ptx -o cubin` and returns its resource
-/// report (what `-v` prints), to be read with [`report::parse`].
+/// The `ptxas --register-usage-level` every entry is compiled with (0-10;
+/// ptxas's default is 5): how far its passes may spend registers for
+/// speed. Levels 6 to 10 measured alike and 1.2-2.5% faster than the
+/// default for `split-n64` D = 64 (H100 runs 162-163, results/STAGES.md
+/// stage 110; `split` 0-3%, `wgmma` unchanged), with no entry's register
+/// count or spill moving; the lowest of them is kept.
+pub const REGISTER_USAGE_LEVEL: &str = "6";
+
+/// Runs `ptxas -arch=<arch> -v -O3 --register-usage-level
+/// <REGISTER_USAGE_LEVEL> ptx -o cubin` and returns its resource report
+/// (what `-v` prints), to be read with [`report::parse`].
 pub fn run_ptxas(ptxas: &Path, ptx: &Path, arch: Arch, cubin: &Path) -> Result<String, BuildError> {
     let output = Command::new(ptxas)
         .arg(format!("-arch={}", arch.name))
-        .args(["-v", "-O3"])
+        .args(["-v", "-O3", "--register-usage-level", REGISTER_USAGE_LEVEL])
         .arg(ptx)
         .arg("-o")
         .arg(cubin)
