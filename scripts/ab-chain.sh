@@ -4,8 +4,9 @@
 # times (default 2), on the same variants, shapes and modes, so drift over
 # the run hits all alike. Writes $OUT/ab-<tag>-<round>.json and prints the
 # table of best medians with each build's ratio to the one before it
-# (scripts/ab-table.py). AB_TIMES_ONLY=1 keeps the times of rows that fail
-# their check (ablation builds, wrong by design). scripts/ab-bench.sh is the two-build case.
+# (scripts/ab-table.py; AB_TIMES_ONLY=1 keeps the times of rows that fail
+# their check: ablation builds, wrong by design). scripts/ab-bench.sh is the
+# two-build case.
 #   usage: scripts/ab-chain.sh VARIANTS "SHAPES" MODES TAG=SDPA TAG=SDPA [...]
 set -uo pipefail
 VARIANTS=$1 SHAPES=$2 MODES=$3

@@ -29,7 +29,7 @@ for tag in tags:
             shape = f'{s["batch"]},{s["heads"]},{s["seq"]},{s["head_dim"]}' + (",causal" if s["causal"] else "")
             key = (row["variant"], shape, row["mode"])
             ok = row["correct"]
-            if not ok:
+            if not ok and times_only:
                 failed.add((key, tag))
             t = row["median_us"] if ok or times_only else float("inf")
             best.setdefault(key, {})[tag] = min(t, best.get(key, {}).get(tag, float("inf")))
@@ -39,7 +39,7 @@ head += "".join(f" {b + '/' + tags[0]:>12}" for b in tags[2:])
 print(head)
 for (v, shape, mode), t in best.items():
     times = [t.get(tag, float("nan")) for tag in tags]
-    marks = ["!" if ((v, shape, mode), tag) in failed and times_only else " " for tag in tags]
+    marks = ["!" if ((v, shape, mode), tag) in failed else " " for tag in tags]
     line = f"{v:8} {shape:24} {mode:14}" + "".join(f" {x:9.2f}{m}" for x, m in zip(times, marks))
     line += "".join(f" {b / a:12.3f}" for a, b in zip(times, times[1:]))
     line += "".join(f" {b / times[0]:12.3f}" for b in times[2:])
