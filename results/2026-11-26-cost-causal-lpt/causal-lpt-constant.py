@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # Stage 114b: the makespan term with a per-block constant (0-768 keys) chosen per variant by fit error.
-# Needs /tmp/cm/proto.py = causal-lpt.py beside it (edit the paths). Same arguments as causal-lpt.py.
+# Reuses the model replica of causal-lpt.py beside it. Same arguments as causal-lpt.py.
 # Stage 114b: causal term as an LPT makespan of per-block times (c + keys), c fitted per variant.
-import sys, json, heapq, importlib.util
-spec = importlib.util.spec_from_file_location("p", "/tmp/cm/proto.py")
-src = open("/tmp/cm/proto.py").read().split("# --- refit every variant")[0]
-g = {}
+import os, sys, json, heapq, importlib.util
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+src = open(os.path.join(HERE, "causal-lpt.py")).read().split("# --- refit every variant")[0]
+g = {"__file__": os.path.join(HERE, "causal-lpt.py")}
 sys.argv = [sys.argv[0]] + sys.argv[1:]
 exec(compile(src.replace('print("python old model','0 and print("python old model').replace('for mode in ["old","lpt"]:\n    miss=[]','for mode in []:\n    miss=[]'), "proto", "exec"), g)
-fc_spec = importlib.util.spec_from_file_location("fc", "/work/main/scripts/fit-cost.py"); fc = importlib.util.module_from_spec(fc_spec); fc_spec.loader.exec_module(fc)
+fc_spec = importlib.util.spec_from_file_location("fc", os.path.join(REPO, "scripts", "fit-cost.py")); fc = importlib.util.module_from_spec(fc_spec); fc_spec.loader.exec_module(fc)
 COST, BM, ORDER, load, key_end, lpt, rnd, cp, latest, parse, files = [g[k] for k in ["COST","BM","ORDER","load","key_end","lpt","rnd","cp","latest","parse","files"]]
 SMS = 132
 rows = {}

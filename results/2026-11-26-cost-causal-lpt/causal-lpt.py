@@ -5,10 +5,11 @@
 # of both forms with the committed coefficients, then refits every variant
 # with each form in sample. usage (repo root):
 #   python3 results/2026-11-26-cost-causal-lpt/causal-lpt.py $(ls results/2026-11-2*-h100-run1{16,17,20,21,24,26,27,33,60}*/*.json)
-import sys, heapq, subprocess
-sys.path.insert(0, "/work/main/scripts")
+import os, sys, heapq, subprocess
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
 import importlib.util
-spec = importlib.util.spec_from_file_location("cp", "/work/main/scripts/check-picks.py"); cp = importlib.util.module_from_spec(spec); spec.loader.exec_module(cp)
+spec = importlib.util.spec_from_file_location("cp", os.path.join(REPO, "scripts", "check-picks.py")); cp = importlib.util.module_from_spec(spec); spec.loader.exec_module(cp)
 COST = {("mma",64):(2.154,15.41,0.698,4),("mma",128):(3.429,25.68,0.574,3),("wgmma",64):(3.978,10.70,3.042,2),("wgmma",128):(6.256,15.63,3.663,1),
 ("split",64):(1.622,6.192,3.310,2),("split",128):(1.449,11.03,1.804,2),("split-wg",64):(1.415,9.174,1.716,2),("split-wg",128):(1.266,12.33,2.089,1),
 ("split-n64",64):(1.418,4.424,4.956,1),("split-n64",128):(1.350,8.752,2.218,2)}
@@ -53,7 +54,7 @@ for p in files:
     for sh, v in cp.timings(p).items(): latest[sh]=v
 def parse(sh):
     x=sh.split(","); return (int(x[0]),int(x[1]),int(x[2]),int(x[3]),len(x)==5)
-plan = cp.picks("/work/main/target/release/sdpa", list(latest))
+plan = cp.picks(os.path.join(REPO, "target", "release", "sdpa"), list(latest))
 agree = sum(1 for sh in latest if pick(parse(sh),"old") in (plan[sh], None))
 print("python old model agrees with sdpa plan:", agree, "/", len(latest))
 for mode in ["old","lpt"]:
@@ -66,7 +67,7 @@ for mode in ["old","lpt"]:
 
 # --- refit every variant with the LPT causal feature (or the old one), in sample
 import json
-spec2 = importlib.util.spec_from_file_location("fc", "/work/main/scripts/fit-cost.py"); fc = importlib.util.module_from_spec(spec2); spec2.loader.exec_module(fc)
+spec2 = importlib.util.spec_from_file_location("fc", os.path.join(REPO, "scripts", "fit-cost.py")); fc = importlib.util.module_from_spec(spec2); spec2.loader.exec_module(fc)
 def feats(shape, v, mode):
     b,h,s,d,causal = shape
     f,pk,pe,per = COST[(v,d)]; bm = BM[(v,d)]
