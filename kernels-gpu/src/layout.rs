@@ -77,6 +77,15 @@ pub const fn kmajor_desc(tile_addr: u32, row_bytes: u32, row0: u32, k_byte0: u32
     gmma_desc(tile_addr + layout.offset(row0, k_byte0), CORE_MATRIX_BYTES, (row_bytes / 16) * CORE_MATRIX_BYTES)
 }
 
+/// `desc` (a descriptor of [`gmma_desc`]'s form) moved `bytes` further
+/// in shared memory: one add on the start-address field instead of a new
+/// descriptor (no carry leaves the field while the new start address stays
+/// below 256 KB, which every block's shared memory does).
+#[inline(always)]
+pub const fn desc_advanced(desc: u64, bytes: u32) -> u64 {
+    desc + (bytes >> 4) as u64
+}
+
 /// The `wgmma` descriptor of a K-major tile in [`RowLayout::Swizzled`] rows
 /// of `row_bytes` (64 or 128: the 64- or 128-byte swizzle mode, the tile at
 /// a multiple of 1024 bytes), starting at K byte `k_byte0` (a multiple of
@@ -91,6 +100,14 @@ pub const fn swizzled_kmajor_desc(tile_addr: u32, row_bytes: u32, k_byte0: u32) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_advanced_descriptor_is_the_descriptor_of_the_moved_tile() {
+        for (addr, bytes) in [(0u32, 4096u32), (1024, 8192), (57_344, 65_536), (16, 229_360)] {
+            let moved = desc_advanced(kmajor_desc(addr, 128, 8, 32), bytes);
+            assert_eq!(moved, kmajor_desc(addr + bytes, 128, 8, 32));
+        }
+    }
 
     #[test]
     fn core_matrix_layout_is_a_bijection_onto_the_tile() {

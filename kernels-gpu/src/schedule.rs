@@ -48,6 +48,24 @@ pub fn block_needs_mask(row_start: u32, key_start: u32, block_n: u32, seq_q: u32
     key_last >= seq_kv || (causal && key_last as i32 > causal_last_key(row_start, seq_q, seq_kv))
 }
 
+/// The first key block (of `block_n` keys from key 0) for which
+/// [`block_needs_mask`] holds; every later one needs a mask too (a block's
+/// last key only grows), every earlier one none. So a loop over a query
+/// block's key blocks tests `j >= first_masked_block(..)` instead of
+/// building the test per block.
+#[inline(always)]
+pub fn first_masked_block(row_start: u32, block_n: u32, seq_q: u32, seq_kv: u32, causal: bool) -> u32 {
+    // The smallest last key that needs a mask: `seq_kv`, or (causal) one
+    // past the first row's last key, whichever is lower (negative: any).
+    let mut limit = seq_kv as i64;
+    if causal {
+        limit = limit.min(causal_last_key(row_start, seq_q, seq_kv) as i64 + 1);
+    }
+    // The first j with j * block_n + block_n - 1 >= limit.
+    let first = (limit - block_n as i64 + 1).max(0) as u64;
+    first.div_ceil(block_n as u64) as u32
+}
+
 /// Division of dividends below 2^31 by a divisor fixed at launch, as one
 /// multiply-high and a shift, with no branch: the host computes it
 /// ([`FastDiv::new`]) and passes it in [`crate::params::AttnParams`], so no
@@ -202,6 +220,25 @@ pub const fn rotated_block(x: u32, rotation: u32, key_blocks: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_masked_block_splits_the_walk_where_masks_begin() {
+        for causal in [false, true] {
+            for block_n in [32u32, 64] {
+                for seq_q in [1u32, 5, 64, 100, 200] {
+                    for seq_kv in [1u32, 63, 64, 65, 130, 200] {
+                        for row_start in (0..seq_q).step_by(16) {
+                            let first = first_masked_block(row_start, block_n, seq_q, seq_kv, causal);
+                            for j in 0..seq_kv.div_ceil(block_n) + 2 {
+                                let needs = block_needs_mask(row_start, j * block_n, block_n, seq_q, seq_kv, causal);
+                                assert_eq!(j >= first, needs, "{causal} {block_n} {seq_q} {seq_kv} {row_start} {j}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn rotated_walks_visit_every_key_block_once() {

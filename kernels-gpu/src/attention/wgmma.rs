@@ -22,7 +22,7 @@
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, wgmma};
-use crate::layout::{RowLayout, kmajor_desc};
+use crate::layout::{RowLayout, desc_advanced, kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS};
 use crate::schedule;
 use crate::softmax::LAZY_MAX_SLACK;
@@ -213,10 +213,13 @@ pub unsafe fn forward<
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
-    // step: Vt) for key block `j`; computed and pinned before `wgmma.fence`
-    // so that no register a `wgmma` reads is defined after it.
-    let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
-        let k_tile = smem_base + plan.k_stage(j % STAGES as u32, shape);
+    // step: Vt) for key block `j`: stage 0's, made once, advanced to the
+    // block's stage by one add each (building them in the loop took ~30
+    // uniform-datapath instructions per warp and step); computed and pinned
+    // before `wgmma.fence` so that no register a `wgmma` reads is defined
+    // after it.
+    let qk_stage0: [[u64; 2]; QK_STEPS] = {
+        let k_tile = smem_base + plan.k_stage(0, shape);
         let q_tile = smem_base + plan.q;
         core::array::from_fn(|ks| {
             let k_byte = 32 * ks as u32;
@@ -226,15 +229,21 @@ pub unsafe fn forward<
             ]
         })
     };
-    let pv_descs = |j: u32| -> [u64; S_TILES / 2] {
-        let vt_tile = smem_base + plan.vt_stage(j % STAGES as u32, shape);
+    let pv_stage0: [u64; S_TILES / 2] = {
+        let vt_tile = smem_base + plan.vt_stage(0, shape);
         core::array::from_fn(|kk| kmajor_desc(vt_tile, 2 * block_n, 0, 32 * kk as u32))
     };
-    // The mask of key block `j`, if it needs one.
-    let mask_of = |j: u32| {
-        let key0 = j * block_n;
-        schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal).then_some((geometry, key0))
+    let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
+        let k_bytes = plan.k_stage(j % stages, shape) - plan.k_stage(0, shape);
+        qk_stage0.map(|[q, k]| [q, desc_advanced(k, k_bytes)])
     };
+    let pv_descs = |j: u32| -> [u64; S_TILES / 2] {
+        let vt_bytes = plan.vt_stage(j % stages, shape) - plan.vt_stage(0, shape);
+        pv_stage0.map(|vt| desc_advanced(vt, vt_bytes))
+    };
+    // The mask of key block `j`, if it needs one: from `masked_from` on.
+    let masked_from = schedule::first_masked_block(job.row0, block_n, p.seq_q, p.seq_kv, causal);
+    let mask_of = |j: u32| (j >= masked_from).then_some((geometry, j * block_n));
     // Waits until key block `j`'s tiles have landed (in the async proxy,
     // where `wgmma` reads them).
     let tiles_landed = |j: u32| {
