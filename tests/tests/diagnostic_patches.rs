@@ -6,7 +6,7 @@
 //! need not apply any more, but each must be a patch: one was once
 //! committed as an empty file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[test]
@@ -37,7 +37,7 @@ fn every_diagnostic_patch_applies_to_the_current_kernels() {
 }
 
 /// The `*.patch` files under `dir` and its subfolders.
-fn patches_under(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
+fn patches_under(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("a readable folder") {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
