@@ -43,7 +43,8 @@ pub const MODEL_MIN_KEYS: u32 = 128;
 /// `wgmma`'s time per key and per element after stage 125r relative to the
 /// build its coefficients were fitted on (runs 116-120): its lean key loop
 /// measured 0.984 of the old one (geometric mean of six long shapes, H200
-/// run 190) and 0.963-0.970 at the H100 record's long shapes (run 197).
+/// run 190) and 0.963-0.989 at the H100 record's eight shapes (run 197,
+/// against record -15 on another H100).
 /// Scaling by it makes the pick right at 214 of the 221 shapes of runs
 /// 116-160 (212 without it) and at 30 of run 198's 35 shapes near
 /// `wgmma`'s boundary (27 without it; results/2026-11-26-predictions-run197.md).
