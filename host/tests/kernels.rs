@@ -115,6 +115,10 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         for off in [plan.q, plan.k, plan.vt, plan.k_stage(1, k.tiles), plan.vt_stage(1, k.tiles)] {
             assert_eq!(off % 128, 0, "{}: offset {off} is not core-matrix aligned", k.entry);
         }
+        // K's stages may take swizzled tensor copies: 1024-byte aligned.
+        for stage in 0..k.tiles.stages {
+            assert_eq!(plan.k_stage(stage, k.tiles) % 1024, 0, "{}: K stage {stage}", k.entry);
+        }
         let last_tile_end = plan.vt_stage(k.tiles.stages - 1, k.tiles) + 2 * k.tiles.head_dim * k.tiles.block_n;
         assert!(last_tile_end <= plan.barriers, "{}: barriers overlap the tiles", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);

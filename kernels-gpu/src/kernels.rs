@@ -77,6 +77,14 @@ impl Variant {
         matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64)
     }
 
+    /// Whether the variant's sm_90a build copies tiles by tensor copies
+    /// from the maps the host encodes per problem (`params::TileMaps`): the
+    /// `split` body's Q, K and V, `wgmma`'s K at D = 64
+    /// (`params::k_by_tensor_copy`; its maps are made at any D).
+    pub const fn uses_tile_maps(self) -> bool {
+        self.runs_split_body() || matches!(self, Variant::Wgmma)
+    }
+
     /// Looks a variant up by its stable name.
     pub fn from_name(name: &str) -> Option<Variant> {
         Variant::ALL.into_iter().find(|v| v.name() == name)

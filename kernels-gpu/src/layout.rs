@@ -107,6 +107,13 @@ mod tests {
             let moved = desc_advanced(kmajor_desc(addr, 128, 8, 32), bytes);
             assert_eq!(moved, kmajor_desc(addr + bytes, 128, 8, 32));
         }
+        // Swizzled tiles move by whole 1024-byte swizzle periods.
+        for (addr, bytes, row_bytes) in [(8192u32, 4096u32, 64u32), (24_576, 8192, 128), (8192, 12_288, 64)] {
+            for k_byte in [0, 32, 96] {
+                let moved = desc_advanced(swizzled_kmajor_desc(addr, row_bytes, k_byte), bytes);
+                assert_eq!(moved, swizzled_kmajor_desc(addr + bytes, row_bytes, k_byte));
+            }
+        }
     }
 
     #[test]

@@ -28,10 +28,10 @@ pub struct AttnParams {
     /// Device address of the per-head V dequantization scales (f32).
     pub v_scale: u64,
     /// Device address of the scratch the `kv_tiles` prepass fills for the
-    /// kernels that read it (0 for the others): every key/value head's K
-    /// and `Vt` (V transposed to f16) cut into 64-key tiles, each already
-    /// in the shared-memory layout the `wgmma` kernel reads, so one bulk
-    /// copy moves a tile (see [`KvTiles`]).
+    /// kernels that read it (0 for the others): every key/value head's
+    /// `Vt` (V transposed to f16), and at D = 128 its K, cut into 64-key
+    /// tiles, each already in the shared-memory layout the `wgmma` kernel
+    /// reads, so one bulk copy moves a tile (see [`KvTiles`]).
     pub kv_tiles: u64,
     /// Batch size B.
     pub batch: u32,
@@ -54,13 +54,15 @@ pub struct AttnParams {
     /// Query head -> key/value head: `schedule::kv_group(heads_q, heads_kv)`.
     pub kv_group: FastDiv,
     /// Device address of the problem's [`TileMaps`] (64-byte aligned) for
-    /// the kernels that copy their tiles by tensor copies (`split` on
-    /// sm_90a); 0 where none were made.
+    /// the kernels that copy their tiles by tensor copies (on sm_90a the
+    /// `split` family's Q, K and V, `wgmma`'s K at D = 64); 0 where none
+    /// were made.
     pub tile_maps: u64,
 }
 
 /// The tensor maps (`cuTensorMapEncodeTiled` descriptors, 128 bytes each)
-/// through which `split` copies its Q, K and V tiles on sm_90a, in global
+/// through which `split` copies its Q, K and V tiles on sm_90a (and
+/// `wgmma` its K tiles at D = 64, [`k_by_tensor_copy`]), in global
 /// memory at [`AttnParams::tile_maps`]. Each describes its tensor as three
 /// dimensions, innermost first: `HEAD_DIM` bytes, the sequence (`seq_q` or
 /// `seq_kv`), the heads over the batch (`batch * heads_q` or `batch *
@@ -102,11 +104,26 @@ pub const fn kv_tiles_threads(head_dim: u32) -> u32 {
     head_dim / 4 * (TILE_KEYS / 8)
 }
 
+/// Whether `wgmma` copies its K tiles straight from the input by tensor
+/// copies (64-byte swizzle) at head dimension `head_dim`, so the `kv_tiles`
+/// prepass writes `Vt` only: at D = 64, where it measured 0.4-5% faster
+/// (the prepass moves 12 KB a tile instead of 20; H100 runs 200-203,
+/// results/STAGES.md stages 132-132c). At D = 128 the prepass still cuts
+/// K too: there the tensor copy (128-byte swizzle) measured 2.7% slower at
+/// (1,16,16384,128) (run 201), and the same build with the base's K path
+/// but reordered code 1.6% (run 202), so what the copy itself costs there
+/// is open.
+#[inline(always)]
+pub const fn k_by_tensor_copy(head_dim: u32) -> bool {
+    head_dim == 64
+}
+
 /// Where the `kv_tiles` prepass puts each tile in the scratch at
-/// [`AttnParams::kv_tiles`]: first every `Vt` tile, then every K tile, each
-/// ordered by key/value head over the batch (`batch * heads_kv + head`),
-/// then by tile. A `Vt` tile is `HEAD_DIM` rows of 64 f16 keys and a K tile
-/// 64 rows of `HEAD_DIM` E4M3 bytes, both in the `wgmma` core-matrix layout
+/// [`AttnParams::kv_tiles`]: first every `Vt` tile, then every K tile
+/// (none where [`k_by_tensor_copy`]), each ordered by key/value head over
+/// the batch (`batch * heads_kv + head`), then by tile. A `Vt` tile is
+/// `HEAD_DIM` rows of 64 f16 keys and a K tile 64 rows of `HEAD_DIM` E4M3
+/// bytes, both in the `wgmma` core-matrix layout
 /// (`layout::RowLayout::CoreMatrices`), exactly as they sit in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTiles {
@@ -152,7 +169,7 @@ impl KvTiles {
     /// Bytes of the whole scratch.
     #[inline(always)]
     pub const fn total_bytes(&self) -> u64 {
-        self.k_tile(self.heads, 0)
+        if k_by_tensor_copy(self.head_dim) { self.vt_tile(self.heads, 0) } else { self.k_tile(self.heads, 0) }
     }
 }
 
@@ -161,7 +178,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kv_tiles_are_packed_without_overlap_vt_first() {
+    fn kv_tiles_are_packed_without_overlap_vt_first_k_where_copied() {
         for head_dim in [64u32, 128] {
             let t = KvTiles::new(head_dim, 2, 3, 130);
             assert_eq!((t.tiles_per_head, t.heads), (3, 6));
@@ -169,12 +186,18 @@ mod tests {
             // Each tile starts where the one before it (same head, then next head) ends.
             assert_eq!(t.vt_tile(0, 1), t.vt_tile_bytes() as u64);
             assert_eq!(t.vt_tile(1, 0), 3 * t.vt_tile_bytes() as u64);
-            assert_eq!(t.k_tile(0, 0), 6 * 3 * t.vt_tile_bytes() as u64);
-            assert_eq!(t.k_tile(5, 2) + t.k_tile_bytes() as u64, t.total_bytes());
-            // 64 keys of D E4M3 bytes and D f16 rows of 64 keys: 3 bytes per padded key and column.
-            assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 3);
             assert_eq!(t.vt_tile(5, 2) % 16, 0);
-            assert_eq!(t.k_tile(5, 2) % 16, 0);
+            if k_by_tensor_copy(head_dim) {
+                // D f16 rows of 64 keys: 2 bytes per padded key and column.
+                assert_eq!(t.vt_tile(5, 2) + t.vt_tile_bytes() as u64, t.total_bytes());
+                assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 2);
+            } else {
+                assert_eq!(t.k_tile(0, 0), 6 * 3 * t.vt_tile_bytes() as u64);
+                assert_eq!(t.k_tile(5, 2) + t.k_tile_bytes() as u64, t.total_bytes());
+                // And 64 keys of D E4M3 bytes: 3 bytes per padded key and column.
+                assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 3);
+                assert_eq!(t.k_tile(5, 2) % 16, 0);
+            }
         }
     }
 }

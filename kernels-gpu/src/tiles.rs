@@ -272,7 +272,9 @@ impl WgmmaSmemPlan {
 /// from global memory (E4M3, `head_dim` bytes per key, K then V), whose
 /// space the converted `Vt` image (f16, the same `128 * head_dim` bytes)
 /// then reuses, the K image, and the barrier on which the input copies
-/// complete.
+/// complete. (Where `wgmma` takes K by tensor copies,
+/// `crate::params::k_by_tensor_copy`, the prepass uses neither the K rows
+/// nor the K image.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTilesSmemPlan {
     /// Offset of the input K rows ([`TILE_KEYS`] of them), then V's; later the `Vt` image.

@@ -1,14 +1,16 @@
-//! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's K and V
-//! into 64-key tiles laid out exactly as the `wgmma` kernel keeps them in
-//! shared memory ([`KvTiles`]): K as E4M3 rows, V transposed and converted
-//! to f16 (exact), both in the core-matrix layout, padded with zero keys to
-//! whole tiles. The attention kernel then moves each tile with one bulk copy
-//! from one thread, instead of every thread copying 16-byte pieces into
-//! place in every query block.
+//! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's V (and,
+//! at D = 128, its K) into 64-key tiles laid out exactly as the `wgmma`
+//! kernel keeps them in shared memory ([`KvTiles`]): V transposed and
+//! converted to f16 (exact), K as E4M3 rows, both in the core-matrix
+//! layout, padded with zero keys to whole tiles. The attention kernel then
+//! moves each tile with one bulk copy from one thread, instead of every
+//! thread copying 16-byte pieces into place in every query block. (At D =
+//! 64 it copies K from the input by tensor copies instead:
+//! [`k_by_tensor_copy`].)
 
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::RowLayout;
-use crate::params::{AttnParams, KvTiles, TILE_KEYS, kv_tiles_threads};
+use crate::params::{AttnParams, KvTiles, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
 use crate::tiles::KvTilesSmemPlan;
 
 /// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 bytes of a K row),
@@ -23,7 +25,8 @@ struct Chunk([u32; 4]);
 const K_CHUNKS: usize = 2;
 
 /// Block `(x, h, b)` writes tile `x` (keys `64x .. 64x + 63`) of head `h`,
-/// batch `b`, for K and for `Vt`, through shared memory
+/// batch `b`, for `Vt` and (unless [`k_by_tensor_copy`]) for K, through
+/// shared memory
 /// ([`KvTilesSmemPlan`]); only thread 0 touches global memory, with bulk
 /// copies (an earlier form, every thread loading and storing its own pieces,
 /// was bound by the global load/store queue and half-written sectors:
@@ -54,6 +57,7 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     grid_dep::launch_dependents();
     let t = sreg::thread_idx_x();
     let threads = kv_tiles_threads(HEAD_DIM as u32);
+    let copy_k = !k_by_tensor_copy(HEAD_DIM as u32);
     let d = HEAD_DIM as u32;
     let plan = KvTilesSmemPlan::new(d);
     let smem_ptr = smem::dynamic_smem_base();
@@ -81,8 +85,10 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
         bar::sync_threads();
         if t == 0 {
             grid_dep::wait();
-            mbarrier::arrive_expect_tx(barrier, 2 * keys * d);
-            bulk::copy_to_shared(smem_base + plan.input, k, keys * d, barrier);
+            mbarrier::arrive_expect_tx(barrier, if copy_k { 2 } else { 1 } * keys * d);
+            if copy_k {
+                bulk::copy_to_shared(smem_base + plan.input, k, keys * d, barrier);
+            }
             bulk::copy_to_shared(smem_base + plan.v_rows, v, keys * d, barrier);
         }
         mbarrier::wait(barrier, 0);
@@ -123,11 +129,14 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
         // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 < 128); 16-byte aligned.
         unsafe { *(smem_ptr.add(at as usize) as *mut Chunk) = Chunk(pairs) };
     }
-    let k_rows = RowLayout::CoreMatrices { row_bytes: d };
-    for (i, chunk) in k_chunks.into_iter().enumerate() {
-        let (row, byte) = k_place(i);
-        // SAFETY: inside the K image, 16-byte aligned.
-        unsafe { *(smem_ptr.add((plan.k_image + k_rows.offset(row, byte)) as usize) as *mut Chunk) = chunk };
+    // (Without K, `copy_k` a constant false, the chunks' reads are dead.)
+    if copy_k {
+        let k_rows = RowLayout::CoreMatrices { row_bytes: d };
+        for (i, chunk) in k_chunks.into_iter().enumerate() {
+            let (row, byte) = k_place(i);
+            // SAFETY: inside the K image, 16-byte aligned.
+            unsafe { *(smem_ptr.add((plan.k_image + k_rows.offset(row, byte)) as usize) as *mut Chunk) = chunk };
+        }
     }
 
     // 3. Out. SAFETY: every thread's image writes are fenced for the async
@@ -141,7 +150,9 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
             let vt_dst = scratch.wrapping_add(layout.vt_tile(head, tile) as usize);
             let k_dst = scratch.wrapping_add(layout.k_tile(head, tile) as usize);
             bulk::copy_to_global(vt_dst, smem_base + plan.input, layout.vt_tile_bytes());
-            bulk::copy_to_global(k_dst, smem_base + plan.k_image, layout.k_tile_bytes());
+            if copy_k {
+                bulk::copy_to_global(k_dst, smem_base + plan.k_image, layout.k_tile_bytes());
+            }
             bulk::commit_group();
             bulk::wait_groups();
         }

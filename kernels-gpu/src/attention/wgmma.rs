@@ -3,11 +3,14 @@
 //!
 //! A block owns `BLOCK_M = 64 * WARPGROUPS` query rows; warpgroup `g` owns
 //! rows `64g .. 64g + 63` and issues the products for them; the warpgroups
-//! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has cut K
-//! (E4M3) and `Vt` (V transposed to f16) into 64-key tiles already in the
-//! no-swizzle core-matrix layout `wgmma` reads through descriptors; thread 0
-//! brings each stage's two tiles in with two bulk copies, `STAGES` (4) deep,
-//! which complete on the stage's "full" `mbarrier`; each warp arrives on the
+//! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has cut `Vt`
+//! (V transposed to f16), and at D = 128 K (E4M3), into 64-key tiles
+//! already in the no-swizzle core-matrix layout `wgmma` reads through
+//! descriptors; at D = 64 K's tiles come straight from the input by tensor
+//! copies (the problem's K map, 64-byte swizzle:
+//! `params::k_by_tensor_copy`). Thread 0 brings each stage's two tiles in
+//! with two copies, `STAGES` (4) deep, which complete on the stage's
+//! "full" `mbarrier`; each warp arrives on the
 //! stage's "empty" one when its products are done with it, and thread 0
 //! waits for that before refilling the stage. No other thread copies, and
 //! no block barrier or proxy fence stands in the key loop.
@@ -21,9 +24,9 @@
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, wgmma};
-use crate::layout::{RowLayout, desc_advanced, kmajor_desc};
-use crate::params::{AttnParams, KvTiles, TILE_KEYS};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, tma, wgmma};
+use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
+use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
 use crate::softmax::LAZY_MAX_SLACK;
 use crate::tiles::{TileShape, WgmmaSmemPlan};
@@ -157,25 +160,35 @@ pub unsafe fn forward<
     let stages = STAGES as u32;
     // The phase parity of key block `j`'s use of its stage.
     let parity = |j: u32| (j / stages) % 2;
-    // This head's K and Vt tiles, as the prepass wrote them.
+    // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
+    // map where K comes from the input.
+    let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
     let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
     let (k_bytes, vt_bytes) = (kv.k_tile_bytes(), kv.vt_tile_bytes());
     let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
+    let k_map = p.tile_maps + TileMaps::K_OFFSET;
     // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
     // its "full" barrier (thread 0 only).
     let load_kv = |j: u32| {
         let stage = j % stages;
-        // SAFETY: tile j < padded_keys / 64 lies inside the scratch; the
-        // stage is free (its "empty" phase completed, or never used).
+        // SAFETY: tile j < padded_keys / 64 lies inside the scratch, or K's
+        // box of keys 64j .. (zeros past `seq_kv`) inside its map, the K
+        // stage 1024-byte aligned (the swizzle's); the stage is free (its
+        // "empty" phase completed, or never used).
         unsafe {
             mbarrier::arrive_expect_tx(full(stage), k_bytes + vt_bytes);
-            bulk::copy_to_shared(
-                smem_base + plan.k_stage(stage, shape),
-                k_tiles.wrapping_add((j * k_bytes) as usize),
-                k_bytes,
-                full(stage),
-            );
+            if k_by_map {
+                let at = (0, j * block_n, job.kv_head as u32);
+                tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, at, full(stage));
+            } else {
+                bulk::copy_to_shared(
+                    smem_base + plan.k_stage(stage, shape),
+                    k_tiles.wrapping_add((j * k_bytes) as usize),
+                    k_bytes,
+                    full(stage),
+                );
+            }
             bulk::copy_to_shared(
                 smem_base + plan.vt_stage(stage, shape),
                 vt_tiles.wrapping_add((j * vt_bytes) as usize),
@@ -187,10 +200,14 @@ pub unsafe fn forward<
 
     let producer = sreg::thread_idx_x() == 0;
     if producer {
-        // SAFETY: no thread uses the barriers before the block barrier
-        // below; the fence makes their initialization visible to the copy
-        // engine (async proxy).
+        // SAFETY: `k_map` is the problem's K map where K comes from the
+        // input (the host encodes the maps for `wgmma`); no thread uses the
+        // barriers before the block barrier below; the fence makes their
+        // initialization visible to the copy engine (async proxy).
         unsafe {
+            if k_by_map {
+                tma::prefetch_map(k_map);
+            }
             for stage in 0..stages {
                 mbarrier::init(full(stage), 1);
                 mbarrier::init(empty(stage), shape.warps);
@@ -228,6 +245,13 @@ pub unsafe fn forward<
                 kmajor_desc(k_tile, HEAD_DIM as u32, 0, k_byte),
             ]
         })
+    };
+    // Where K comes by tensor copy, its tiles are swizzled.
+    let qk_stage0 = if k_by_map {
+        let k_tile = smem_base + plan.k_stage(0, shape);
+        core::array::from_fn(|ks| [qk_stage0[ks][0], swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, 32 * ks as u32)])
+    } else {
+        qk_stage0
     };
     let pv_stage0: [u64; S_TILES / 2] = {
         let vt_tile = smem_base + plan.vt_stage(0, shape);
