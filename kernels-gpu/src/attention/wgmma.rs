@@ -246,7 +246,10 @@ pub unsafe fn forward<
             ]
         })
     };
-    // Where K comes by tensor copy, its tiles are swizzled.
+    // Where K comes by tensor copy, its tiles are swizzled. (An override
+    // after the fact, so that D = 128's code stays as it was: written as a
+    // branch inside the descriptors above, it reordered D = 128's PTX and
+    // cost 1.6% there, results/STAGES.md stage 132b.)
     let qk_stage0 = if k_by_map {
         let k_tile = smem_base + plan.k_stage(0, shape);
         core::array::from_fn(|ks| [qk_stage0[ks][0], swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, 32 * ks as u32)])
