@@ -176,9 +176,9 @@ impl Attention {
         let q_dev = self.stream.clone_htod(&q.data)?;
         let k_dev = self.stream.clone_htod(&k.data)?;
         let v_dev = self.stream.clone_htod(&v.data)?;
-        // The split family (Q, K, V) and `wgmma` (K) on sm_90a copy tiles by
-        // tensor copies.
-        let tile_maps = if self.sm90a && problem.kernel.variant.uses_tile_maps() {
+        // The split family (Q, K, V) and `wgmma` (K, at D = 64) on sm_90a
+        // copy tiles by tensor copies.
+        let tile_maps = if self.sm90a && problem.kernel.variant.uses_tile_maps(problem.head_dim as u32) {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);

@@ -77,12 +77,12 @@ impl Variant {
         matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64)
     }
 
-    /// Whether the variant's sm_90a build copies tiles by tensor copies
-    /// from the maps the host encodes per problem (`params::TileMaps`): the
-    /// `split` body's Q, K and V, `wgmma`'s K at D = 64
-    /// (`params::k_by_tensor_copy`; its maps are made at any D).
-    pub const fn uses_tile_maps(self) -> bool {
-        self.runs_split_body() || matches!(self, Variant::Wgmma)
+    /// Whether the variant's sm_90a build at head dimension `head_dim`
+    /// copies tiles by tensor copies from the maps the host encodes per
+    /// problem (`params::TileMaps`): the `split` body's Q, K and V, and
+    /// `wgmma`'s K where [`crate::params::k_by_tensor_copy`].
+    pub const fn uses_tile_maps(self, head_dim: u32) -> bool {
+        self.runs_split_body() || (matches!(self, Variant::Wgmma) && crate::params::k_by_tensor_copy(head_dim))
     }
 
     /// Looks a variant up by its stable name.

@@ -201,9 +201,9 @@ pub unsafe fn forward<
     let producer = sreg::thread_idx_x() == 0;
     if producer {
         // SAFETY: `k_map` is the problem's K map where K comes from the
-        // input (the host encodes the maps for `wgmma`); no thread uses the
-        // barriers before the block barrier below; the fence makes their
-        // initialization visible to the copy engine (async proxy).
+        // input (the host encodes the maps for `wgmma` there); no thread
+        // uses the barriers before the block barrier below; the fence makes
+        // their initialization visible to the copy engine (async proxy).
         unsafe {
             if k_by_map {
                 tma::prefetch_map(k_map);
