@@ -27,8 +27,11 @@
 //! had them before) and 126 (D = 128, 38 shapes), which timed it beside
 //! every other variant. `wgmma`'s per-key and per-element coefficients are
 //! then scaled by [`WGMMA_LEAN`] for stage 125r, which made its key loop
-//! faster after the fit. With them, the model's pick is right at 211 of the
-//! 221 shapes timed so far (runs 116-198; see `recommended`).
+//! faster after the fit. With them, the model's pick is right at 212 of the
+//! 221 shapes timed so far (runs 116-205; see `recommended`). Stage 132c
+//! made `wgmma` 2-5% faster at D = 64 after that; scaling its D = 64 terms
+//! by the gain would have fixed one pick of run 205 and broken two causal
+//! ones 25% off, so they stay (results/2026-11-26-predictions-run204.md).
 
 use crate::kernels::{Variant, Workload, find};
 

@@ -404,8 +404,8 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// On sm_90a, from [`cost::MODEL_MIN_KEYS`] to [`cost::MODEL_MAX_KEYS`]
 /// keys: the variant whose time the cost model ([`cost::predicted_us`])
 /// predicts lowest among `split`, `split-wg`, `split-n64`, `wgmma` and
-/// `mma`. At 211 of the 221 shapes the H100 has timed every variant on
-/// (runs 116-198, each shape from its latest run, listed in
+/// `mma`. At 212 of the 221 shapes the H100 has timed every variant on
+/// (runs 116-205, each shape from its latest run, listed in
 /// `host/tests/kernels.rs` with the misses), it picks the fastest or one
 /// within 2%; out of sample, 23 of 24 (run 121,
 /// before `split-n64`), 20 of 25 (run 125; 22 with the D = 128 fit made
