@@ -382,6 +382,11 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
     if let Some(s) = shapes.iter().find(|s| !HEAD_DIMS.contains(&(s.head_dim as u32))) {
         return Err(Failure::usage(format!("head dim {}: the kernels serve {HEAD_DIMS:?}", s.head_dim)));
     }
+    // The checks a run would make (zero sizes, length and grid limits).
+    for s in &shapes {
+        sdpa::validate::Problem::new(s.dims(), s.dims(), s.dims(), &Options::default())
+            .map_err(|e| Failure::usage(format!("shape {}: {e}", s.label())))?;
+    }
     println!(
         "predicted time per call on sm_90a with {} SMs (us; cost model fitted on H100 timings, 128-2048 keys)",
         args.sms
