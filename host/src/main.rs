@@ -297,6 +297,16 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The checks a run would make on each shape (zero sizes, length and grid
+/// limits), before any GPU work: a usage error naming the first bad shape.
+fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
+    for shape in shapes {
+        sdpa::validate::Problem::new(shape.dims(), shape.dims(), shape.dims(), &Options::default())
+            .map_err(|e| Failure::usage(format!("shape {}: {e}", shape.label())))?;
+    }
+    Ok(())
+}
+
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
     use sdpa::bench::{BenchConfig, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape};
@@ -321,10 +331,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             })
         })
         .collect::<Result<_, _>>()?;
-    for shape in &shapes {
-        sdpa::validate::Problem::new(shape.dims(), shape.dims(), shape.dims(), &Options::default())
-            .map_err(|e| Failure::usage(format!("shape {}: {e}", shape.label())))?;
-    }
+    check_shapes(&shapes)?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     let d = attn.device();
     eprintln!(
@@ -382,11 +389,7 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
     if let Some(s) = shapes.iter().find(|s| !HEAD_DIMS.contains(&(s.head_dim as u32))) {
         return Err(Failure::usage(format!("head dim {}: the kernels serve {HEAD_DIMS:?}", s.head_dim)));
     }
-    // The checks a run would make (zero sizes, length and grid limits).
-    for s in &shapes {
-        sdpa::validate::Problem::new(s.dims(), s.dims(), s.dims(), &Options::default())
-            .map_err(|e| Failure::usage(format!("shape {}: {e}", s.label())))?;
-    }
+    check_shapes(&shapes)?;
     println!(
         "predicted time per call on sm_90a with {} SMs (us; cost model fitted on H100 timings, 128-2048 keys)",
         args.sms
