@@ -7,9 +7,10 @@ use kernels_gpu::kernels::{
     HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant, Workload, find, recommended, split_fill_fifths,
     split_max_keys, split_wg_fills,
 };
+use kernels_gpu::layout::RowLayout;
 use kernels_gpu::params::KvTiles;
 use kernels_gpu::schedule::{blocks, grid};
-use kernels_gpu::tiles::{KvTilesSmemPlan, MmaSmemPlan, SplitSmemPlan, WgmmaSmemPlan};
+use kernels_gpu::tiles::{KvTilesSmemPlan, MmaSmemPlan, ONES_ROWS, SplitSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
 
 #[test]
@@ -119,7 +120,17 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         for stage in 0..k.tiles.stages {
             assert_eq!(plan.k_stage(stage, k.tiles) % 1024, 0, "{}: K stage {stage}", k.entry);
         }
-        let last_tile_end = plan.vt_stage(k.tiles.stages - 1, k.tiles) + 2 * k.tiles.head_dim * k.tiles.block_n;
+        // Each `Vt` stage's rows of ones are the 8-row group that `P·V`'s
+        // descriptor (N = head_dim + 8) reads after the tile's head_dim rows,
+        // and end before the next stage.
+        let t = k.tiles;
+        let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * t.block_n };
+        for stage in 0..t.stages {
+            let ones = plan.ones_rows(stage, t);
+            assert_eq!(ones, plan.vt_stage(stage, t) + vt_rows.offset(t.head_dim, 0), "{}: stage {stage}", k.entry);
+            assert_eq!(ones + vt_rows.offset(ONES_ROWS, 0), plan.vt_stage(stage, t) + WgmmaSmemPlan::vt_stage_bytes(t));
+        }
+        let last_tile_end = plan.vt_stage(t.stages - 1, t) + WgmmaSmemPlan::vt_stage_bytes(t);
         assert!(last_tile_end <= plan.barriers, "{}: barriers overlap the tiles", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
         assert!(plan.full_barrier(k.tiles.stages - 1) < plan.empty_barrier(0, k.tiles));

@@ -209,6 +209,10 @@ impl SplitSmemPlan {
     }
 }
 
+/// Rows of ones after each `Vt` stage of the `wgmma` kernel: one 8-row
+/// group of `P·V`'s N, whose 8 accumulator columns each get the row sums of P.
+pub const ONES_ROWS: u32 = 8;
+
 /// Byte offsets of the `wgmma` kernel's shared-memory buffers (the tiles
 /// at multiples of 128: `wgmma` core matrices and bulk copies need 16-byte
 /// alignment).
@@ -226,7 +230,9 @@ pub struct WgmmaSmemPlan {
     pub q: u32,
     /// Offset of K stage 0 (`block_n x head_dim` bytes each).
     pub k: u32,
-    /// Offset of `Vt` stage 0 (`head_dim x block_n` f16 each).
+    /// Offset of `Vt` stage 0: `head_dim x block_n` f16, then
+    /// [`ONES_ROWS`] rows of ones (written once by the kernel), so that the
+    /// `P·V` product also sums P's rows.
     pub vt: u32,
     /// Offset of the barriers: `stages` "full", then `stages` "empty".
     pub barriers: u32,
@@ -240,9 +246,20 @@ impl WgmmaSmemPlan {
         let q = 0;
         let k = q + t.block_m * t.head_dim;
         let vt = k + t.stages * t.block_n * t.head_dim;
-        let barriers = vt + t.stages * t.head_dim * t.block_n * 2;
+        let barriers = vt + t.stages * Self::vt_stage_bytes(t);
         let total = barriers + 2 * 8 * t.stages;
         Self { q, k, vt, barriers, total }
+    }
+
+    /// Bytes of one `Vt` stage: the tile's `head_dim` rows of `block_n`
+    /// f16, then the [`ONES_ROWS`] rows of ones.
+    pub const fn vt_stage_bytes(t: TileShape) -> u32 {
+        (t.head_dim + ONES_ROWS) * t.block_n * 2
+    }
+
+    /// Offset of stage `stage`'s rows of ones (after its `Vt` tile).
+    pub const fn ones_rows(&self, stage: u32, t: TileShape) -> u32 {
+        self.vt_stage(stage, t) + t.head_dim * t.block_n * 2
     }
 
     /// Offset of K stage `stage`.
@@ -252,7 +269,7 @@ impl WgmmaSmemPlan {
 
     /// Offset of `Vt` stage `stage`.
     pub const fn vt_stage(&self, stage: u32, t: TileShape) -> u32 {
-        self.vt + stage * t.head_dim * t.block_n * 2
+        self.vt + stage * Self::vt_stage_bytes(t)
     }
 
     /// Offset of the barrier on which stage `stage`'s copies complete ("full").

@@ -162,10 +162,13 @@ pub unsafe fn m64n64k32_e4m3<const ACCUMULATE: u32>(acc: &mut [f32; 32], desc_a:
     }
 }
 
-/// `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` with A from
-/// registers: issues `acc += A(64x16, f16) * B(16x64, f16)`, B read from
-/// shared memory through a descriptor (K-major, no transpose);
-/// `ACCUMULATE == 0` overwrites `acc`.
+/// `wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16` with A from
+/// registers: issues `[acc | sums] += A(64x16, f16) * B(16x72, f16)`, B
+/// read from shared memory through a descriptor (K-major, no transpose):
+/// `acc` holds columns 0 .. 63, `sums` the 16x8 tile of columns 64 .. 71.
+/// With B a 64-row `Vt` tile followed by 8 rows of ones, `acc += A * Vt`
+/// and every element of `sums` gets its row's sum of A added.
+/// `ACCUMULATE == 0` overwrites both.
 ///
 /// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k16` A layout
 /// (see [`super::mma::m16n8k16_f16`]). Accumulators as in the e4m3 form.
@@ -173,14 +176,19 @@ pub unsafe fn m64n64k32_e4m3<const ACCUMULATE: u32>(acc: &mut [f32; 32], desc_a:
 /// # Safety
 /// As [`m64n64k32_e4m3`].
 #[inline(always)]
-pub unsafe fn m64n64k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64) {
+pub unsafe fn m64n72k16_f16_rs<const ACCUMULATE: u32>(
+    acc: &mut [f32; 32],
+    sums: &mut [f32; 4],
+    a: [u32; 4],
+    desc_b: u64,
+) {
     // SAFETY: the caller upholds the warpgroup and shared-memory contract.
     unsafe {
         asm!(
             "{{",
             ".reg .pred p;",
             "setp.ne.b32 p, {acc}, 0;",
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {{{32}, {33}, {34}, {35}}}, {36}, p, 1, 1, 0;",
+            "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}}}, {{{36}, {37}, {38}, {39}}}, {40}, p, 1, 1, 0;",
             "}}",
             inout(reg32) acc[0],
             inout(reg32) acc[1],
@@ -214,6 +222,10 @@ pub unsafe fn m64n64k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 32], a: [u
             inout(reg32) acc[29],
             inout(reg32) acc[30],
             inout(reg32) acc[31],
+            inout(reg32) sums[0],
+            inout(reg32) sums[1],
+            inout(reg32) sums[2],
+            inout(reg32) sums[3],
             in(reg32) a[0],
             in(reg32) a[1],
             in(reg32) a[2],
@@ -225,25 +237,26 @@ pub unsafe fn m64n64k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 32], a: [u
     }
 }
 
-/// `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16` with A from
-/// registers: issues `acc += A(64x16, f16) * B(16x128, f16)`, B read from
-/// shared memory through a descriptor (K-major, no transpose);
-/// `ACCUMULATE == 0` overwrites `acc`.
-///
-/// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k16` A layout
-/// (see [`super::mma::m16n8k16_f16`]). Accumulators as in the e4m3 form.
+/// `wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16` with A from
+/// registers: [`m64n72k16_f16_rs`] at D = 128 (`acc` columns 0 .. 127,
+/// `sums` the 16x8 tile of columns 128 .. 135).
 ///
 /// # Safety
 /// As [`m64n64k32_e4m3`].
 #[inline(always)]
-pub unsafe fn m64n128k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 64], a: [u32; 4], desc_b: u64) {
+pub unsafe fn m64n136k16_f16_rs<const ACCUMULATE: u32>(
+    acc: &mut [f32; 64],
+    sums: &mut [f32; 4],
+    a: [u32; 4],
+    desc_b: u64,
+) {
     // SAFETY: the caller upholds the warpgroup and shared-memory contract.
     unsafe {
         asm!(
             "{{",
             ".reg .pred p;",
             "setp.ne.b32 p, {acc}, 0;",
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {{{64}, {65}, {66}, {67}}}, {68}, p, 1, 1, 0;",
+            "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, {64}, {65}, {66}, {67}}}, {{{68}, {69}, {70}, {71}}}, {72}, p, 1, 1, 0;",
             "}}",
             inout(reg32) acc[0],
             inout(reg32) acc[1],
@@ -309,6 +322,10 @@ pub unsafe fn m64n128k16_f16_rs<const ACCUMULATE: u32>(acc: &mut [f32; 64], a: [
             inout(reg32) acc[61],
             inout(reg32) acc[62],
             inout(reg32) acc[63],
+            inout(reg32) sums[0],
+            inout(reg32) sums[1],
+            inout(reg32) sums[2],
+            inout(reg32) sums[3],
             in(reg32) a[0],
             in(reg32) a[1],
             in(reg32) a[2],

@@ -53,7 +53,7 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES>(s, score_scale_log2, 0.0, mask) };
+        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES, true>(s, score_scale_log2, 0.0, mask) };
         rescale(o, alpha);
     }
 
@@ -63,11 +63,14 @@ impl Rows {
     /// row's maximum and sum folded as `CHAINS` chains, see `fold_row`);
     /// returns the factors (`alpha`) by which the output accumulated so far
     /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
+    /// Without `SUMS` the row sums `l` are left alone, for a caller whose
+    /// `P·V` product sums the rows itself (`wgmma`'s rows of ones,
+    /// `crate::tiles::ONES_ROWS`).
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn softmax<const FUSED: bool, const CHAINS: usize, const S_TILES: usize>(
+    pub unsafe fn softmax<const FUSED: bool, const CHAINS: usize, const S_TILES: usize, const SUMS: bool>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
@@ -101,8 +104,10 @@ impl Rows {
                 *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
             }
         }
-        for h in 0..2 {
-            self.l[h] = self.l[h] * alpha[h] + fold_row::<S_TILES, CHAINS>(s, h, 0.0, |a, b| a + b);
+        if SUMS {
+            for h in 0..2 {
+                self.l[h] = self.l[h] * alpha[h] + fold_row::<S_TILES, CHAINS>(s, h, 0.0, |a, b| a + b);
+            }
         }
         alpha
     }

@@ -21,15 +21,22 @@
 //! (`wgmma.m64nDk16.f16`, P from registers), waits only for the first, and
 //! runs the online softmax of block `j + 1` ([`super::online`]) while `P·V`
 //! is still in flight; the output is rescaled once that completes.
+//!
+//! The rows' sums of P come from the tensor cores too: each `Vt` stage is
+//! followed by 8 rows of f16 ones ([`ONES_ROWS`], written once in the
+//! prologue), so `P·V` is an `m64n(D + 8)k16` product whose last 8
+//! columns (`sums`) each accumulate the row sums of the f16 P that `P·V`
+//! multiplies, rescaled with O; the softmax adds none itself (32 dependent
+//! FADDs a step fewer: -1..-5.6% time, results/STAGES.md stage 135).
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, shfl, smem, sreg, tma, wgmma};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, shfl, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
-use crate::softmax::LAZY_MAX_SLACK;
-use crate::tiles::{TileShape, WgmmaSmemPlan};
+use crate::softmax::{LAZY_MAX_SLACK, output_scale};
+use crate::tiles::{ONES_ROWS, TileShape, WgmmaSmemPlan};
 
 /// Keys per block: the N of the `m64n64k32` Q·K^T product.
 pub const BLOCK_N: usize = 64;
@@ -68,16 +75,19 @@ pub unsafe fn issue_scores<const QK_STEPS: usize>(s: &mut [[f32; 4]; S_TILES], d
     }
 }
 
-/// Issues `O += P·V` of one 64-key block (`wgmma.m64nDk16.f16` per 16 keys,
-/// P from registers, `vt[kk]` the `Vt` descriptor of keys `16 kk ..`) and
-/// commits the group; not waited for.
+/// Issues `O += P·V` of one 64-key block (`wgmma.m64n(D + 8)k16.f16` per
+/// 16 keys, P from registers, `vt[kk]` the `Vt` descriptor of keys `16 kk
+/// ..`, whose tile is followed by [`ONES_ROWS`] rows of ones) and commits
+/// the group; not waited for. The 8 columns past D add P's row sums to
+/// every element of `sums`.
 ///
 /// # Safety
-/// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` written and fenced for
-/// the async proxy; `O_TILES` is 8 or 16.
+/// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` and the ones written and
+/// fenced for the async proxy; `O_TILES` is 8 or 16.
 #[inline(always)]
 pub unsafe fn issue_pv<const O_TILES: usize>(
     o: &mut [[f32; 4]; O_TILES],
+    sums: &mut [f32; 4],
     p_frag: &[[u32; 4]; S_TILES / 2],
     vt: &[u64; S_TILES / 2],
 ) {
@@ -85,9 +95,9 @@ pub unsafe fn issue_pv<const O_TILES: usize>(
     unsafe {
         for (a, b) in p_frag.iter().zip(vt) {
             if O_TILES == 8 {
-                wgmma::m64n64k16_f16_rs::<1>(flat::<O_TILES, 32>(o), *a, *b);
+                wgmma::m64n72k16_f16_rs::<1>(flat::<O_TILES, 32>(o), sums, *a, *b);
             } else {
-                wgmma::m64n128k16_f16_rs::<1>(flat::<O_TILES, 64>(o), *a, *b);
+                wgmma::m64n136k16_f16_rs::<1>(flat::<O_TILES, 64>(o), sums, *a, *b);
             }
         }
         wgmma::commit_group();
@@ -224,8 +234,23 @@ pub unsafe fn forward<
         cp_async::commit_group();
     }
 
+    // Every stage's rows of ones (f16 1.0 pairs), once: one word per thread
+    // and stage (a stage's ones are 256 words, fewer than the threads); the
+    // prologue's proxy fence and block barrier below publish them to `wgmma`.
+    const { assert!(ONES_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
+    if team.0 < ONES_ROWS * block_n * 2 / 4 {
+        for stage in 0..stages {
+            let at = plan.ones_rows(stage, shape) + 4 * team.0;
+            // SAFETY: inside a stage's rows of ones, 4-byte aligned.
+            unsafe { *(smem_ptr.add(at as usize) as *mut u32) = 0x3C00_3C00 };
+        }
+    }
+
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
+    // Every element of `sums[0]` (a 16x8 tile of `P·V`'s accumulator) is a
+    // row sum: `sums[0][0]` row `group`, `sums[0][2]` row `group + 8`.
+    let mut sums = [[0f32; 4]; 1];
     let mut s = [[0f32; 4]; S_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
@@ -300,7 +325,7 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
-        rows.softmax::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(0));
+        rows.softmax::<FUSED, SOFTMAX_CHAINS, _, false>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(0));
         online::p_fragments(&s)
     };
 
@@ -318,6 +343,7 @@ pub unsafe fn forward<
         next_qk.iter_mut().flatten().for_each(wgmma::pin_u64);
         pv.iter_mut().for_each(wgmma::pin_u64);
         o.iter_mut().flatten().for_each(wgmma::pin_f32);
+        sums.iter_mut().flatten().for_each(wgmma::pin_f32);
         s.iter_mut().flatten().for_each(wgmma::pin_f32);
         p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
         // S of block j + 1, then O += P·V of block j.
@@ -326,7 +352,7 @@ pub unsafe fn forward<
         unsafe {
             wgmma::fence();
             issue_scores(&mut s, &next_qk);
-            issue_pv(&mut o, &p_frag, &pv);
+            issue_pv(&mut o, &mut sums[0], &p_frag, &pv);
         }
         // While the products run: once every warp is done with block j - 1,
         // thread 0 refills its stage with block j + STAGES - 1.
@@ -343,7 +369,12 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
             let alpha = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                rows.softmax::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(j + 1))
+                rows.softmax::<FUSED, SOFTMAX_CHAINS, _, false>(
+                    &mut s,
+                    job.score_scale_log2,
+                    LAZY_MAX_SLACK,
+                    mask_of(j + 1),
+                )
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding(0, &p_frag) };
@@ -353,6 +384,7 @@ pub unsafe fn forward<
             // SAFETY: converged warp.
             if unsafe { shfl::any(alpha[0] != 1.0 || alpha[1] != 1.0) } {
                 online::rescale(&mut o, alpha);
+                online::rescale(&mut sums, alpha);
             }
             // P of block j + 1 only now: converted before the wait, it took
             // registers that ptxas counts as the in-flight P·V's A operand,
@@ -375,7 +407,7 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = rows.output_scales(job.v_scale);
+        let scales = [sums[0][0], sums[0][2]].map(|l| output_scale(l, job.v_scale, math::rcp));
         online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
