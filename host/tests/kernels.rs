@@ -258,13 +258,14 @@ fn check_split_plan(k: &KernelInfo, plan: SplitSmemPlan) {
 /// (stage 109, results/2026-11-26-predictions-run160.md), and run 198 the
 /// 35 shapes where `wgmma` was within 0.93-1.08x of the best other variant,
 /// on the kernels of ab123f4 (stage 125r's lean `wgmma`; `cost::WGMMA_LEAN`,
-/// results/2026-11-26-predictions-run197.md), and run 205 the same 35 on
-/// the kernels of 4128ada (stage 132c's `wgmma` D = 64). Shapes of the
+/// results/2026-11-26-predictions-run197.md), run 205 the same 35 on
+/// the kernels of 4128ada (stage 132c's `wgmma` D = 64) and run 210 on
+/// those of d037d81 (stage 135's row sums). Shapes of the
 /// runs before 124 were timed without `split-n64`; none of them is a shape
 /// where the model now picks it. Printed by `scripts/check-picks.py --rust`
 /// from the runs' JSON files (results/2026-11-25-h100-run{116,117,120,121,
 /// 124,125,126,127,133}-*/ and run125-record/oos/, then
-/// results/2026-11-26-h100-run{160-refit,198-picks,205-checks}/).
+/// results/2026-11-26-h100-run{160-refit,198-picks,205-checks,210-chains-picks}/).
 const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     // results/2026-11-26-h100-run160-refit/fit.json
     ("2,8,256,64", &[Variant::SplitN64]),
@@ -383,7 +384,7 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     ("2,8,640,64,causal", &[Variant::Split]),
     ("1,5,2048,64", &[Variant::Wgmma]),
     ("3,6,384,64", &[Variant::SplitWg]),
-    // results/2026-11-26-h100-run205-checks/picks.json
+    // results/2026-11-26-h100-run210-chains-picks/picks.json
     ("1,8,1536,64", &[Variant::Wgmma]),
     ("1,8,2048,64", &[Variant::Wgmma]),
     ("1,16,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
@@ -391,10 +392,10 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     ("2,8,2048,64,causal", &[Variant::Wgmma]),
     ("1,8,1536,128", &[Variant::Wgmma]),
     ("2,8,1024,128", &[Variant::Wgmma]),
-    ("8,16,384,128", &[Variant::Wgmma, Variant::SplitWg, Variant::SplitN64]),
+    ("8,16,384,128", &[Variant::Wgmma, Variant::SplitWg]),
     ("1,6,1536,128", &[Variant::Wgmma]),
     ("1,12,768,64", &[Variant::SplitWg]),
-    ("2,6,1024,64", &[Variant::Wgmma]),
+    ("2,6,1024,64", &[Variant::Wgmma, Variant::SplitWg]),
     ("1,10,1024,64", &[Variant::Wgmma]),
     ("1,8,1280,128", &[Variant::Wgmma]),
     ("3,16,384,128", &[Variant::SplitN64]),
@@ -406,18 +407,18 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     ("1,20,1024,64", &[Variant::Wgmma]),
     ("8,8,1024,64,causal", &[Variant::Wgmma]),
     ("1,60,512,64", &[Variant::Wgmma]),
-    ("1,72,512,64", &[Variant::SplitWg, Variant::Wgmma]),
+    ("1,72,512,64", &[Variant::Wgmma, Variant::SplitWg]),
     ("1,18,896,64", &[Variant::SplitWg]),
     ("2,8,1024,64", &[Variant::SplitWg, Variant::Wgmma]),
     ("4,16,448,64", &[Variant::Wgmma]),
     ("10,16,400,64", &[Variant::Wgmma]),
     ("12,16,320,128", &[Variant::Mma, Variant::SplitN64, Variant::Wgmma]),
-    ("5,16,512,128", &[Variant::SplitWg, Variant::Wgmma]),
-    ("4,12,1024,64,causal", &[Variant::Wgmma, Variant::SplitWg]),
+    ("5,16,512,128", &[Variant::Wgmma, Variant::SplitWg]),
+    ("4,12,1024,64,causal", &[Variant::Wgmma]),
     ("1,24,1024,64", &[Variant::Wgmma]),
     ("1,32,768,64", &[Variant::SplitWg, Variant::Wgmma]),
     ("2,32,1024,64,causal", &[Variant::Wgmma]),
-    ("1,12,1024,128", &[Variant::SplitN64, Variant::Wgmma]),
+    ("1,12,1024,128", &[Variant::Wgmma, Variant::SplitN64]),
     ("2,12,640,128", &[Variant::SplitWg]),
     // results/2026-11-25-h100-run126-split-n64-d128/fit.json
     ("1,8,512,128", &[Variant::SplitN64]),
@@ -494,8 +495,7 @@ const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     ("4,6,384,128", &[Variant::SplitN64]),
     ("2,16,256,128", &[Variant::SplitWg]),
 ];
-const KNOWN_MISSES: [&str; 9] = [
-    "2,6,1024,64",
+const KNOWN_MISSES: [&str; 8] = [
     "1,10,1024,64",
     "3,4,1024,64",
     "12,16,384,64",
