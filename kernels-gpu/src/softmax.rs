@@ -40,6 +40,19 @@ impl RowMax {
         self.0 = m_new;
         (alpha, base)
     }
+
+    /// The raw score above which [`RowMax::update`] with `slack` would move
+    /// this maximum, for scores scaled by `factor` (> 0): `(m + slack) /
+    /// factor`; `-inf` before the row's first key, so that any score moves
+    /// it. A block whose scores all lie at or below it leaves the maximum
+    /// where it is (its probabilities reach `2^slack`, up to the rounding of
+    /// `score * factor` at the threshold itself), so a kernel can test the
+    /// scores before it folds a block's maximum (`wgmma`'s
+    /// `Rows::softmax_lazy`).
+    #[inline(always)]
+    pub fn moves_above(self, slack: f32, factor: f32) -> f32 {
+        (self.0 + slack) / factor
+    }
 }
 
 /// The [`RowMax::update`] slack of the `wgmma` kernel: its running maximum
@@ -141,6 +154,38 @@ mod tests {
         let (score, factor) = (12_845_056.0f32, 0.3f32);
         let gap = exponent::<true>(score, factor, score * factor, f32::mul_add);
         assert!(gap.abs() <= 0.25, "{gap}");
+    }
+
+    #[test]
+    fn scores_at_or_below_the_threshold_leave_a_lazy_maximum_in_place() {
+        let exp2 = |x: f32| x.exp2();
+        let mut seed = 0x9E37_79B9u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as f32 / u32::MAX as f32
+        };
+        for _ in 0..100_000 {
+            let factor = 10f32.powf(6.0 * next() - 4.0);
+            let m = RowMax((next() - 0.5) * 1000.0);
+            let threshold = m.moves_above(LAZY_MAX_SLACK, factor);
+            // A score near the threshold, either side.
+            let score = threshold + threshold.abs() * (next() - 0.5) * 1e-4;
+            if score <= threshold {
+                // What a kernel's fast path does: keep the maximum. The
+                // score's probability stays at 2^slack, up to rounding.
+                let exponent = score * factor - m.0;
+                assert!(exponent <= LAZY_MAX_SLACK + 1e-5 * (LAZY_MAX_SLACK + m.0.abs()), "{score} {factor} {m:?}");
+            }
+            if score > threshold + threshold.abs() * 1e-5 {
+                let mut moved = m;
+                moved.update(score * factor, LAZY_MAX_SLACK, exp2);
+                assert_ne!(moved, m, "a score above the threshold moves the maximum: {score} {factor} {m:?}");
+            }
+        }
+        // Before the first key every score moves the maximum.
+        assert_eq!(RowMax::EMPTY.moves_above(LAZY_MAX_SLACK, 0.1), f32::NEG_INFINITY);
     }
 
     #[test]

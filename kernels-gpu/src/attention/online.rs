@@ -53,7 +53,7 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES, true>(s, score_scale_log2, 0.0, mask) };
+        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES>(s, score_scale_log2, 0.0, mask) };
         rescale(o, alpha);
     }
 
@@ -63,40 +63,23 @@ impl Rows {
     /// row's maximum and sum folded as `CHAINS` chains, see `fold_row`);
     /// returns the factors (`alpha`) by which the output accumulated so far
     /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
-    /// Without `SUMS` the row sums `l` are left alone, for a caller whose
-    /// `P·V` product sums the rows itself (`wgmma`'s rows of ones,
-    /// `crate::tiles::ONES_ROWS`).
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn softmax<const FUSED: bool, const CHAINS: usize, const S_TILES: usize, const SUMS: bool>(
+    pub unsafe fn softmax<const FUSED: bool, const CHAINS: usize, const S_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
         max_slack: f32,
         mask: Option<(MaskGeometry, u32)>,
     ) -> [f32; 2] {
-        if let Some((g, key0)) = mask {
-            for (t, tile) in s.iter_mut().enumerate() {
-                for (e, x) in tile.iter_mut().enumerate() {
-                    let row = g.row + 8 * (e as u32 / 2);
-                    let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
-                    if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
-                        *x = f32::NEG_INFINITY;
-                    }
-                }
-            }
-        }
+        mask_scores(s, mask);
         let mut alpha = [0f32; 2];
         let mut base = [0f32; 2];
         for h in 0..2 {
-            let mut tile_max = fold_row::<S_TILES, CHAINS>(s, h, f32::NEG_INFINITY, f32::max);
-            // SAFETY: converged warp; the four lanes of a quad share the row.
-            unsafe {
-                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
-                tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 2));
-            }
+            // SAFETY: converged warp (the caller's contract).
+            let tile_max = unsafe { block_max::<S_TILES, CHAINS>(s, h) };
             (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, max_slack, math::exp2);
         }
         for tile in s.iter_mut() {
@@ -104,12 +87,63 @@ impl Rows {
                 *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
             }
         }
-        if SUMS {
-            for h in 0..2 {
-                self.l[h] = self.l[h] * alpha[h] + fold_row::<S_TILES, CHAINS>(s, h, 0.0, |a, b| a + b);
-            }
+        for h in 0..2 {
+            self.l[h] = self.l[h] * alpha[h] + fold_row::<S_TILES, CHAINS>(s, h, 0.0, |a, b| a + b);
         }
         alpha
+    }
+
+    /// [`Rows::softmax`] without the row sums for a lazy maximum
+    /// (`max_slack > 0`), with a fast path for the usual block: when no
+    /// score of the warp's rows exceeds its row's `over_at` (the score above
+    /// which `RowMax::update` would move the maximum, `RowMax::moves_above`;
+    /// `-inf` before a row's first key), no maximum
+    /// moves, so the block's maxima, their shuffles and the update are
+    /// skipped: masks, one compare per score and a warp vote, then the
+    /// exponentials with the kept maxima; returns `None`. Otherwise it runs
+    /// [`Rows::softmax`] (`SUMS = false`), sets `over_at` for the new maxima
+    /// and returns its `alpha` (some row's maximum moved, so the output
+    /// needs its rescale).
+    ///
+    /// # Safety
+    /// The whole warp calls it together (quad shuffles, warp vote).
+    #[inline(always)]
+    pub unsafe fn softmax_lazy<const FUSED: bool, const CHAINS: usize, const S_TILES: usize>(
+        &mut self,
+        s: &mut [[f32; 4]; S_TILES],
+        score_scale_log2: f32,
+        max_slack: f32,
+        over_at: &mut [f32; 2],
+        mask: Option<(MaskGeometry, u32)>,
+    ) -> Option<[f32; 2]> {
+        mask_scores(s, mask);
+        // Four independent chains of compares, joined at the end.
+        let mut over = [false; 4];
+        for (t, tile) in s.iter().enumerate() {
+            for (e, x) in tile.iter().enumerate() {
+                over[(2 * t + e % 2) % 4] |= *x > over_at[e / 2];
+            }
+        }
+        // SAFETY: converged warp (the caller's contract).
+        let moved = if unsafe { shfl::any((over[0] | over[1]) | (over[2] | over[3])) } {
+            let mut alpha = [0f32; 2];
+            for h in 0..2 {
+                // SAFETY: converged warp (the caller's contract).
+                let tile_max = unsafe { block_max::<S_TILES, CHAINS>(s, h) };
+                alpha[h] = self.m[h].update(tile_max * score_scale_log2, max_slack, math::exp2).0;
+                over_at[h] = self.m[h].moves_above(max_slack, score_scale_log2);
+            }
+            Some(alpha)
+        } else {
+            None
+        };
+        let base = self.m.map(|m| if m.0 == f32::NEG_INFINITY { 0.0 } else { m.0 });
+        for tile in s.iter_mut() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
+            }
+        }
+        moved
     }
 
     /// The factors that turn each row's accumulator into the output: V's
@@ -128,6 +162,38 @@ impl Rows {
             }
         }
         l.map(|x| softmax::output_scale(x, v_scale, math::rcp))
+    }
+}
+
+/// Sets to `-inf` the scores of keys a row must not see, when `mask` is
+/// given (its `key0` is the block's first key).
+#[inline(always)]
+fn mask_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], mask: Option<(MaskGeometry, u32)>) {
+    if let Some((g, key0)) = mask {
+        for (t, tile) in s.iter_mut().enumerate() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                let row = g.row + 8 * (e as u32 / 2);
+                let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
+                if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
+                    *x = f32::NEG_INFINITY;
+                }
+            }
+        }
+    }
+}
+
+/// The maximum of row `h`'s scores in this block: [`fold_row`] over the
+/// thread's values, then over the quad that shares the row.
+///
+/// # Safety
+/// The whole warp calls it together (quad shuffles).
+#[inline(always)]
+unsafe fn block_max<const S_TILES: usize, const CHAINS: usize>(s: &[[f32; 4]; S_TILES], h: usize) -> f32 {
+    let tile_max = fold_row::<S_TILES, CHAINS>(s, h, f32::NEG_INFINITY, f32::max);
+    // SAFETY: converged warp; the four lanes of a quad share the row.
+    unsafe {
+        let tile_max = tile_max.max(shfl::shfl_xor_f32(tile_max, 1));
+        tile_max.max(shfl::shfl_xor_f32(tile_max, 2))
     }
 }
 

@@ -28,6 +28,12 @@
 //! columns (`sums`) each accumulate the row sums of the f16 P that `P·V`
 //! multiplies, rescaled with O; the softmax adds none itself (32 dependent
 //! FADDs a step fewer: -1..-5.6% time, results/STAGES.md stage 135).
+//!
+//! The softmax keeps lazy row maxima (`softmax::LAZY_MAX_SLACK`) and, for
+//! a block that moves none of them (almost every block after a row's
+//! first), only compares its scores with the rows' thresholds and votes
+//! (`online::Rows::softmax_lazy`): no block maxima, shuffles or rescale
+//! (-2.5..-7.5% time, results/STAGES.md stage 138).
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
@@ -252,6 +258,9 @@ pub unsafe fn forward<
     // row sum: `sums[0][0]` row `group`, `sums[0][2]` row `group + 8`.
     let mut sums = [[0f32; 4]; 1];
     let mut s = [[0f32; 4]; S_TILES];
+    // Per row, the score past which the lazy maximum would move
+    // (`Rows::softmax_lazy`): none has been seen yet.
+    let mut over_at = [f32::NEG_INFINITY; 2];
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
@@ -325,7 +334,8 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
         wgmma::wait_group(0);
-        rows.softmax::<FUSED, SOFTMAX_CHAINS, _, false>(&mut s, job.score_scale_log2, LAZY_MAX_SLACK, mask_of(0));
+        let slack = LAZY_MAX_SLACK;
+        rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
         online::p_fragments(&s)
     };
 
@@ -367,22 +377,16 @@ pub unsafe fn forward<
         if next {
             // The softmax of block j + 1 runs while P·V of block j is in flight.
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
-            let alpha = unsafe {
+            let moved = unsafe {
                 wgmma::wait_group_holding(1, &p_frag);
-                rows.softmax::<FUSED, SOFTMAX_CHAINS, _, false>(
-                    &mut s,
-                    job.score_scale_log2,
-                    LAZY_MAX_SLACK,
-                    mask_of(j + 1),
-                )
+                let (scale, slack) = (job.score_scale_log2, LAZY_MAX_SLACK);
+                rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding(0, &p_frag) };
             // With the lazy maxima (`LAZY_MAX_SLACK`) most blocks move no
-            // row's maximum (alpha = 1 in every lane): the warp then skips
-            // the rescale.
-            // SAFETY: converged warp.
-            if unsafe { shfl::any(alpha[0] != 1.0 || alpha[1] != 1.0) } {
+            // row's maximum: the warp then skips the rescale.
+            if let Some(alpha) = moved {
                 online::rescale(&mut o, alpha);
                 online::rescale(&mut sums, alpha);
             }
