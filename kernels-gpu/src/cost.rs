@@ -27,11 +27,10 @@
 //! had them before) and 126 (D = 128, 38 shapes), which timed it beside
 //! every other variant. `wgmma`'s per-key and per-element coefficients are
 //! then scaled by [`WGMMA_LEAN`] for stage 125r, which made its key loop
-//! faster after the fit. With them, the model's pick is right at 212 of the
-//! 221 shapes timed so far (runs 116-205; see `recommended`). Stage 132c
-//! made `wgmma` 2-5% faster at D = 64 after that; scaling its D = 64 terms
-//! by the gain would have fixed one pick of run 205 and broken two causal
-//! ones 25% off, so they stay (results/2026-11-26-predictions-run204.md).
+//! faster after the fit, and at D = 64 by [`WGMMA_D64_ROW_SUMS_AND_FAST_MAX`]
+//! for stages 135 and 138. With them, the model's pick is right at 212 of
+//! the 221 shapes timed so far (runs 116-214, each from its latest run;
+//! see `recommended`).
 
 use crate::kernels::{Variant, Workload, find};
 
@@ -52,6 +51,16 @@ pub const MODEL_MIN_KEYS: u32 = 128;
 /// 116-160 (212 without it) and at 30 of run 198's 35 shapes near
 /// `wgmma`'s boundary (27 without it; results/2026-11-26-predictions-run197.md).
 pub const WGMMA_LEAN: f32 = 0.98;
+
+/// `wgmma` D = 64's time per key and per element after stages 135 (row sums
+/// on the tensor cores) and 138 (the lazy maxima's fast path) relative to
+/// the lean build: their A/B runs measured 0.93-0.96 at 512-2048 keys and
+/// 0.91-0.93 on the long rows (H100 runs 208 and 211). With it the pick is
+/// right at 212 of the 221 shapes (205 without) and at 34 of run 212's 35
+/// shapes near `wgmma`'s boundary (25 without). D = 128 gained 2.5-9% too,
+/// but scaling its terms as well (0.96-0.98) scored 211 and 212: it
+/// stays (results/2026-11-26-predictions-run212.md).
+pub const WGMMA_D64_ROW_SUMS_AND_FAST_MAX: f32 = 0.92;
 
 /// How much longer a round takes per extra block running beside the first
 /// on an SM: 0.44 (results/STAGES.md stage 69, `split` at 128 vs 256 blocks).
@@ -84,7 +93,10 @@ pub const fn cost(variant: Variant, head_dim: u32) -> Option<Cost> {
     match (variant, head_dim) {
         (Variant::Mma, 64) => c(2.154, 15.41, 0.698, 4),
         (Variant::Mma, 128) => c(3.429, 25.68, 0.574, 3),
-        (Variant::Wgmma, 64) => c(3.978, 10.70 * WGMMA_LEAN, 3.042 * WGMMA_LEAN, 2),
+        (Variant::Wgmma, 64) => {
+            let since_fit = WGMMA_LEAN * WGMMA_D64_ROW_SUMS_AND_FAST_MAX;
+            c(3.978, 10.70 * since_fit, 3.042 * since_fit, 2)
+        }
         (Variant::Wgmma, 128) => c(6.256, 15.63 * WGMMA_LEAN, 3.663 * WGMMA_LEAN, 1),
         (Variant::Split, 64) => c(1.622, 6.192, 3.310, 2),
         (Variant::Split, 128) => c(1.449, 11.03, 1.804, 2),
