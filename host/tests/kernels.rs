@@ -8,7 +8,7 @@ use kernels_gpu::kernels::{
     split_max_keys, split_wg_fills,
 };
 use kernels_gpu::layout::RowLayout;
-use kernels_gpu::params::KvTiles;
+use kernels_gpu::params::{KvTiles, k_by_tensor_copy};
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{KvTilesSmemPlan, MmaSmemPlan, ONES_ROWS, SplitSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
@@ -151,11 +151,13 @@ fn prepass_shared_memory_holds_the_rows_then_both_images() {
         let plan = KvTilesSmemPlan::new(d);
         let tiles = KvTiles::new(d, 1, 1, 64);
         // K rows then V rows in (a K tile's bytes each), the `Vt` image
-        // over both, then the K image and the barrier.
+        // over both, then the K image (none where K comes by tensor copies)
+        // and the barrier.
         assert_eq!(plan.v_rows - plan.input, tiles.k_tile_bytes(), "D = {d}: K rows");
         assert_eq!(plan.k_image - plan.v_rows, tiles.k_tile_bytes(), "D = {d}: V rows");
         assert_eq!(plan.k_image - plan.input, tiles.vt_tile_bytes(), "D = {d}: the Vt image fills the input");
-        assert_eq!(plan.barrier - plan.k_image, tiles.k_tile_bytes(), "D = {d}: K image");
+        let k_image = if k_by_tensor_copy(d) { 0 } else { tiles.k_tile_bytes() };
+        assert_eq!(plan.barrier - plan.k_image, k_image, "D = {d}: K image");
         for off in [plan.input, plan.v_rows, plan.k_image] {
             assert_eq!(off % 16, 0, "D = {d}: bulk copies need 16-byte alignment");
         }

@@ -3,7 +3,7 @@
 //! numbers.
 
 use crate::layout::RowLayout;
-use crate::params::TILE_KEYS;
+use crate::params::{TILE_KEYS, k_by_tensor_copy};
 
 /// The tile shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,15 +290,15 @@ impl WgmmaSmemPlan {
 /// space the converted `Vt` image (f16, the same `128 * head_dim` bytes)
 /// then reuses, the K image, and the barrier on which the input copies
 /// complete. (Where `wgmma` takes K by tensor copies,
-/// `crate::params::k_by_tensor_copy`, the prepass uses neither the K rows
-/// nor the K image.)
+/// `crate::params::k_by_tensor_copy`, the prepass copies no K rows, whose
+/// space the `Vt` image still needs, and the K image is empty.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTilesSmemPlan {
     /// Offset of the input K rows ([`TILE_KEYS`] of them), then V's; later the `Vt` image.
     pub input: u32,
     /// Offset of the input V rows.
     pub v_rows: u32,
-    /// Offset of the K image.
+    /// Offset of the K image (empty where K comes by tensor copies).
     pub k_image: u32,
     /// Offset of the input barrier.
     pub barrier: u32,
@@ -313,7 +313,7 @@ impl KvTilesSmemPlan {
         let input = 0;
         let v_rows = input + rows_bytes;
         let k_image = v_rows + rows_bytes;
-        let barrier = k_image + rows_bytes;
+        let barrier = k_image + if k_by_tensor_copy(head_dim) { 0 } else { rows_bytes };
         Self { input, v_rows, k_image, barrier, total: barrier + 8 }
     }
 }
