@@ -41,19 +41,27 @@ impl RowMax {
         (alpha, base)
     }
 
-    /// The raw score above which [`RowMax::update`] with `slack` would move
-    /// this maximum, for scores scaled by `factor` (> 0): `(m + slack) /
-    /// factor`; `-inf` before the row's first key, so that any score moves
-    /// it. A block whose scores all lie at or below it leaves the maximum
-    /// where it is (its probabilities reach `2^slack`, up to the rounding of
-    /// `score * factor` at the threshold itself), so a kernel can test the
-    /// scores before it folds a block's maximum (`wgmma`'s
-    /// `Rows::softmax_lazy`).
+    /// A raw score at or below which a block leaves this maximum in place
+    /// with its probabilities at most `2^slack`, for scores scaled by
+    /// `factor` (> 0): `(m + slack) / factor`, lowered by a relative 2^-20
+    /// so that the roundings of the division and of `score * factor` cannot
+    /// let a score past it (with a large `factor` one ulp of a raw score is
+    /// more than `slack` once scaled); `-inf` before the row's first key, so
+    /// that any score moves it. A kernel can then test the scores before it
+    /// folds a block's maximum (`wgmma`'s `Rows::softmax_lazy`); a score
+    /// above it (or within the 2^-20) only sends the block down the
+    /// [`RowMax::update`] path.
     #[inline(always)]
     pub fn moves_above(self, slack: f32, factor: f32) -> f32 {
-        (self.0 + slack) / factor
+        let at = (self.0 + slack) / factor;
+        at - at.abs() * MOVES_ABOVE_MARGIN
     }
 }
+
+/// How far [`RowMax::moves_above`] lowers its threshold, relatively: 2^-20,
+/// eight times the worst relative rounding of the division and the product
+/// it stands for.
+pub const MOVES_ABOVE_MARGIN: f32 = 1.0 / 1_048_576.0;
 
 /// The [`RowMax::update`] slack of the `wgmma` kernel: its running maximum
 /// moves only when a block's maximum exceeds it by more than 2^8, so after
@@ -157,8 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn scores_at_or_below_the_threshold_leave_a_lazy_maximum_in_place() {
-        let exp2 = |x: f32| x.exp2();
+    fn scores_at_or_below_the_threshold_stay_within_the_slack() {
         let mut seed = 0x9E37_79B9u32;
         let mut next = || {
             seed ^= seed << 13;
@@ -166,22 +173,28 @@ mod tests {
             seed ^= seed << 5;
             seed as f32 / u32::MAX as f32
         };
-        for _ in 0..100_000 {
-            let factor = 10f32.powf(6.0 * next() - 4.0);
-            let m = RowMax((next() - 0.5) * 1000.0);
+        for _ in 0..200_000 {
+            // Factors from 1e-4 to 1e20 (the adversarial suite's extreme
+            // scales), a row maximum from a raw score of up to +-5e3.
+            let factor = 10f32.powf(24.0 * next() - 4.0);
+            let m = RowMax(((next() - 0.5) * 1e4) * factor);
             let threshold = m.moves_above(LAZY_MAX_SLACK, factor);
-            // A score near the threshold, either side.
-            let score = threshold + threshold.abs() * (next() - 0.5) * 1e-4;
-            if score <= threshold {
-                // What a kernel's fast path does: keep the maximum. The
-                // score's probability stays at 2^slack, up to rounding.
-                let exponent = score * factor - m.0;
-                assert!(exponent <= LAZY_MAX_SLACK + 1e-5 * (LAZY_MAX_SLACK + m.0.abs()), "{score} {factor} {m:?}");
-            }
-            if score > threshold + threshold.abs() * 1e-5 {
-                let mut moved = m;
-                moved.update(score * factor, LAZY_MAX_SLACK, exp2);
-                assert_ne!(moved, m, "a score above the threshold moves the maximum: {score} {factor} {m:?}");
+            // Scores a few ulps either side of the threshold, and a wider spread.
+            let ulps = (next() * 16.0) as i32 - 8;
+            let near = f32::from_bits((threshold.to_bits() as i32 + ulps * threshold.signum() as i32) as u32);
+            let wide = threshold + threshold.abs() * (next() - 0.5) * 1e-4;
+            for score in [near, wide] {
+                if score <= threshold {
+                    // A kernel's fast path keeps the maximum: the exponent,
+                    // fused or not, stays within the slack.
+                    assert!(score * factor - m.0 <= LAZY_MAX_SLACK, "{score} {factor} {m:?}");
+                    assert!(score.mul_add(factor, -m.0) <= LAZY_MAX_SLACK, "{score} {factor} {m:?}");
+                }
+                if score > threshold + threshold.abs() * 1e-5 && m.0.abs() < 1e6 {
+                    let mut moved = m;
+                    moved.update(score * factor, LAZY_MAX_SLACK, |x: f32| x.exp2());
+                    assert_ne!(moved, m, "a score past the threshold moves the maximum: {score} {factor} {m:?}");
+                }
             }
         }
         // Before the first key every score moves the maximum.
