@@ -35,10 +35,18 @@ impl RowMax {
         } else {
             self.0
         };
-        let base = if m_new == f32::NEG_INFINITY { 0.0 } else { m_new };
+        let base = RowMax(m_new).base();
         let alpha = exp2(self.0 - base);
         self.0 = m_new;
         (alpha, base)
+    }
+
+    /// What a row subtracts from its scaled scores before `exp2`: the
+    /// maximum, or 0 while the row has seen no key (so that its masked
+    /// scores give `exp2(-inf) = 0` rather than NaN).
+    #[inline(always)]
+    pub fn base(self) -> f32 {
+        if self.0 == f32::NEG_INFINITY { 0.0 } else { self.0 }
     }
 
     /// A raw score at or below which a block leaves this maximum in place

@@ -53,13 +53,13 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES>(s, score_scale_log2, 0.0, mask) };
+        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES>(s, score_scale_log2, mask) };
         rescale(o, alpha);
     }
 
     /// The part of [`Rows::step`] that does not touch the output: masks,
     /// turns `s` into probabilities and folds them into the running state
-    /// (the running maxima with `max_slack`, see `RowMax::update`; each
+    /// (the exact running maxima, `RowMax::update` without slack; each
     /// row's maximum and sum folded as `CHAINS` chains, see `fold_row`);
     /// returns the factors (`alpha`) by which the output accumulated so far
     /// must be rescaled ([`rescale`]) before this block's `P·V` is added.
@@ -71,7 +71,6 @@ impl Rows {
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
-        max_slack: f32,
         mask: Option<(MaskGeometry, u32)>,
     ) -> [f32; 2] {
         mask_scores(s, mask);
@@ -80,7 +79,7 @@ impl Rows {
         for h in 0..2 {
             // SAFETY: converged warp (the caller's contract).
             let tile_max = unsafe { block_max::<S_TILES, CHAINS>(s, h) };
-            (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, max_slack, math::exp2);
+            (alpha[h], base[h]) = self.m[h].update(tile_max * score_scale_log2, 0.0, math::exp2);
         }
         for tile in s.iter_mut() {
             for (e, x) in tile.iter_mut().enumerate() {
@@ -100,10 +99,12 @@ impl Rows {
     /// `-inf` before a row's first key), no maximum
     /// moves, so the block's maxima, their shuffles and the update are
     /// skipped: masks, one compare per score and a warp vote, then the
-    /// exponentials with the kept maxima; returns `None`. Otherwise it runs
-    /// [`Rows::softmax`] (`SUMS = false`), sets `over_at` for the new maxima
-    /// and returns its `alpha` (some row's maximum moved, so the output
-    /// needs its rescale).
+    /// exponentials with the kept maxima; returns `None`. Otherwise it folds
+    /// the block's maxima into the running ones (`RowMax::update` with
+    /// `max_slack`), sets `over_at` for them, takes the exponentials with
+    /// them and returns the rows' `alpha` (some row's maximum moved, so the
+    /// output needs its rescale). `over_at` is derived from the maxima, kept
+    /// so that the usual block costs no division.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles, warp vote).
@@ -137,7 +138,9 @@ impl Rows {
         } else {
             None
         };
-        let base = self.m.map(|m| if m.0 == f32::NEG_INFINITY { 0.0 } else { m.0 });
+        // The exponentials as in `Rows::softmax` (one helper for both
+        // reordered `split`'s and `wgmma`'s PTX).
+        let base = self.m.map(RowMax::base);
         for tile in s.iter_mut() {
             for (e, x) in tile.iter_mut().enumerate() {
                 *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));

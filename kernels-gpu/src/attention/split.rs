@@ -463,8 +463,7 @@ pub unsafe fn forward<
             // -1.4..-2.3% for `split-n64` D = 64; through `step` +-1%).
             let mask = masked.then_some((geometry, key0));
             // SAFETY: converged warp.
-            let alpha =
-                unsafe { rows.softmax::<UNFUSED, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, 0.0, mask) };
+            let alpha = unsafe { rows.softmax::<UNFUSED, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, mask) };
             online::rescale(&mut o, alpha);
         } else {
             // SAFETY: converged warp.

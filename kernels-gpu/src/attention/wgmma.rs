@@ -37,7 +37,7 @@
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, shfl, smem, sreg, tma, wgmma};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
