@@ -2,7 +2,7 @@
 # Run 221 (session 25): a record of the final kernels on an H200 (the last
 # H200 record, 2026-11-26-2, timed record -15's kernels): every variant,
 # check and peer (scripts/gpu-run.sh gate fuzz bench peers) on the bundle
-# made from bcd29e9 (`cargo xtask bundle`; kernels as f0a0bb0's, PTX
+# made from de2d1b0 (`cargo xtask bundle`; kernels as f0a0bb0's, PTX
 # byte-identical), then compute-sanitizer memcheck and initcheck on the
 # same kernels if time is left. Packed into $OUT/run221.tgz.
 set -uo pipefail
