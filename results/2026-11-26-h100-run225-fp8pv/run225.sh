@@ -5,7 +5,6 @@
 set -uo pipefail
 E=gpu-bundle-diag/r225
 STEP_TIMEOUT=170 bash scripts/device-run.sh checks $E
-grep -h "wgmma-f" $OUT/../checks/gpu_gate.log 2>/dev/null | head -2
 tar xzf $OUT/checks.tgz -C /tmp && grep "^\[wgmma-f" /tmp/checks/gpu_gate.log | grep -o "rel_l2=[0-9.e+-]*" | sort -t= -k2 -g | sed -n '1p;$p'
 grep -E "passed, .* failed" /tmp/checks/gpu_gate.log | tail -1
 grep -E "fp8pv" /tmp/checks/gpu_fuzz.log | head -3
