@@ -29,11 +29,11 @@
 #            $OUT/sanitize.log; one line per tool
 # Each call also writes the GPU's name, driver, clock and serial to
 # $OUT/gpu.txt (the serial tells machines apart between calls).
-# STEP_TIMEOUT (default 150 s) bounds every suite and bench, so that a hang
+# STEP_TIMEOUT (default 240 s) bounds every suite and bench, so that a hang
 # cannot eat the device lease. Exit status: 1 if a step failed, else 0.
 set -uo pipefail
 OUT=${OUT:-gpu-out}
-T=${STEP_TIMEOUT:-150}
+T=${STEP_TIMEOUT:-240}
 HERE=$(dirname "$0")
 mkdir -p "$OUT"
 export OUT

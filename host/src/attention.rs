@@ -381,5 +381,6 @@ pub struct CapturedRuns {
 
 /// The layout of a problem's `kv_tiles` scratch (one prepass block per tile).
 fn kv_tiles_of(p: &Problem) -> KvTiles {
-    KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32)
+    let pv_e4m3 = p.kernel.variant.pv_e4m3();
+    KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32, pv_e4m3)
 }

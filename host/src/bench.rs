@@ -2,7 +2,7 @@
 
 use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch};
 use crate::error::AttnError;
-use crate::metrics::{ErrorStats, GATE, compare};
+use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::quant::random_problem;
 use crate::reference::{attention_rows_f64, sample_rows};
 use crate::validate::Options;
@@ -216,7 +216,8 @@ pub fn bench_shape(
         .flat_map(|&(b, h, s)| o.data[((b * shape.heads + h) * shape.seq + s) * d..][..d].iter().copied())
         .collect();
     let reference = attention_rows_f64(&q, &k, &v, shape.causal, dev.problem.softmax_scale as f64, &rows);
-    let stats: ErrorStats = compare(&got, &reference, GATE.max_abs);
+    let gate = Tolerance::of(variant);
+    let stats: ErrorStats = compare(&got, &reference, gate.max_abs);
 
     let one_call_ms = attn.time_runs(&dev, &mut out, 1)? as f64;
     let launches =
@@ -241,7 +242,7 @@ pub fn bench_shape(
             rel_l2: stats.rel_l2,
             max_abs: stats.max_abs,
             nan_count: stats.nan_count,
-            correct: GATE.passes(&stats),
+            correct: gate.passes(&stats),
         });
     }
     Ok(result)

@@ -111,8 +111,8 @@ fn grids_cover_every_query_row_once() {
 
 #[test]
 fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
-    for k in KERNELS.iter().filter(|k| k.variant == Variant::Wgmma) {
-        let plan = WgmmaSmemPlan::new(k.tiles);
+    for k in KERNELS.iter().filter(|k| k.variant.runs_wgmma_body()) {
+        let plan = WgmmaSmemPlan::new(k.tiles, k.variant.pv_e4m3());
         for off in [plan.q, plan.k, plan.vt, plan.k_stage(1, k.tiles), plan.vt_stage(1, k.tiles)] {
             assert_eq!(off % 128, 0, "{}: offset {off} is not core-matrix aligned", k.entry);
         }
@@ -124,13 +124,15 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         // descriptor (N = head_dim + 8) reads after the tile's head_dim rows,
         // and end before the next stage.
         let t = k.tiles;
-        let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * t.block_n };
-        for stage in 0..t.stages {
+        let vt_rows = RowLayout::CoreMatrices { row_bytes: plan.vt_key_bytes * t.block_n };
+        // (E4M3 `Vt` stages have none: `wgmma-fp8pv` sums P in f32.)
+        assert_eq!(plan.sum_rows, if k.variant.pv_e4m3() { 0 } else { ONES_ROWS }, "{}", k.entry);
+        for stage in (0..t.stages).filter(|_| plan.sum_rows > 0) {
             let ones = plan.ones_rows(stage, t);
             assert_eq!(ones, plan.vt_stage(stage, t) + vt_rows.offset(t.head_dim, 0), "{}: stage {stage}", k.entry);
-            assert_eq!(ones + vt_rows.offset(ONES_ROWS, 0), plan.vt_stage(stage, t) + WgmmaSmemPlan::vt_stage_bytes(t));
+            assert_eq!(ones + vt_rows.offset(ONES_ROWS, 0), plan.vt_stage(stage, t) + plan.vt_stage_bytes(t));
         }
-        let last_tile_end = plan.vt_stage(t.stages - 1, t) + WgmmaSmemPlan::vt_stage_bytes(t);
+        let last_tile_end = plan.vt_stage(t.stages - 1, t) + plan.vt_stage_bytes(t);
         assert!(last_tile_end <= plan.barriers, "{}: barriers overlap the tiles", k.entry);
         assert_eq!(plan.barriers % 8, 0, "{}: barriers must be 8-byte aligned", k.entry);
         assert!(plan.full_barrier(k.tiles.stages - 1) < plan.empty_barrier(0, k.tiles));
@@ -147,15 +149,17 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
 
 #[test]
 fn prepass_shared_memory_holds_the_rows_then_both_images() {
-    for (d, pre) in KERNELS.iter().filter_map(|k| k.prepass.map(|p| (k.tiles.head_dim, p))) {
+    for (k, pre) in KERNELS.iter().filter_map(|k| k.prepass.map(|p| (k, p))) {
+        let d = k.tiles.head_dim;
         let plan = KvTilesSmemPlan::new(d);
-        let tiles = KvTiles::new(d, 1, 1, 64);
+        let tiles = KvTiles::new(d, 1, 1, 64, k.variant.pv_e4m3());
         // K rows then V rows in (a K tile's bytes each), the `Vt` image
-        // over both, then the K image (none where K comes by tensor copies)
-        // and the barrier.
+        // over both (f16) or over the K rows (E4M3), then the K image (none
+        // where K comes by tensor copies) and the barrier.
         assert_eq!(plan.v_rows - plan.input, tiles.k_tile_bytes(), "D = {d}: K rows");
         assert_eq!(plan.k_image - plan.v_rows, tiles.k_tile_bytes(), "D = {d}: V rows");
-        assert_eq!(plan.k_image - plan.input, tiles.vt_tile_bytes(), "D = {d}: the Vt image fills the input");
+        let image = if k.variant.pv_e4m3() { plan.v_rows } else { plan.k_image } - plan.input;
+        assert_eq!(image, tiles.vt_tile_bytes(), "{}: the Vt image fills the input", k.entry);
         let k_image = if k_by_tensor_copy(d) { 0 } else { tiles.k_tile_bytes() };
         assert_eq!(plan.barrier - plan.k_image, k_image, "D = {d}: K image");
         for off in [plan.input, plan.v_rows, plan.k_image] {
@@ -539,7 +543,8 @@ fn the_cost_model_covers_the_sm90a_kernels_with_their_ptxas_occupancy() {
     let budgets =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../budgets.toml")).expect("budgets.toml");
     // Not fitted: naive, which the model so never picks.
-    let unfitted = |k: &KernelInfo| k.variant == Variant::Naive;
+    // `naive`, and the opt-in lower-precision variants the model never picks.
+    let unfitted = |k: &KernelInfo| k.variant == Variant::Naive || k.variant.lower_precision();
     for k in KERNELS.iter().filter(|k| !unfitted(k)) {
         let c = cost(k.variant, k.tiles.head_dim).unwrap_or_else(|| panic!("{}: no cost", k.entry));
         let section = budgets.split(&format!("[{}]", k.entry)).nth(1).expect("a budget section");

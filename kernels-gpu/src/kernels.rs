@@ -51,12 +51,30 @@ pub enum Variant {
     /// its softmax rows as four chains and keeps the merge's exchange apart
     /// (H100 record 2026-11-25-14: (1,8,512,64) 4.60 us).
     SplitN64,
+    /// Hopper only (sm_90a), opt-in (the cost model never picks it):
+    /// `wgmma` with P·V on the FP8 tensor cores, P rounded to E4M3 (3
+    /// mantissa bits) and multiplied by V's own E4M3 bytes
+    /// (`wgmma.m64nNk32.e4m3`), which the prepass lays out transposed in a
+    /// key order that lets each thread pack its own accumulator elements
+    /// (`layout::fp8_pv_key`). Half of P·V's tensor time: 0.88-0.98x
+    /// `wgmma`'s time on the long rows (H100 run 224, results/STAGES.md
+    /// stage 146), at an output error up to ~3.5e-2 relative L2 where the
+    /// softmax is flat, which its own, looser gate allows
+    /// ([`Variant::lower_precision`]).
+    WgmmaFp8Pv,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 6] =
-        [Variant::Naive, Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64];
+    pub const ALL: [Variant; 7] = [
+        Variant::Naive,
+        Variant::Mma,
+        Variant::Wgmma,
+        Variant::Split,
+        Variant::SplitWg,
+        Variant::SplitN64,
+        Variant::WgmmaFp8Pv,
+    ];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -67,7 +85,27 @@ impl Variant {
             Variant::Split => "split",
             Variant::SplitWg => "split-wg",
             Variant::SplitN64 => "split-n64",
+            Variant::WgmmaFp8Pv => "wgmma-fp8pv",
         }
+    }
+
+    /// Whether the variant's P·V takes P and V as E4M3 (`wgmma-fp8pv`).
+    pub const fn pv_e4m3(self) -> bool {
+        matches!(self, Variant::WgmmaFp8Pv)
+    }
+
+    /// Whether the variant trades accuracy for speed beyond the library's
+    /// default contract (P rounded to E4M3): it runs only when asked for by
+    /// name, and is judged by its own tolerance (the host's
+    /// `metrics::Tolerance::of`).
+    pub const fn lower_precision(self) -> bool {
+        self.pv_e4m3()
+    }
+
+    /// Whether the variant runs `wgmma`'s kernel body (`wgmma`,
+    /// `wgmma-fp8pv`), with its `kv_tiles` prepass.
+    pub const fn runs_wgmma_body(self) -> bool {
+        matches!(self, Variant::Wgmma | Variant::WgmmaFp8Pv)
     }
 
     /// Whether the variant runs `split`'s kernel body (`split`, `split-wg`,
@@ -82,7 +120,7 @@ impl Variant {
     /// problem (`params::TileMaps`): the `split` body's Q, K and V, and
     /// `wgmma`'s K where [`crate::params::k_by_tensor_copy`].
     pub const fn uses_tile_maps(self, head_dim: u32) -> bool {
-        self.runs_split_body() || (matches!(self, Variant::Wgmma) && crate::params::k_by_tensor_copy(head_dim))
+        self.runs_split_body() || (self.runs_wgmma_body() && crate::params::k_by_tensor_copy(head_dim))
     }
 
     /// Looks a variant up by its stable name.
@@ -171,7 +209,7 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 12] = [
+pub const KERNELS: [KernelInfo; 14] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -212,7 +250,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::Wgmma,
         entry: "sdpa_wgmma_d64",
         tiles: WGMMA_D64,
-        smem_bytes: WgmmaSmemPlan::new(WGMMA_D64).total,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_D64, false).total,
         sm90a_only: true,
         prepass: Some(Prepass {
             entry: "sdpa_kv_tiles_d64",
@@ -225,7 +263,7 @@ pub const KERNELS: [KernelInfo; 12] = [
         variant: Variant::Wgmma,
         entry: "sdpa_wgmma_d128",
         tiles: WGMMA_D128,
-        smem_bytes: WgmmaSmemPlan::new(WGMMA_D128).total,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_D128, false).total,
         sm90a_only: true,
         prepass: Some(Prepass {
             entry: "sdpa_kv_tiles_d128",
@@ -288,6 +326,32 @@ pub const KERNELS: [KernelInfo; 12] = [
         smem_bytes: SplitSmemPlan::new(SPLIT_N64_D128, false).total,
         sm90a_only: true,
         prepass: None,
+        min_blocks_per_sm: 0,
+    },
+    KernelInfo {
+        variant: Variant::WgmmaFp8Pv,
+        entry: "sdpa_wgmma_fp8pv_d64",
+        tiles: WGMMA_D64,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_D64, true).total,
+        sm90a_only: true,
+        prepass: Some(Prepass {
+            entry: "sdpa_kv_tiles_fp8pv_d64",
+            threads: kv_tiles_threads(64),
+            smem_bytes: KvTilesSmemPlan::new(64).total,
+        }),
+        min_blocks_per_sm: 0,
+    },
+    KernelInfo {
+        variant: Variant::WgmmaFp8Pv,
+        entry: "sdpa_wgmma_fp8pv_d128",
+        tiles: WGMMA_D128,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_D128, true).total,
+        sm90a_only: true,
+        prepass: Some(Prepass {
+            entry: "sdpa_kv_tiles_fp8pv_d128",
+            threads: kv_tiles_threads(128),
+            smem_bytes: KvTilesSmemPlan::new(128).total,
+        }),
         min_blocks_per_sm: 0,
     },
 ];

@@ -97,6 +97,38 @@ pub const fn swizzled_kmajor_desc(tile_addr: u32, row_bytes: u32, k_byte0: u32) 
     gmma_desc(tile_addr + k_byte0, 16, 8 * row_bytes) | (mode << 62)
 }
 
+/// `wgmma-fp8pv`'s key order in its E4M3 `Vt` rows: inside each 32-key
+/// half of a key block, row byte `16h + 4q + 2a + e` holds key
+/// `8(2h + a) + 2q + e`. P's `wgmma` accumulator gives the lanes of quad
+/// position `q` keys `8j + 2q + e` of each 8-key tile `j`, and the E4M3
+/// `m64nNk32` A operand wants K positions `4q .. 4q + 3` and `16 + 4q ..`
+/// in a lane's registers; in this order both are the same keys, so every
+/// A register packs four of the lane's own elements
+/// ([`fp8_pv_source`]) and no value crosses lanes.
+#[inline(always)]
+pub const fn fp8_pv_key(byte: u32) -> u32 {
+    let (half, k) = (byte / 32, byte % 32);
+    let (h, q, a, e) = (k / 16, (k / 4) % 4, (k / 2) % 2, k % 2);
+    32 * half + 8 * (2 * h + a) + 2 * q + e
+}
+
+/// The row byte of key `key` in [`fp8_pv_key`]'s order (its inverse).
+#[inline(always)]
+pub const fn fp8_pv_byte(key: u32) -> u32 {
+    let (half, k) = (key / 32, key % 32);
+    let (j, q, e) = (k / 8, (k % 8) / 2, k % 2);
+    32 * half + 16 * (j / 2) + 4 * q + 2 * (j % 2) + e
+}
+
+/// The accumulator element of P (8-key tile, element 0..3 of the `mma`
+/// accumulator layout) that byte `i` of register `r` of the E4M3 A operand
+/// of 32-key half `kk` takes, in [`fp8_pv_key`]'s order: registers 0 and
+/// 2 are the lane's first row, 1 and 3 its row + 8.
+#[inline(always)]
+pub const fn fp8_pv_source(kk: u32, r: u32, i: u32) -> (u32, u32) {
+    (4 * kk + 2 * (r / 2) + i / 2, 2 * (r % 2) + i % 2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +236,31 @@ mod tests {
         assert_eq!(d & 0x3FFF, (0x2000 + 96) >> 4);
         assert_eq!((d >> 32) & 0x3FFF, 1024 >> 4);
         assert_eq!(d >> 62, 1);
+    }
+
+    #[test]
+    fn fp8_pv_key_order_is_a_bijection_and_matches_the_a_operand() {
+        let mut seen = [false; 64];
+        for byte in 0..64 {
+            let key = fp8_pv_key(byte);
+            assert!(!seen[key as usize], "key {key} placed twice");
+            seen[key as usize] = true;
+            assert_eq!(fp8_pv_byte(key), byte);
+        }
+        // Lane quad position q: A byte i of register r of half kk is K
+        // position 32 kk + 16 (r / 2) + 4q + i; the accumulator element
+        // (tile t, element el) it packs holds key 8t + 2q + el % 2.
+        for q in 0..4 {
+            for kk in 0..2 {
+                for r in 0..4 {
+                    for i in 0..4 {
+                        let (tile, el) = fp8_pv_source(kk, r, i);
+                        assert_eq!(el / 2, r % 2, "the register's row");
+                        let k_position = 32 * kk + 16 * (r / 2) + 4 * q + i;
+                        assert_eq!(fp8_pv_key(k_position), 8 * tile + 2 * q + el % 2);
+                    }
+                }
+            }
+        }
     }
 }

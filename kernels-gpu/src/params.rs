@@ -118,17 +118,28 @@ pub const fn k_by_tensor_copy(head_dim: u32) -> bool {
     head_dim == 64
 }
 
+/// Bytes per key of a `Vt` row: 1 where `wgmma`'s P·V multiplies E4M3 P
+/// by E4M3 V (`kernels::Variant::WgmmaFp8Pv`: V's own bytes), 2 where it
+/// multiplies f16 P by f16 V (`wgmma`: V converted, exactly).
+#[inline(always)]
+pub const fn vt_key_bytes(pv_e4m3: bool) -> u32 {
+    if pv_e4m3 { 1 } else { 2 }
+}
+
 /// Where the `kv_tiles` prepass puts each tile in the scratch at
 /// [`AttnParams::kv_tiles`]: first every `Vt` tile, then every K tile
 /// (none where [`k_by_tensor_copy`]), each ordered by key/value head over
 /// the batch (`batch * heads_kv + head`), then by tile. A `Vt` tile is
-/// `HEAD_DIM` rows of 64 f16 keys and a K tile 64 rows of `HEAD_DIM` E4M3
-/// bytes, both in the `wgmma` core-matrix layout
-/// (`layout::RowLayout::CoreMatrices`), exactly as they sit in shared memory.
+/// `HEAD_DIM` rows of 64 f16 keys (64 E4M3 keys for `wgmma-fp8pv`,
+/// [`vt_key_bytes`]) and a K tile 64 rows of `HEAD_DIM` E4M3 bytes, both in
+/// the `wgmma` core-matrix layout (`layout::RowLayout::CoreMatrices`),
+/// exactly as they sit in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTiles {
     /// Head dimension D.
     pub head_dim: u32,
+    /// Bytes per key of a `Vt` row ([`vt_key_bytes`]).
+    pub vt_key_bytes: u32,
     /// Tiles per key/value head: `padded_keys(seq_kv) / 64`.
     pub tiles_per_head: u32,
     /// Key/value heads over the batch: `batch * heads_kv`.
@@ -136,16 +147,21 @@ pub struct KvTiles {
 }
 
 impl KvTiles {
-    /// The scratch layout of a problem.
+    /// The scratch layout of a problem, for a P·V in E4M3 (`pv_e4m3`) or f16.
     #[inline(always)]
-    pub const fn new(head_dim: u32, batch: u32, heads_kv: u32, seq_kv: u32) -> Self {
-        Self { head_dim, tiles_per_head: padded_keys(seq_kv) / TILE_KEYS, heads: batch as u64 * heads_kv as u64 }
+    pub const fn new(head_dim: u32, batch: u32, heads_kv: u32, seq_kv: u32, pv_e4m3: bool) -> Self {
+        Self {
+            head_dim,
+            vt_key_bytes: vt_key_bytes(pv_e4m3),
+            tiles_per_head: padded_keys(seq_kv) / TILE_KEYS,
+            heads: batch as u64 * heads_kv as u64,
+        }
     }
 
     /// Bytes of one `Vt` tile.
     #[inline(always)]
     pub const fn vt_tile_bytes(&self) -> u32 {
-        self.head_dim * TILE_KEYS * 2
+        self.head_dim * TILE_KEYS * self.vt_key_bytes
     }
 
     /// Bytes of one K tile.
@@ -180,7 +196,7 @@ mod tests {
     #[test]
     fn kv_tiles_are_packed_without_overlap_vt_first_k_where_copied() {
         for head_dim in [64u32, 128] {
-            let t = KvTiles::new(head_dim, 2, 3, 130);
+            let t = KvTiles::new(head_dim, 2, 3, 130, false);
             assert_eq!((t.tiles_per_head, t.heads), (3, 6));
             assert_eq!(t.vt_tile(0, 0), 0);
             // Each tile starts where the one before it (same head, then next head) ends.

@@ -230,10 +230,17 @@ pub struct WgmmaSmemPlan {
     pub q: u32,
     /// Offset of K stage 0 (`block_n x head_dim` bytes each).
     pub k: u32,
-    /// Offset of `Vt` stage 0: `head_dim x block_n` f16, then
-    /// [`ONES_ROWS`] rows of ones (written once by the kernel), so that the
-    /// `P·V` product also sums P's rows.
+    /// Offset of `Vt` stage 0: `head_dim x block_n` keys of
+    /// `vt_key_bytes` each, then (f16 only) [`ONES_ROWS`] rows of ones
+    /// (written once by the kernel), so that the `P·V` product also sums
+    /// P's rows.
     pub vt: u32,
+    /// Bytes per `Vt` key: 2 (f16) or 1 (E4M3; `crate::params::vt_key_bytes`).
+    pub vt_key_bytes: u32,
+    /// Rows of ones after each `Vt` tile: [`ONES_ROWS`] (f16), or none
+    /// (E4M3: the FP8 `wgmma` accumulates too coarsely for sums of every
+    /// key, results/STAGES.md stage 147, so the softmax adds them in f32).
+    pub sum_rows: u32,
     /// Offset of the barriers: `stages` "full", then `stages` "empty".
     pub barriers: u32,
     /// Total dynamic shared memory in bytes.
@@ -241,25 +248,27 @@ pub struct WgmmaSmemPlan {
 }
 
 impl WgmmaSmemPlan {
-    /// The plan for a tile shape.
-    pub const fn new(t: TileShape) -> Self {
+    /// The plan for a tile shape, with P·V in E4M3 (`pv_e4m3`) or f16.
+    pub const fn new(t: TileShape, pv_e4m3: bool) -> Self {
+        let vt_key_bytes = crate::params::vt_key_bytes(pv_e4m3);
+        let sum_rows = if pv_e4m3 { 0 } else { ONES_ROWS };
         let q = 0;
         let k = q + t.block_m * t.head_dim;
         let vt = k + t.stages * t.block_n * t.head_dim;
-        let barriers = vt + t.stages * Self::vt_stage_bytes(t);
+        let barriers = vt + t.stages * (t.head_dim + sum_rows) * t.block_n * vt_key_bytes;
         let total = barriers + 2 * 8 * t.stages;
-        Self { q, k, vt, barriers, total }
+        Self { q, k, vt, vt_key_bytes, sum_rows, barriers, total }
     }
 
     /// Bytes of one `Vt` stage: the tile's `head_dim` rows of `block_n`
-    /// f16, then the [`ONES_ROWS`] rows of ones.
-    pub const fn vt_stage_bytes(t: TileShape) -> u32 {
-        (t.head_dim + ONES_ROWS) * t.block_n * 2
+    /// keys, then the `sum_rows` rows of ones.
+    pub const fn vt_stage_bytes(&self, t: TileShape) -> u32 {
+        (t.head_dim + self.sum_rows) * t.block_n * self.vt_key_bytes
     }
 
-    /// Offset of stage `stage`'s rows of ones (after its `Vt` tile).
+    /// Offset of stage `stage`'s rows of ones (after its `Vt` tile; f16 only).
     pub const fn ones_rows(&self, stage: u32, t: TileShape) -> u32 {
-        self.vt_stage(stage, t) + t.head_dim * t.block_n * 2
+        self.vt_stage(stage, t) + t.head_dim * t.block_n * self.vt_key_bytes
     }
 
     /// Offset of K stage `stage`.
@@ -269,7 +278,7 @@ impl WgmmaSmemPlan {
 
     /// Offset of `Vt` stage `stage`.
     pub const fn vt_stage(&self, stage: u32, t: TileShape) -> u32 {
-        self.vt + stage * Self::vt_stage_bytes(t)
+        self.vt + stage * self.vt_stage_bytes(t)
     }
 
     /// Offset of the barrier on which stage `stage`'s copies complete ("full").

@@ -14,6 +14,7 @@ use kernels_gpu::schedule::{
 use kernels_gpu::softmax::{LAZY_MAX_SLACK, RowMax, exponent, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
 use sdpa::Fp8Tensor;
+use sdpa::quant::encode_e4m3;
 
 /// The problem the emulation runs: inputs, causal flag and softmax scale.
 pub struct Inputs<'a> {
@@ -39,7 +40,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
                 Variant::Naive => emulate_naive(&head, x, rows),
-                Variant::Mma | Variant::Wgmma => emulate_mma(kernel.tiles, &head, x, rows),
+                Variant::Mma | Variant::Wgmma | Variant::WgmmaFp8Pv => emulate_mma(kernel.tiles, &head, x, rows),
                 Variant::Split | Variant::SplitWg | Variant::SplitN64 => {
                     let t = kernel.tiles;
                     let rotated = walks_rotated(t.head_dim, t.block_n, kernel.variant == Variant::SplitWg);
@@ -63,8 +64,11 @@ struct Head<'a> {
     /// The kernel takes the fused exponent (`wgmma` only, decided per problem).
     fused: bool,
     /// The running maxima's slack (`RowMax::update`): `LAZY_MAX_SLACK` for
-    /// `wgmma`, 0 for the others.
+    /// `wgmma`'s body, 0 for the others.
     max_slack: f32,
+    /// P·V takes P rounded to E4M3 (`wgmma-fp8pv`; its row sums are of the
+    /// f32 P, as every kernel's but `wgmma`'s), else to f16.
+    pv_e4m3: bool,
     v_scale: f32,
 }
 
@@ -83,8 +87,9 @@ impl<'a> Head<'a> {
             seq_kv: seq_kv as u32,
             dim,
             score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
-            fused: variant == Variant::Wgmma && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
-            max_slack: if variant == Variant::Wgmma { LAZY_MAX_SLACK } else { 0.0 },
+            fused: variant.runs_wgmma_body() && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
+            max_slack: if variant.runs_wgmma_body() { LAZY_MAX_SLACK } else { 0.0 },
+            pv_e4m3: variant.pv_e4m3(),
             v_scale: x.v.scales[kvh],
         }
     }
@@ -141,7 +146,7 @@ impl RowState {
 
     /// Folds in key block `j` of the query block starting at `row0`, as the
     /// tiled kernels do: masks only where `block_needs_mask` says; P is
-    /// rounded to f16 for P·V.
+    /// rounded to f16 for P·V (to E4M3 with `pv_e4m3`).
     fn visit(&mut self, t: TileShape, head: &Head, x: &Inputs, row0: u32, row: u32, j: u32) {
         let key0 = j * t.block_n;
         let masked = block_needs_mask(row0, key0, t.block_n, head.seq_q, head.seq_kv, x.causal);
@@ -168,10 +173,16 @@ impl RowState {
         for (d, a) in self.acc.iter_mut().enumerate() {
             *a *= alpha;
             for (key, p) in (key0..).zip(&probs) {
-                *a += f16::from_f32(*p).to_f32() * head.value(key, d);
+                *a += p_operand(*p, head.pv_e4m3) * head.value(key, d);
             }
         }
     }
+}
+
+/// P as P·V multiplies it: rounded to E4M3 (`e4m3`, as `wgmma-fp8pv`'s
+/// `cvt.rn.satfinite`) or to f16.
+fn p_operand(p: f32, e4m3: bool) -> f32 {
+    if e4m3 { e4m3_to_f32(encode_e4m3(p as f64)) } else { f16::from_f32(p).to_f32() }
 }
 
 /// The key blocks and the first row of each query block of `t`.

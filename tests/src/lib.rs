@@ -7,7 +7,7 @@ pub mod emulate;
 pub mod fuzz;
 pub mod shapes;
 
-use sdpa::metrics::{ErrorStats, GATE, compare};
+use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
 use sdpa::{Attention, AttnError, Options, Variant};
@@ -41,12 +41,16 @@ impl GateCase {
 pub const SEEDS: [u64; 3] = [0, 1, 2];
 
 /// The correctness gate's shapes (issue #2): the seeds' small / mission /
-/// long shapes, D = 128, causal, Sq != Skv, GQA, and odd lengths.
+/// long shapes, D = 128, causal, Sq != Skv, GQA, and odd lengths; and one
+/// head of 8192 keys, where an error that grows with a row's keys shows
+/// (results/STAGES.md stage 147: the shorter cases passed a kernel whose
+/// error reached 0.15 at 8192 keys and 0.32 at 16384).
 pub fn gate_cases() -> Vec<GateCase> {
     let mut cases = vec![
         GateCase::new("small", 1, 2, 64, 64, false),
         GateCase::new("mission", 2, 8, 256, 64, false),
         GateCase::new("long", 1, 8, 2048, 64, false),
+        GateCase::new("very-long", 1, 1, 8192, 64, false),
         GateCase::new("d128", 2, 8, 256, 128, false),
         GateCase::new("causal", 2, 8, 256, 64, true),
         GateCase::new("causal-d128", 1, 4, 333, 128, true),
@@ -68,8 +72,13 @@ pub fn gate_cases() -> Vec<GateCase> {
 
 /// Above this many query rows the reference checks a random sample of rows.
 const FULL_REFERENCE_ROWS: usize = 4096;
-/// Rows checked when sampling.
+/// Rows checked when sampling, at most.
 const SAMPLED_ROWS: usize = 512;
+/// The f64 reference's work per sampled case, in key x head-column
+/// products per row times rows: 512 rows at 2048 keys and D = 64, fewer
+/// for longer rows (128 at 8192 keys), so that one long case does not
+/// double the gate's time.
+const SAMPLED_WORK: usize = 512 * 2048 * 64;
 
 /// The outcome of one case on one variant with one seed.
 #[derive(Clone, Debug)]
@@ -130,11 +139,13 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     let second = attn.download(&out)?;
     let deterministic = first.data.iter().zip(&second.data).all(|(a, b)| a.to_bits() == b.to_bits());
 
+    let gate = Tolerance::of(variant);
     let rows = shape.batch * shape.heads_q * shape.seq_q;
     let stats = if rows <= FULL_REFERENCE_ROWS {
-        compare(&first.data, &attention_f64(&q, &k, &v, shape.causal, scale), GATE.max_abs)
+        compare(&first.data, &attention_f64(&q, &k, &v, shape.causal, scale), gate.max_abs)
     } else {
-        let picked = sample_rows(shape.q_shape(), SAMPLED_ROWS, seed);
+        let sampled = SAMPLED_ROWS.min(SAMPLED_WORK / (shape.seq_kv * shape.head_dim)).max(32);
+        let picked = sample_rows(shape.q_shape(), sampled, seed);
         let d = shape.head_dim;
         let got: Vec<_> = picked
             .iter()
@@ -143,8 +154,8 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
                 first.data[start..start + d].iter().copied()
             })
             .collect();
-        compare(&got, &attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked), GATE.max_abs)
+        compare(&got, &attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked), gate.max_abs)
     };
-    let passed = GATE.passes(&stats) && deterministic;
+    let passed = gate.passes(&stats) && deterministic;
     Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
 }

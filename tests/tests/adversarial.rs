@@ -27,6 +27,15 @@ use sdpa_tests::emulate::{Inputs, emulate};
 const CPU_TOL: Tolerance = Tolerance { rel_l2: 1e-2, max_rel: 2e-2 };
 /// The GPU: the correctness gate's relative L2 error (as `gpu_fuzz`).
 const GPU_TOL: Tolerance = Tolerance { rel_l2: 2e-2, max_rel: 3e-2 };
+/// A lower-precision variant (P rounded to E4M3), emulated or on the GPU:
+/// its own gate (`sdpa::metrics::LOWER_PRECISION_GATE`).
+const LOWER_PRECISION_TOL: Tolerance =
+    Tolerance { rel_l2: sdpa::metrics::LOWER_PRECISION_GATE.rel_l2, max_rel: sdpa::metrics::LOWER_PRECISION_MAX_REL };
+
+/// `usual`, or [`LOWER_PRECISION_TOL`] for a lower-precision kernel.
+fn tolerance(kernel: &KernelInfo, usual: Tolerance) -> Tolerance {
+    if kernel.variant.lower_precision() { LOWER_PRECISION_TOL } else { usual }
+}
 
 fn all_cases() -> Vec<Case> {
     HEAD_DIMS.iter().flat_map(|&d| cases(d as usize)).collect()
@@ -131,7 +140,7 @@ fn emulated_kernels_obey_the_nan_rule_and_match_the_reference() {
                 }
             }
             let allowed = schedule_nan(kernel, &case);
-            let report = check_output(&case, &to_f16(&raw), &full, Some(&allowed), CPU_TOL);
+            let report = check_output(&case, &to_f16(&raw), &full, Some(&allowed), tolerance(kernel, CPU_TOL));
             println!("[{:<16} {:<34}] {report}", kernel.entry, case.name);
             if !report.ok() {
                 failures.push(format!("{} {}: {report}", kernel.entry, case.name));
@@ -223,7 +232,7 @@ fn every_kernel_on_adversarial_inputs() {
                 }
                 Ok(Some(out)) => {
                     let allowed = schedule_nan(kernel, &case);
-                    let report = check_output(&case, &out, &full, Some(&allowed), GPU_TOL);
+                    let report = check_output(&case, &out, &full, Some(&allowed), tolerance(kernel, GPU_TOL));
                     // Informational: does the emulation predict the GPU's NaN positions?
                     let emu = emulated(kernel, &case);
                     let differ = out.iter().zip(&emu).filter(|(g, e)| g.is_nan() != e.is_nan()).count();

@@ -9,6 +9,7 @@
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use sdpa::metrics::{LOWER_PRECISION_GATE, LOWER_PRECISION_MAX_REL};
 use sdpa::reference::attention_f64;
 use sdpa::{Attention, Options};
 use sdpa_tests::fuzz::{case_inputs, judge};
@@ -16,9 +17,19 @@ use sdpa_tests::shapes::fuzz_cases;
 
 /// Tolerances on the GPU: the correctness gate's relative L2 error, and a
 /// largest error relative to the largest output (the gate's 6e-2 absolute
-/// bound at unit-scale outputs).
+/// bound at unit-scale outputs); a lower-precision variant's own
+/// (`sdpa::metrics::LOWER_PRECISION_GATE`).
 const REL_L2: f64 = 2e-2;
 const MAX_REL: f64 = 3e-2;
+
+/// `(rel_l2, max_rel)` for `kernel`.
+fn tolerance(kernel: &KernelInfo) -> (f64, f64) {
+    if kernel.variant.lower_precision() {
+        (LOWER_PRECISION_GATE.rel_l2, LOWER_PRECISION_MAX_REL)
+    } else {
+        (REL_L2, MAX_REL)
+    }
+}
 
 fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(128);
@@ -39,7 +50,8 @@ fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
             attn.run(&dev, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let o = attn.download(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let reference = attention_f64(&q, &k, &v, case.shape.causal, dev.problem.softmax_scale as f64);
-            let (stats, ok) = judge(&o.data, &reference, REL_L2, MAX_REL);
+            let (rel_l2, max_rel) = tolerance(kernel);
+            let (stats, ok) = judge(&o.data, &reference, rel_l2, max_rel);
             prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
             Ok(())
         })

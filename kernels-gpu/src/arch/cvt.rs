@@ -82,3 +82,29 @@ pub fn e4m3x4_to_f16x2_by_column(codes: u32) -> [u32; 2] {
     }
     [even, odd]
 }
+
+/// `cvt.rn.satfinite.e4m3x2.f32`, twice: packs four f32 as E4M3 bytes
+/// (round to nearest even, saturating at +-448), `x[0]` in the lowest
+/// byte (PTX puts its first source in the high byte of each pair).
+#[inline(always)]
+pub fn pack_e4m3x4(x: [f32; 4]) -> u32 {
+    let out: u32;
+    // SAFETY: register-only conversion.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b16 lo, hi;",
+            "cvt.rn.satfinite.e4m3x2.f32 lo, {x1}, {x0};",
+            "cvt.rn.satfinite.e4m3x2.f32 hi, {x3}, {x2};",
+            "mov.b32 {out}, {{lo, hi}};",
+            "}}",
+            out = out(reg32) out,
+            x0 = in(reg32) x[0],
+            x1 = in(reg32) x[1],
+            x2 = in(reg32) x[2],
+            x3 = in(reg32) x[3],
+            options(pure, nomem, nostack)
+        );
+    }
+    out
+}

@@ -74,23 +74,33 @@ pub unsafe fn wait_group(pending: u32) {
     }
 }
 
-/// [`wait_group`] that also reads the 16 registers of the A fragments `a`
-/// of a `wgmma` still in flight: the compiler must keep them intact until
-/// the wait, so it cannot build the next fragments in the same registers
-/// while the tensor cores still read these (ptxas would serialize).
+/// [`wait_group`] that also reads the registers of the A fragments `a` (4
+/// fragments for the f16 `k16` products of a 64-key block, 2 for the E4M3
+/// `k32` ones) of a `wgmma` still in flight: the compiler must keep them
+/// intact until the wait, so it cannot build the next fragments in the
+/// same registers while the tensor cores still read these (ptxas would
+/// serialize).
 ///
 /// # Safety
 /// As [`wait_group`].
 #[inline(always)]
-pub unsafe fn wait_group_holding(pending: u32, a: &[[u32; 4]; 4]) {
+pub unsafe fn wait_group_holding<const N: usize>(pending: u32, a: &[[u32; 4]; N]) {
+    const { assert!(N == 2 || N == 4) };
+    let f = a.as_flattened();
     // SAFETY: the operands are only read by an empty comment.
     unsafe {
-        match pending {
-            1 => {
-                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) a[0][0], in(reg32) a[0][1], in(reg32) a[0][2], in(reg32) a[0][3], in(reg32) a[1][0], in(reg32) a[1][1], in(reg32) a[1][2], in(reg32) a[1][3], in(reg32) a[2][0], in(reg32) a[2][1], in(reg32) a[2][2], in(reg32) a[2][3], in(reg32) a[3][0], in(reg32) a[3][1], in(reg32) a[3][2], in(reg32) a[3][3], options(nostack))
+        match (pending, N) {
+            (1, 2) => {
+                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], options(nostack))
+            }
+            (_, 2) => {
+                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], options(nostack))
+            }
+            (1, _) => {
+                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], options(nostack))
             }
             _ => {
-                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) a[0][0], in(reg32) a[0][1], in(reg32) a[0][2], in(reg32) a[0][3], in(reg32) a[1][0], in(reg32) a[1][1], in(reg32) a[1][2], in(reg32) a[1][3], in(reg32) a[2][0], in(reg32) a[2][1], in(reg32) a[2][2], in(reg32) a[2][3], in(reg32) a[3][0], in(reg32) a[3][1], in(reg32) a[3][2], in(reg32) a[3][3], options(nostack))
+                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], options(nostack))
             }
         }
     }
@@ -326,6 +336,161 @@ pub unsafe fn m64n136k16_f16_rs<const ACCUMULATE: u32>(
             inout(reg32) sums[1],
             inout(reg32) sums[2],
             inout(reg32) sums[3],
+            in(reg32) a[0],
+            in(reg32) a[1],
+            in(reg32) a[2],
+            in(reg32) a[3],
+            in(reg64) desc_b,
+            acc = const ACCUMULATE,
+            options(nostack)
+        );
+    }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3` with A from
+/// registers: issues `acc += A(64x32, e4m3) * B(32x64, e4m3)`, B K-major
+/// from shared memory (an E4M3 `Vt` tile: P·V of 32 keys at D = 64).
+/// `ACCUMULATE == 0` overwrites `acc`.
+///
+/// A: warp `w` supplies rows `16w .. 16w + 15` in the `mma.m16n8k32` E4M3
+/// A layout: register 0 the lane's row `g = lane / 4` at K `4q .. 4q + 3`
+/// (`q = lane % 4`, lowest byte first), 1 row `g + 8` there, 2 and 3 the
+/// same rows at K `16 + 4q ..`. Accumulators as in [`m64n64k32_e4m3`].
+///
+/// # Safety
+/// As [`m64n64k32_e4m3`].
+#[inline(always)]
+pub unsafe fn m64n64k32_e4m3_rs<const ACCUMULATE: u32>(acc: &mut [f32; 32], a: [u32; 4], desc_b: u64) {
+    // SAFETY: the caller upholds the warpgroup and shared-memory contract.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {acc}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {{{32}, {33}, {34}, {35}}}, {36}, p, 1, 1;",
+            "}}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            in(reg32) a[0],
+            in(reg32) a[1],
+            in(reg32) a[2],
+            in(reg32) a[3],
+            in(reg64) desc_b,
+            acc = const ACCUMULATE,
+            options(nostack)
+        );
+    }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3` with A from
+/// registers: [`m64n64k32_e4m3_rs`] at D = 128 (`acc` columns 0 .. 127).
+///
+/// # Safety
+/// As [`m64n64k32_e4m3`].
+#[inline(always)]
+pub unsafe fn m64n128k32_e4m3_rs<const ACCUMULATE: u32>(acc: &mut [f32; 64], a: [u32; 4], desc_b: u64) {
+    // SAFETY: the caller upholds the warpgroup and shared-memory contract.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {acc}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {{{64}, {65}, {66}, {67}}}, {68}, p, 1, 1;",
+            "}}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            inout(reg32) acc[32],
+            inout(reg32) acc[33],
+            inout(reg32) acc[34],
+            inout(reg32) acc[35],
+            inout(reg32) acc[36],
+            inout(reg32) acc[37],
+            inout(reg32) acc[38],
+            inout(reg32) acc[39],
+            inout(reg32) acc[40],
+            inout(reg32) acc[41],
+            inout(reg32) acc[42],
+            inout(reg32) acc[43],
+            inout(reg32) acc[44],
+            inout(reg32) acc[45],
+            inout(reg32) acc[46],
+            inout(reg32) acc[47],
+            inout(reg32) acc[48],
+            inout(reg32) acc[49],
+            inout(reg32) acc[50],
+            inout(reg32) acc[51],
+            inout(reg32) acc[52],
+            inout(reg32) acc[53],
+            inout(reg32) acc[54],
+            inout(reg32) acc[55],
+            inout(reg32) acc[56],
+            inout(reg32) acc[57],
+            inout(reg32) acc[58],
+            inout(reg32) acc[59],
+            inout(reg32) acc[60],
+            inout(reg32) acc[61],
+            inout(reg32) acc[62],
+            inout(reg32) acc[63],
             in(reg32) a[0],
             in(reg32) a[1],
             in(reg32) a[2],

@@ -88,7 +88,7 @@ macro_rules! split_entry {
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
-    (@forward $tiles:expr, $chains:literal, $fused:literal, $p:ident) => {
+    (@forward $tiles:expr, $chains:literal, $fused:literal, $pv_e4m3:literal, $p:ident) => {
         super::wgmma::forward::<
             { $tiles.head_dim as usize },
             { $tiles.warps as usize / 4 },
@@ -97,9 +97,11 @@ macro_rules! wgmma_entry {
             { $tiles.head_dim as usize / 8 },
             $chains,
             $fused,
+            { if $pv_e4m3 { 2 } else { 4 } },
+            $pv_e4m3,
         >(&$p)
     };
-    ($name:ident, $tiles:expr, softmax_chains: $chains:literal) => {
+    ($name:ident, $tiles:expr, softmax_chains: $chains:literal, pv_e4m3: $pv_e4m3:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -110,9 +112,9 @@ macro_rules! wgmma_entry {
             // exponent as the host decided (`AttnParams::fused_exponent`).
             unsafe {
                 if p.fused_exponent != 0 {
-                    wgmma_entry!(@forward $tiles, $chains, true, p)
+                    wgmma_entry!(@forward $tiles, $chains, true, $pv_e4m3, p)
                 } else {
-                    wgmma_entry!(@forward $tiles, $chains, false, p)
+                    wgmma_entry!(@forward $tiles, $chains, false, $pv_e4m3, p)
                 }
             }
         }
@@ -149,14 +151,19 @@ split_entry!(sdpa_split_n64_d128, SPLIT_N64_D128, warpgroup_qk: false, softmax_c
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64, softmax_chains: 1);
+wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64, softmax_chains: 1, pv_e4m3: false);
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128, softmax_chains: 4);
+wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
+// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands (results/STAGES.md stage 146).
+#[cfg(target_feature = "sm_90a")]
+wgmma_entry!(sdpa_wgmma_fp8pv_d64, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
+#[cfg(target_feature = "sm_90a")]
+wgmma_entry!(sdpa_wgmma_fp8pv_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
 
 /// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! kv_tiles_entry {
-    ($name:ident, $head_dim:expr) => {
+    ($name:ident, $head_dim:expr, pv_e4m3: $pv_e4m3:literal) => {
         /// PTX entry point of a prepass (see `kernels::Prepass`).
         ///
         /// # Safety
@@ -164,12 +171,16 @@ macro_rules! kv_tiles_entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
             // SAFETY: forwarded launch contract.
-            unsafe { super::prepass::kv_tiles::<$head_dim>(&p) }
+            unsafe { super::prepass::kv_tiles::<$head_dim, $pv_e4m3>(&p) }
         }
     };
 }
 
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_d64, 64);
+kv_tiles_entry!(sdpa_kv_tiles_d64, 64, pv_e4m3: false);
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_d128, 128);
+kv_tiles_entry!(sdpa_kv_tiles_d128, 128, pv_e4m3: false);
+#[cfg(target_feature = "sm_90a")]
+kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d64, 64, pv_e4m3: true);
+#[cfg(target_feature = "sm_90a")]
+kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d128, 128, pv_e4m3: true);

@@ -1,15 +1,16 @@
 //! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's V (and,
 //! at D = 128, its K) into 64-key tiles laid out exactly as the `wgmma`
 //! kernel keeps them in shared memory ([`KvTiles`]): V transposed and
-//! converted to f16 (exact), K as E4M3 rows, both in the core-matrix
-//! layout, padded with zero keys to whole tiles. The attention kernel then
+//! converted to f16 (exact; for `wgmma-fp8pv`, `PV_E4M3`, V's own E4M3
+//! bytes in [`fp8_pv_byte`]'s key order), K as E4M3 rows, both in the
+//! core-matrix layout, padded with zero keys to whole tiles. The attention kernel then
 //! moves each tile with one bulk copy from one thread, instead of every
 //! thread copying 16-byte pieces into place in every query block. (At D =
 //! 64 it copies K from the input by tensor copies instead:
 //! [`k_by_tensor_copy`].)
 
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
-use crate::layout::RowLayout;
+use crate::layout::{RowLayout, fp8_pv_byte};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
 use crate::tiles::KvTilesSmemPlan;
 
@@ -38,7 +39,8 @@ const K_CHUNKS: usize = 2;
 ///    keys `8 (t / (HEAD_DIM / 4)) .. + 7` (one 4-byte word from each of
 ///    its 8 V rows) and, once every thread has read its inputs, writes 16
 ///    bytes (8 keys, one core-matrix row) into each of its 4 `Vt` rows of
-///    the image over the input; K: each thread moves [`K_CHUNKS`] 16-byte
+///    the image over the input (with `PV_E4M3`, its keys' E4M3 bytes as
+///    four key pairs, at [`fp8_pv_byte`]); K: each thread moves [`K_CHUNKS`] 16-byte
 ///    chunks of the rows to their core-matrix places in the K image;
 /// 3. thread 0 copies both images out.
 ///
@@ -49,7 +51,7 @@ const K_CHUNKS: usize = 2;
 /// bytes of dynamic shared memory; grid `(padded_keys / 64, heads_kv,
 /// batch)`.
 #[inline(always)]
-pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
+pub unsafe fn kv_tiles<const HEAD_DIM: usize, const PV_E4M3: bool>(p: &AttnParams) {
     const { assert!(K_CHUNKS as u32 * kv_tiles_threads(HEAD_DIM as u32) * 16 == TILE_KEYS * HEAD_DIM as u32) };
     // First thing, unlike the attention kernels (see `grid_dep`): the
     // prepass is short, and the kernel that depends on it is the attention
@@ -68,7 +70,7 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     let key0 = tile * TILE_KEYS;
     let keys = (p.seq_kv - key0).min(TILE_KEYS);
     let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
-    let layout = KvTiles::new(d, p.batch, p.heads_kv, p.seq_kv);
+    let layout = KvTiles::new(d, p.batch, p.heads_kv, p.seq_kv, PV_E4M3);
     let rows_offset = (head * p.seq_kv as u64 + key0 as u64) * d as u64;
     let (k, v) = ((p.k + rows_offset) as *const u8, (p.v + rows_offset) as *const u8);
 
@@ -120,14 +122,23 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize>(p: &AttnParams) {
     // ... then, once every thread has, write the images.
     // SAFETY: every thread of the block.
     unsafe { bar::sync_threads() };
-    let vt_rows = RowLayout::CoreMatrices { row_bytes: 2 * TILE_KEYS };
+    let vt_rows = RowLayout::CoreMatrices { row_bytes: layout.vt_key_bytes * TILE_KEYS };
     for c in 0..4 {
         let code = |i: usize| (words[i] >> (8 * c)) & 0xFF;
-        let pairs: [u32; 4] =
-            core::array::from_fn(|k| cvt::e4m3x2_to_f16x2((code(2 * k) | (code(2 * k + 1) << 8)) as u16));
-        let at = plan.input + vt_rows.offset(col0 + c, 16 * group);
-        // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 < 128); 16-byte aligned.
-        unsafe { *(smem_ptr.add(at as usize) as *mut Chunk) = Chunk(pairs) };
+        let pair = |k: usize| (code(2 * k) | (code(2 * k + 1) << 8)) as u16;
+        if PV_E4M3 {
+            for k in 0..4 {
+                // Keys 8 group + 2k and + 1 sit side by side in this order.
+                let at = plan.input + vt_rows.offset(col0 + c, fp8_pv_byte(8 * group + 2 * k as u32));
+                // SAFETY: inside the `Vt` image (row < d, bytes < 64); 2-byte aligned (the byte is even).
+                unsafe { *(smem_ptr.add(at as usize) as *mut u16) = pair(k) };
+            }
+        } else {
+            let pairs: [u32; 4] = core::array::from_fn(|k| cvt::e4m3x2_to_f16x2(pair(k)));
+            let at = plan.input + vt_rows.offset(col0 + c, 16 * group);
+            // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 < 128); 16-byte aligned.
+            unsafe { *(smem_ptr.add(at as usize) as *mut Chunk) = Chunk(pairs) };
+        }
     }
     // (Without K, `copy_k` a constant false, the chunks' reads are dead.)
     if copy_k {

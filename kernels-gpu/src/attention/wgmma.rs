@@ -34,11 +34,23 @@
 //! first), only compares its scores with the rows' thresholds and votes
 //! (`online::Rows::softmax_lazy`): no block maxima, shuffles or rescale
 //! (-2.5..-7.5% time, results/STAGES.md stage 138).
+//!
+//! `PV_E4M3` (the opt-in `wgmma-fp8pv` variant) runs P·V on the FP8
+//! tensor cores: the prepass leaves `Vt` as V's own E4M3 bytes in
+//! [`crate::layout::fp8_pv_key`]'s key order, P is rounded to E4M3 (values
+//! up to 2^8 with the lazy maxima's slack, E4M3's largest is 448) straight
+//! from the lane's own accumulator elements, and each 64-key block takes
+//! two `wgmma.m64nDk32.e4m3` instead of four f16 `k16` ones. The row sums
+//! do not come from the tensor cores there: the FP8 `wgmma` accumulates
+//! with less than f32's precision, which sums of every positive P of a row
+//! turned into an error growing with the keys (rel_l2 0.32 at 16384 keys,
+//! results/STAGES.md stage 147); the softmax adds them in f32 instead.
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
-use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
+use crate::arch::cvt::pack_e4m3x4;
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, shfl, smem, sreg, tma, wgmma};
+use crate::layout::{RowLayout, desc_advanced, fp8_pv_source, kmajor_desc, swizzled_kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
 use crate::softmax::{LAZY_MAX_SLACK, output_scale};
@@ -81,36 +93,70 @@ pub unsafe fn issue_scores<const QK_STEPS: usize>(s: &mut [[f32; 4]; S_TILES], d
     }
 }
 
-/// Issues `O += P·V` of one 64-key block (`wgmma.m64n(D + 8)k16.f16` per
-/// 16 keys, P from registers, `vt[kk]` the `Vt` descriptor of keys `16 kk
-/// ..`, whose tile is followed by [`ONES_ROWS`] rows of ones) and commits
-/// the group; not waited for. The 8 columns past D add P's row sums to
-/// every element of `sums`.
+/// Issues `O += P·V` of one 64-key block and commits the group; not
+/// waited for: `wgmma.m64n(D + 8)k16.f16` per 16 keys, P from registers,
+/// `vt[kk]` the `Vt` descriptor of the product's keys, whose tile is
+/// followed by [`ONES_ROWS`] rows of ones: the 8 columns past D add P's row
+/// sums to every element of `sums`. With `PV_E4M3`, `wgmma.m64nDk32.e4m3`
+/// per 32 keys (`PV_STEPS` products), `sums` untouched.
 ///
 /// # Safety
 /// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` and the ones written and
 /// fenced for the async proxy; `O_TILES` is 8 or 16.
 #[inline(always)]
-pub unsafe fn issue_pv<const O_TILES: usize>(
+pub unsafe fn issue_pv<const O_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool>(
     o: &mut [[f32; 4]; O_TILES],
     sums: &mut [f32; 4],
-    p_frag: &[[u32; 4]; S_TILES / 2],
-    vt: &[u64; S_TILES / 2],
+    p_frag: &[[u32; 4]; PV_STEPS],
+    vt: &[u64; PV_STEPS],
 ) {
     // SAFETY: forwarded; N = 4 * O_TILES.
     unsafe {
         for (a, b) in p_frag.iter().zip(vt) {
-            if O_TILES == 8 {
-                wgmma::m64n72k16_f16_rs::<1>(flat::<O_TILES, 32>(o), sums, *a, *b);
-            } else {
-                wgmma::m64n136k16_f16_rs::<1>(flat::<O_TILES, 64>(o), sums, *a, *b);
+            match (O_TILES, PV_E4M3) {
+                (8, false) => wgmma::m64n72k16_f16_rs::<1>(flat::<O_TILES, 32>(o), sums, *a, *b),
+                (_, false) => wgmma::m64n136k16_f16_rs::<1>(flat::<O_TILES, 64>(o), sums, *a, *b),
+                (8, true) => wgmma::m64n64k32_e4m3_rs::<1>(flat::<O_TILES, 32>(o), *a, *b),
+                (_, true) => wgmma::m64n128k32_e4m3_rs::<1>(flat::<O_TILES, 64>(o), *a, *b),
             }
         }
         wgmma::commit_group();
     }
 }
 
-/// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`;
+/// The A operands of P·V for the probabilities `p`: per 16 keys the f16
+/// `k16` fragments ([`online::p_fragments`]), or with `PV_E4M3` per 32
+/// keys the E4M3 `k32` ones, each register four of the lane's own elements
+/// in [`crate::layout::fp8_pv_key`]'s key order ([`fp8_pv_source`]).
+#[inline(always)]
+fn pv_fragments<const PV_STEPS: usize, const PV_E4M3: bool>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; PV_STEPS] {
+    const { assert!(PV_STEPS * if PV_E4M3 { 4 } else { 2 } == S_TILES) };
+    if !PV_E4M3 {
+        return online::p_fragments(p);
+    }
+    core::array::from_fn(|kk| {
+        core::array::from_fn(|r| {
+            pack_e4m3x4(core::array::from_fn(|i| {
+                let (tile, element) = fp8_pv_source(kk as u32, r as u32, i as u32);
+                p[tile as usize][element as usize]
+            }))
+        })
+    })
+}
+
+/// Adds this lane's P of its rows `group` and `group + 8` into `l` (f32,
+/// on the CUDA cores: the row sums of `PV_E4M3`, see the module doc).
+#[inline(always)]
+fn add_row_sums(l: &mut [f32; 2], p: &[[f32; 4]; S_TILES]) {
+    for t in p {
+        l[0] += t[0] + t[1];
+        l[1] += t[2] + t[3];
+    }
+}
+
+/// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`,
+/// `PV_STEPS` P·V products per key block (4, or 2 with `PV_E4M3`: P·V on
+/// E4M3 operands, see the module doc);
 /// `SOFTMAX_CHAINS`: how each row's block maximum and sum are folded (1 or
 /// 4 chains, `online::fold_row`);
 /// `FUSED`: the softmax exponent as one FFMA (`softmax::exponent`), which
@@ -129,6 +175,8 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const SOFTMAX_CHAINS: usize,
     const FUSED: bool,
+    const PV_STEPS: usize,
+    const PV_E4M3: bool,
 >(
     p: &AttnParams,
 ) {
@@ -146,7 +194,7 @@ pub unsafe fn forward<
         warps: 4 * WARPGROUPS as u32,
         splits: 1,
     };
-    let plan = WgmmaSmemPlan::new(shape);
+    let plan = WgmmaSmemPlan::new(shape, PV_E4M3);
     let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
     let threads = shape.threads();
     // Every thread of the block copies Q: (this thread, all of them).
@@ -179,7 +227,7 @@ pub unsafe fn forward<
     // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
     // map where K comes from the input.
     let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
-    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv);
+    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, PV_E4M3);
     let (k_bytes, vt_bytes) = (kv.k_tile_bytes(), kv.vt_tile_bytes());
     let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
@@ -240,11 +288,12 @@ pub unsafe fn forward<
         cp_async::commit_group();
     }
 
-    // Every stage's rows of ones (f16 1.0 pairs), once: one word per thread
-    // and stage (a stage's ones are 256 words, fewer than the threads); the
-    // prologue's proxy fence and block barrier below publish them to `wgmma`.
+    // Every stage's rows of ones (f16 1.0 pairs; none with `PV_E4M3`),
+    // once: one word per thread and stage (a stage's ones are 256 words,
+    // fewer than the threads); the prologue's proxy fence and block barrier
+    // below publish them to `wgmma`.
     const { assert!(ONES_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
-    if team.0 < ONES_ROWS * block_n * 2 / 4 {
+    if !PV_E4M3 && team.0 < ONES_ROWS * block_n * 2 / 4 {
         for stage in 0..stages {
             let at = plan.ones_rows(stage, shape) + 4 * team.0;
             // SAFETY: inside a stage's rows of ones, 4-byte aligned.
@@ -290,15 +339,16 @@ pub unsafe fn forward<
     } else {
         qk_stage0
     };
-    let pv_stage0: [u64; S_TILES / 2] = {
+    // (32 bytes of a `Vt` row per product: 16 f16 keys or 32 E4M3 ones.)
+    let pv_stage0: [u64; PV_STEPS] = {
         let vt_tile = smem_base + plan.vt_stage(0, shape);
-        core::array::from_fn(|kk| kmajor_desc(vt_tile, 2 * block_n, 0, 32 * kk as u32))
+        core::array::from_fn(|kk| kmajor_desc(vt_tile, plan.vt_key_bytes * block_n, 0, 32 * kk as u32))
     };
     let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
         let k_bytes = plan.k_stage(j % stages, shape) - plan.k_stage(0, shape);
         qk_stage0.map(|[q, k]| [q, desc_advanced(k, k_bytes)])
     };
-    let pv_descs = |j: u32| -> [u64; S_TILES / 2] {
+    let pv_descs = |j: u32| -> [u64; PV_STEPS] {
         let vt_bytes = plan.vt_stage(j % stages, shape) - plan.vt_stage(0, shape);
         pv_stage0.map(|vt| desc_advanced(vt, vt_bytes))
     };
@@ -332,12 +382,17 @@ pub unsafe fn forward<
         issue_scores(&mut s, &descs);
     }
     // SAFETY: warpgroup-uniform; converged warps.
-    let mut p_frag: [[u32; 4]; S_TILES / 2] = unsafe {
+    let mut p_frag: [[u32; 4]; PV_STEPS] = unsafe {
         wgmma::wait_group(0);
         let slack = LAZY_MAX_SLACK;
         rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
-        online::p_fragments(&s)
+        pv_fragments::<PV_STEPS, PV_E4M3>(&s)
     };
+    // `PV_E4M3`'s row sums, this lane's part (the quad adds them up last).
+    let mut lane_sums = [0f32; 2];
+    if PV_E4M3 {
+        add_row_sums(&mut lane_sums, &s);
+    }
 
     for j in 0..key_blocks {
         let next = j + 1 < key_blocks;
@@ -353,7 +408,9 @@ pub unsafe fn forward<
         next_qk.iter_mut().flatten().for_each(wgmma::pin_u64);
         pv.iter_mut().for_each(wgmma::pin_u64);
         o.iter_mut().flatten().for_each(wgmma::pin_f32);
-        sums.iter_mut().flatten().for_each(wgmma::pin_f32);
+        if !PV_E4M3 {
+            sums.iter_mut().flatten().for_each(wgmma::pin_f32);
+        }
         s.iter_mut().flatten().for_each(wgmma::pin_f32);
         p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
         // S of block j + 1, then O += P·V of block j.
@@ -362,7 +419,7 @@ pub unsafe fn forward<
         unsafe {
             wgmma::fence();
             issue_scores(&mut s, &next_qk);
-            issue_pv(&mut o, &mut sums[0], &p_frag, &pv);
+            issue_pv::<O_TILES, PV_STEPS, PV_E4M3>(&mut o, &mut sums[0], &p_frag, &pv);
         }
         // While the products run: once every warp is done with block j - 1,
         // thread 0 refills its stage with block j + STAGES - 1.
@@ -388,13 +445,20 @@ pub unsafe fn forward<
             // row's maximum: the warp then skips the rescale.
             if let Some(alpha) = moved {
                 online::rescale(&mut o, alpha);
-                online::rescale(&mut sums, alpha);
+                if PV_E4M3 {
+                    lane_sums = [lane_sums[0] * alpha[0], lane_sums[1] * alpha[1]];
+                } else {
+                    online::rescale(&mut sums, alpha);
+                }
+            }
+            if PV_E4M3 {
+                add_row_sums(&mut lane_sums, &s);
             }
             // P of block j + 1 only now: converted before the wait, it took
             // registers that ptxas counts as the in-flight P·V's A operand,
             // and at D = 64 ptxas then serialized every `wgmma` of the loop
             // (C7513; `cargo xtask sass sdpa_wgmma_d64` shows the waits).
-            p_frag = online::p_fragments(&s);
+            p_frag = pv_fragments::<PV_STEPS, PV_E4M3>(&s);
         } else {
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
@@ -411,7 +475,15 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = [sums[0][0], sums[0][2]].map(|l| output_scale(l, job.v_scale, math::rcp));
+        let row_sums = if PV_E4M3 {
+            lane_sums.map(|x| {
+                let x = x + shfl::shfl_xor_f32(x, 1);
+                x + shfl::shfl_xor_f32(x, 2)
+            })
+        } else {
+            [sums[0][0], sums[0][2]]
+        };
+        let scales = row_sums.map(|l| output_scale(l, job.v_scale, math::rcp));
         online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
