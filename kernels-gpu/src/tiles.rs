@@ -255,7 +255,7 @@ impl WgmmaSmemPlan {
         let q = 0;
         let k = q + t.block_m * t.head_dim;
         let vt = k + t.stages * t.block_n * t.head_dim;
-        let barriers = vt + t.stages * (t.head_dim + sum_rows) * t.block_n * vt_key_bytes;
+        let barriers = vt + t.stages * Self::stage_bytes(t, sum_rows, vt_key_bytes);
         let total = barriers + 2 * 8 * t.stages;
         Self { q, k, vt, vt_key_bytes, sum_rows, barriers, total }
     }
@@ -263,7 +263,12 @@ impl WgmmaSmemPlan {
     /// Bytes of one `Vt` stage: the tile's `head_dim` rows of `block_n`
     /// keys, then the `sum_rows` rows of ones.
     pub const fn vt_stage_bytes(&self, t: TileShape) -> u32 {
-        (t.head_dim + self.sum_rows) * t.block_n * self.vt_key_bytes
+        Self::stage_bytes(t, self.sum_rows, self.vt_key_bytes)
+    }
+
+    /// [`WgmmaSmemPlan::vt_stage_bytes`] before the plan exists.
+    const fn stage_bytes(t: TileShape, sum_rows: u32, vt_key_bytes: u32) -> u32 {
+        (t.head_dim + sum_rows) * t.block_n * vt_key_bytes
     }
 
     /// Offset of stage `stage`'s rows of ones (after its `Vt` tile; f16 only).

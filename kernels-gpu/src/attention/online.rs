@@ -149,6 +149,21 @@ impl Rows {
         moved
     }
 
+    /// Adds this lane's probabilities `p` of its two rows into the row sums,
+    /// scaled first by `alpha` where a maximum moved: the sums of a
+    /// [`Rows::softmax_lazy`] caller whose P·V does not add them (`wgmma`'s
+    /// E4M3 P·V; [`Rows::softmax`] adds its own).
+    #[inline(always)]
+    pub fn add_sums<const S_TILES: usize>(&mut self, p: &[[f32; 4]; S_TILES], alpha: Option<[f32; 2]>) {
+        if let Some(alpha) = alpha {
+            self.l = [self.l[0] * alpha[0], self.l[1] * alpha[1]];
+        }
+        for t in p {
+            self.l[0] += t[0] + t[1];
+            self.l[1] += t[2] + t[3];
+        }
+    }
+
     /// The factors that turn each row's accumulator into the output: V's
     /// scale over the full row sum (0 for a row that saw no key).
     ///

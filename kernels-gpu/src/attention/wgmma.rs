@@ -49,7 +49,7 @@
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use crate::arch::cvt::pack_e4m3x4;
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, shfl, smem, sreg, tma, wgmma};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, fp8_pv_source, kmajor_desc, swizzled_kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
@@ -142,16 +142,6 @@ fn pv_fragments<const PV_STEPS: usize, const PV_E4M3: bool>(p: &[[f32; 4]; S_TIL
             }))
         })
     })
-}
-
-/// Adds this lane's P of its rows `group` and `group + 8` into `l` (f32,
-/// on the CUDA cores: the row sums of `PV_E4M3`, see the module doc).
-#[inline(always)]
-fn add_row_sums(l: &mut [f32; 2], p: &[[f32; 4]; S_TILES]) {
-    for t in p {
-        l[0] += t[0] + t[1];
-        l[1] += t[2] + t[3];
-    }
 }
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`,
@@ -388,10 +378,9 @@ pub unsafe fn forward<
         rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
         pv_fragments::<PV_STEPS, PV_E4M3>(&s)
     };
-    // `PV_E4M3`'s row sums, this lane's part (the quad adds them up last).
-    let mut lane_sums = [0f32; 2];
+    // `PV_E4M3`'s row sums are `rows`' own (this lane's part, in f32).
     if PV_E4M3 {
-        add_row_sums(&mut lane_sums, &s);
+        rows.add_sums(&s, None);
     }
 
     for j in 0..key_blocks {
@@ -445,14 +434,12 @@ pub unsafe fn forward<
             // row's maximum: the warp then skips the rescale.
             if let Some(alpha) = moved {
                 online::rescale(&mut o, alpha);
-                if PV_E4M3 {
-                    lane_sums = [lane_sums[0] * alpha[0], lane_sums[1] * alpha[1]];
-                } else {
+                if !PV_E4M3 {
                     online::rescale(&mut sums, alpha);
                 }
             }
             if PV_E4M3 {
-                add_row_sums(&mut lane_sums, &s);
+                rows.add_sums(&s, moved);
             }
             // P of block j + 1 only now: converted before the wait, it took
             // registers that ptxas counts as the in-flight P·V's A operand,
@@ -475,15 +462,11 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let row_sums = if PV_E4M3 {
-            lane_sums.map(|x| {
-                let x = x + shfl::shfl_xor_f32(x, 1);
-                x + shfl::shfl_xor_f32(x, 2)
-            })
+        let scales = if PV_E4M3 {
+            rows.output_scales(job.v_scale)
         } else {
-            [sums[0][0], sums[0][2]]
+            [sums[0][0], sums[0][2]].map(|l| output_scale(l, job.v_scale, math::rcp))
         };
-        let scales = row_sums.map(|l| output_scale(l, job.v_scale, math::rcp));
         online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
