@@ -56,11 +56,11 @@ pub enum Variant {
     /// mantissa bits) and multiplied by V's own E4M3 bytes
     /// (`wgmma.m64nNk32.e4m3`), which the prepass lays out transposed in a
     /// key order that lets each thread pack its own accumulator elements
-    /// (`layout::fp8_pv_key`). Half of P·V's tensor time: 0.88-0.98x
-    /// `wgmma`'s time on the long rows (H100 run 224, results/STAGES.md
-    /// stage 146), at an output error up to ~3.5e-2 relative L2 where the
-    /// softmax is flat, which its own, looser gate allows
-    /// ([`Variant::lower_precision`]).
+    /// (`layout::fp8_pv_key`); the row sums are added in f32. Half of
+    /// P·V's tensor time: 0.92-0.95x `wgmma`'s time on D = 128's long rows,
+    /// 0.98-0.99x at D = 64 (H100 run 228, results/STAGES.md stage 148), at
+    /// an output error of 2.6-2.8e-2 relative L2 where the softmax is flat,
+    /// which its own, looser gate allows ([`Variant::lower_precision`]).
     WgmmaFp8Pv,
 }
 

@@ -2,9 +2,17 @@
 //! reference with tolerances that follow the case's scales.
 
 use crate::shapes::FuzzCase;
+use kernels_gpu::kernels::KernelInfo;
 use sdpa::Fp8Tensor;
-use sdpa::metrics::{ErrorStats, compare};
+use sdpa::metrics::{ErrorStats, LOWER_PRECISION_GATE, LOWER_PRECISION_MAX_REL, compare};
 use sdpa::quant::random_problem;
+
+/// `(rel_l2, max_rel)` a suite allows `kernel`: the suite's `usual` pair,
+/// or for a lower-precision variant (`Variant::lower_precision`) its own
+/// gate's (`sdpa::metrics::LOWER_PRECISION_GATE`), wherever it runs.
+pub fn tolerance(kernel: &KernelInfo, usual: (f64, f64)) -> (f64, f64) {
+    if kernel.variant.lower_precision() { (LOWER_PRECISION_GATE.rel_l2, LOWER_PRECISION_MAX_REL) } else { usual }
+}
 
 /// Q, K, V for a case: standard normal, quantized per head by amax, then the
 /// per-head scales multiplied by 10^`scale_exponents` (the codes stay the same).

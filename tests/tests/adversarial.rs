@@ -27,14 +27,11 @@ use sdpa_tests::emulate::{Inputs, emulate};
 const CPU_TOL: Tolerance = Tolerance { rel_l2: 1e-2, max_rel: 2e-2 };
 /// The GPU: the correctness gate's relative L2 error (as `gpu_fuzz`).
 const GPU_TOL: Tolerance = Tolerance { rel_l2: 2e-2, max_rel: 3e-2 };
-/// A lower-precision variant (P rounded to E4M3), emulated or on the GPU:
-/// its own gate (`sdpa::metrics::LOWER_PRECISION_GATE`).
-const LOWER_PRECISION_TOL: Tolerance =
-    Tolerance { rel_l2: sdpa::metrics::LOWER_PRECISION_GATE.rel_l2, max_rel: sdpa::metrics::LOWER_PRECISION_MAX_REL };
-
-/// `usual`, or [`LOWER_PRECISION_TOL`] for a lower-precision kernel.
+/// `usual`, or a lower-precision kernel's own gate, emulated or on the
+/// GPU (`sdpa_tests::fuzz::tolerance`).
 fn tolerance(kernel: &KernelInfo, usual: Tolerance) -> Tolerance {
-    if kernel.variant.lower_precision() { LOWER_PRECISION_TOL } else { usual }
+    let (rel_l2, max_rel) = sdpa_tests::fuzz::tolerance(kernel, (usual.rel_l2, usual.max_rel));
+    Tolerance { rel_l2, max_rel }
 }
 
 fn all_cases() -> Vec<Case> {

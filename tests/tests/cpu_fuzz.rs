@@ -7,25 +7,15 @@ use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
-use sdpa::metrics::{LOWER_PRECISION_GATE, LOWER_PRECISION_MAX_REL};
 use sdpa::reference::attention_f64;
 use sdpa_tests::emulate::{Inputs, emulate};
-use sdpa_tests::fuzz::{case_inputs, judge};
+use sdpa_tests::fuzz::{case_inputs, judge, tolerance};
 use sdpa_tests::shapes::fuzz_cases;
 
 /// Tolerances for the emulation: f32 math with P rounded to f16; with P
 /// rounded to E4M3 (the lower-precision variants), their gate's.
 const REL_L2: f64 = 1e-2;
 const MAX_REL: f64 = 2e-2;
-
-/// `(rel_l2, max_rel)` for `kernel`'s emulation.
-fn tolerance(kernel: &KernelInfo) -> (f64, f64) {
-    if kernel.variant.lower_precision() {
-        (LOWER_PRECISION_GATE.rel_l2, LOWER_PRECISION_MAX_REL)
-    } else {
-        (REL_L2, MAX_REL)
-    }
-}
 
 fn fuzz_kernel(kernel: &KernelInfo) {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(32);
@@ -41,7 +31,7 @@ fn fuzz_kernel(kernel: &KernelInfo) {
         let got = emulate(kernel, &Inputs { q: &q, k: &k, v: &v, causal: case.shape.causal, softmax_scale });
         let got: Vec<f16> = got.into_iter().map(f16::from_f32).collect();
         let reference = attention_f64(&q, &k, &v, case.shape.causal, softmax_scale as f64);
-        let (rel_l2, max_rel) = tolerance(kernel);
+        let (rel_l2, max_rel) = tolerance(kernel, (REL_L2, MAX_REL));
         let (stats, ok) = judge(&got, &reference, rel_l2, max_rel);
         prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
         Ok(())

@@ -9,10 +9,9 @@
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
-use sdpa::metrics::{LOWER_PRECISION_GATE, LOWER_PRECISION_MAX_REL};
 use sdpa::reference::attention_f64;
 use sdpa::{Attention, Options};
-use sdpa_tests::fuzz::{case_inputs, judge};
+use sdpa_tests::fuzz::{case_inputs, judge, tolerance};
 use sdpa_tests::shapes::fuzz_cases;
 
 /// Tolerances on the GPU: the correctness gate's relative L2 error, and a
@@ -21,15 +20,6 @@ use sdpa_tests::shapes::fuzz_cases;
 /// (`sdpa::metrics::LOWER_PRECISION_GATE`).
 const REL_L2: f64 = 2e-2;
 const MAX_REL: f64 = 3e-2;
-
-/// `(rel_l2, max_rel)` for `kernel`.
-fn tolerance(kernel: &KernelInfo) -> (f64, f64) {
-    if kernel.variant.lower_precision() {
-        (LOWER_PRECISION_GATE.rel_l2, LOWER_PRECISION_MAX_REL)
-    } else {
-        (REL_L2, MAX_REL)
-    }
-}
 
 fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(128);
@@ -50,7 +40,7 @@ fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
             attn.run(&dev, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let o = attn.download(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let reference = attention_f64(&q, &k, &v, case.shape.causal, dev.problem.softmax_scale as f64);
-            let (rel_l2, max_rel) = tolerance(kernel);
+            let (rel_l2, max_rel) = tolerance(kernel, (REL_L2, MAX_REL));
             let (stats, ok) = judge(&o.data, &reference, rel_l2, max_rel);
             prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);
             Ok(())
