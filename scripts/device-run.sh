@@ -11,7 +11,8 @@
 #            every variant, check and torch peer of gpu-bundle/
 #            (scripts/gpu-run.sh gate fuzz bench peers), packed into
 #            $OUT/NAME.tgz (unpack it and run `cargo xtask record DIR/record`
-#            here); the mission and long rows of the summary last
+#            here); the mission and long rows of the summary last; its
+#            suites get at least 240 s each, whatever STEP_TIMEOUT says
 #          scripts/device-run.sh ab VARIANTS "SHAPES" TAG=SDPA TAG=SDPA [...]
 #            the same-run A/B chain of `sdpa` builds (scripts/ab-chain.sh,
 #            ROUNDS rounds, default 4) into $OUT/ab.log and $OUT/ab-json.tgz;
@@ -48,7 +49,10 @@ case $step in
     work=$(mktemp -d)
     cp "$OUT/gpu.txt" "$work/"
     mkdir -p "$work/record"
-    OUT=$work/record STEP_TIMEOUT=$T bash "$HERE/gpu-run.sh" gate fuzz bench peers >"$work/record-run.txt" 2>&1 || status=1
+    # Never under 240 s a suite: with six variants the gate and the bench
+    # fill most of 170 s on a slow host (run 236 lost its record so).
+    OUT=$work/record STEP_TIMEOUT=$((T < 240 ? 240 : T)) bash "$HERE/gpu-run.sh" gate fuzz bench peers \
+      >"$work/record-run.txt" 2>&1 || status=1
     tar czf "$OUT/$name.tgz" -C "$work" .
     grep -E "FAIL|passed, .* failed|pairs checked" "$work/record/gate.log" | tail -4
     tail -3 "$work/record/fuzz.log"
@@ -84,7 +88,7 @@ case $step in
     BIN=$dir SANITIZE_TIMEOUT=$T bash "$HERE/sanitize.sh" "$@" >/dev/null 2>&1 || status=1
     grep -E "^(memcheck|racecheck|synccheck|initcheck)" "$OUT/sanitize.log" ;;
   *)
-    sed -n '10,33p' "$0"
+    sed -n '10,34p' "$0"
     exit 2 ;;
 esac
 echo "$step: ${SECONDS}s"
