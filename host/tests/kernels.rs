@@ -542,8 +542,8 @@ fn the_cost_model_covers_the_sm90a_kernels_with_their_ptxas_occupancy() {
     // Blocks per SM as budgets.toml holds them for sm_90a (what ptxas allocates).
     let budgets =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../budgets.toml")).expect("budgets.toml");
-    // Not fitted: naive, which the model so never picks.
-    // `naive`, and the opt-in lower-precision variants the model never picks.
+    // Not fitted: `naive`, and the opt-in lower-precision variants; the
+    // model never picks them.
     let unfitted = |k: &KernelInfo| k.variant == Variant::Naive || k.variant.lower_precision();
     for k in KERNELS.iter().filter(|k| !unfitted(k)) {
         let c = cost(k.variant, k.tiles.head_dim).unwrap_or_else(|| panic!("{}: no cost", k.entry));
