@@ -125,8 +125,12 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         // and end before the next stage.
         let t = k.tiles;
         let vt_rows = RowLayout::CoreMatrices { row_bytes: plan.vt_key_bytes * t.block_n };
-        // (E4M3 `Vt` stages have none: `wgmma-fp8pv` sums P in f32.)
-        assert_eq!(plan.sum_rows, if k.variant.pv_e4m3() { 0 } else { ONES_ROWS }, "{}", k.entry);
+        // Each stage takes one prepass tile by one bulk copy, which fills it
+        // up to its rows of ones (none in E4M3 stages: `wgmma-fp8pv` sums P
+        // in f32).
+        let tile_bytes = KvTiles::new(t.head_dim, 1, 1, 64, k.variant.pv_e4m3()).vt_tile_bytes();
+        let ones_bytes = vt_rows.offset(plan.sum_rows, 0);
+        assert_eq!(plan.vt_stage_bytes(t), tile_bytes + ones_bytes, "{}: a Vt stage is one tile and its ones", k.entry);
         for stage in (0..t.stages).filter(|_| plan.sum_rows > 0) {
             let ones = plan.ones_rows(stage, t);
             assert_eq!(ones, plan.vt_stage(stage, t) + vt_rows.offset(t.head_dim, 0), "{}: stage {stage}", k.entry);
