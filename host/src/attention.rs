@@ -157,7 +157,8 @@ impl Attention {
         self.download(&out)
     }
 
-    /// Validates the inputs and copies them to the device.
+    /// Validates the inputs and copies them to the device, for the kernel
+    /// that runs `opts.variant` on this problem (`kernels::select`).
     pub fn upload(
         &self,
         q: &Fp8Tensor,
@@ -165,7 +166,41 @@ impl Attention {
         v: &Fp8Tensor,
         opts: &Options,
     ) -> Result<DeviceProblem, AttnError> {
-        let problem = validate(q, k, v, opts)?;
+        self.upload_problem(validate(q, k, v, opts)?, q, k, v)
+    }
+
+    /// [`Attention::upload`] for `kernel`, a row of `kernels::KERNELS` of
+    /// `opts.variant` at the problem's head dimension, instead of the one
+    /// the selection picks: for tests and benchmarks of a kernel that runs
+    /// only on some problems (`wgmma-fp8pv`'s 192-key kernel).
+    pub fn upload_kernel(
+        &self,
+        q: &Fp8Tensor,
+        k: &Fp8Tensor,
+        v: &Fp8Tensor,
+        opts: &Options,
+        kernel: &'static KernelInfo,
+    ) -> Result<DeviceProblem, AttnError> {
+        let mut problem = validate(q, k, v, opts)?;
+        if kernel.variant != opts.variant || kernel.tiles.head_dim as usize != problem.head_dim {
+            return Err(AttnError::KernelMismatch {
+                entry: kernel.entry,
+                variant: opts.variant.name(),
+                head_dim: problem.head_dim,
+            });
+        }
+        problem.kernel = kernel;
+        self.upload_problem(problem, q, k, v)
+    }
+
+    /// Copies a validated problem's inputs to the device.
+    fn upload_problem(
+        &self,
+        problem: Problem,
+        q: &Fp8Tensor,
+        k: &Fp8Tensor,
+        v: &Fp8Tensor,
+    ) -> Result<DeviceProblem, AttnError> {
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
         let tiles = kv_tiles_of(&problem);
         let kv_tiles = if problem.kernel.prepass.is_some() && !self.prepasses.is_empty() {

@@ -91,6 +91,17 @@ pub enum AttnError {
         /// Why not.
         reason: String,
     },
+    /// A kernel asked for by name ([`crate::Attention::upload_kernel`]) that
+    /// does not run the options' variant at the problem's head dimension.
+    #[error("kernel {entry} does not run variant {variant} at head dimension {head_dim}")]
+    KernelMismatch {
+        /// The kernel's entry.
+        entry: &'static str,
+        /// The variant of the options.
+        variant: &'static str,
+        /// The problem's head dimension.
+        head_dim: usize,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),

@@ -4,11 +4,11 @@
 
 use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, cost, load, predicted_us};
 use kernels_gpu::kernels::{
-    HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant, Workload, find, recommended, split_fill_fifths,
-    split_max_keys, split_wg_fills,
+    FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant, WGMMA_FP8PV_LONG_D128, Workload, find,
+    recommended, select as select_kernel, split_fill_fifths, split_max_keys, split_wg_fills,
 };
 use kernels_gpu::layout::RowLayout;
-use kernels_gpu::params::{KvTiles, k_by_tensor_copy};
+use kernels_gpu::params::{KvTiles, TILE_KEYS, k_by_tensor_copy};
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{KvTilesSmemPlan, MmaSmemPlan, ONES_ROWS, SplitSmemPlan, WgmmaSmemPlan};
 use sdpa::embedded::{Load, images, select};
@@ -90,6 +90,23 @@ fn the_table_has_every_variant_at_every_head_dim() {
 }
 
 #[test]
+fn only_long_non_causal_fp8pv_problems_at_d128_select_the_192_key_kernel() {
+    let long = |k: &KernelInfo| k.tiles == WGMMA_FP8PV_LONG_D128;
+    for v in Variant::ALL {
+        for d in HEAD_DIMS {
+            for keys in [1, 4095, FP8PV_LONG_MIN_KEYS, 16384] {
+                for causal in [false, true] {
+                    let k = select_kernel(v, d, keys, causal).expect("a kernel");
+                    assert_eq!((k.variant, k.tiles.head_dim), (v, d));
+                    let expected = v == Variant::WgmmaFp8Pv && d == 128 && !causal && keys >= FP8PV_LONG_MIN_KEYS;
+                    assert_eq!(long(k), expected, "{} D={d} keys={keys} causal={causal}", v.name());
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn grids_cover_every_query_row_once() {
     for k in &KERNELS {
         for seq_q in [1u32, 2, 3, 63, 64, 65, 127, 128, 129, 1000, 4096] {
@@ -125,12 +142,19 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
         // and end before the next stage.
         let t = k.tiles;
         let vt_rows = RowLayout::CoreMatrices { row_bytes: plan.vt_key_bytes * t.block_n };
-        // Each stage takes one prepass tile by one bulk copy, which fills it
-        // up to its rows of ones (none in E4M3 stages: `wgmma-fp8pv` sums P
-        // in f32).
+        // Each stage takes its key block's prepass tiles (one, or three for
+        // `wgmma-fp8pv` at D = 128) by one bulk copy, which fills it up to
+        // its rows of ones (none in E4M3 stages: `wgmma-fp8pv` sums P in f32).
         let tile_bytes = KvTiles::new(t.head_dim, 1, 1, 64, k.variant.pv_e4m3()).vt_tile_bytes();
+        let tiles = t.block_n / TILE_KEYS;
+        assert!(tiles == 1 || plan.sum_rows == 0, "{}: rows of ones follow a single tile only", k.entry);
         let ones_bytes = vt_rows.offset(plan.sum_rows, 0);
-        assert_eq!(plan.vt_stage_bytes(t), tile_bytes + ones_bytes, "{}: a Vt stage is one tile and its ones", k.entry);
+        assert_eq!(
+            plan.vt_stage_bytes(t),
+            tiles * tile_bytes + ones_bytes,
+            "{}: a Vt stage is its block's tiles and their ones",
+            k.entry
+        );
         for stage in (0..t.stages).filter(|_| plan.sum_rows > 0) {
             let ones = plan.ones_rows(stage, t);
             assert_eq!(ones, plan.vt_stage(stage, t) + vt_rows.offset(t.head_dim, 0), "{}: stage {stage}", k.entry);

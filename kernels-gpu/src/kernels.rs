@@ -61,6 +61,8 @@ pub enum Variant {
     /// 0.98-0.99x at D = 64 (H100 run 228, results/STAGES.md stage 148), at
     /// an output error of 2.6-2.8e-2 relative L2 where the softmax is flat,
     /// which its own, looser gate allows ([`Variant::lower_precision`]).
+    /// At D = 128 on long non-causal rows [`select`] runs it as two
+    /// warpgroups with 192-key blocks ([`WGMMA_FP8PV_LONG_D128`]).
     WgmmaFp8Pv,
 }
 
@@ -179,6 +181,22 @@ pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D6
 pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8, splits: 1 };
 /// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
+/// `wgmma-fp8pv` at D = 128 on long non-causal rows ([`select`]): 2
+/// warpgroups (128 rows) share each K/Vt stage of 192 keys (three prepass
+/// tiles; a head's first key block takes the tiles that leave every later
+/// one whole), 213 KB.
+pub const WGMMA_FP8PV_LONG_D128: TileShape =
+    TileShape { head_dim: 128, block_m: 128, block_n: 192, stages: 4, warps: 8, splits: 1 };
+
+/// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
+/// [`WGMMA_FP8PV_LONG_D128`] when the problem is not causal. Against the
+/// three-warpgroup kernel in the same runs (H100 runs 242-243,
+/// results/STAGES.md stage 152): 0.909-0.914x the time at 16320-16384
+/// keys, 0.940 at 4032, 0.965 at 4096 (a partial first block), but 1.081
+/// at 1152 and 1.116 at 576 (fewer, shorter blocks), and under causal
+/// masking 1.029-1.036 at 4032-4096 keys (0.955-0.966 at 16320-16384,
+/// left out: one rule, measured on both sides).
+pub const FP8PV_LONG_MIN_KEYS: u32 = 4096;
 
 /// `split` at D = 64: 2 row warps (32 query rows) x 4 key groups, 32-key
 /// blocks, K/V double-buffered per group: 256 keys in flight per block, and
@@ -209,7 +227,7 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
 /// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 14] = [
+pub const KERNELS: [KernelInfo; 15] = [
     KernelInfo {
         variant: Variant::Naive,
         entry: "sdpa_naive_d64",
@@ -354,11 +372,38 @@ pub const KERNELS: [KernelInfo; 14] = [
         }),
         min_blocks_per_sm: 0,
     },
+    KernelInfo {
+        variant: Variant::WgmmaFp8Pv,
+        entry: "sdpa_wgmma_fp8pv_long_d128",
+        tiles: WGMMA_FP8PV_LONG_D128,
+        smem_bytes: WgmmaSmemPlan::new(WGMMA_FP8PV_LONG_D128, true).total,
+        sm90a_only: true,
+        prepass: Some(Prepass {
+            entry: "sdpa_kv_tiles_fp8pv_d128",
+            threads: kv_tiles_threads(128),
+            smem_bytes: KvTilesSmemPlan::new(128).total,
+        }),
+        min_blocks_per_sm: 0,
+    },
 ];
 
-/// The kernel of `variant` for `head_dim`, if one is built.
+/// The kernel of `variant` for `head_dim`, if one is built: the first
+/// such row of [`KERNELS`] (the one [`select`] runs unless the problem
+/// says otherwise).
 pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
     KERNELS.iter().find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
+}
+
+/// The kernel that runs `variant` on a problem of `head_dim`, `seq_kv`
+/// keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
+/// on non-causal problems of at least [`FP8PV_LONG_MIN_KEYS`] keys, which
+/// take its 192-key kernel ([`WGMMA_FP8PV_LONG_D128`]).
+pub fn select(variant: Variant, head_dim: u32, seq_kv: u32, causal: bool) -> Option<&'static KernelInfo> {
+    let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && !causal && seq_kv >= FP8PV_LONG_MIN_KEYS;
+    if long {
+        return KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant);
+    }
+    find(variant, head_dim)
 }
 
 /// The size of an attention problem, as [`recommended`] sees it.

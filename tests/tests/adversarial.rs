@@ -29,7 +29,7 @@ const CPU_TOL: Tolerance = Tolerance { rel_l2: 1e-2, max_rel: 2e-2 };
 const GPU_TOL: Tolerance = Tolerance { rel_l2: 2e-2, max_rel: 3e-2 };
 /// `usual`, or a lower-precision kernel's own gate, emulated or on the
 /// GPU (`sdpa_tests::fuzz::tolerance`).
-fn tolerance(kernel: &KernelInfo, usual: Tolerance) -> Tolerance {
+fn tolerance(kernel: &'static KernelInfo, usual: Tolerance) -> Tolerance {
     let (rel_l2, max_rel) = sdpa_tests::fuzz::tolerance(kernel, (usual.rel_l2, usual.max_rel));
     Tolerance { rel_l2, max_rel }
 }
@@ -47,7 +47,7 @@ fn reference(case: &Case) -> Vec<f64> {
     attention_f64(&case.q, &case.k, &case.v, case.causal, case.softmax_scale() as f64)
 }
 
-fn emulated(kernel: &KernelInfo, case: &Case) -> Vec<f32> {
+fn emulated(kernel: &'static KernelInfo, case: &Case) -> Vec<f32> {
     let x = Inputs { q: &case.q, k: &case.k, v: &case.v, causal: case.causal, softmax_scale: case.softmax_scale() };
     emulate(kernel, &x)
 }
@@ -195,12 +195,9 @@ fn tiled_v_nan_deviation_is_still_present() {
 
 /// Runs `case` on `kernel` on the GPU with a poisoned output; `Ok(None)`
 /// when this device cannot run the kernel (e.g. an sm_90a-only variant).
-fn run_gpu(attn: &Attention, kernel: &KernelInfo, case: &Case) -> Result<Option<Vec<f16>>, String> {
+fn run_gpu(attn: &Attention, kernel: &'static KernelInfo, case: &Case) -> Result<Option<Vec<f16>>, String> {
     let opts = Options { causal: case.causal, scale: None, variant: kernel.variant };
-    let dev = attn.upload(&case.q, &case.k, &case.v, &opts).map_err(|e| e.to_string())?;
-    if dev.problem.kernel.entry != kernel.entry {
-        return Err(format!("the library picked {} for {}", dev.problem.kernel.entry, kernel.entry));
-    }
+    let dev = attn.upload_kernel(&case.q, &case.k, &case.v, &opts, kernel).map_err(|e| e.to_string())?;
     let mut out = attn.alloc_output(&dev).map_err(|e| e.to_string())?;
     attn.poison(&mut out).map_err(|e| e.to_string())?;
     match attn.run(&dev, &mut out) {

@@ -21,7 +21,7 @@ use sdpa_tests::shapes::fuzz_cases;
 const REL_L2: f64 = 2e-2;
 const MAX_REL: f64 = 3e-2;
 
-fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
+fn fuzz_kernel(attn: &Attention, kernel: &'static KernelInfo) -> Result<u32, String> {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(128);
     let config = Config {
         cases,
@@ -33,8 +33,7 @@ fn fuzz_kernel(attn: &Attention, kernel: &KernelInfo) -> Result<u32, String> {
         .run(&fuzz_cases(kernel, 2, 8), |case| {
             let (q, k, v) = case_inputs(&case);
             let opts = Options { causal: case.shape.causal, scale: None, variant: kernel.variant };
-            let dev = attn.upload(&q, &k, &v, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            prop_assert_eq!(dev.problem.kernel.entry, kernel.entry);
+            let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let mut out = attn.alloc_output(&dev).map_err(|e| TestCaseError::fail(e.to_string()))?;
             attn.poison(&mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             attn.run(&dev, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -38,8 +38,7 @@ fn every_kernel_once_per_shape() {
         for (name, [b, hq, hkv, sq, skv], causal) in SHAPES {
             let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 3);
             let opts = Options { causal, scale: None, variant: kernel.variant };
-            let dev = attn.upload(&q, &k, &v, &opts).expect("upload");
-            assert_eq!(dev.problem.kernel.entry, kernel.entry);
+            let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload");
             let mut out = attn.alloc_output(&dev).expect("alloc");
             attn.poison(&mut out).expect("poison");
             match attn.run(&dev, &mut out) {

@@ -105,15 +105,20 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 /// The rows of one arch: every `KERNELS` entry built for it (reported or
-/// not; sm_90a-only entries are not built for other archs), then the
-/// reported entries `KERNELS` lacks.
+/// not; sm_90a-only entries are not built for other archs; a prepass that
+/// two kernels share, once), then the reported entries `KERNELS` lacks.
 fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let built = KERNELS.iter().filter(|k| !k.sm90a_only || arch.name == "sm_90a");
-    let tabled = built.flat_map(|k| {
-        let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
-        std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads)))
-    });
+    let mut tabled: Vec<_> = built
+        .flat_map(|k| {
+            let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
+            std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads)))
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    tabled.retain(|&(_, entry, _, _)| seen.insert(entry));
     let mut rows: Vec<Row> = tabled
+        .into_iter()
         .map(|(variant, entry, dynamic_smem, threads)| {
             let report = entries.iter().position(|e| e.entry == entry).map(|i| entries.remove(i));
             Row { variant, entry: entry.to_string(), arch, dynamic_smem, threads, in_table: true, report }

@@ -5,6 +5,7 @@ use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_
 #[cfg(target_feature = "sm_90a")]
 use crate::kernels::{
     SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128,
+    WGMMA_FP8PV_LONG_D128,
 };
 use crate::params::AttnParams;
 
@@ -92,12 +93,14 @@ macro_rules! wgmma_entry {
         super::wgmma::forward::<
             { $tiles.head_dim as usize },
             { $tiles.warps as usize / 4 },
+            { $tiles.block_n as usize },
+            { $tiles.block_n as usize / 8 },
             { $tiles.stages as usize },
             { $tiles.head_dim as usize / 32 },
             { $tiles.head_dim as usize / 8 },
             $chains,
             $fused,
-            { if $pv_e4m3 { 2 } else { 4 } },
+            { $tiles.block_n as usize / if $pv_e4m3 { 32 } else { 16 } },
             $pv_e4m3,
         >(&$p)
     };
@@ -159,6 +162,9 @@ wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
 wgmma_entry!(sdpa_wgmma_fp8pv_d64, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_fp8pv_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
+// Its 192-key form for long non-causal rows (`kernels::select`; results/STAGES.md stage 152).
+#[cfg(target_feature = "sm_90a")]
+wgmma_entry!(sdpa_wgmma_fp8pv_long_d128, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv_e4m3: true);
 
 /// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]

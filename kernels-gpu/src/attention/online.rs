@@ -8,6 +8,22 @@ use crate::arch::{cvt, math, shfl};
 use crate::schedule;
 use crate::softmax::{self, RowMax};
 
+/// `for ($t, $tile) in $s.iter_mut().enumerate() $body` over score tiles,
+/// written out by [`each_tile`] past 16 tiles: LLVM's full-unroll
+/// threshold stops short of the softmax's loops over more tiles, and a
+/// loop left rolled indexes the scores dynamically, which sends the whole
+/// array to local memory. Up to 16 tiles the loop is the one every 64-key
+/// kernel was measured with (the same PTX).
+macro_rules! for_each_tile {
+    (($t:pat, $tile:ident) in $s:ident => $body:block) => {
+        if $s.len() > 16 {
+            each_tile($s, |$t, $tile| $body)
+        } else {
+            for ($t, $tile) in $s.iter_mut().enumerate() $body
+        }
+    };
+}
+
 /// Running state of this thread's two rows.
 pub struct Rows {
     /// Running maxima (base-2 scaled).
@@ -120,11 +136,11 @@ impl Rows {
         mask_scores(s, mask);
         // Four independent chains of compares, joined at the end.
         let mut over = [false; 4];
-        for (t, tile) in s.iter().enumerate() {
+        for_each_tile!((t, tile) in s => {
             for (e, x) in tile.iter().enumerate() {
                 over[(2 * t + e % 2) % 4] |= *x > over_at[e / 2];
             }
-        }
+        });
         // SAFETY: converged warp (the caller's contract).
         let moved = if unsafe { shfl::any((over[0] | over[1]) | (over[2] | over[3])) } {
             let mut alpha = [0f32; 2];
@@ -141,11 +157,11 @@ impl Rows {
         // The exponentials as in `Rows::softmax` (one helper for both
         // reordered `split`'s and `wgmma`'s PTX).
         let base = self.m.map(RowMax::base);
-        for tile in s.iter_mut() {
+        for_each_tile!((_, tile) in s => {
             for (e, x) in tile.iter_mut().enumerate() {
                 *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
             }
-        }
+        });
         moved
     }
 
@@ -188,16 +204,33 @@ impl Rows {
 #[inline(always)]
 fn mask_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], mask: Option<(MaskGeometry, u32)>) {
     if let Some((g, key0)) = mask {
-        for (t, tile) in s.iter_mut().enumerate() {
+        for_each_tile!((t, tile) in s => {
             for (e, x) in tile.iter_mut().enumerate() {
                 let row = g.row + 8 * (e as u32 / 2);
-                let key = key0 + t as u32 * 8 + g.col + e as u32 % 2;
+                // Wrapping: `wgmma`'s first block of three tiles may start
+                // before key 0; those keys wrap past `seq_kv`, hidden.
+                let key = key0.wrapping_add(t as u32 * 8).wrapping_add(g.col).wrapping_add(e as u32 % 2);
                 if !schedule::key_visible(row, key, g.seq_q, g.seq_kv, g.causal) {
                     *x = f32::NEG_INFINITY;
                 }
             }
-        }
+        });
     }
+}
+
+/// Calls `f(t, &mut tile)` for each tile `t` of `s` (up to 32), written
+/// out: see [`for_each_tile`].
+#[inline(always)]
+fn each_tile<T, const N: usize>(s: &mut [T; N], mut f: impl FnMut(usize, &mut T)) {
+    const { assert!(N <= 32) };
+    macro_rules! calls {
+        ($($t:literal)*) => {
+            $(if let Some(tile) = s.get_mut($t) {
+                f($t, tile);
+            })*
+        };
+    }
+    calls!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
 
 /// The maximum of row `h`'s scores in this block: [`fold_row`] over the
@@ -217,9 +250,9 @@ unsafe fn block_max<const S_TILES: usize, const CHAINS: usize>(s: &[[f32; 4]; S_
 
 /// Folds `op` over this thread's values of row `h` (`h` = 0 or 1: elements
 /// `2h, 2h + 1` of every tile) from `init`: with `CHAINS == 1` as one
-/// chain in tile order; with `CHAINS == 4` (`S_TILES` 4 or 8) as four
-/// independent chains over tiles `k` and `k + 4`, joined as a tree, so the
-/// dependent chain is at most four long instead of `2 * S_TILES` (a row's
+/// chain in tile order; with `CHAINS == 4` (`S_TILES` a multiple of 4) as
+/// four independent chains over tiles `k`, `k + 4`, .., joined as a tree, so the
+/// dependent chain is `S_TILES / 4 + 2` long instead of `2 * S_TILES` (a row's
 /// maximum and sum lie on every key block's critical path; the one chain
 /// keeps `mma` D=64 at 128 registers).
 #[inline(always)]
@@ -229,12 +262,12 @@ fn fold_row<const S_TILES: usize, const CHAINS: usize>(
     init: f32,
     op: impl Fn(f32, f32) -> f32,
 ) -> f32 {
-    const { assert!(CHAINS == 1 || (CHAINS == 4 && (S_TILES == 4 || S_TILES == 8))) };
+    const { assert!(CHAINS == 1 || (CHAINS == 4 && S_TILES % 4 == 0)) };
     if CHAINS == 1 {
         return s.iter().fold(init, |acc, tile| op(op(acc, tile[2 * h]), tile[2 * h + 1]));
     }
     let pair = |t: usize| op(s[t][2 * h], s[t][2 * h + 1]);
-    let chain = |k: usize| if k + 4 < S_TILES { op(pair(k), pair(k + 4)) } else { pair(k) };
+    let chain = |k: usize| (k + 4..S_TILES).step_by(4).fold(pair(k), |acc, t| op(acc, pair(t)));
     op(init, op(op(chain(0), chain(1)), op(chain(2), chain(3))))
 }
 

@@ -45,6 +45,16 @@
 //! with less than f32's precision, which sums of every positive P of a row
 //! turned into an error growing with the keys (rel_l2 0.32 at 16384 keys,
 //! results/STAGES.md stage 147); the softmax adds them in f32 instead.
+//!
+//! With E4M3 P·V at D = 128 a key block may also be 192 keys, three
+//! prepass tiles a stage (`BLOCK_N`; `kernels::WGMMA_FP8PV_LONG_D128`, two
+//! warpgroups): Q·Kᵀ as `wgmma.m64n192k32.e4m3`, six P·V products, the
+//! step's fixed costs a third as often per key (0.91-0.94x the time of
+//! the three-warpgroup 64-key kernel on long non-causal rows,
+//! results/STAGES.md stage 152). So that every block but the first is
+//! whole, a head's first block takes only the tiles left over (`lead`
+//! empty slots before them: keys that wrap below 0 and are masked, `Vt`
+//! zeroed once in the prologue); no block reads past the head's last tile.
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
@@ -55,11 +65,6 @@ use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
 use crate::softmax::{LAZY_MAX_SLACK, output_scale};
 use crate::tiles::{ONES_ROWS, TileShape, WgmmaSmemPlan};
-
-/// Keys per block: the N of the `m64n64k32` Q·K^T product.
-pub const BLOCK_N: usize = 64;
-/// 8-column accumulator tiles of S.
-const S_TILES: usize = BLOCK_N / 8;
 
 /// `acc` as the flat register array the `wgmma` wrappers take.
 ///
@@ -79,14 +84,20 @@ unsafe fn flat<const T: usize, const N: usize>(acc: &mut [[f32; 4]; T]) -> &mut 
 /// Warpgroup-uniform, after [`wgmma::fence`]; Q and K written and fenced
 /// for the async proxy.
 #[inline(always)]
-pub unsafe fn issue_scores<const QK_STEPS: usize>(s: &mut [[f32; 4]; S_TILES], descs: &[[u64; 2]; QK_STEPS]) {
-    // SAFETY: forwarded; N = 4 * S_TILES.
+pub unsafe fn issue_scores<const QK_STEPS: usize, const S_TILES: usize>(
+    s: &mut [[f32; 4]; S_TILES],
+    descs: &[[u64; 2]; QK_STEPS],
+) {
+    // SAFETY: forwarded; N = 4 * S_TILES (8 or 16 tiles: 64 or 128 keys).
     unsafe {
         for (ks, [a, b]) in descs.iter().enumerate() {
-            if ks == 0 {
-                wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b);
-            } else {
-                wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b);
+            match (S_TILES, ks) {
+                (8, 0) => wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b),
+                (8, _) => wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b),
+                (16, 0) => wgmma::m64n128k32_e4m3::<0>(flat::<S_TILES, 64>(s), *a, *b),
+                (16, _) => wgmma::m64n128k32_e4m3::<1>(flat::<S_TILES, 64>(s), *a, *b),
+                (_, 0) => wgmma::m64n192k32_e4m3::<0>(flat::<S_TILES, 96>(s), *a, *b),
+                (_, _) => wgmma::m64n192k32_e4m3::<1>(flat::<S_TILES, 96>(s), *a, *b),
             }
         }
         wgmma::commit_group();
@@ -129,7 +140,9 @@ pub unsafe fn issue_pv<const O_TILES: usize, const PV_STEPS: usize, const PV_E4M
 /// keys the E4M3 `k32` ones, each register four of the lane's own elements
 /// in [`crate::layout::fp8_pv_key`]'s key order ([`fp8_pv_source`]).
 #[inline(always)]
-fn pv_fragments<const PV_STEPS: usize, const PV_E4M3: bool>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; PV_STEPS] {
+fn pv_fragments<const S_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool>(
+    p: &[[f32; 4]; S_TILES],
+) -> [[u32; 4]; PV_STEPS] {
     const { assert!(PV_STEPS * if PV_E4M3 { 4 } else { 2 } == S_TILES) };
     if !PV_E4M3 {
         return online::p_fragments(p);
@@ -160,6 +173,8 @@ fn pv_fragments<const PV_STEPS: usize, const PV_E4M3: bool>(p: &[[f32; 4]; S_TIL
 pub unsafe fn forward<
     const HEAD_DIM: usize,
     const WARPGROUPS: usize,
+    const BLOCK_N: usize,
+    const S_TILES: usize,
     const STAGES: usize,
     const QK_STEPS: usize,
     const O_TILES: usize,
@@ -173,9 +188,19 @@ pub unsafe fn forward<
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
         assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 3);
-        // A key block is one tile of the prepass's scratch.
-        assert!(BLOCK_N == TILE_KEYS as usize);
+        // A key block is one or two tiles of the prepass's scratch (two
+        // only with E4M3 P·V, whose `Vt` stages carry no rows of ones).
+        assert!(S_TILES * 8 == BLOCK_N && BLOCK_N % TILE_KEYS as usize == 0);
+        assert!(BLOCK_N == TILE_KEYS as usize || (PV_E4M3 && BLOCK_N <= 3 * TILE_KEYS as usize && HEAD_DIM == 128));
     };
+    // Prepass tiles per key block.
+    let key_tiles = BLOCK_N as u32 / TILE_KEYS;
+    // So that every key block but the first is whole, the first leaves its
+    // first `lead` tile slots without keys: block j holds the head's tiles
+    // `key_tiles * j - lead ..` (none is left out with one tile a block).
+    let multi = key_tiles > 1;
+    let lead = if multi { (key_tiles - p.seq_kv.div_ceil(TILE_KEYS) % key_tiles) % key_tiles } else { 0 };
+    let lead_keys = lead * TILE_KEYS;
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
         block_m: 64 * WARPGROUPS as u32,
@@ -199,7 +224,11 @@ pub unsafe fn forward<
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
-    let key_blocks = schedule::blocks(job.key_end, block_n);
+    let key_blocks = if multi && job.key_end > 0 {
+        schedule::blocks(job.key_end + lead_keys, block_n)
+    } else {
+        schedule::blocks(job.key_end, block_n)
+    };
     if key_blocks == 0 {
         // SAFETY: the block's own output rows.
         unsafe { job.zero_output::<HEAD_DIM>(threads) };
@@ -218,7 +247,6 @@ pub unsafe fn forward<
     // map where K comes from the input.
     let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
     let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, PV_E4M3);
-    let (k_bytes, vt_bytes) = (kv.k_tile_bytes(), kv.vt_tile_bytes());
     let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
@@ -226,26 +254,35 @@ pub unsafe fn forward<
     // its "full" barrier (thread 0 only).
     let load_kv = |j: u32| {
         let stage = j % stages;
-        // SAFETY: tile j < padded_keys / 64 lies inside the scratch, or K's
-        // box of keys 64j .. (zeros past `seq_kv`) inside its map, the K
-        // stage 1024-byte aligned (the swizzle's); the stage is free (its
-        // "empty" phase completed, or never used).
+        // Block 0 brings only its tiles past the `lead` empty slots.
+        let (tile, skipped) = match (BLOCK_N > TILE_KEYS as usize, j) {
+            (false, _) => (j, 0),
+            (true, 0) => (0, lead),
+            (true, _) => (key_tiles * j - lead, 0),
+        };
+        let tiles = key_tiles - skipped;
+        let (k_bytes, vt_bytes) = (tiles * kv.k_tile_bytes(), tiles * kv.vt_tile_bytes());
+        // SAFETY: tiles `tile .. tile + tiles` (below padded_keys / 64) lie
+        // inside the scratch, or K's box of keys 64 tile .. (zeros past
+        // `seq_kv`) inside its map, the K stage 1024-byte aligned (the
+        // swizzle's); the stage is free (its "empty" phase completed, or
+        // never used).
         unsafe {
             mbarrier::arrive_expect_tx(full(stage), k_bytes + vt_bytes);
             if k_by_map {
-                let at = (0, j * block_n, job.kv_head as u32);
+                let at = (0, tile * TILE_KEYS, job.kv_head as u32);
                 tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, at, full(stage));
             } else {
                 bulk::copy_to_shared(
-                    smem_base + plan.k_stage(stage, shape),
-                    k_tiles.wrapping_add((j * k_bytes) as usize),
+                    smem_base + plan.k_stage(stage, shape) + skipped * kv.k_tile_bytes(),
+                    k_tiles.wrapping_add((tile * kv.k_tile_bytes()) as usize),
                     k_bytes,
                     full(stage),
                 );
             }
             bulk::copy_to_shared(
-                smem_base + plan.vt_stage(stage, shape),
-                vt_tiles.wrapping_add((j * vt_bytes) as usize),
+                smem_base + plan.vt_stage(stage, shape) + skipped * kv.vt_tile_bytes(),
+                vt_tiles.wrapping_add((tile * kv.vt_tile_bytes()) as usize),
                 vt_bytes,
                 full(stage),
             );
@@ -282,12 +319,27 @@ pub unsafe fn forward<
     // once: one word per thread and stage (a stage's ones are 256 words,
     // fewer than the threads); the prologue's proxy fence and block barrier
     // below publish them to `wgmma`.
-    const { assert!(ONES_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
+    const { assert!(PV_E4M3 || ONES_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
     if !PV_E4M3 && team.0 < ONES_ROWS * block_n * 2 / 4 {
         for stage in 0..stages {
             let at = plan.ones_rows(stage, shape) + 4 * team.0;
             // SAFETY: inside a stage's rows of ones, 4-byte aligned.
             unsafe { *(smem_ptr.add(at as usize) as *mut u32) = 0x3C00_3C00 };
+        }
+    }
+    // The first block's empty `Vt` slots (stage 0's first `lead` tiles)
+    // as zeros, published the same way: their keys' P is 0, and 0 times
+    // whatever shared memory held could be NaN. (Their K slots need
+    // nothing: those scores are masked.)
+    if multi && lead > 0 {
+        let words = lead * kv.vt_tile_bytes() / 16;
+        let mut word = team.0;
+        while word < words {
+            let at = plan.vt_stage(0, shape) + 16 * word;
+            // SAFETY: inside stage 0's first `lead` `Vt` tiles, which no copy
+            // writes; 16-byte aligned.
+            unsafe { *(smem_ptr.add(at as usize) as *mut [u32; 4]) = [0; 4] };
+            word += team.1;
         }
     }
 
@@ -329,10 +381,15 @@ pub unsafe fn forward<
     } else {
         qk_stage0
     };
-    // (32 bytes of a `Vt` row per product: 16 f16 keys or 32 E4M3 ones.)
+    // (32 bytes of a `Vt` row per product: 16 f16 keys or 32 E4M3 ones;
+    // a 128-key block's second 64 keys are the stage's second tile.)
     let pv_stage0: [u64; PV_STEPS] = {
         let vt_tile = smem_base + plan.vt_stage(0, shape);
-        core::array::from_fn(|kk| kmajor_desc(vt_tile, plan.vt_key_bytes * block_n, 0, 32 * kk as u32))
+        let per_tile = PV_STEPS as u32 / key_tiles;
+        core::array::from_fn(|kk| {
+            let (tile, k_byte) = (kk as u32 / per_tile, 32 * (kk as u32 % per_tile));
+            kmajor_desc(vt_tile + tile * kv.vt_tile_bytes(), plan.vt_key_bytes * TILE_KEYS, 0, k_byte)
+        })
     };
     let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
         let k_bytes = plan.k_stage(j % stages, shape) - plan.k_stage(0, shape);
@@ -342,9 +399,19 @@ pub unsafe fn forward<
         let vt_bytes = plan.vt_stage(j % stages, shape) - plan.vt_stage(0, shape);
         pv_stage0.map(|vt| desc_advanced(vt, vt_bytes))
     };
-    // The mask of key block `j`, if it needs one: from `masked_from` on.
-    let masked_from = schedule::first_masked_block(job.row0, block_n, p.seq_q, p.seq_kv, causal);
+    // The mask of key block `j`, if it needs one: from `masked_from` on,
+    // and the first block where it has empty slots. (Counted from the
+    // first block's first slot, the keys and the causal diagonal move by
+    // `lead_keys`; the first block's first key wraps below 0.)
+    let shifted_keys = if multi { p.seq_kv + lead_keys } else { p.seq_kv };
+    let masked_from = schedule::first_masked_block(job.row0, block_n, p.seq_q, shifted_keys, causal);
     let mask_of = |j: u32| (j >= masked_from).then_some((geometry, j * block_n));
+    let shifted_mask_of = |j: u32| {
+        (j >= masked_from || (lead > 0 && j == 0)).then_some((geometry, (j * block_n).wrapping_sub(lead_keys)))
+    };
+    // (Two closures, not one with a branch: the 64-key kernels' closure
+    // keeps its captures, and LLVM builds those kernels as before.)
+    let mask_of = |j: u32| if BLOCK_N > TILE_KEYS as usize { shifted_mask_of(j) } else { mask_of(j) };
     // Waits until key block `j`'s tiles have landed (in the async proxy,
     // where `wgmma` reads them).
     let tiles_landed = |j: u32| {
@@ -376,7 +443,7 @@ pub unsafe fn forward<
         wgmma::wait_group(0);
         let slack = LAZY_MAX_SLACK;
         rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
-        pv_fragments::<PV_STEPS, PV_E4M3>(&s)
+        pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s)
     };
     // `PV_E4M3`'s row sums are `rows`' own (this lane's part, in f32).
     if PV_E4M3 {
@@ -445,7 +512,7 @@ pub unsafe fn forward<
             // registers that ptxas counts as the in-flight P·V's A operand,
             // and at D = 64 ptxas then serialized every `wgmma` of the loop
             // (C7513; `cargo xtask sass sdpa_wgmma_d64` shows the waits).
-            p_frag = pv_fragments::<PV_STEPS, PV_E4M3>(&s);
+            p_frag = pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s);
         } else {
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
