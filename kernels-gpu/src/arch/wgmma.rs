@@ -76,7 +76,7 @@ pub unsafe fn wait_group(pending: u32) {
 
 /// [`wait_group`] that also reads the registers of the A fragments `a` (4
 /// fragments for the f16 `k16` products of a 64-key block, 2 for the E4M3
-/// `k32` ones) of a `wgmma` still in flight: the compiler must keep them
+/// `k32` ones, 6 for those of a 192-key block) of a `wgmma` still in flight: the compiler must keep them
 /// intact until the wait, so it cannot build the next fragments in the
 /// same registers while the tensor cores still read these (ptxas would
 /// serialize).
@@ -170,94 +170,6 @@ pub unsafe fn m64n64k32_e4m3<const ACCUMULATE: u32>(acc: &mut [f32; 32], desc_a:
             inout(reg32) acc[29],
             inout(reg32) acc[30],
             inout(reg32) acc[31],
-            in(reg64) desc_a,
-            in(reg64) desc_b,
-            acc = const ACCUMULATE,
-            options(nostack)
-        );
-    }
-}
-
-/// `wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3`: [`m64n64k32_e4m3`]
-/// over 128 columns of B (`acc` columns 0 .. 127: 16 tiles of 8), both
-/// operands from shared memory (Q·K^T of a 128-key block).
-///
-/// # Safety
-/// As [`m64n64k32_e4m3`].
-#[inline(always)]
-pub unsafe fn m64n128k32_e4m3<const ACCUMULATE: u32>(acc: &mut [f32; 64], desc_a: u64, desc_b: u64) {
-    // SAFETY: the caller upholds the warpgroup and shared-memory contract.
-    unsafe {
-        asm!(
-            "{{",
-            ".reg .pred p;",
-            "setp.ne.b32 p, {acc}, 0;",
-            "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {64}, {65}, p, 1, 1;",
-            "}}",
-            inout(reg32) acc[0],
-            inout(reg32) acc[1],
-            inout(reg32) acc[2],
-            inout(reg32) acc[3],
-            inout(reg32) acc[4],
-            inout(reg32) acc[5],
-            inout(reg32) acc[6],
-            inout(reg32) acc[7],
-            inout(reg32) acc[8],
-            inout(reg32) acc[9],
-            inout(reg32) acc[10],
-            inout(reg32) acc[11],
-            inout(reg32) acc[12],
-            inout(reg32) acc[13],
-            inout(reg32) acc[14],
-            inout(reg32) acc[15],
-            inout(reg32) acc[16],
-            inout(reg32) acc[17],
-            inout(reg32) acc[18],
-            inout(reg32) acc[19],
-            inout(reg32) acc[20],
-            inout(reg32) acc[21],
-            inout(reg32) acc[22],
-            inout(reg32) acc[23],
-            inout(reg32) acc[24],
-            inout(reg32) acc[25],
-            inout(reg32) acc[26],
-            inout(reg32) acc[27],
-            inout(reg32) acc[28],
-            inout(reg32) acc[29],
-            inout(reg32) acc[30],
-            inout(reg32) acc[31],
-            inout(reg32) acc[32],
-            inout(reg32) acc[33],
-            inout(reg32) acc[34],
-            inout(reg32) acc[35],
-            inout(reg32) acc[36],
-            inout(reg32) acc[37],
-            inout(reg32) acc[38],
-            inout(reg32) acc[39],
-            inout(reg32) acc[40],
-            inout(reg32) acc[41],
-            inout(reg32) acc[42],
-            inout(reg32) acc[43],
-            inout(reg32) acc[44],
-            inout(reg32) acc[45],
-            inout(reg32) acc[46],
-            inout(reg32) acc[47],
-            inout(reg32) acc[48],
-            inout(reg32) acc[49],
-            inout(reg32) acc[50],
-            inout(reg32) acc[51],
-            inout(reg32) acc[52],
-            inout(reg32) acc[53],
-            inout(reg32) acc[54],
-            inout(reg32) acc[55],
-            inout(reg32) acc[56],
-            inout(reg32) acc[57],
-            inout(reg32) acc[58],
-            inout(reg32) acc[59],
-            inout(reg32) acc[60],
-            inout(reg32) acc[61],
-            inout(reg32) acc[62],
-            inout(reg32) acc[63],
             in(reg64) desc_a,
             in(reg64) desc_b,
             acc = const ACCUMULATE,

@@ -88,14 +88,12 @@ pub unsafe fn issue_scores<const QK_STEPS: usize, const S_TILES: usize>(
     s: &mut [[f32; 4]; S_TILES],
     descs: &[[u64; 2]; QK_STEPS],
 ) {
-    // SAFETY: forwarded; N = 4 * S_TILES (8 or 16 tiles: 64 or 128 keys).
+    // SAFETY: forwarded; N = 4 * S_TILES (8 or 24 tiles: 64 or 192 keys).
     unsafe {
         for (ks, [a, b]) in descs.iter().enumerate() {
             match (S_TILES, ks) {
                 (8, 0) => wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b),
                 (8, _) => wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b),
-                (16, 0) => wgmma::m64n128k32_e4m3::<0>(flat::<S_TILES, 64>(s), *a, *b),
-                (16, _) => wgmma::m64n128k32_e4m3::<1>(flat::<S_TILES, 64>(s), *a, *b),
                 (_, 0) => wgmma::m64n192k32_e4m3::<0>(flat::<S_TILES, 96>(s), *a, *b),
                 (_, _) => wgmma::m64n192k32_e4m3::<1>(flat::<S_TILES, 96>(s), *a, *b),
             }
@@ -188,10 +186,10 @@ pub unsafe fn forward<
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
         assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 3);
-        // A key block is one or two tiles of the prepass's scratch (two
-        // only with E4M3 P·V, whose `Vt` stages carry no rows of ones).
-        assert!(S_TILES * 8 == BLOCK_N && BLOCK_N % TILE_KEYS as usize == 0);
-        assert!(BLOCK_N == TILE_KEYS as usize || (PV_E4M3 && BLOCK_N <= 3 * TILE_KEYS as usize && HEAD_DIM == 128));
+        // A key block is one tile of the prepass's scratch, or three (only
+        // with E4M3 P·V at D = 128, whose `Vt` stages carry no rows of ones).
+        assert!(S_TILES * 8 == BLOCK_N);
+        assert!(BLOCK_N == TILE_KEYS as usize || (PV_E4M3 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128));
     };
     // Prepass tiles per key block.
     let key_tiles = BLOCK_N as u32 / TILE_KEYS;
@@ -382,7 +380,7 @@ pub unsafe fn forward<
         qk_stage0
     };
     // (32 bytes of a `Vt` row per product: 16 f16 keys or 32 E4M3 ones;
-    // a 128-key block's second 64 keys are the stage's second tile.)
+    // a 192-key block's keys 64t .. are the stage's tile t.)
     let pv_stage0: [u64; PV_STEPS] = {
         let vt_tile = smem_base + plan.vt_stage(0, shape);
         let per_tile = PV_STEPS as u32 / key_tiles;
