@@ -7,7 +7,7 @@
 # synccheck over `sanitize_target` (predictions:
 # results/2026-11-26-predictions-run245.md).
 set -uo pipefail
-E=gpu-bundle-diag/r245
+E=${E:-gpu-bundle-diag/r245}
 for t in overlap gpu_fuzz adversarial determinism; do
   timeout 150 $E/$t --ignored --nocapture --test-threads=1 > $OUT/$t.log 2>&1; rc=$?
   echo "$t rc=$rc: $(grep -E "test result" $OUT/$t.log | tail -1)"
