@@ -4,8 +4,9 @@
 
 use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, cost, load, predicted_us};
 use kernels_gpu::kernels::{
-    FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant, WGMMA_FP8PV_LONG_D128, Workload, find,
-    recommended, select as select_kernel, split_fill_fifths, split_max_keys, split_wg_fills,
+    FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant,
+    WGMMA_FP8PV_LONG_D128, Workload, find, recommended, select as select_kernel, split_fill_fifths, split_max_keys,
+    split_wg_fills,
 };
 use kernels_gpu::layout::RowLayout;
 use kernels_gpu::params::{KvTiles, TILE_KEYS, k_by_tensor_copy};
@@ -90,15 +91,22 @@ fn the_table_has_every_variant_at_every_head_dim() {
 }
 
 #[test]
-fn only_long_non_causal_fp8pv_problems_at_d128_select_the_192_key_kernel() {
+fn only_long_fp8pv_problems_at_d128_select_the_192_key_kernel() {
     let long = |k: &KernelInfo| k.tiles == WGMMA_FP8PV_LONG_D128;
     for v in Variant::ALL {
         for d in HEAD_DIMS {
-            for keys in [1, 4095, FP8PV_LONG_MIN_KEYS, 16384] {
+            for keys in [
+                1,
+                FP8PV_LONG_MIN_KEYS - 1,
+                FP8PV_LONG_MIN_KEYS,
+                FP8PV_LONG_MIN_CAUSAL_KEYS - 1,
+                FP8PV_LONG_MIN_CAUSAL_KEYS,
+            ] {
                 for causal in [false, true] {
                     let k = select_kernel(v, d, keys, causal).expect("a kernel");
                     assert_eq!((k.variant, k.tiles.head_dim), (v, d));
-                    let expected = v == Variant::WgmmaFp8Pv && d == 128 && !causal && keys >= FP8PV_LONG_MIN_KEYS;
+                    let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
+                    let expected = v == Variant::WgmmaFp8Pv && d == 128 && keys >= min_keys;
                     assert_eq!(long(k), expected, "{} D={d} keys={keys} causal={causal}", v.name());
                 }
             }

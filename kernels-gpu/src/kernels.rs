@@ -61,8 +61,9 @@ pub enum Variant {
     /// 0.98-0.99x at D = 64 (H100 run 228, results/STAGES.md stage 148), at
     /// an output error of 2.6-2.8e-2 relative L2 where the softmax is flat,
     /// which its own, looser gate allows ([`Variant::lower_precision`]).
-    /// At D = 128 on long non-causal rows [`select`] runs it as two
-    /// warpgroups with 192-key blocks ([`WGMMA_FP8PV_LONG_D128`]).
+    /// At D = 128 on long rows (2048+ keys, 16384+ when causal) [`select`]
+    /// runs it as two warpgroups with 192-key blocks
+    /// ([`WGMMA_FP8PV_LONG_D128`]).
     WgmmaFp8Pv,
 }
 
@@ -181,7 +182,7 @@ pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D6
 pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8, splits: 1 };
 /// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
-/// `wgmma-fp8pv` at D = 128 on long non-causal rows ([`select`]): 2
+/// `wgmma-fp8pv` at D = 128 on long rows ([`select`]): 2
 /// warpgroups (128 rows) share each K/Vt stage of 192 keys (three prepass
 /// tiles; a head's first key block takes the tiles that leave every later
 /// one whole), 213 KB.
@@ -190,13 +191,20 @@ pub const WGMMA_FP8PV_LONG_D128: TileShape =
 
 /// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
 /// [`WGMMA_FP8PV_LONG_D128`] when the problem is not causal. Against the
-/// three-warpgroup kernel in the same runs (H100 runs 242-243,
-/// results/STAGES.md stage 152): 0.909-0.914x the time at 16320-16384
-/// keys, 0.940 at 4032, 0.965 at 4096 (a partial first block), but 1.081
-/// at 1152 and 1.116 at 576 (fewer, shorter blocks), and under causal
-/// masking 1.029-1.036 at 4032-4096 keys (0.955-0.966 at 16320-16384,
-/// left out: one rule, measured on both sides).
-pub const FP8PV_LONG_MIN_KEYS: u32 = 4096;
+/// three-warpgroup kernel in the same runs (H100, results/STAGES.md
+/// stages 152 and 153): 0.909-0.914x the time at 16320-16384 keys, 0.940
+/// at 4032, 0.956-0.965 at 4096 (a partial first block), 0.961 at 3072 and
+/// 0.940 at 2048 (run 247), but 1.044 at 1024 and 1.081-1.116 at 576-1152
+/// (fewer 128-row blocks than SMs several times over: late, thin waves).
+pub const FP8PV_LONG_MIN_KEYS: u32 = 2048;
+
+/// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
+/// [`WGMMA_FP8PV_LONG_D128`] under causal masking, where every 128-row
+/// query block has its own partial first key block and a diagonal one:
+/// 0.955 of the three-warpgroup kernel's time at 16384 keys and 0.944 at
+/// 32768, but 1.011 at 8192 and 1.029-1.039 at 4032-4096 (H100 runs
+/// 242, 243 and 247; results/STAGES.md stage 153).
+pub const FP8PV_LONG_MIN_CAUSAL_KEYS: u32 = 16384;
 
 /// `split` at D = 64: 2 row warps (32 query rows) x 4 key groups, 32-key
 /// blocks, K/V double-buffered per group: 256 keys in flight per block, and
@@ -396,10 +404,12 @@ pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
 
 /// The kernel that runs `variant` on a problem of `head_dim`, `seq_kv`
 /// keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
-/// on non-causal problems of at least [`FP8PV_LONG_MIN_KEYS`] keys, which
-/// take its 192-key kernel ([`WGMMA_FP8PV_LONG_D128`]).
+/// on problems of at least [`FP8PV_LONG_MIN_KEYS`] keys
+/// ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when causal), which take its 192-key
+/// kernel ([`WGMMA_FP8PV_LONG_D128`]).
 pub fn select(variant: Variant, head_dim: u32, seq_kv: u32, causal: bool) -> Option<&'static KernelInfo> {
-    let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && !causal && seq_kv >= FP8PV_LONG_MIN_KEYS;
+    let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
+    let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
     if long {
         return KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant);
     }

@@ -52,9 +52,12 @@ pub fn gate_cases() -> Vec<GateCase> {
         GateCase::new("long", 1, 8, 2048, 64, false),
         GateCase::new("very-long", 1, 1, 8192, 64, false),
         // `wgmma-fp8pv`'s 192-key kernel (`kernels::select`): a first key
-        // block with one and with two empty tile slots, a ragged last tile.
+        // block with no, one and two empty tile slots, a ragged last tile;
+        // causal from 16384 keys (every query block's own first block).
+        GateCase::new("mid-d128", 1, 2, 2100, 128, false),
         GateCase::new("long-d128", 1, 2, 4100, 128, false),
         GateCase::new("very-long-d128", 1, 1, 8300, 128, false),
+        GateCase::new("long-causal-d128", 1, 1, 16400, 128, true),
         GateCase::new("d128", 2, 8, 256, 128, false),
         GateCase::new("causal", 2, 8, 256, 64, true),
         GateCase::new("causal-d128", 1, 4, 333, 128, true),

@@ -162,7 +162,7 @@ wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
 wgmma_entry!(sdpa_wgmma_fp8pv_d64, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_fp8pv_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
-// Its 192-key form for long non-causal rows (`kernels::select`; results/STAGES.md stage 152).
+// Its 192-key form for long rows (`kernels::select`; results/STAGES.md stages 152-153).
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_fp8pv_long_d128, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv_e4m3: true);
 

@@ -51,7 +51,7 @@
 //! warpgroups): Q·Kᵀ as `wgmma.m64n192k32.e4m3`, six P·V products, the
 //! step's fixed costs a third as often per key (0.91-0.94x the time of
 //! the three-warpgroup 64-key kernel on long non-causal rows,
-//! results/STAGES.md stage 152). So that every block but the first is
+//! results/STAGES.md stages 152-153). So that every block but the first is
 //! whole, a head's first block takes only the tiles left over (`lead`
 //! empty slots before them: keys that wrap below 0 and are masked, `Vt`
 //! zeroed once in the prologue); no block reads past the head's last tile.
