@@ -29,7 +29,7 @@ NCU_SHAPE=${NCU_SHAPE:-2,8,256,64}
 T=${STEP_TIMEOUT:-240}
 status=0
 
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,serial --format=csv
   "$BIN/sdpa" info; } 2>&1 | tee "$OUT/device.txt"
 
 for step in $steps; do

@@ -24,7 +24,7 @@ pub use kernels_gpu::kernels::BENCH_SHAPES as DEFAULT_SHAPES;
 pub const NAIVE_SHAPES: [&str; 3] = ["2,8,256,64", "1,8,512,64", "4,16,2048,64"];
 
 /// The `nvidia-smi --query-gpu` fields recorded with a bench.
-const SMI_FIELDS: &str = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,persistence_mode";
+const SMI_FIELDS: &str = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,persistence_mode,serial";
 
 /// Where records go by default: the workspace's `results/` under cargo,
 /// else `./results` (the bundle on the GPU machine has no workspace).

@@ -225,7 +225,26 @@ pub fn gate_step(
         println!("speed gate passed");
         Ok(())
     } else {
-        Err(format!("speed gate failed: slower than the baseline allows: {}", failed.join(", ")))
+        let machines = baseline.as_ref().map_or(String::new(), |(_, doc)| format!(" ({})", machine_note(doc, &fresh)));
+        Err(format!("speed gate failed: slower than the baseline allows: {}{machines}", failed.join(", ")))
+    }
+}
+
+/// What the records say of the machines behind a failed comparison: the
+/// GPU serials (`nvidia-smi`'s `serial`, in a record's `clocks`) of the
+/// baseline and the fresh bench. Records of one GPU model from different
+/// machines have differed by more than the 5% floor with the same kernels
+/// (README, "Speed gate"), so a failure across machines says less than one
+/// on the same machine.
+fn machine_note(baseline: &Value, fresh: &Value) -> String {
+    let serial = |doc: &Value| doc["clocks"]["serial"].as_str().map(str::to_string);
+    match (serial(baseline), serial(fresh)) {
+        (Some(a), Some(b)) if a == b => format!("the same machine (GPU serial {a})"),
+        (Some(a), Some(b)) => format!(
+            "different machines (GPU serials {a} and {b}): machine spread can exceed the 5% floor; \
+             compare builds in one run with --baseline"
+        ),
+        _ => "a record without a GPU serial: whether both ran on one machine is unknown".to_string(),
     }
 }
 
@@ -309,6 +328,20 @@ mod tests {
         );
         assert_eq!(unmatched.len(), 1);
         assert_eq!(unmatched[0].shape.label(), "4,16,2048,64");
+    }
+
+    #[test]
+    fn a_failure_names_whether_the_records_share_a_machine() {
+        let doc = |serial: Option<&str>| {
+            let mut d = sdpa_doc(vec![]);
+            if let Some(s) = serial {
+                d["clocks"] = serde_json::json!({ "serial": s });
+            }
+            d
+        };
+        assert!(machine_note(&doc(Some("1")), &doc(Some("1"))).starts_with("the same machine"));
+        assert!(machine_note(&doc(Some("1")), &doc(Some("2"))).starts_with("different machines"));
+        assert!(machine_note(&doc(None), &doc(Some("2"))).contains("unknown"));
     }
 
     #[test]
