@@ -114,9 +114,10 @@ struct RunArgs {
     /// fastest, beyond that `split` or `split-wg` where few blocks run and
     /// `wgmma` otherwise; elsewhere `split` up to 1024 keys, then `mma`).
     /// `wgmma-fp8pv` (sm_90a) is never picked: asked for by name, it runs
-    /// P·V on FP8 tensor cores, 5-8% faster than `wgmma` on long D = 128
-    /// rows (about even at D = 64), with P rounded to E4M3 (relative L2
-    /// error ~2.7e-2 instead of ~4e-4).
+    /// P·V on FP8 tensor cores, in 0.90-0.91 of `wgmma`'s time at
+    /// (4,16,4096,128) and 0.81-0.86 at (1,16,16384,128) (H100 records
+    /// 2026-11-26-12/13; about even at D = 64), with P rounded to E4M3
+    /// (relative L2 error ~2.7e-2 instead of ~4e-4).
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// CUDA device ordinal to run on.
