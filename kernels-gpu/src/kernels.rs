@@ -61,7 +61,7 @@ pub enum Variant {
     /// 0.98-0.99x at D = 64 (H100 run 228, results/STAGES.md stage 148), at
     /// an output error of 2.6-2.8e-2 relative L2 where the softmax is flat,
     /// which its own, looser gate allows ([`Variant::lower_precision`]).
-    /// At D = 128 on long rows (2048+ keys, 16384+ when causal) [`select`]
+    /// At D = 128 on long rows (2048+ keys, 10240+ when causal) [`select`]
     /// runs it as two warpgroups with 192-key blocks
     /// ([`WGMMA_FP8PV_LONG_D128`]).
     WgmmaFp8Pv,
@@ -201,10 +201,11 @@ pub const FP8PV_LONG_MIN_KEYS: u32 = 2048;
 /// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
 /// [`WGMMA_FP8PV_LONG_D128`] under causal masking, where every 128-row
 /// query block has its own partial first key block and a diagonal one:
-/// 0.955 of the three-warpgroup kernel's time at 16384 keys and 0.944 at
-/// 32768, but 1.011 at 8192 and 1.029-1.039 at 4032-4096 (H100 runs
-/// 242, 243 and 247; results/STAGES.md stage 153).
-pub const FP8PV_LONG_MIN_CAUSAL_KEYS: u32 = 16384;
+/// 0.976 of the three-warpgroup kernel's time at 10240 keys, 0.967 at
+/// 12288, 0.954 at 14336, 0.955 at 16384 and 0.944 at 32768, but 1.011
+/// at 8192 and 1.029-1.039 at 4032-4096 (H100 runs 242, 243, 247 and
+/// 251; results/STAGES.md stages 153-153b).
+pub const FP8PV_LONG_MIN_CAUSAL_KEYS: u32 = 10240;
 
 /// `split` at D = 64: 2 row warps (32 query rows) x 4 key groups, 32-key
 /// blocks, K/V double-buffered per group: 256 keys in flight per block, and
