@@ -166,6 +166,14 @@ pub struct Prepass {
     pub smem_bytes: u32,
 }
 
+impl Prepass {
+    /// The `kv_tiles` prepass `entry` at `head_dim`: its threads and shared
+    /// memory follow from the head dimension.
+    pub const fn kv_tiles(entry: &'static str, head_dim: u32) -> Prepass {
+        Prepass { entry, threads: kv_tiles_threads(head_dim), smem_bytes: KvTilesSmemPlan::new(head_dim).total }
+    }
+}
+
 /// `naive` at D = 64: four warps, one query row each.
 pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 1, stages: 0, warps: 4, splits: 1 };
 /// `naive` at D = 128.
@@ -279,11 +287,7 @@ pub const KERNELS: [KernelInfo; 15] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64, false).total,
         sm90a_only: true,
-        prepass: Some(Prepass {
-            entry: "sdpa_kv_tiles_d64",
-            threads: kv_tiles_threads(64),
-            smem_bytes: KvTilesSmemPlan::new(64).total,
-        }),
+        prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d64", 64)),
         min_blocks_per_sm: 0,
     },
     KernelInfo {
@@ -292,11 +296,7 @@ pub const KERNELS: [KernelInfo; 15] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128, false).total,
         sm90a_only: true,
-        prepass: Some(Prepass {
-            entry: "sdpa_kv_tiles_d128",
-            threads: kv_tiles_threads(128),
-            smem_bytes: KvTilesSmemPlan::new(128).total,
-        }),
+        prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d128", 128)),
         min_blocks_per_sm: 0,
     },
     KernelInfo {
@@ -361,11 +361,7 @@ pub const KERNELS: [KernelInfo; 15] = [
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64, true).total,
         sm90a_only: true,
-        prepass: Some(Prepass {
-            entry: "sdpa_kv_tiles_fp8pv_d64",
-            threads: kv_tiles_threads(64),
-            smem_bytes: KvTilesSmemPlan::new(64).total,
-        }),
+        prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d64", 64)),
         min_blocks_per_sm: 0,
     },
     KernelInfo {
@@ -374,11 +370,7 @@ pub const KERNELS: [KernelInfo; 15] = [
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128, true).total,
         sm90a_only: true,
-        prepass: Some(Prepass {
-            entry: "sdpa_kv_tiles_fp8pv_d128",
-            threads: kv_tiles_threads(128),
-            smem_bytes: KvTilesSmemPlan::new(128).total,
-        }),
+        prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
     },
     KernelInfo {
@@ -387,11 +379,7 @@ pub const KERNELS: [KernelInfo; 15] = [
         tiles: WGMMA_FP8PV_LONG_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_FP8PV_LONG_D128, true).total,
         sm90a_only: true,
-        prepass: Some(Prepass {
-            entry: "sdpa_kv_tiles_fp8pv_d128",
-            threads: kv_tiles_threads(128),
-            smem_bytes: KvTilesSmemPlan::new(128).total,
-        }),
+        prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
     },
 ];

@@ -53,7 +53,8 @@ pub fn gate_cases() -> Vec<GateCase> {
         GateCase::new("very-long", 1, 1, 8192, 64, false),
         // `wgmma-fp8pv`'s 192-key kernel (`kernels::select`): a first key
         // block with no, one and two empty tile slots, a ragged last tile;
-        // causal from 16384 keys (every query block's own first block).
+        // causal past `FP8PV_LONG_MIN_CAUSAL_KEYS` (every query block's own
+        // first block).
         GateCase::new("mid-d128", 1, 2, 2100, 128, false),
         GateCase::new("long-d128", 1, 2, 4100, 128, false),
         GateCase::new("very-long-d128", 1, 1, 8300, 128, false),

@@ -50,8 +50,8 @@
 //! prepass tiles a stage (`BLOCK_N`; `kernels::WGMMA_FP8PV_LONG_D128`, two
 //! warpgroups): Q·Kᵀ as `wgmma.m64n192k32.e4m3`, six P·V products, the
 //! step's fixed costs a third as often per key (0.91-0.94x the time of
-//! the three-warpgroup 64-key kernel on long non-causal rows,
-//! results/STAGES.md stages 152-153). So that every block but the first is
+//! the three-warpgroup 64-key kernel on long rows, results/STAGES.md
+//! stages 152-153b). So that every block but the first is
 //! whole, a head's first block takes only the tiles left over (`lead`
 //! empty slots before them: keys that wrap below 0 and are masked, `Vt`
 //! zeroed once in the prologue); no block reads past the head's last tile.
@@ -253,7 +253,7 @@ pub unsafe fn forward<
     let load_kv = |j: u32| {
         let stage = j % stages;
         // Block 0 brings only its tiles past the `lead` empty slots.
-        let (tile, skipped) = match (BLOCK_N > TILE_KEYS as usize, j) {
+        let (tile, skipped) = match (multi, j) {
             (false, _) => (j, 0),
             (true, 0) => (0, lead),
             (true, _) => (key_tiles * j - lead, 0),
