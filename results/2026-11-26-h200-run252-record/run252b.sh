@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Run 252, call b (session 29): the bench and torch peers of the same
+# bundle on the same warm machine as call a, the second half of record -14.
+set -uo pipefail
+OUT=$OUT/rec bash scripts/gpu-run.sh bench peers > $OUT/run252b.txt 2>&1
+grep -E "^(split-n64|wgmma|wgmma-fp8pv) .* graph" $OUT/run252b.txt | head -30
+grep -E "cudnn|flash" $OUT/rec/peers.jsonl | head -4 | cut -c1-300
+nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader
+tar czf $OUT/rec-b.tgz -C $OUT rec run252b.txt && rm -r $OUT/rec $OUT/run252b.txt
+echo "elapsed ${SECONDS}s"
