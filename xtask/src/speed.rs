@@ -34,6 +34,12 @@ pub fn allowed_slowdown(baseline: &Row) -> f64 {
     if spread.is_finite() { (SPREAD_FACTOR * spread).max(MIN_ALLOWED) } else { MIN_ALLOWED }
 }
 
+/// Whether a slowdown `change` stays within `allowed` (a hair of slack,
+/// so that exactly the allowance passes despite rounding).
+fn within(change: f64, allowed: f64) -> bool {
+    change <= allowed + 1e-9
+}
+
 /// One (variant, shape) compared.
 #[derive(Debug, PartialEq)]
 pub struct Check {
@@ -87,8 +93,7 @@ pub fn compare(baseline: &[Row], fresh: &[Row]) -> (Vec<Check>, Vec<Row>) {
             change,
             allowed,
             p10_change,
-            // A hair of slack so that exactly the allowance passes despite rounding.
-            pass: correct && change <= allowed + 1e-9 && p10_change <= MIN_ALLOWED + 1e-9,
+            pass: correct && within(change, allowed) && within(p10_change, MIN_ALLOWED),
             correct,
         });
     }
@@ -156,7 +161,7 @@ fn print_checks(checks: &[Check]) {
         let verdict = match (c.pass, c.correct) {
             (true, _) => "ok",
             (false, false) => "FAIL (incorrect)",
-            (false, true) if c.change > c.allowed + 1e-9 => "FAIL (slower)",
+            (false, true) if !within(c.change, c.allowed) => "FAIL (slower)",
             (false, true) => "FAIL (p10 slower)",
         };
         println!(

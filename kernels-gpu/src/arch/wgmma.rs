@@ -74,39 +74,30 @@ pub unsafe fn wait_group(pending: u32) {
     }
 }
 
-/// [`wait_group`] that also reads the registers of the A fragments `a` (4
-/// fragments for the f16 `k16` products of a 64-key block, 2 for the E4M3
-/// `k32` ones, 6 for those of a 192-key block) of a `wgmma` still in flight: the compiler must keep them
-/// intact until the wait, so it cannot build the next fragments in the
-/// same registers while the tensor cores still read these (ptxas would
-/// serialize).
+/// [`wait_group`] for `PENDING` groups that also reads the registers of
+/// the A fragments `a` (4 fragments for the f16 `k16` products of a 64-key
+/// block, 2 for the E4M3 `k32` ones, 6 for those of a 192-key block) of a
+/// `wgmma` still in flight: the compiler must keep them intact until the
+/// wait, so it cannot build the next fragments in the same registers while
+/// the tensor cores still read these (ptxas would serialize).
 ///
 /// # Safety
 /// As [`wait_group`].
 #[inline(always)]
-pub unsafe fn wait_group_holding<const N: usize>(pending: u32, a: &[[u32; 4]; N]) {
-    const { assert!(N == 2 || N == 4 || N == 6) };
+pub unsafe fn wait_group_holding<const PENDING: u32, const N: usize>(a: &[[u32; 4]; N]) {
+    const { assert!((PENDING == 0 || PENDING == 1) && (N == 2 || N == 4 || N == 6)) };
     let f = a.as_flattened();
     // SAFETY: the operands are only read by an empty comment.
     unsafe {
-        match (pending, N) {
-            (1, 2) => {
-                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], options(nostack))
+        match N {
+            2 => {
+                asm!("wgmma.wait_group.sync.aligned {n}; // holds {0} {1} {2} {3} {4} {5} {6} {7}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], n = const PENDING, options(nostack))
             }
-            (_, 2) => {
-                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], options(nostack))
-            }
-            (1, 6) => {
-                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15} {16} {17} {18} {19} {20} {21} {22} {23}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], in(reg32) f[16], in(reg32) f[17], in(reg32) f[18], in(reg32) f[19], in(reg32) f[20], in(reg32) f[21], in(reg32) f[22], in(reg32) f[23], options(nostack))
-            }
-            (_, 6) => {
-                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15} {16} {17} {18} {19} {20} {21} {22} {23}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], in(reg32) f[16], in(reg32) f[17], in(reg32) f[18], in(reg32) f[19], in(reg32) f[20], in(reg32) f[21], in(reg32) f[22], in(reg32) f[23], options(nostack))
-            }
-            (1, _) => {
-                asm!("wgmma.wait_group.sync.aligned 1; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], options(nostack))
+            6 => {
+                asm!("wgmma.wait_group.sync.aligned {n}; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15} {16} {17} {18} {19} {20} {21} {22} {23}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], in(reg32) f[16], in(reg32) f[17], in(reg32) f[18], in(reg32) f[19], in(reg32) f[20], in(reg32) f[21], in(reg32) f[22], in(reg32) f[23], n = const PENDING, options(nostack))
             }
             _ => {
-                asm!("wgmma.wait_group.sync.aligned 0; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], options(nostack))
+                asm!("wgmma.wait_group.sync.aligned {n}; // holds {0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13} {14} {15}", in(reg32) f[0], in(reg32) f[1], in(reg32) f[2], in(reg32) f[3], in(reg32) f[4], in(reg32) f[5], in(reg32) f[6], in(reg32) f[7], in(reg32) f[8], in(reg32) f[9], in(reg32) f[10], in(reg32) f[11], in(reg32) f[12], in(reg32) f[13], in(reg32) f[14], in(reg32) f[15], n = const PENDING, options(nostack))
             }
         }
     }

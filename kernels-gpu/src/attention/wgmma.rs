@@ -489,12 +489,12 @@ pub unsafe fn forward<
             // The softmax of block j + 1 runs while P·V of block j is in flight.
             // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
             let moved = unsafe {
-                wgmma::wait_group_holding(1, &p_frag);
+                wgmma::wait_group_holding::<1, PV_STEPS>(&p_frag);
                 let (scale, slack) = (job.score_scale_log2, LAZY_MAX_SLACK);
                 rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
-            unsafe { wgmma::wait_group_holding(0, &p_frag) };
+            unsafe { wgmma::wait_group_holding::<0, PV_STEPS>(&p_frag) };
             // With the lazy maxima (`LAZY_MAX_SLACK`) most blocks move no
             // row's maximum: the warp then skips the rescale.
             if let Some(alpha) = moved {
