@@ -10,8 +10,7 @@ use cudarc::driver::sys::{
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
-use half::f16;
-use kernels_gpu::kernels::{KERNELS, KernelInfo, Variant, Workload};
+use kernels_gpu::kernels::{KERNELS, KernelInfo, OutputDtype, Variant, Workload};
 use kernels_gpu::params::{AttnParams, KvTiles};
 use kernels_gpu::schedule;
 use std::sync::Arc;
@@ -19,8 +18,10 @@ use std::sync::Arc;
 /// Shared memory a block may use without opting in.
 const DEFAULT_SMEM_LIMIT: u32 = 48 * 1024;
 
-/// The f16 bit pattern written over outputs before a checked run (a NaN).
-pub const POISON_F16: u16 = 0x7E01;
+/// The bit pattern written over outputs before a checked run: a NaN read as
+/// f16 (exponent 0x1F, mantissa 0x3C1) and as bf16 (exponent 0xFF,
+/// mantissa 0x41), so it never passes as a value of either output type.
+pub const POISON: u16 = 0x7FC1;
 
 /// What was found on the device.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -70,9 +71,10 @@ pub struct DeviceProblem {
     tile_maps: Option<CudaSlice<u64>>,
 }
 
-/// An f16 output buffer on the device.
+/// An output buffer on the device, of the problem's output type.
 pub struct DeviceOutput {
     o: CudaSlice<u16>,
+    dtype: OutputDtype,
     shape: [usize; 4],
 }
 
@@ -149,7 +151,8 @@ impl Attention {
         &self.info
     }
 
-    /// Validates and runs attention on host tensors, returning host f16.
+    /// Validates and runs attention on host tensors, returning the output
+    /// on the host, as f16 or bf16 (`opts.output`).
     pub fn forward(&self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Output, AttnError> {
         let dev = self.upload(q, k, v, opts)?;
         let mut out = self.alloc_output(&dev)?;
@@ -182,11 +185,15 @@ impl Attention {
         kernel: &'static KernelInfo,
     ) -> Result<DeviceProblem, AttnError> {
         let mut problem = validate(q, k, v, opts)?;
-        if kernel.variant != opts.variant || kernel.tiles.head_dim as usize != problem.head_dim {
+        let fits = kernel.variant == opts.variant
+            && kernel.tiles.head_dim as usize == problem.head_dim
+            && kernel.output == opts.output;
+        if !fits {
             return Err(AttnError::KernelMismatch {
                 entry: kernel.entry,
                 variant: opts.variant.name(),
                 head_dim: problem.head_dim,
+                output: opts.output.name(),
             });
         }
         problem.kernel = kernel;
@@ -240,13 +247,13 @@ impl Attention {
     /// Allocates an output buffer for `dev` (contents undefined until a run).
     pub fn alloc_output(&self, dev: &DeviceProblem) -> Result<DeviceOutput, AttnError> {
         let o = self.stream.alloc_zeros::<u16>(dev.problem.q_len())?;
-        Ok(DeviceOutput { o, shape: dev.problem.q_shape() })
+        Ok(DeviceOutput { o, dtype: dev.problem.kernel.output, shape: dev.problem.q_shape() })
     }
 
-    /// Overwrites every output element with a NaN ([`POISON_F16`]), so an
+    /// Overwrites every output element with a NaN ([`POISON`]), so an
     /// element a kernel fails to write cannot pass a check.
     pub fn poison(&self, out: &mut DeviceOutput) -> Result<(), AttnError> {
-        let poison = vec![POISON_F16; out.o.len()];
+        let poison = vec![POISON; out.o.len()];
         self.stream.memcpy_htod(&poison, &mut out.o)?;
         Ok(())
     }
@@ -282,11 +289,13 @@ impl Attention {
         self.check_launch(dev, how)?;
         let overlap = how == Launch::Overlapped;
         let p = &dev.problem;
-        if out.shape != p.q_shape() {
+        if out.shape != p.q_shape() || out.dtype != p.kernel.output {
             return Err(AttnError::ShapeMismatch(format!(
-                "output buffer is {:?} but the problem needs {:?}",
+                "output buffer is {:?} {} but the problem needs {:?} {}",
                 out.shape,
-                p.q_shape()
+                out.dtype.name(),
+                p.q_shape(),
+                p.kernel.output.name()
             )));
         }
         let func = self.functions.iter().find(|(k, _)| **k == *p.kernel).map(|(_, f)| f).ok_or_else(|| {
@@ -346,7 +355,7 @@ impl Attention {
     pub fn download(&self, out: &DeviceOutput) -> Result<Output, AttnError> {
         let bits = self.stream.clone_dtoh(&out.o)?;
         self.stream.synchronize()?;
-        Ok(Output { data: bits.into_iter().map(f16::from_bits).collect(), shape: out.shape })
+        Ok(Output { bits, dtype: out.dtype, shape: out.shape })
     }
 
     /// Device time in milliseconds of `launches` back-to-back runs, measured

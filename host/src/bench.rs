@@ -6,7 +6,7 @@ use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::quant::random_problem;
 use crate::reference::{attention_rows_f64, sample_rows};
 use crate::validate::Options;
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::kernels::{OutputDtype, Variant};
 use serde::Serialize;
 
 /// How to time one (variant, shape).
@@ -18,11 +18,13 @@ pub struct BenchConfig {
     pub samples: usize,
     /// Untimed launches first (module load, clocks, caches).
     pub warmup_launches: usize,
+    /// The output type the timed kernels write (their entries differ).
+    pub output: OutputDtype,
 }
 
 impl Default for BenchConfig {
     fn default() -> Self {
-        BenchConfig { launches_per_sample: 100, samples: 20, warmup_launches: 50 }
+        BenchConfig { launches_per_sample: 100, samples: 20, warmup_launches: 50, output: OutputDtype::F16 }
     }
 }
 
@@ -203,7 +205,7 @@ pub fn bench_shape(
 ) -> Result<Vec<BenchRow>, AttnError> {
     let dims = shape.dims();
     let (q, k, v) = random_problem(dims, dims, 0);
-    let opts = Options { causal: shape.causal, scale: None, variant };
+    let opts = Options { causal: shape.causal, scale: None, variant, output: cfg.output };
     let dev = attn.upload(&q, &k, &v, &opts)?;
     let mut out = attn.alloc_output(&dev)?;
     attn.poison(&mut out)?;
@@ -213,7 +215,10 @@ pub fn bench_shape(
     let d = shape.head_dim;
     let got: Vec<_> = rows
         .iter()
-        .flat_map(|&(b, h, s)| o.data[((b * shape.heads + h) * shape.seq + s) * d..][..d].iter().copied())
+        .flat_map(|&(b, h, s)| {
+            let start = ((b * shape.heads + h) * shape.seq + s) * d;
+            (start..start + d).map(|i| o.value(i))
+        })
         .collect();
     let reference = attention_rows_f64(&q, &k, &v, shape.causal, dev.problem.softmax_scale as f64, &rows);
     let gate = Tolerance::of(variant);

@@ -92,8 +92,9 @@ pub enum AttnError {
         reason: String,
     },
     /// A kernel asked for by name ([`crate::Attention::upload_kernel`]) that
-    /// does not run the options' variant at the problem's head dimension.
-    #[error("kernel {entry} does not run variant {variant} at head dimension {head_dim}")]
+    /// does not run the options' variant at the problem's head dimension
+    /// with the options' output type.
+    #[error("kernel {entry} does not run variant {variant} at head dimension {head_dim} writing {output}")]
     KernelMismatch {
         /// The kernel's entry.
         entry: &'static str,
@@ -101,6 +102,8 @@ pub enum AttnError {
         variant: &'static str,
         /// The problem's head dimension.
         head_dim: usize,
+        /// The output type of the options.
+        output: &'static str,
     },
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]

@@ -22,6 +22,7 @@ use thiserror::Error;
 use crate::error::AttnError;
 use crate::quant;
 use crate::tensor::{Fp8Tensor, Output};
+use kernels_gpu::kernels::OutputDtype;
 
 /// Why a tensor file could not be read or written. Each message is one line
 /// naming the file and the problem.
@@ -288,17 +289,23 @@ pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
     write(path, tensors)
 }
 
-/// Writes the output as one `F16` tensor `o` of shape `o.shape`.
+/// Writes the output as one tensor `o` of shape `o.shape`, `F16` or `BF16`
+/// as the output is.
 ///
 /// # Errors
 /// [`IoError::Write`] when the file cannot be written or the data does not
 /// match the shape.
 pub fn save_output(path: &Path, o: &Output) -> Result<(), IoError> {
-    let bytes: Vec<u8> = o.data.iter().flat_map(|x| x.to_le_bytes()).collect();
-    write(path, vec![("o".to_string(), Dtype::F16, o.shape.to_vec(), bytes)])
+    let bytes: Vec<u8> = o.bits.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let dtype = match o.dtype {
+        OutputDtype::F16 => Dtype::F16,
+        OutputDtype::Bf16 => Dtype::BF16,
+    };
+    write(path, vec![("o".to_string(), dtype, o.shape.to_vec(), bytes)])
 }
 
-/// Reads tensor `o` (`F16`, rank 4) back from a file [`save_output`] wrote.
+/// Reads tensor `o` (`F16` or `BF16`, rank 4) back from a file
+/// [`save_output`] wrote.
 ///
 /// # Errors
 /// As [`load_inputs`], for tensor `o`.
@@ -311,14 +318,18 @@ pub fn load_output(path: &Path) -> Result<Output, IoError> {
         name: "o".to_string(),
         shape: view.shape().to_vec(),
     })?;
-    if view.dtype() != Dtype::F16 {
-        return Err(IoError::UnsupportedDtype {
-            path: path.to_path_buf(),
-            name: "o".to_string(),
-            dtype: view.dtype().to_string(),
-            expected: "F16",
-        });
-    }
-    let data = view.data().as_chunks::<2>().0.iter().map(|&c| f16::from_le_bytes(c)).collect();
-    Ok(Output { data, shape })
+    let dtype = match view.dtype() {
+        Dtype::F16 => OutputDtype::F16,
+        Dtype::BF16 => OutputDtype::Bf16,
+        other => {
+            return Err(IoError::UnsupportedDtype {
+                path: path.to_path_buf(),
+                name: "o".to_string(),
+                dtype: other.to_string(),
+                expected: "F16 or BF16",
+            });
+        }
+    };
+    let bits = view.data().as_chunks::<2>().0.iter().map(|&c| u16::from_le_bytes(c)).collect();
+    Ok(Output { bits, dtype, shape })
 }

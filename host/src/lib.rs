@@ -12,7 +12,8 @@
 //!
 //! Computes `O = softmax(scale * Q K^T + mask) V` per batch and query head,
 //! with Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (E4M3 with one f32
-//! dequantization scale per head) and O `[B, Hq, Sq, D]` in f16.
+//! dequantization scale per head) and O `[B, Hq, Sq, D]` in f16 or, with
+//! `Options::output`, bf16.
 
 pub mod attention;
 pub mod bench;
@@ -28,6 +29,6 @@ pub mod validate;
 
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
 pub use error::AttnError;
-pub use kernels_gpu::kernels::Variant;
+pub use kernels_gpu::kernels::{OutputDtype, Variant};
 pub use tensor::{Fp8Tensor, Output};
 pub use validate::{Options, Problem};

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
-use kernels_gpu::kernels::KERNELS;
+use kernels_gpu::kernels::{KERNELS, OutputDtype};
 use sdpa::{Attention, AttnError, Options, io, validate};
 
 /// FP8 (E4M3) scaled-dot-product attention on NVIDIA GPUs, kernels in Rust.
@@ -42,7 +42,8 @@ enum Command {
     /// The input holds tensors `q` [B, Hq, Sq, D] and `k`, `v` [B, Hkv, Skv, D]:
     /// F8_E4M3 codes with optional F32 per-head scales `q_scale`, `k_scale`,
     /// `v_scale` (default 1.0), or F16/BF16/F32 values, quantized per head by
-    /// amax. The output holds `o` [B, Hq, Sq, D] in F16. Exit code 2 for a
+    /// amax. The output holds `o` [B, Hq, Sq, D] in F16 (BF16 with
+    /// --out-dtype bf16). Exit code 2 for a
     /// problem with the arguments or files, 1 for a GPU or driver failure.
     Run(RunArgs),
     /// Time kernel variants on shapes (each first checked against the f64
@@ -97,10 +98,16 @@ struct RunArgs {
     /// `k_scale`, `v_scale`).
     #[arg(long, short, value_name = "IN")]
     input: PathBuf,
-    /// Safetensors file to write the output tensor `o` (F16) to; replaced if
-    /// it exists.
+    /// Safetensors file to write the output tensor `o` (F16 or BF16, see
+    /// --out-dtype) to; replaced if it exists.
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
+    /// The element type of `o`. f16 holds outputs up to 65504, so V's
+    /// scales must be at most 146 (448 x 146 < 65504); bf16 has f32's range
+    /// and 8 significant bits instead of 11. Same speed: each kernel is
+    /// built for both.
+    #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = OUT_DTYPES)]
+    out_dtype: String,
     /// Causal masking, aligned bottom-right: query i sees key j iff
     /// j <= i + Skv - Sq. Rows that see no key come out as zeros.
     #[arg(long)]
@@ -135,6 +142,9 @@ struct BenchArgs {
     /// Variants to time, comma-separated (default: all; see `sdpa info`).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     variants: Vec<String>,
+    /// The element type the timed kernels write: f16 or bf16.
+    #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = OUT_DTYPES)]
+    out_dtype: String,
     /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
@@ -150,6 +160,14 @@ struct BenchArgs {
     /// CUDA device ordinal to run on.
     #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
+}
+
+/// The names `--out-dtype` accepts (`OutputDtype::name`).
+const OUT_DTYPES: [&str; 2] = ["f16", "bf16"];
+
+/// The output type named by `--out-dtype` (clap has checked the name).
+fn out_dtype(name: &str) -> Result<OutputDtype, Failure> {
+    OutputDtype::from_name(name).ok_or_else(|| Failure::usage(format!("unknown output type {name:?}")))
 }
 
 /// Why a command failed: the exit code and the one line to print.
@@ -227,13 +245,13 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
     println!();
     println!("kernels:");
     println!(
-        "  {:<9} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  entry",
-        "variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes"
+        "  {:<11} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10} {:>6}  entry",
+        "variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes", "output"
     );
     for k in &KERNELS {
         let t = k.tiles;
         println!(
-            "  {:<9} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10}  {}",
+            "  {:<11} {:>8} {:>7} {:>7} {:>6} {:>7} {:>10} {:>6}  {}",
             k.variant.name(),
             t.head_dim,
             t.block_m,
@@ -241,6 +259,7 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
             t.stages,
             t.threads(),
             k.smem_bytes,
+            k.output.name(),
             k.entry
         );
     }
@@ -269,8 +288,12 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     // Validation does not depend on the variant (every one serves every head
     // dimension); without --variant the device's recommendation is taken below.
-    let mut opts =
-        Options { causal: args.causal, scale: args.scale, variant: chosen.unwrap_or(Options::default().variant) };
+    let mut opts = Options {
+        causal: args.causal,
+        scale: args.scale,
+        variant: chosen.unwrap_or(Options::default().variant),
+        output: out_dtype(&args.out_dtype)?,
+    };
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
     // Every input problem is reported before the GPU is touched.
@@ -289,9 +312,10 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let d = attn.device();
     println!("q {:?} k {:?} v {:?} -> o {:?}", inputs.q.shape, inputs.k.shape, inputs.v.shape, o.shape);
     println!(
-        "variant {} ({}) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, kernel, download)",
+        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, kernel, download)",
         variant.name(),
         problem.kernel.entry,
+        problem.kernel.output.name(),
         opts.causal,
         problem.softmax_scale,
         d.ordinal,
@@ -343,7 +367,12 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         "device {}: {} (cc {}.{}), {}, driver {}",
         d.ordinal, d.name, d.capability.0, d.capability.1, d.image, d.driver
     );
-    let cfg = BenchConfig { launches_per_sample: args.launches, samples: args.samples, ..BenchConfig::default() };
+    let cfg = BenchConfig {
+        launches_per_sample: args.launches,
+        samples: args.samples,
+        output: out_dtype(&args.out_dtype)?,
+        ..BenchConfig::default()
+    };
     let total = shapes.len() * variants.len();
     let mut rows = Vec::new();
     for (i, (shape, variant)) in shapes.iter().flat_map(|s| variants.iter().map(move |v| (s, v))).enumerate() {

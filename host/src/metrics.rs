@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use half::f16;
 use kernels_gpu::kernels::Variant;
 
 /// How far an output is from the reference.
@@ -51,12 +50,13 @@ impl fmt::Display for ErrorStats {
     }
 }
 
-/// Compares an f16 output with the f64 reference, element by element;
-/// elements off by more than `bad_abs` count as bad.
+/// Compares an output (f16 or bf16 values, as f32: `Output::values`) with
+/// the f64 reference, element by element; elements off by more than
+/// `bad_abs` count as bad.
 ///
 /// # Panics
 /// When the two slices differ in length (a harness bug, not user input).
-pub fn compare(out: &[f16], reference: &[f64], bad_abs: f64) -> ErrorStats {
+pub fn compare(out: &[f32], reference: &[f64], bad_abs: f64) -> ErrorStats {
     assert_eq!(out.len(), reference.len(), "compare: output and reference lengths differ");
     let mut max_abs = 0.0f64;
     let mut sum_abs = 0.0f64;
@@ -67,7 +67,7 @@ pub fn compare(out: &[f16], reference: &[f64], bad_abs: f64) -> ErrorStats {
     let mut nan_count = 0usize;
     let mut bad_count = 0usize;
     for (&o, &r) in out.iter().zip(reference) {
-        let o = o.to_f64();
+        let o = f64::from(o);
         if !o.is_finite() {
             nan_count += 1;
             bad_count += 1;
@@ -148,8 +148,8 @@ impl Tolerance {
 mod tests {
     use super::*;
 
-    fn h(xs: &[f64]) -> Vec<f16> {
-        xs.iter().map(|&x| f16::from_f64(x)).collect()
+    fn h(xs: &[f64]) -> Vec<f32> {
+        xs.iter().map(|&x| x as f32).collect()
     }
 
     #[test]
@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn nan_and_inf_count_as_nan_and_bad_and_never_pass() {
-        let out = [f16::NAN, f16::INFINITY, f16::from_f32(1.0)];
+        let out = [f32::NAN, f32::INFINITY, 1.0];
         let s = compare(&out, &[1.0, 1.0, 1.0], 10.0);
         assert_eq!((s.nan_count, s.bad_count, s.total), (2, 2, 3));
         assert_eq!(s.max_abs, 0.0, "finite elements are still summarized");

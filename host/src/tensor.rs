@@ -1,6 +1,8 @@
-//! Host tensors: FP8 inputs with per-head scales, and the f16 output.
+//! Host tensors: FP8 inputs with per-head scales, and the f16 or bf16
+//! output.
 
-use half::f16;
+use half::{bf16, f16};
+use kernels_gpu::kernels::OutputDtype;
 
 /// An E4M3 tensor `[batch, heads, seq, head_dim]` in host memory, contiguous
 /// row-major, with one f32 dequantization scale per head
@@ -40,11 +42,34 @@ impl Fp8Tensor {
     }
 }
 
-/// The attention output `[batch, heads_q, seq_q, head_dim]` in f16.
+/// The attention output `[batch, heads_q, seq_q, head_dim]`: 16-bit
+/// elements of the type the options asked for (`Options::output`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Output {
-    /// f16 values, row-major.
-    pub data: Vec<f16>,
+    /// The elements' bits, row-major.
+    pub bits: Vec<u16>,
+    /// What the bits are: f16 or bf16.
+    pub dtype: OutputDtype,
     /// `[batch, heads_q, seq_q, head_dim]`.
     pub shape: [usize; 4],
+}
+
+impl Output {
+    /// Element `i` as f32 (exact for both types).
+    pub fn value(&self, i: usize) -> f32 {
+        to_f32(self.dtype, self.bits[i])
+    }
+
+    /// Every element as f32 (exact), row-major.
+    pub fn values(&self) -> Vec<f32> {
+        self.bits.iter().map(|&b| to_f32(self.dtype, b)).collect()
+    }
+}
+
+/// The value of 16 bits of `dtype`.
+pub fn to_f32(dtype: OutputDtype, bits: u16) -> f32 {
+    match dtype {
+        OutputDtype::F16 => f16::from_bits(bits).to_f32(),
+        OutputDtype::Bf16 => bf16::from_bits(bits).to_f32(),
+    }
 }

@@ -3,9 +3,8 @@
 
 use crate::error::AttnError;
 use crate::tensor::Fp8Tensor;
-use half::f16;
 use kernels_gpu::fp8::E4M3_MAX;
-use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, Variant};
+use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, OutputDtype, Variant};
 use kernels_gpu::schedule::{self, MAX_GRID_YZ, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
 
@@ -18,11 +17,14 @@ pub struct Options {
     pub scale: Option<f32>,
     /// Which kernel variant runs.
     pub variant: Variant,
+    /// The element type of O: f16 (the default) or bf16, whose range lifts
+    /// f16's limit on V's scales.
+    pub output: OutputDtype,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { causal: false, scale: None, variant: Variant::Mma }
+        Options { causal: false, scale: None, variant: Variant::Mma, output: OutputDtype::F16 }
     }
 }
 
@@ -100,7 +102,7 @@ impl Problem {
         }
         let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
         check_scale("softmax scale", softmax_scale)?;
-        let kernel = kernels::select(opts.variant, head_dim as u32, seq_kv as u32, opts.causal)
+        let kernel = kernels::select(opts.variant, head_dim as u32, seq_kv as u32, opts.causal, opts.output)
             .ok_or(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() })?;
         Ok(Problem {
             batch,
@@ -197,9 +199,10 @@ pub fn variant_by_name(name: &str) -> Result<Variant, AttnError> {
 
 /// The kernels fold `softmax_scale * q_scale * k_scale * log2(e)` into one
 /// f32 factor and multiply raw E4M3 dot products (up to `448^2 * D` in
-/// magnitude) by it, and write outputs up to `448 * v_scale` as f16: refuse
-/// scales whose factor underflows to 0, whose scores could overflow f32, or
-/// whose outputs could overflow f16, instead of returning NaN or Inf.
+/// magnitude) by it, and write outputs up to `448 * v_scale` in the output
+/// type: refuse scales whose factor underflows to 0, whose scores could
+/// overflow f32, or whose outputs could overflow the output type, instead of
+/// returning NaN or Inf.
 fn check_scale_products(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> Result<(), AttnError> {
     let group = p.heads_q / p.heads_kv;
     let max_dot = E4M3_MAX * E4M3_MAX * p.head_dim as f32;
@@ -216,10 +219,15 @@ fn check_scale_products(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor
             });
         }
     }
+    let output = p.kernel.output;
     for (h, &vs) in v.scales.iter().enumerate() {
-        if vs * E4M3_MAX > f16::MAX.to_f32() {
+        if vs * E4M3_MAX > output.max() {
+            let max = match output {
+                OutputDtype::F16 => "65504; bf16 output allows more",
+                OutputDtype::Bf16 => "3.39e38",
+            };
             return Err(AttnError::InvalidScale {
-                what: format!("v_scale[{h}] (outputs up to 448 x it must fit f16, max 65504)"),
+                what: format!("v_scale[{h}] (outputs up to 448 x it must fit {}, max {max})", output.name()),
                 value: vs,
             });
         }

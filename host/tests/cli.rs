@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kernels_gpu::kernels::{KERNELS, Variant};
+use kernels_gpu::kernels::{KERNELS, OutputDtype, Variant};
 use safetensors::{Dtype, tensor::TensorView};
 use sdpa::io::{Inputs, load_output, save_inputs};
 use sdpa::metrics::{GATE, compare};
@@ -125,12 +125,15 @@ fn info_prints_images_and_the_kernel_table() {
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("embedded images"), "{out}");
-    for header in ["variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes"] {
+    for header in ["variant", "head_dim", "BLOCK_M", "BLOCK_N", "stages", "threads", "smem_bytes", "output"] {
         assert!(out.contains(header), "{header} missing from:\n{out}");
     }
     for k in &KERNELS {
         let t = k.tiles;
-        let row = out.lines().find(|l| l.contains(k.entry)).unwrap_or_else(|| panic!("no row for {}:\n{out}", k.entry));
+        let row = out
+            .lines()
+            .find(|l| l.split_whitespace().last() == Some(k.entry))
+            .unwrap_or_else(|| panic!("no row for {}:\n{out}", k.entry));
         let cells: Vec<&str> = row.split_whitespace().collect();
         let want = [
             k.variant.name().to_string(),
@@ -140,6 +143,7 @@ fn info_prints_images_and_the_kernel_table() {
             t.stages.to_string(),
             t.threads().to_string(),
             k.smem_bytes.to_string(),
+            k.output.name().to_string(),
             k.entry.to_string(),
         ];
         assert_eq!(cells, want, "row {row:?}");
@@ -191,6 +195,17 @@ fn run_with_an_unknown_variant_lists_the_known_ones() {
 }
 
 #[test]
+fn an_unknown_output_type_is_a_usage_error() {
+    let input = TempPath::new("unused");
+    let output = TempPath::new("out");
+    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str(), "--out-dtype", "f32"]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("f32") && err.contains("bf16"), "{err}");
+    assert!(!output.0.exists());
+}
+
+#[test]
 fn run_with_a_bad_scale() {
     let input = TempPath::new("unused");
     let output = TempPath::new("out");
@@ -208,21 +223,25 @@ fn run_that_reaches_the_gpu() {
     let inputs = Inputs { q, k, v };
     let input = TempPath::new("valid");
     save_inputs(&input.0, &inputs).unwrap();
-    let output = TempPath::new("out");
-    let o = sdpa(&["run", "--input", input.as_str(), "--output", output.as_str(), "--causal"]);
-    match o.status.code() {
-        Some(0) => {
-            let got = load_output(&output.0).unwrap();
-            let want = attention_f64(&inputs.q, &inputs.k, &inputs.v, true, 0.125);
-            let stats = compare(&got.data, &want, GATE.max_abs);
-            assert!(GATE.passes(&stats), "{stats}");
-        }
-        code => {
-            let err = stderr(&o);
-            assert_eq!(code, Some(1), "stderr: {err}");
-            assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
-            assert!(err.starts_with("error: "), "{err:?}");
-            assert!(!output.0.exists());
+    for dtype in OutputDtype::ALL {
+        let output = TempPath::new("out");
+        let args = ["run", "--input", input.as_str(), "--output", output.as_str(), "--causal"];
+        let o = sdpa(&[&args[..], &["--out-dtype", dtype.name()]].concat());
+        match o.status.code() {
+            Some(0) => {
+                let got = load_output(&output.0).unwrap();
+                assert_eq!(got.dtype, dtype);
+                let want = attention_f64(&inputs.q, &inputs.k, &inputs.v, true, 0.125);
+                let stats = compare(&got.values(), &want, GATE.max_abs);
+                assert!(GATE.passes(&stats), "{}: {stats}", dtype.name());
+            }
+            code => {
+                let err = stderr(&o);
+                assert_eq!(code, Some(1), "stderr: {err}");
+                assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
+                assert!(err.starts_with("error: "), "{err:?}");
+                assert!(!output.0.exists());
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use half::{bf16, f16};
 use safetensors::{Dtype, tensor::TensorView};
 use sdpa::io::{Inputs, IoError, load_inputs, load_output, save_inputs, save_output};
 use sdpa::quant::{quantize_per_head_named, random_normal, random_problem};
-use sdpa::{AttnError, Output};
+use sdpa::{AttnError, Output, OutputDtype};
 
 /// A fresh path in the temp directory, unique per process and call; the
 /// file is removed when the guard drops.
@@ -126,27 +126,43 @@ fn float_inputs_are_quantized_per_head() {
 }
 
 #[test]
-fn output_round_trips_as_f16() {
+fn output_round_trips_as_f16_and_bf16() {
     let shape = [2, 3, 4, 8];
-    let data: Vec<f16> = (0..192).map(|i| f16::from_f32(i as f32 * 0.37 - 30.0)).collect();
-    let o = Output { data, shape };
-    let path = TempPath::new("out");
-    save_output(&path.0, &o).unwrap();
-    assert_eq!(load_output(&path.0).unwrap(), o);
-    // And it is a plain safetensors file with one F16 tensor `o`.
-    let bytes = std::fs::read(&path.0).unwrap();
-    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
-    assert_eq!(st.names(), vec!["o"]);
-    let view = st.tensor("o").unwrap();
-    assert_eq!(view.dtype(), Dtype::F16);
-    assert_eq!(view.shape(), &shape);
+    let values = (0..192).map(|i| i as f32 * 0.37 - 30.0);
+    let f16_bits = values.clone().map(|x| f16::from_f32(x).to_bits()).collect();
+    let bf16_bits = values.map(|x| bf16::from_f32(x * 1e20).to_bits()).collect();
+    for (o, dtype) in [
+        (Output { bits: f16_bits, dtype: OutputDtype::F16, shape }, Dtype::F16),
+        (Output { bits: bf16_bits, dtype: OutputDtype::Bf16, shape }, Dtype::BF16),
+    ] {
+        let path = TempPath::new("out");
+        save_output(&path.0, &o).unwrap();
+        assert_eq!(load_output(&path.0).unwrap(), o);
+        // And it is a plain safetensors file with one tensor `o` of the type.
+        let bytes = std::fs::read(&path.0).unwrap();
+        let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        assert_eq!(st.names(), vec!["o"]);
+        let view = st.tensor("o").unwrap();
+        assert_eq!(view.dtype(), dtype);
+        assert_eq!(view.shape(), &shape);
+    }
+}
+
+#[test]
+fn output_values_read_the_bits_as_their_type() {
+    let bits = vec![0x3C00, 0x4248];
+    let o = Output { bits: bits.clone(), dtype: OutputDtype::F16, shape: [1, 1, 1, 2] };
+    assert_eq!(o.values(), vec![1.0, 3.140625]);
+    let o = Output { bits, dtype: OutputDtype::Bf16, shape: [1, 1, 1, 2] };
+    assert_eq!(o.values(), vec![0.0078125, 50.0]);
+    assert_eq!(o.value(1), 50.0);
 }
 
 #[test]
 fn save_output_replaces_an_existing_file() {
     let path = TempPath::new("replace");
     std::fs::write(&path.0, b"old contents").unwrap();
-    let o = Output { data: vec![f16::ONE; 4], shape: [1, 1, 1, 4] };
+    let o = Output { bits: vec![f16::ONE.to_bits(); 4], dtype: OutputDtype::F16, shape: [1, 1, 1, 4] };
     save_output(&path.0, &o).unwrap();
     assert_eq!(load_output(&path.0).unwrap(), o);
 }
@@ -298,7 +314,7 @@ fn non_finite_float_input_wraps_the_library_error() {
 fn write_failure() {
     let dir = TempPath::new("nodir");
     let path = dir.0.join("o.safetensors");
-    let o = Output { data: vec![f16::ZERO; 4], shape: [1, 1, 1, 4] };
+    let o = Output { bits: vec![0; 4], dtype: OutputDtype::F16, shape: [1, 1, 1, 4] };
     let err = save_output(&path, &o).unwrap_err();
     assert!(matches!(err, IoError::Write { .. }), "{err:?}");
     check_message(&err, &path, "cannot write");
@@ -307,7 +323,7 @@ fn write_failure() {
 #[test]
 fn output_whose_data_does_not_match_its_shape_is_refused() {
     let path = TempPath::new("badout");
-    let o = Output { data: vec![f16::ZERO; 3], shape: [1, 1, 1, 4] };
+    let o = Output { bits: vec![0; 3], dtype: OutputDtype::Bf16, shape: [1, 1, 1, 4] };
     let err = save_output(&path.0, &o).unwrap_err();
     assert!(matches!(err, IoError::Write { .. }), "{err:?}");
     check_message(&err, &path.0, "tensor `o`");

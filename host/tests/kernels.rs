@@ -4,7 +4,7 @@
 
 use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, cost, load, predicted_us};
 use kernels_gpu::kernels::{
-    FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, SHORT_KEYS, Variant,
+    FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, OutputDtype, SHORT_KEYS, Variant,
     WGMMA_FP8PV_LONG_D128, Workload, find, recommended, select as select_kernel, split_fill_fifths, split_max_keys,
     split_wg_fills,
 };
@@ -102,9 +102,9 @@ fn only_long_fp8pv_problems_at_d128_select_the_192_key_kernel() {
                 FP8PV_LONG_MIN_CAUSAL_KEYS - 1,
                 FP8PV_LONG_MIN_CAUSAL_KEYS,
             ] {
-                for causal in [false, true] {
-                    let k = select_kernel(v, d, keys, causal).expect("a kernel");
-                    assert_eq!((k.variant, k.tiles.head_dim), (v, d));
+                for (causal, output) in [false, true].into_iter().flat_map(|c| OutputDtype::ALL.map(|o| (c, o))) {
+                    let k = select_kernel(v, d, keys, causal, output).expect("a kernel");
+                    assert_eq!((k.variant, k.tiles.head_dim, k.output), (v, d, output));
                     let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
                     let expected = v == Variant::WgmmaFp8Pv && d == 128 && keys >= min_keys;
                     assert_eq!(long(k), expected, "{} D={d} keys={keys} causal={causal}", v.name());
@@ -112,6 +112,26 @@ fn only_long_fp8pv_problems_at_d128_select_the_192_key_kernel() {
             }
         }
     }
+}
+
+#[test]
+fn every_f16_kernel_has_a_bf16_twin_that_differs_only_in_its_store() {
+    let (f16, bf16): (Vec<&'static KernelInfo>, Vec<&'static KernelInfo>) =
+        KERNELS.iter().partition(|k| k.output == OutputDtype::F16);
+    assert_eq!(f16.len(), bf16.len());
+    for (&a, &b) in f16.iter().zip(&bf16) {
+        assert_eq!(b.entry, format!("{}_bf16", a.entry));
+        assert_eq!(*b, KernelInfo { output: OutputDtype::Bf16, entry: b.entry, ..*a });
+        assert_eq!(a.writing(OutputDtype::Bf16), b);
+        assert_eq!(b.writing(OutputDtype::F16), a);
+        assert_eq!(a.writing(OutputDtype::F16), a);
+    }
+    for d in OutputDtype::ALL {
+        assert_eq!(OutputDtype::from_name(d.name()), Some(d));
+    }
+    assert_eq!(OutputDtype::from_name("f32"), None);
+    assert_eq!(OutputDtype::F16.max(), half::f16::MAX.to_f32());
+    assert_eq!(OutputDtype::Bf16.max(), half::bf16::MAX.to_f32());
 }
 
 #[test]
@@ -226,11 +246,11 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
 
 #[test]
 fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
-    // split, split-wg and split-n64 at both head dims.
-    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 6);
+    // split, split-wg and split-n64 at both head dims, writing f16 and bf16.
+    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 12);
     for k in KERNELS.iter().filter(|k| k.variant.runs_split_body()) {
         let t = k.tiles;
-        let apart = k.entry == "sdpa_split_n64_d64" && kernels_gpu::kernels::SPLIT_N64_D64_EXCHANGE_APART;
+        let apart = k.entry.starts_with("sdpa_split_n64_d64") && kernels_gpu::kernels::SPLIT_N64_D64_EXCHANGE_APART;
         let padded = SplitSmemPlan::new(t, apart);
         assert_eq!(padded.total, k.smem_bytes, "{}: the launch is sized by the padded plan", k.entry);
         // The swizzled plan (tensor copies, sm_90a) runs in the same launch.

@@ -2,7 +2,7 @@
 //! launched (these run without a GPU: validation needs none).
 
 use sdpa::validate::{Problem, validate, variant_by_name};
-use sdpa::{AttnError, Fp8Tensor, Options, Variant};
+use sdpa::{AttnError, Fp8Tensor, Options, OutputDtype, Variant};
 
 fn tensor(shape: [usize; 4]) -> Fp8Tensor {
     Fp8Tensor { data: vec![0x38; shape.iter().product()], shape, scales: vec![1.0; shape[1]] }
@@ -176,6 +176,34 @@ fn scale_products_that_would_overflow_or_underflow_the_kernels_are_refused() {
             Err(AttnError::InvalidScale { what, .. }) => assert!(what.contains("[1]"), "{what}"),
             other => panic!("q={qs} k={ks} v={vs}: {other:?}"),
         }
+    }
+}
+
+#[test]
+fn bf16_output_takes_v_scales_beyond_f16s_range() {
+    let t = tensor([1, 2, 8, 64]);
+    let with = |vs: f32, output: OutputDtype| {
+        let mut v = t.clone();
+        v.scales[1] = vs;
+        check(&t, &t, &v, &Options { output, ..Default::default() })
+    };
+    // 448 x 146 = 65408 fits f16; 448 x 147 does not.
+    assert!(with(146.0, OutputDtype::F16).is_ok());
+    match with(147.0, OutputDtype::F16) {
+        Err(AttnError::InvalidScale { what, .. }) => {
+            assert!(what.contains("v_scale[1]") && what.contains("bf16"), "{what}")
+        }
+        other => panic!("{other:?}"),
+    }
+    for vs in [147.0, 1e6, 7e35] {
+        let p = with(vs, OutputDtype::Bf16).unwrap_or_else(|e| panic!("v_scale {vs}: {e}"));
+        assert_eq!(p.kernel.output, OutputDtype::Bf16);
+        assert!(p.kernel.entry.ends_with("_bf16"), "{}", p.kernel.entry);
+    }
+    // 448 x 1e36 is past bf16's 3.39e38.
+    match with(1e36, OutputDtype::Bf16) {
+        Err(AttnError::InvalidScale { what, .. }) => assert!(what.contains("fit bf16"), "{what}"),
+        other => panic!("{other:?}"),
     }
 }
 

@@ -132,11 +132,53 @@ impl Variant {
     }
 }
 
-/// One compiled kernel: a variant at one head dimension.
+/// The element type a kernel writes O in. Every kernel accumulates in f32
+/// and rounds once, at the store; each is built for both types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OutputDtype {
+    /// IEEE half precision (max 65504): outputs up to `448 x v_scale` must
+    /// fit, so V's scales are limited to 146.
+    #[default]
+    F16,
+    /// bfloat16: f32's range, 8 significant bits (f16 has 11).
+    Bf16,
+}
+
+impl OutputDtype {
+    /// Both types, f16 first.
+    pub const ALL: [OutputDtype; 2] = [OutputDtype::F16, OutputDtype::Bf16];
+
+    /// The stable name used by the CLI and in safetensors files' dtype
+    /// spelling, lower case: "f16" or "bf16".
+    pub const fn name(self) -> &'static str {
+        match self {
+            OutputDtype::F16 => "f16",
+            OutputDtype::Bf16 => "bf16",
+        }
+    }
+
+    /// Looks a type up by [`OutputDtype::name`].
+    pub fn from_name(name: &str) -> Option<OutputDtype> {
+        OutputDtype::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// The largest finite value of the type.
+    pub const fn max(self) -> f32 {
+        match self {
+            OutputDtype::F16 => 65504.0,
+            OutputDtype::Bf16 => 3.389_531_4e38,
+        }
+    }
+}
+
+/// One compiled kernel: a variant at one head dimension, writing one
+/// output type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelInfo {
     /// The variant it implements.
     pub variant: Variant,
+    /// The element type it writes O in.
+    pub output: OutputDtype,
     /// The PTX entry symbol.
     pub entry: &'static str,
     /// Its tile shape (its `head_dim` is the head dimension it serves).
@@ -243,10 +285,11 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 /// the H200 before `split`'s tensor copies; with them, 0.76-0.93x.)
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
-/// Every kernel the crate builds, in a fixed order.
-pub const KERNELS: [KernelInfo; 15] = [
+/// The f16 kernels, in a fixed order.
+const F16_KERNELS: [KernelInfo; 15] = [
     KernelInfo {
         variant: Variant::Naive,
+        output: OutputDtype::F16,
         entry: "sdpa_naive_d64",
         tiles: NAIVE_D64,
         smem_bytes: 0,
@@ -256,6 +299,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Naive,
+        output: OutputDtype::F16,
         entry: "sdpa_naive_d128",
         tiles: NAIVE_D128,
         smem_bytes: 0,
@@ -265,6 +309,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Mma,
+        output: OutputDtype::F16,
         entry: "sdpa_mma_d64",
         tiles: MMA_D64,
         smem_bytes: MmaSmemPlan::new(MMA_D64).total,
@@ -274,6 +319,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Mma,
+        output: OutputDtype::F16,
         entry: "sdpa_mma_d128",
         tiles: MMA_D128,
         smem_bytes: MmaSmemPlan::new(MMA_D128).total,
@@ -283,6 +329,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Wgmma,
+        output: OutputDtype::F16,
         entry: "sdpa_wgmma_d64",
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64, false).total,
@@ -292,6 +339,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Wgmma,
+        output: OutputDtype::F16,
         entry: "sdpa_wgmma_d128",
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128, false).total,
@@ -301,6 +349,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Split,
+        output: OutputDtype::F16,
         entry: "sdpa_split_d64",
         tiles: SPLIT_D64,
         smem_bytes: SplitSmemPlan::new(SPLIT_D64, false).total,
@@ -310,6 +359,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::Split,
+        output: OutputDtype::F16,
         entry: "sdpa_split_d128",
         tiles: SPLIT_D128,
         smem_bytes: SplitSmemPlan::new(SPLIT_D128, false).total,
@@ -319,6 +369,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::SplitWg,
+        output: OutputDtype::F16,
         entry: "sdpa_split_wg_d64",
         tiles: SPLIT_WG_D64,
         smem_bytes: SplitSmemPlan::new(SPLIT_WG_D64, false).total,
@@ -330,6 +381,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::SplitWg,
+        output: OutputDtype::F16,
         entry: "sdpa_split_wg_d128",
         tiles: SPLIT_WG_D128,
         smem_bytes: SplitSmemPlan::new(SPLIT_WG_D128, false).total,
@@ -339,6 +391,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::SplitN64,
+        output: OutputDtype::F16,
         entry: "sdpa_split_n64_d64",
         tiles: SPLIT_N64_D64,
         smem_bytes: SplitSmemPlan::new(SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART).total,
@@ -348,6 +401,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::SplitN64,
+        output: OutputDtype::F16,
         entry: "sdpa_split_n64_d128",
         tiles: SPLIT_N64_D128,
         smem_bytes: SplitSmemPlan::new(SPLIT_N64_D128, false).total,
@@ -357,6 +411,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
+        output: OutputDtype::F16,
         entry: "sdpa_wgmma_fp8pv_d64",
         tiles: WGMMA_D64,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D64, true).total,
@@ -366,6 +421,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
+        output: OutputDtype::F16,
         entry: "sdpa_wgmma_fp8pv_d128",
         tiles: WGMMA_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_D128, true).total,
@@ -375,6 +431,7 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
+        output: OutputDtype::F16,
         entry: "sdpa_wgmma_fp8pv_long_d128",
         tiles: WGMMA_FP8PV_LONG_D128,
         smem_bytes: WgmmaSmemPlan::new(WGMMA_FP8PV_LONG_D128, true).total,
@@ -384,25 +441,82 @@ pub const KERNELS: [KernelInfo; 15] = [
     },
 ];
 
-/// The kernel of `variant` for `head_dim`, if one is built: the first
+/// The entry symbols of the bf16 kernels: [`F16_KERNELS`]'s, in the same
+/// order, with `_bf16` appended (`attention::entry` emits both).
+const BF16_ENTRIES: [&str; 15] = [
+    "sdpa_naive_d64_bf16",
+    "sdpa_naive_d128_bf16",
+    "sdpa_mma_d64_bf16",
+    "sdpa_mma_d128_bf16",
+    "sdpa_wgmma_d64_bf16",
+    "sdpa_wgmma_d128_bf16",
+    "sdpa_split_d64_bf16",
+    "sdpa_split_d128_bf16",
+    "sdpa_split_wg_d64_bf16",
+    "sdpa_split_wg_d128_bf16",
+    "sdpa_split_n64_d64_bf16",
+    "sdpa_split_n64_d128_bf16",
+    "sdpa_wgmma_fp8pv_d64_bf16",
+    "sdpa_wgmma_fp8pv_d128_bf16",
+    "sdpa_wgmma_fp8pv_long_d128_bf16",
+];
+
+/// [`F16_KERNELS`], then each of them again writing bf16 under its
+/// [`BF16_ENTRIES`] name: everything else (tiles, shared memory, prepass,
+/// launch bounds) is the f16 kernel's.
+const fn with_bf16_twins(f16: [KernelInfo; 15], bf16_entries: [&'static str; 15]) -> [KernelInfo; 30] {
+    let mut all = [f16[0]; 30];
+    let mut i = 0;
+    while i < f16.len() {
+        all[i] = f16[i];
+        all[f16.len() + i] = KernelInfo { output: OutputDtype::Bf16, entry: bf16_entries[i], ..f16[i] };
+        i += 1;
+    }
+    all
+}
+
+/// Every kernel the crate builds, in a fixed order: the f16 kernels, then
+/// their bf16 twins.
+pub const KERNELS: [KernelInfo; 30] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
+
+/// The f16 kernel of `variant` for `head_dim`, if one is built: the first
 /// such row of [`KERNELS`] (the one [`select`] runs unless the problem
-/// says otherwise).
+/// says otherwise). [`KernelInfo::writing`] gives its bf16 twin.
 pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
     KERNELS.iter().find(|k| k.variant == variant && k.tiles.head_dim == head_dim)
+}
+
+impl KernelInfo {
+    /// This kernel's twin that writes `output` (itself if it does).
+    pub fn writing(&'static self, output: OutputDtype) -> &'static KernelInfo {
+        KERNELS
+            .iter()
+            .find(|k| k.output == output && k.variant == self.variant && k.tiles == self.tiles)
+            .unwrap_or(self)
+    }
 }
 
 /// The kernel that runs `variant` on a problem of `head_dim`, `seq_kv`
 /// keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
 /// on problems of at least [`FP8PV_LONG_MIN_KEYS`] keys
 /// ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when causal), which take its 192-key
-/// kernel ([`WGMMA_FP8PV_LONG_D128`]).
-pub fn select(variant: Variant, head_dim: u32, seq_kv: u32, causal: bool) -> Option<&'static KernelInfo> {
+/// kernel ([`WGMMA_FP8PV_LONG_D128`]); each in its twin that writes
+/// `output`.
+pub fn select(
+    variant: Variant,
+    head_dim: u32,
+    seq_kv: u32,
+    causal: bool,
+    output: OutputDtype,
+) -> Option<&'static KernelInfo> {
     let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
     let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
-    if long {
-        return KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant);
-    }
-    find(variant, head_dim)
+    let kernel = if long {
+        KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant)
+    } else {
+        find(variant, head_dim)
+    };
+    kernel.map(|k| k.writing(output))
 }
 
 /// The size of an attention problem, as [`recommended`] sees it.

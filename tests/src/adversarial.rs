@@ -63,7 +63,7 @@ use kernels_gpu::fp8::e4m3_is_nan;
 use kernels_gpu::kernels::{KernelInfo, Variant};
 use kernels_gpu::schedule::{blocks, key_end};
 use sdpa::Fp8Tensor;
-use sdpa::attention::POISON_F16;
+use sdpa::attention::POISON;
 use sdpa::quant::{SplitMix64, from_codes, quantize_per_head, random_normal};
 
 use crate::fuzz::judge;
@@ -335,7 +335,7 @@ pub fn check_output(
                     if rule[at] {
                         if !o.is_nan() {
                             fail(&mut report, format!("{pos}: {o} where the NaN rule asks for NaN"));
-                        } else if o.to_bits() == POISON_F16 {
+                        } else if o.to_bits() == POISON {
                             fail(&mut report, format!("{pos}: still holds the poison (never written)"));
                         } else {
                             report.rule_nan += 1;
@@ -344,14 +344,14 @@ pub fn check_output(
                         report.schedule_nan += 1;
                     } else if !o.is_finite() {
                         let what =
-                            if o.to_bits() == POISON_F16 { "the poison (never written)".into() } else { o.to_string() };
+                            if o.to_bits() == POISON { "the poison (never written)".into() } else { o.to_string() };
                         fail(&mut report, format!("{pos}: {what} where the reference is {}", reference[at]));
                     } else if no_key[row] {
                         if o.to_f32() != 0.0 {
                             fail(&mut report, format!("{pos}: {o} in a row that sees no key (must be 0)"));
                         }
                     } else {
-                        got.push(o);
+                        got.push(o.to_f32());
                         want.push(reference[at]);
                     }
                 }

@@ -30,10 +30,11 @@ fn magnitude(reference: &[f64]) -> f64 {
     reference.iter().fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()))
 }
 
-/// Compares an f16 output with the reference: passes when there is no NaN,
+/// Compares an output (its values as f32, `sdpa::Output::values`) with the
+/// reference: passes when there is no NaN,
 /// the relative L2 error is at most `rel_l2`, and the largest absolute error
 /// is at most `max_rel` times the largest |reference| value.
-pub fn judge(out: &[half::f16], reference: &[f64], rel_l2: f64, max_rel: f64) -> (ErrorStats, bool) {
+pub fn judge(out: &[f32], reference: &[f64], rel_l2: f64, max_rel: f64) -> (ErrorStats, bool) {
     let bound = max_rel * magnitude(reference);
     let stats = compare(out, reference, bound);
     let ok = stats.nan_count == 0 && stats.rel_l2 <= rel_l2 && stats.max_abs <= bound;

@@ -10,22 +10,32 @@ pub mod shapes;
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
-use sdpa::{Attention, AttnError, Options, Variant};
+use sdpa::{Attention, AttnError, Options, OutputDtype, Variant};
 use shapes::CaseShape;
 
-/// One shape of the correctness gate.
+/// One case of the correctness gate: a shape, and the output type.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GateCase {
     /// Short label, e.g. "mission".
     pub name: &'static str,
     /// The sizes.
     pub shape: CaseShape,
+    /// The element type the kernel writes.
+    pub output: OutputDtype,
+    /// A power of two V's scales are multiplied by (1 but for the cases
+    /// whose outputs lie beyond f16's range); outputs and reference are
+    /// divided by it (exactly) before they are compared.
+    pub v_factor: f32,
 }
 
 impl GateCase {
     const fn new(name: &'static str, b: usize, h: usize, s: usize, d: usize, causal: bool) -> GateCase {
         let shape = CaseShape { batch: b, heads_q: h, heads_kv: h, seq_q: s, seq_kv: s, head_dim: d, causal };
-        GateCase { name, shape }
+        GateCase { name, shape, output: OutputDtype::F16, v_factor: 1.0 }
+    }
+
+    const fn writing(self, output: OutputDtype) -> GateCase {
+        GateCase { output, ..self }
     }
 
     const fn lengths(self, seq_q: usize, seq_kv: usize) -> GateCase {
@@ -78,6 +88,27 @@ pub fn gate_cases() -> Vec<GateCase> {
     cases
 }
 
+/// V's scales times 2^40 in [`bf16_gate_cases`]: outputs up to ~10^12-10^13,
+/// far past f16's 65504 (the f16 kernels refuse V scales above 146).
+pub const WIDE_RANGE_V_FACTOR: f32 = 1099511627776.0;
+
+/// The gate's cases for the bf16 kernels: every shape of [`gate_cases`]
+/// (run with one seed, [`BF16_SEEDS`]: the kernels are the f16 ones but
+/// for the store), and the mission and a D = 128 shape with V's scales
+/// times [`WIDE_RANGE_V_FACTOR`].
+pub fn bf16_gate_cases() -> Vec<GateCase> {
+    let mut cases: Vec<GateCase> = gate_cases().into_iter().map(|c| c.writing(OutputDtype::Bf16)).collect();
+    for wide in
+        [GateCase::new("wide-range", 2, 8, 256, 64, false), GateCase::new("wide-range-d128", 1, 4, 333, 128, true)]
+    {
+        cases.push(GateCase { v_factor: WIDE_RANGE_V_FACTOR, ..wide.writing(OutputDtype::Bf16) });
+    }
+    cases
+}
+
+/// The seeds the bf16 cases run with.
+pub const BF16_SEEDS: [u64; 1] = [0];
+
 /// Above this many query rows the reference checks a random sample of rows.
 const FULL_REFERENCE_ROWS: usize = 4096;
 /// Rows checked when sampling, at most.
@@ -110,9 +141,10 @@ impl std::fmt::Display for CaseResult {
         let c = &self.case.shape;
         write!(
             f,
-            "[{:<6} {:<20}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
+            "[{:<6} {:<20} {:<4}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
             self.variant.name(),
             self.case.name,
+            self.case.output.name(),
             c.batch,
             c.heads_q,
             c.heads_kv,
@@ -130,12 +162,13 @@ impl std::fmt::Display for CaseResult {
 
 /// Runs `case` with fresh inputs from `seed` on `variant`: poisons the
 /// output, runs, compares against the f64 reference (every row, or a random
-/// sample of rows for large cases), then poisons and runs again and checks
-/// the bits are identical.
+/// sample of rows for large cases; both divided by the case's `v_factor`),
+/// then poisons and runs again and checks the bits are identical.
 pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -> Result<CaseResult, AttnError> {
     let shape = case.shape;
-    let (q, k, v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
-    let opts = Options { causal: shape.causal, scale: None, variant };
+    let (q, k, mut v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
+    v.scales.iter_mut().for_each(|s| *s *= case.v_factor);
+    let opts = Options { causal: shape.causal, scale: None, variant, output: case.output };
     let dev = attn.upload(&q, &k, &v, &opts)?;
     let scale = dev.problem.softmax_scale as f64;
     let mut out = attn.alloc_output(&dev)?;
@@ -145,12 +178,16 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     attn.poison(&mut out)?;
     attn.run(&dev, &mut out)?;
     let second = attn.download(&out)?;
-    let deterministic = first.data.iter().zip(&second.data).all(|(a, b)| a.to_bits() == b.to_bits());
+    let deterministic = first.bits == second.bits;
+    let unit = f64::from(case.v_factor);
+    let in_units = |reference: Vec<f64>| reference.into_iter().map(|x| x / unit).collect::<Vec<_>>();
+    let value = |i: usize| (f64::from(first.value(i)) / unit) as f32;
 
     let gate = Tolerance::of(variant);
     let rows = shape.batch * shape.heads_q * shape.seq_q;
     let stats = if rows <= FULL_REFERENCE_ROWS {
-        compare(&first.data, &attention_f64(&q, &k, &v, shape.causal, scale), gate.max_abs)
+        let got: Vec<f32> = (0..first.bits.len()).map(value).collect();
+        compare(&got, &in_units(attention_f64(&q, &k, &v, shape.causal, scale)), gate.max_abs)
     } else {
         let sampled = SAMPLED_ROWS.min(SAMPLED_WORK / (shape.seq_kv * shape.head_dim)).max(32);
         let picked = sample_rows(shape.q_shape(), sampled, seed);
@@ -159,10 +196,10 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
             .iter()
             .flat_map(|&(b, h, s)| {
                 let start = ((b * shape.heads_q + h) * shape.seq_q + s) * d;
-                first.data[start..start + d].iter().copied()
+                (start..start + d).map(value)
             })
             .collect();
-        compare(&got, &attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked), gate.max_abs)
+        compare(&got, &in_units(attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked)), gate.max_abs)
     };
     let passed = gate.passes(&stats) && deterministic;
     Ok(CaseResult { case, variant, seed, stats, deterministic, passed })

@@ -4,7 +4,7 @@
 //! `PROPTEST_CASES` raises the case count (default 32 per kernel).
 
 use half::f16;
-use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use kernels_gpu::kernels::{KERNELS, KernelInfo, OutputDtype};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use sdpa::reference::attention_f64;
@@ -29,7 +29,7 @@ fn fuzz_kernel(kernel: &KernelInfo) {
         let (q, k, v) = case_inputs(&case);
         let softmax_scale = 1.0 / (case.shape.head_dim as f32).sqrt();
         let got = emulate(kernel, &Inputs { q: &q, k: &k, v: &v, causal: case.shape.causal, softmax_scale });
-        let got: Vec<f16> = got.into_iter().map(f16::from_f32).collect();
+        let got: Vec<f32> = got.into_iter().map(|x| f16::from_f32(x).to_f32()).collect();
         let reference = attention_f64(&q, &k, &v, case.shape.causal, softmax_scale as f64);
         let (rel_l2, max_rel) = tolerance(kernel, (REL_L2, MAX_REL));
         let (stats, ok) = judge(&got, &reference, rel_l2, max_rel);
@@ -41,9 +41,11 @@ fn fuzz_kernel(kernel: &KernelInfo) {
     }
 }
 
+/// Every f16 kernel (a bf16 twin has the same schedule; only its store
+/// rounds differently, which the emulation does not model).
 #[test]
 fn emulated_schedules_match_the_reference_on_tile_edges() {
-    for kernel in &KERNELS {
+    for kernel in KERNELS.iter().filter(|k| k.output == OutputDtype::F16) {
         fuzz_kernel(kernel);
     }
 }

@@ -57,7 +57,7 @@ fn outputs(
         return None;
     }
     let (q, k, v) = random_problem([b, hq, s, d], [b, hkv, s, d], 7);
-    let opts = Options { causal, scale: None, variant: kernel.variant };
+    let opts = Options { causal, scale: None, variant: kernel.variant, output: kernel.output };
     let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload");
     let mut out = attn.alloc_output(&dev).expect("alloc");
     let mut all = Vec::with_capacity(runs);
@@ -68,8 +68,8 @@ fn outputs(
             r => r.expect("run"),
         }
         let o = attn.download(&out).expect("download");
-        assert!(o.data.iter().all(|x| x.is_finite()), "{} produced a non-finite value", kernel.entry);
-        all.push(o.data.iter().map(|x| x.to_bits()).collect());
+        assert!(o.values().iter().all(|x| x.is_finite()), "{} produced a non-finite value", kernel.entry);
+        all.push(o.bits);
     }
     Some(all)
 }

@@ -27,13 +27,13 @@ const ROUNDS: usize = 6;
 /// Uploads the problem of `shape` from `seed` for `kernel`.
 fn upload(attn: &Attention, kernel: &'static KernelInfo, shape: [usize; 4], causal: bool, seed: u64) -> DeviceProblem {
     let (q, k, v) = random_problem(shape, shape, seed);
-    let opts = Options { causal, scale: None, variant: kernel.variant };
+    let opts = Options { causal, scale: None, variant: kernel.variant, output: kernel.output };
     attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload")
 }
 
 /// The output bits of `out`.
 fn bits(attn: &Attention, out: &DeviceOutput) -> Vec<u16> {
-    attn.download(out).expect("download").data.iter().map(|x| x.to_bits()).collect()
+    attn.download(out).expect("download").bits
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The executable compute-sanitizer runs (`cargo xtask sanitize`,
 //! `scripts/sanitize.sh`): every kernel of the table (each variant at each
-//! head dimension) once on the mission shape (B=2, H=8, S=256), an odd
+//! head dimension, writing f16 and bf16) once on the mission shape (B=2, H=8, S=256), an odd
 //! causal shape (B=1, H=4, Sq=Skv=77) and a GQA shape (B=2, Hq=8, Hkv=2,
 //! S=256), at the kernel's own D (so the mission D=64, odd D=128
 //! and GQA D=64 are among them), each into a poisoned output and checked
@@ -37,7 +37,7 @@ fn every_kernel_once_per_shape() {
         let d = kernel.tiles.head_dim as usize;
         for (name, [b, hq, hkv, sq, skv], causal) in SHAPES {
             let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 3);
-            let opts = Options { causal, scale: None, variant: kernel.variant };
+            let opts = Options { causal, scale: None, variant: kernel.variant, output: kernel.output };
             let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload");
             let mut out = attn.alloc_output(&dev).expect("alloc");
             attn.poison(&mut out).expect("poison");
@@ -52,7 +52,7 @@ fn every_kernel_once_per_shape() {
             launches += 1;
             let reference = attention_f64(&q, &k, &v, causal, dev.problem.softmax_scale as f64);
             let gate = Tolerance::of(kernel.variant);
-            let stats = compare(&o.data, &reference, gate.max_abs);
+            let stats = compare(&o.values(), &reference, gate.max_abs);
             let verdict = if gate.passes(&stats) { "ok" } else { "FAIL" };
             println!("{} {name}: {stats} {verdict}", kernel.entry);
             if !gate.passes(&stats) {

@@ -37,6 +37,40 @@ pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
     out
 }
 
+/// `cvt.rn.bf16x2.f32` (sm_80+): packs two f32 as bf16 (round to nearest
+/// even), `lo` in the low half (PTX puts its first source in the high half).
+#[inline(always)]
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only conversion.
+    unsafe {
+        asm!(
+            "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};",
+            d = out(reg32) out,
+            hi = in(reg32) hi,
+            lo = in(reg32) lo,
+            options(pure, nomem, nostack)
+        );
+    }
+    out
+}
+
+/// `cvt.rn.bf16.f32` (sm_80+): one f32 to bf16 bits (round to nearest even).
+#[inline(always)]
+pub fn f32_to_bf16_bits(x: f32) -> u16 {
+    let out: u16;
+    // SAFETY: register-only conversion.
+    unsafe {
+        asm!(
+            "cvt.rn.bf16.f32 {d}, {a};",
+            d = out(reg16) out,
+            a = in(reg32) x,
+            options(pure, nomem, nostack)
+        );
+    }
+    out
+}
+
 /// `cvt.rn.f16.f32`: one f32 to f16 bits (round to nearest even).
 #[inline(always)]
 pub fn f32_to_f16_bits(x: f32) -> u16 {

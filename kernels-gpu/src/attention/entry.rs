@@ -1,6 +1,9 @@
 //! PTX entry points: one monomorphic `extern "ptx-kernel"` function per row
 //! of [`crate::kernels::KERNELS`], its tile constants taken from that table.
+//! Each macro call emits a kernel's two entries, `name` storing f16 and
+//! `name_bf16` bf16 ([`super::output`]).
 
+use super::output::{Bf16, F16};
 use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
 use crate::kernels::{
@@ -11,7 +14,11 @@ use crate::params::AttnParams;
 
 /// Emits a `naive` entry for a tile shape.
 macro_rules! naive_entry {
-    ($name:ident, $tiles:expr) => {
+    ($f16:ident / $bf16:ident, $tiles:expr) => {
+        naive_entry!(@one $f16, F16, $tiles);
+        naive_entry!(@one $bf16, Bf16, $tiles);
+    };
+    (@one $name:ident, $out:ty, $tiles:expr) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -24,6 +31,7 @@ macro_rules! naive_entry {
                     { $tiles.head_dim as usize },
                     { $tiles.head_dim as usize / 32 },
                     { $tiles.warps },
+                    $out,
                 >(&p)
             }
         }
@@ -32,7 +40,11 @@ macro_rules! naive_entry {
 
 /// Emits an `mma` entry for a tile shape.
 macro_rules! mma_entry {
-    ($name:ident, $tiles:expr, unrolled_copies: $unrolled:literal) => {
+    ($f16:ident / $bf16:ident, $tiles:expr, unrolled_copies: $unrolled:literal) => {
+        mma_entry!(@one $f16, F16, $tiles, $unrolled);
+        mma_entry!(@one $bf16, Bf16, $tiles, $unrolled);
+    };
+    (@one $name:ident, $out:ty, $tiles:expr, $unrolled:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -50,6 +62,7 @@ macro_rules! mma_entry {
                     { $tiles.head_dim as usize / 8 },
                     { $tiles.block_n as usize / 8 },
                     $unrolled,
+                    $out,
                 >(&p)
             }
         }
@@ -58,7 +71,17 @@ macro_rules! mma_entry {
 
 /// Emits a `split` entry for a tile shape.
 macro_rules! split_entry {
-    ($name:ident, $tiles:expr, warpgroup_qk: $wg:literal, softmax_chains: $chains:literal, exchange_apart: $apart:expr) => {
+    (
+        $f16:ident / $bf16:ident,
+        $tiles:expr,
+        warpgroup_qk: $wg:literal,
+        softmax_chains: $chains:literal,
+        exchange_apart: $apart:expr
+    ) => {
+        split_entry!(@one $f16, F16, $tiles, $wg, $chains, $apart);
+        split_entry!(@one $bf16, Bf16, $tiles, $wg, $chains, $apart);
+    };
+    (@one $name:ident, $out:ty, $tiles:expr, $wg:literal, $chains:literal, $apart:expr) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -80,6 +103,7 @@ macro_rules! split_entry {
                     $wg,
                     $chains,
                     { $apart },
+                    $out,
                 >(&p)
             }
         }
@@ -89,7 +113,7 @@ macro_rules! split_entry {
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
-    (@forward $tiles:expr, $chains:literal, $fused:literal, $pv_e4m3:literal, $p:ident) => {
+    (@forward $tiles:expr, $chains:literal, $fused:literal, $pv_e4m3:literal, $out:ty, $p:ident) => {
         super::wgmma::forward::<
             { $tiles.head_dim as usize },
             { $tiles.warps as usize / 4 },
@@ -102,9 +126,14 @@ macro_rules! wgmma_entry {
             $fused,
             { $tiles.block_n as usize / if $pv_e4m3 { 32 } else { 16 } },
             $pv_e4m3,
+            $out,
         >(&$p)
     };
-    ($name:ident, $tiles:expr, softmax_chains: $chains:literal, pv_e4m3: $pv_e4m3:literal) => {
+    ($f16:ident / $bf16:ident, $tiles:expr, softmax_chains: $chains:literal, pv_e4m3: $pv_e4m3:literal) => {
+        wgmma_entry!(@one $f16, F16, $tiles, $chains, $pv_e4m3);
+        wgmma_entry!(@one $bf16, Bf16, $tiles, $chains, $pv_e4m3);
+    };
+    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $pv_e4m3:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -115,56 +144,56 @@ macro_rules! wgmma_entry {
             // exponent as the host decided (`AttnParams::fused_exponent`).
             unsafe {
                 if p.fused_exponent != 0 {
-                    wgmma_entry!(@forward $tiles, $chains, true, $pv_e4m3, p)
+                    wgmma_entry!(@forward $tiles, $chains, true, $pv_e4m3, $out, p)
                 } else {
-                    wgmma_entry!(@forward $tiles, $chains, false, $pv_e4m3, p)
+                    wgmma_entry!(@forward $tiles, $chains, false, $pv_e4m3, $out, p)
                 }
             }
         }
     };
 }
 
-naive_entry!(sdpa_naive_d64, NAIVE_D64);
-naive_entry!(sdpa_naive_d128, NAIVE_D128);
+naive_entry!(sdpa_naive_d64 / sdpa_naive_d64_bf16, NAIVE_D64);
+naive_entry!(sdpa_naive_d128 / sdpa_naive_d128_bf16, NAIVE_D128);
 // Unrolled copies (`RowCopy::issue_unrolled`) measured -13..-15% time for
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
-mma_entry!(sdpa_mma_d64, MMA_D64, unrolled_copies: false);
-mma_entry!(sdpa_mma_d128, MMA_D128, unrolled_copies: true);
-split_entry!(sdpa_split_d64, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
-split_entry!(sdpa_split_d128, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
+mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, unrolled_copies: false);
+mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, unrolled_copies: true);
+split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d64, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d128, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
 // Four chains (spelled out, see `split::forward`) and the exchange apart:
 // -1.4..-5.2% at D = 64 (H100 runs 144-148, results/STAGES.md stages 91 and
 // 95); four chains measured +1..1.4% for `split` and +1..2% for
 // `split-n64` at D = 128.
 #[cfg(target_feature = "sm_90a")]
 split_entry!(
-    sdpa_split_n64_d64,
+    sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16,
     SPLIT_N64_D64,
     warpgroup_qk: false,
     softmax_chains: 4,
     exchange_apart: SPLIT_N64_D64_EXCHANGE_APART
 );
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d128, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d64, WGMMA_D64, softmax_chains: 1, pv_e4m3: false);
+wgmma_entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, WGMMA_D64, softmax_chains: 1, pv_e4m3: false);
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
+wgmma_entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
 // `wgmma-fp8pv` (opt-in): P·V on E4M3 operands (results/STAGES.md stage 146).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_d64, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
+wgmma_entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_d128, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
+wgmma_entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
 // Its 192-key form for long rows (`kernels::select`; results/STAGES.md stages 152-153).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_long_d128, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv_e4m3: true);
+wgmma_entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv_e4m3: true);
 
 /// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]

@@ -16,6 +16,7 @@
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
+use super::output::OutputFormat;
 use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
@@ -85,6 +86,7 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const UNROLLED_COPIES: bool,
+    Out: OutputFormat,
 >(
     p: &AttnParams,
 ) {
@@ -225,6 +227,6 @@ pub unsafe fn forward<
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
         let scales = rows.output_scales(job.v_scale);
-        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, 16 * warp + group, job.rows, quad);
+        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, 16 * warp + group, job.rows, quad);
     }
 }

@@ -7,6 +7,7 @@ pub mod merge;
 pub mod mma;
 pub mod naive;
 pub mod online;
+pub mod output;
 pub mod prepass;
 pub mod split;
 pub mod warp_tile;

@@ -2,7 +2,8 @@
 //! the row sees. No shared memory, no tensor cores: the baseline every other
 //! variant is compared with on the GPU.
 
-use crate::arch::{cvt, grid_dep, math, shfl, sreg};
+use super::output::OutputFormat;
+use crate::arch::{grid_dep, math, shfl, sreg};
 use crate::fp8::e4m3_to_f32;
 use crate::params::AttnParams;
 use crate::schedule;
@@ -32,7 +33,9 @@ unsafe fn warp_sum(mut x: f32) -> f32 {
 /// `p` must describe valid device buffers of the shapes it states (the host
 /// validates them); the block must have `WARPS * 32` threads.
 #[inline(always)]
-pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32>(p: &AttnParams) {
+pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARPS: u32, Out: OutputFormat>(
+    p: &AttnParams,
+) {
     const { assert!(DIM_CHUNKS * 32 == HEAD_DIM) };
     let lane = sreg::lane_id() as usize;
     let at = schedule::block_coords(sreg::block_idx(), schedule::blocks(p.seq_q, WARPS), p.causal != 0);
@@ -97,6 +100,6 @@ pub unsafe fn forward<const HEAD_DIM: usize, const DIM_CHUNKS: usize, const WARP
     let out_scale = softmax::output_scale(l, v_scale, math::rcp);
     for (i, a) in acc.iter().enumerate() {
         // SAFETY: inside this output row.
-        unsafe { *o.add(lane + 32 * i) = cvt::f32_to_f16_bits(a * out_scale) };
+        unsafe { *o.add(lane + 32 * i) = Out::one(a * out_scale) };
     }
 }

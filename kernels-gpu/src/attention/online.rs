@@ -4,6 +4,7 @@
 //! tiles `[c0, c1, c2, c3]` (`c0, c1` row `group`, `c2, c3` row `group + 8`,
 //! columns `2 * quad + {0, 1}` of each tile).
 
+use super::output::OutputFormat;
 use crate::arch::{cvt, math, shfl};
 use crate::schedule;
 use crate::softmax::{self, RowMax};
@@ -297,12 +298,13 @@ pub fn p_fragment<const S_TILES: usize>(p: &[[f32; 4]; S_TILES], kk: usize) -> [
 
 /// Writes this thread's part of the output: rows `local_row`, `local_row + 8`
 /// of the block (skipping rows at or past `rows`), columns `2 * quad + {0, 1}`
-/// of every 8-column tile of `o`, scaled by `scales`, as f16.
+/// of every 8-column tile of `o`, scaled by `scales`, rounded as `Out`.
 ///
 /// # Safety
-/// `out` points at the block's `rows` output rows of `HEAD_DIM` f16.
+/// `out` points at the block's `rows` output rows of `HEAD_DIM` 16-bit
+/// elements.
 #[inline(always)]
-pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize>(
+pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize, Out: OutputFormat>(
     out: *mut u16,
     o: &[[f32; 4]; O_TILES],
     scales: [f32; 2],
@@ -318,7 +320,7 @@ pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize>(
         let (hh, s) = (2 * h as usize, scales[h as usize]);
         for (t, tile) in o.iter().enumerate() {
             let col = t * 8 + 2 * quad as usize;
-            let packed = cvt::pack_f16x2(tile[hh] * s, tile[hh + 1] * s);
+            let packed = Out::pack2(tile[hh] * s, tile[hh + 1] * s);
             // A row that saw no key (s == 0) is written as exact zeros: its
             // accumulator may hold 0 x NaN from V, so no product here.
             let packed = if s == 0.0 { 0 } else { packed };

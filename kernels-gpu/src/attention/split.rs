@@ -38,6 +38,7 @@
 use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
+use super::output::OutputFormat;
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
@@ -250,6 +251,7 @@ pub unsafe fn forward<
     const WARPGROUP_QK: bool,
     const SOFTMAX_CHAINS: usize,
     const EXCHANGE_APART: bool,
+    Out: OutputFormat,
 >(
     p: &AttnParams,
 ) {
@@ -531,7 +533,7 @@ pub unsafe fn forward<
             let row = local_rows[h];
             if row < job.rows {
                 let e = 2 * h;
-                let packed = FourColumns([cvt::pack_f16x2(even[e], odd[e]), cvt::pack_f16x2(even[e + 1], odd[e + 1])]);
+                let packed = FourColumns([Out::pack2(even[e], odd[e]), Out::pack2(even[e + 1], odd[e + 1])]);
                 // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
                 unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
             }

@@ -58,6 +58,7 @@
 
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
+use super::output::OutputFormat;
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, fp8_pv_source, kmajor_desc, swizzled_kmajor_desc};
@@ -180,6 +181,7 @@ pub unsafe fn forward<
     const FUSED: bool,
     const PV_STEPS: usize,
     const PV_E4M3: bool,
+    Out: OutputFormat,
 >(
     p: &AttnParams,
 ) {
@@ -532,6 +534,6 @@ pub unsafe fn forward<
         } else {
             [sums[0][0], sums[0][2]].map(|l| output_scale(l, job.v_scale, math::rcp))
         };
-        online::store_rows::<HEAD_DIM, O_TILES>(job.o, &o, scales, warp_row + group, job.rows, quad);
+        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
