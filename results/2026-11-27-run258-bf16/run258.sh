@@ -5,6 +5,9 @@
 # end in both output types (inputs made by e2e.py, carried in gpu-bundle/);
 # f16 against bf16 timing, interleaved, in this one run.
 set -uo pipefail
+# The bundle travels as one xz archive (its five binaries share the embedded
+# kernels, 36 MB -> 4.2 MB; the device tool carries 64 MB with the tree).
+tar xJf gpu-bundle-diag/r258/gb.tar.xz
 B=gpu-bundle/bin
 nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 OUT=$OUT/rec STEP_TIMEOUT=450 bash scripts/gpu-run.sh gate fuzz | tail -14
