@@ -41,6 +41,18 @@ pub enum AttnError {
         /// The value given.
         value: f32,
     },
+    /// Scales that are valid numbers but whose products the kernels cannot
+    /// represent: a score factor that underflows or overflows f32, or V's
+    /// scale past what the output type holds.
+    #[error("{what} = {value:e} is out of range: {why}")]
+    ScaleOutOfRange {
+        /// Which scale or product (e.g. `v_scale[3]`).
+        what: String,
+        /// Its value.
+        value: f32,
+        /// The limit it breaks.
+        why: String,
+    },
     /// A buffer whose length does not match its shape.
     #[error("{tensor} holds {actual} elements but its shape needs {expected}")]
     BufferLength {

@@ -297,12 +297,17 @@ fn run(args: RunArgs) -> Result<(), Failure> {
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
     // Every input problem is reported before the GPU is touched.
-    let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
-        .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
+    let check = |opts: &Options| {
+        validate::validate(&inputs.q, &inputs.k, &inputs.v, opts)
+            .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))
+    };
+    check(&opts)?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     if chosen.is_none() {
         opts.variant = attn.recommended_variant(inputs.q.shape, inputs.k.shape, opts.causal);
     }
+    // The kernel that runs (the recommendation may differ from the default).
+    let problem = check(&opts)?;
     let variant = opts.variant;
     let start = Instant::now();
     let o = attn.forward(&inputs.q, &inputs.k, &inputs.v, &opts).map_err(Failure::attn)?;

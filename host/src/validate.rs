@@ -210,25 +210,26 @@ fn check_scale_products(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor
         let Some(&ks) = k.scales.get(h / group) else { continue };
         let factor = softmax::score_scale_log2(p.softmax_scale, qs, ks);
         if !(factor > 0.0 && (factor * max_dot).is_finite()) {
-            return Err(AttnError::InvalidScale {
-                what: format!(
-                    "softmax scale x q_scale[{h}] x k_scale[{}] (the kernels' f32 score factor, up to {max_dot} x it)",
-                    h / group
-                ),
+            return Err(AttnError::ScaleOutOfRange {
+                what: format!("softmax scale x q_scale[{h}] x k_scale[{}]", h / group),
                 value: p.softmax_scale * qs * ks,
+                why: format!(
+                    "the kernels' f32 score factor (times raw dot products up to {max_dot}) underflows or overflows"
+                ),
             });
         }
     }
     let output = p.kernel.output;
     for (h, &vs) in v.scales.iter().enumerate() {
         if vs * E4M3_MAX > output.max() {
-            let max = match output {
-                OutputDtype::F16 => "65504; bf16 output allows more",
-                OutputDtype::Bf16 => "3.39e38",
+            let more = match output {
+                OutputDtype::F16 => "; bf16 output (--out-dtype bf16, Options::output) holds up to 3.39e38",
+                OutputDtype::Bf16 => "",
             };
-            return Err(AttnError::InvalidScale {
-                what: format!("v_scale[{h}] (outputs up to 448 x it must fit {}, max {max})", output.name()),
+            return Err(AttnError::ScaleOutOfRange {
+                what: format!("v_scale[{h}]"),
                 value: vs,
+                why: format!("outputs up to 448 x it must fit {} (max {:e}){more}", output.name(), output.max()),
             });
         }
     }

@@ -173,7 +173,7 @@ fn scale_products_that_would_overflow_or_underflow_the_kernels_are_refused() {
     assert!(with(1e-3, 1e-3, 100.0).is_ok());
     for (qs, ks, vs) in [(1e-23, 1e-23, 1.0), (1e18, 1e18, 1.0), (1.0, 1.0, 1e6)] {
         match with(qs, ks, vs) {
-            Err(AttnError::InvalidScale { what, .. }) => assert!(what.contains("[1]"), "{what}"),
+            Err(AttnError::ScaleOutOfRange { what, .. }) => assert!(what.contains("[1]"), "{what}"),
             other => panic!("q={qs} k={ks} v={vs}: {other:?}"),
         }
     }
@@ -190,8 +190,10 @@ fn bf16_output_takes_v_scales_beyond_f16s_range() {
     // 448 x 146 = 65408 fits f16; 448 x 147 does not.
     assert!(with(146.0, OutputDtype::F16).is_ok());
     match with(147.0, OutputDtype::F16) {
-        Err(AttnError::InvalidScale { what, .. }) => {
-            assert!(what.contains("v_scale[1]") && what.contains("bf16"), "{what}")
+        Err(e @ AttnError::ScaleOutOfRange { .. }) => {
+            let text = e.to_string();
+            assert!(text.starts_with("v_scale[1] = 1.47e2 is out of range"), "{text}");
+            assert!(text.contains("fit f16") && text.contains("bf16 output"), "{text}");
         }
         other => panic!("{other:?}"),
     }
@@ -202,7 +204,7 @@ fn bf16_output_takes_v_scales_beyond_f16s_range() {
     }
     // 448 x 1e36 is past bf16's 3.39e38.
     match with(1e36, OutputDtype::Bf16) {
-        Err(AttnError::InvalidScale { what, .. }) => assert!(what.contains("fit bf16"), "{what}"),
+        Err(e @ AttnError::ScaleOutOfRange { .. }) => assert!(e.to_string().contains("fit bf16"), "{e}"),
         other => panic!("{other:?}"),
     }
 }
