@@ -3,7 +3,7 @@
 use crate::embedded::{self, Load};
 use crate::error::AttnError;
 use crate::launch;
-use crate::tensor::{Fp8Tensor, Output};
+use crate::tensor::{DeviceFp8Tensor, Fp8Tensor, Output};
 use crate::validate::{Options, Problem, validate};
 use cudarc::driver::sys::{
     CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
@@ -56,9 +56,9 @@ pub struct Attention {
 pub struct DeviceProblem {
     /// The validated problem (sizes, scale, kernel).
     pub problem: Problem,
-    q: CudaSlice<u8>,
-    k: CudaSlice<u8>,
-    v: CudaSlice<u8>,
+    q: DeviceFp8Tensor,
+    k: DeviceFp8Tensor,
+    v: DeviceFp8Tensor,
     /// `q_scale[Hq]`, then `k_scale[Hkv]`, then `v_scale[Hkv]`.
     scales: CudaSlice<f32>,
     /// Scratch for kernels with a `kv_tiles` prepass (their K and `Vt`
@@ -76,6 +76,33 @@ pub struct DeviceOutput {
     o: CudaSlice<u16>,
     dtype: OutputDtype,
     shape: [usize; 4],
+}
+
+impl DeviceOutput {
+    /// The output's elements (f16 or bf16 bits, [`DeviceOutput::dtype`]),
+    /// row-major `[batch, heads_q, seq_q, head_dim]`, on the stream of
+    /// [`Attention::stream`]: work on another stream must wait for it.
+    pub fn data(&self) -> &CudaSlice<u16> {
+        &self.o
+    }
+
+    /// What the elements are.
+    pub fn dtype(&self) -> OutputDtype {
+        self.dtype
+    }
+
+    /// `[batch, heads_q, seq_q, head_dim]`.
+    pub fn shape(&self) -> [usize; 4] {
+        self.shape
+    }
+}
+
+impl DeviceProblem {
+    /// Gives the input tensors back (Q, K, V), e.g. to run them with other
+    /// options through [`Attention::prepare`].
+    pub fn into_inputs(self) -> [DeviceFp8Tensor; 3] {
+        [self.q, self.k, self.v]
+    }
 }
 
 impl Attention {
@@ -151,6 +178,46 @@ impl Attention {
         &self.info
     }
 
+    /// The stream every upload, launch and download of this `Attention`
+    /// runs on. Tensors made on it (`stream().clone_htod(..)`,
+    /// `alloc_zeros`) need no further ordering; see [`Attention::prepare`]
+    /// for tensors made on other streams.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Copies a host tensor to the device (its scales stay on the host too).
+    pub fn to_device(&self, t: &Fp8Tensor) -> Result<DeviceFp8Tensor, AttnError> {
+        Ok(DeviceFp8Tensor { data: self.stream.clone_htod(&t.data)?, shape: t.shape, scales: t.scales.clone() })
+    }
+
+    /// Validates inputs that are already on the device and takes them as a
+    /// problem for `opts.variant`'s kernel (`kernels::select`), without
+    /// copying their codes: only their scales and the kernels' scratch and
+    /// tensor maps are made. The tensors must live on this `Attention`'s
+    /// device ([`AttnError::WrongDevice`] otherwise); when one was made on
+    /// another stream, this stream waits (from now on) for the work queued
+    /// there so far. [`DeviceProblem::into_inputs`] gives them back.
+    pub fn prepare(
+        &self,
+        q: DeviceFp8Tensor,
+        k: DeviceFp8Tensor,
+        v: DeviceFp8Tensor,
+        opts: &Options,
+    ) -> Result<DeviceProblem, AttnError> {
+        let problem = validate(&q, &k, &v, opts)?;
+        for (name, t) in [("q", &q), ("k", &k), ("v", &v)] {
+            let ordinal = t.data.context().ordinal();
+            if ordinal != self.info.ordinal {
+                return Err(AttnError::WrongDevice { tensor: name, ordinal, expected: self.info.ordinal });
+            }
+            if t.data.stream().cu_stream() != self.stream.cu_stream() {
+                self.stream.join(t.data.stream())?;
+            }
+        }
+        self.problem_on_device(problem, q, k, v)
+    }
+
     /// Validates and runs attention on host tensors, returning the output
     /// on the host, as f16 or bf16 (`opts.output`).
     pub fn forward(&self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Output, AttnError> {
@@ -169,7 +236,8 @@ impl Attention {
         v: &Fp8Tensor,
         opts: &Options,
     ) -> Result<DeviceProblem, AttnError> {
-        self.upload_problem(validate(q, k, v, opts)?, q, k, v)
+        let problem = validate(q, k, v, opts)?;
+        self.problem_on_device(problem, self.to_device(q)?, self.to_device(k)?, self.to_device(v)?)
     }
 
     /// [`Attention::upload`] for `kernel`, a row of `kernels::KERNELS` of
@@ -197,16 +265,17 @@ impl Attention {
             });
         }
         problem.kernel = kernel;
-        self.upload_problem(problem, q, k, v)
+        self.problem_on_device(problem, self.to_device(q)?, self.to_device(k)?, self.to_device(v)?)
     }
 
-    /// Copies a validated problem's inputs to the device.
-    fn upload_problem(
+    /// A validated problem on its device inputs: their scales copied, the
+    /// kernel's scratch allocated and tensor maps encoded.
+    fn problem_on_device(
         &self,
         problem: Problem,
-        q: &Fp8Tensor,
-        k: &Fp8Tensor,
-        v: &Fp8Tensor,
+        q: DeviceFp8Tensor,
+        k: DeviceFp8Tensor,
+        v: DeviceFp8Tensor,
     ) -> Result<DeviceProblem, AttnError> {
         let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
         let tiles = kv_tiles_of(&problem);
@@ -215,9 +284,6 @@ impl Attention {
         } else {
             None
         };
-        let q_dev = self.stream.clone_htod(&q.data)?;
-        let k_dev = self.stream.clone_htod(&k.data)?;
-        let v_dev = self.stream.clone_htod(&v.data)?;
         // The split family (Q, K, V) and `wgmma` (K, at D = 64) on sm_90a
         // copy tiles by tensor copies.
         let tile_maps = if self.sm90a && problem.kernel.variant.uses_tile_maps(problem.head_dim as u32) {
@@ -225,23 +291,27 @@ impl Attention {
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
             let maps = [
-                launch::encode_tile_map(q_dev.device_ptr(&self.stream).0, d, p.seq_q as u32, q_heads, tiles.block_m)?,
-                launch::encode_tile_map(k_dev.device_ptr(&self.stream).0, d, p.seq_kv as u32, kv_heads, tiles.block_n)?,
-                launch::encode_tile_map(v_dev.device_ptr(&self.stream).0, d, p.seq_kv as u32, kv_heads, tiles.block_n)?,
+                launch::encode_tile_map(q.data.device_ptr(&self.stream).0, d, p.seq_q as u32, q_heads, tiles.block_m)?,
+                launch::encode_tile_map(
+                    k.data.device_ptr(&self.stream).0,
+                    d,
+                    p.seq_kv as u32,
+                    kv_heads,
+                    tiles.block_n,
+                )?,
+                launch::encode_tile_map(
+                    v.data.device_ptr(&self.stream).0,
+                    d,
+                    p.seq_kv as u32,
+                    kv_heads,
+                    tiles.block_n,
+                )?,
             ];
             Some(self.stream.clone_htod(&maps.concat())?)
         } else {
             None
         };
-        Ok(DeviceProblem {
-            kv_tiles,
-            tile_maps,
-            problem,
-            q: q_dev,
-            k: k_dev,
-            v: v_dev,
-            scales: self.stream.clone_htod(&scales)?,
-        })
+        Ok(DeviceProblem { kv_tiles, tile_maps, problem, q, k, v, scales: self.stream.clone_htod(&scales)? })
     }
 
     /// Allocates an output buffer for `dev` (contents undefined until a run).
@@ -307,9 +377,9 @@ impl Attention {
         let scales = dev.scales.device_ptr(&self.stream).0;
         let f32_size = std::mem::size_of::<f32>() as u64;
         let params = AttnParams {
-            q: dev.q.device_ptr(&self.stream).0,
-            k: dev.k.device_ptr(&self.stream).0,
-            v: dev.v.device_ptr(&self.stream).0,
+            q: dev.q.data.device_ptr(&self.stream).0,
+            k: dev.k.data.device_ptr(&self.stream).0,
+            v: dev.v.data.device_ptr(&self.stream).0,
             o: out.o.device_ptr(&self.stream).0,
             q_scale: scales,
             k_scale: scales + p.heads_q as u64 * f32_size,

@@ -95,6 +95,16 @@ pub enum AttnError {
         /// Minor compute capability.
         minor: i32,
     },
+    /// An input tensor on another device than the `Attention`'s.
+    #[error("tensor {tensor} is on device {ordinal}, but this Attention runs on device {expected}")]
+    WrongDevice {
+        /// Which tensor.
+        tensor: &'static str,
+        /// Its device.
+        ordinal: usize,
+        /// The `Attention`'s device.
+        expected: usize,
+    },
     /// A variant this device (or the loaded image) cannot run.
     #[error("variant {variant} is not available here: {reason}")]
     VariantUnavailable {

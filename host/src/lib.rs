@@ -30,5 +30,5 @@ pub mod validate;
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
 pub use error::AttnError;
 pub use kernels_gpu::kernels::{OutputDtype, Variant};
-pub use tensor::{Fp8Tensor, Output};
+pub use tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
 pub use validate::{Options, Problem};

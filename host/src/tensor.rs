@@ -1,8 +1,60 @@
-//! Host tensors: FP8 inputs with per-head scales, and the f16 or bf16
-//! output.
+//! Tensors: FP8 inputs with per-head scales, in host memory or already on
+//! the device, and the f16 or bf16 output.
 
+use cudarc::driver::CudaSlice;
 use half::{bf16, f16};
 use kernels_gpu::kernels::OutputDtype;
+
+/// What validation reads of an input tensor, wherever its codes live:
+/// [`Fp8Tensor`] (host) or [`DeviceFp8Tensor`] (device).
+pub trait Fp8Input {
+    /// `[batch, heads, seq, head_dim]`.
+    fn shape(&self) -> [usize; 4];
+    /// How many E4M3 codes the buffer holds (the product of the shape, if
+    /// the tensor is well formed).
+    fn code_count(&self) -> usize;
+    /// One dequantization scale per head.
+    fn scales(&self) -> &[f32];
+}
+
+/// An E4M3 tensor `[batch, heads, seq, head_dim]` in device memory (made by
+/// `Attention::to_device`, or by the caller on the device and stream of
+/// `Attention::stream`), contiguous row-major, with its per-head
+/// dequantization scales on the host (validation reads them; the kernels
+/// get a device copy).
+#[derive(Debug)]
+pub struct DeviceFp8Tensor {
+    /// E4M3 codes, `batch * heads * seq * head_dim` of them.
+    pub data: CudaSlice<u8>,
+    /// `[batch, heads, seq, head_dim]`.
+    pub shape: [usize; 4],
+    /// One scale per head.
+    pub scales: Vec<f32>,
+}
+
+impl Fp8Input for DeviceFp8Tensor {
+    fn shape(&self) -> [usize; 4] {
+        self.shape
+    }
+    fn code_count(&self) -> usize {
+        self.data.len()
+    }
+    fn scales(&self) -> &[f32] {
+        &self.scales
+    }
+}
+
+impl Fp8Input for Fp8Tensor {
+    fn shape(&self) -> [usize; 4] {
+        self.shape
+    }
+    fn code_count(&self) -> usize {
+        self.data.len()
+    }
+    fn scales(&self) -> &[f32] {
+        &self.scales
+    }
+}
 
 /// An E4M3 tensor `[batch, heads, seq, head_dim]` in host memory, contiguous
 /// row-major, with one f32 dequantization scale per head

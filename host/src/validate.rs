@@ -2,7 +2,7 @@
 //! failure is an [`AttnError`] that names the problem.
 
 use crate::error::AttnError;
-use crate::tensor::Fp8Tensor;
+use crate::tensor::Fp8Input;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, OutputDtype, Variant};
 use kernels_gpu::schedule::{self, MAX_GRID_YZ, MAX_SEQ_LEN};
@@ -152,21 +152,22 @@ impl Problem {
 
 /// Validates host tensors and options together: shapes, buffer lengths,
 /// per-head scale counts and values.
-pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Problem, AttnError> {
-    let mut problem = Problem::new(q.shape, k.shape, v.shape, opts)?;
+pub fn validate<T: Fp8Input>(q: &T, k: &T, v: &T, opts: &Options) -> Result<Problem, AttnError> {
+    let mut problem = Problem::new(q.shape(), k.shape(), v.shape(), opts)?;
     for (name, t) in [("q", q), ("k", k), ("v", v)] {
-        let expected = t.shape.iter().product::<usize>();
-        if t.data.len() != expected {
-            return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: t.data.len() });
+        let expected = t.shape().iter().product::<usize>();
+        if t.code_count() != expected {
+            return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: t.code_count() });
         }
-        if t.scales.len() != t.heads() {
+        let heads = t.shape()[1];
+        if t.scales().len() != heads {
             return Err(AttnError::BufferLength {
                 tensor: format!("{name}_scale"),
-                expected: t.heads(),
-                actual: t.scales.len(),
+                expected: heads,
+                actual: t.scales().len(),
             });
         }
-        for (h, &s) in t.scales.iter().enumerate() {
+        for (h, &s) in t.scales().iter().enumerate() {
             check_scale(&format!("{name}_scale[{h}]"), s)?;
         }
     }
@@ -178,12 +179,12 @@ pub fn validate(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> 
 /// Whether every query head's score factor (`softmax_scale x q_scale x
 /// k_scale`, K's head by grouped-query attention) allows the fused exponent
 /// (`softmax::fused_exponent_ok`). Shapes and scale counts as validated.
-pub fn fused_exponent(softmax_scale: f32, q: &Fp8Tensor, k: &Fp8Tensor) -> bool {
-    let [_, heads_q, _, head_dim] = q.shape;
-    let heads_kv = k.shape[1];
-    q.scales.iter().enumerate().all(|(h, &qs)| {
+pub fn fused_exponent<T: Fp8Input>(softmax_scale: f32, q: &T, k: &T) -> bool {
+    let [_, heads_q, _, head_dim] = q.shape();
+    let heads_kv = k.shape()[1];
+    q.scales().iter().enumerate().all(|(h, &qs)| {
         let kv = schedule::kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
-        k.scales.get(kv).is_some_and(|&ks| {
+        k.scales().get(kv).is_some_and(|&ks| {
             softmax::fused_exponent_ok(softmax::score_scale_log2(softmax_scale, qs, ks), head_dim as u32)
         })
     })
@@ -203,11 +204,11 @@ pub fn variant_by_name(name: &str) -> Result<Variant, AttnError> {
 /// type: refuse scales whose factor underflows to 0, whose scores could
 /// overflow f32, or whose outputs could overflow the output type, instead of
 /// returning NaN or Inf.
-fn check_scale_products(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> Result<(), AttnError> {
+fn check_scale_products<T: Fp8Input>(p: &Problem, q: &T, k: &T, v: &T) -> Result<(), AttnError> {
     let group = p.heads_q / p.heads_kv;
     let max_dot = E4M3_MAX * E4M3_MAX * p.head_dim as f32;
-    for (h, &qs) in q.scales.iter().enumerate() {
-        let Some(&ks) = k.scales.get(h / group) else { continue };
+    for (h, &qs) in q.scales().iter().enumerate() {
+        let Some(&ks) = k.scales().get(h / group) else { continue };
         let factor = softmax::score_scale_log2(p.softmax_scale, qs, ks);
         if !(factor > 0.0 && (factor * max_dot).is_finite()) {
             return Err(AttnError::ScaleOutOfRange {
@@ -220,7 +221,7 @@ fn check_scale_products(p: &Problem, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor
         }
     }
     let output = p.kernel.output;
-    for (h, &vs) in v.scales.iter().enumerate() {
+    for (h, &vs) in v.scales().iter().enumerate() {
         if vs * E4M3_MAX > output.max() {
             let more = match output {
                 OutputDtype::F16 => "; bf16 output (--out-dtype bf16, Options::output) holds up to 3.39e38",
