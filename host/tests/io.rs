@@ -156,6 +156,10 @@ fn output_values_read_the_bits_as_their_type() {
     let o = Output { bits, dtype: OutputDtype::Bf16, shape: [1, 1, 1, 2] };
     assert_eq!(o.values(), vec![0.0078125, 50.0]);
     assert_eq!(o.value(1), 50.0);
+    // The poison written before checked runs is a NaN of either type.
+    for dtype in OutputDtype::ALL {
+        assert!(sdpa::tensor::to_f32(dtype, sdpa::attention::POISON).is_nan(), "{}", dtype.name());
+    }
 }
 
 #[test]
