@@ -32,29 +32,25 @@ pub struct DeviceFp8Tensor {
     pub scales: Vec<f32>,
 }
 
-impl Fp8Input for DeviceFp8Tensor {
-    fn shape(&self) -> [usize; 4] {
-        self.shape
-    }
-    fn code_count(&self) -> usize {
-        self.data.len()
-    }
-    fn scales(&self) -> &[f32] {
-        &self.scales
-    }
+/// [`Fp8Input`] for tensor types whose fields are `data` (a buffer with
+/// `len()`), `shape` and `scales`.
+macro_rules! fp8_input_from_fields {
+    ($($tensor:ty),*) => {$(
+        impl Fp8Input for $tensor {
+            fn shape(&self) -> [usize; 4] {
+                self.shape
+            }
+            fn code_count(&self) -> usize {
+                self.data.len()
+            }
+            fn scales(&self) -> &[f32] {
+                &self.scales
+            }
+        }
+    )*};
 }
 
-impl Fp8Input for Fp8Tensor {
-    fn shape(&self) -> [usize; 4] {
-        self.shape
-    }
-    fn code_count(&self) -> usize {
-        self.data.len()
-    }
-    fn scales(&self) -> &[f32] {
-        &self.scales
-    }
-}
+fp8_input_from_fields!(Fp8Tensor, DeviceFp8Tensor);
 
 /// An E4M3 tensor `[batch, heads, seq, head_dim]` in host memory, contiguous
 /// row-major, with one f32 dequantization scale per head
