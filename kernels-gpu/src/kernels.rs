@@ -148,8 +148,8 @@ impl OutputDtype {
     /// Both types, f16 first.
     pub const ALL: [OutputDtype; 2] = [OutputDtype::F16, OutputDtype::Bf16];
 
-    /// The stable name used by the CLI and in safetensors files' dtype
-    /// spelling, lower case: "f16" or "bf16".
+    /// The stable name the CLI takes (`--out-dtype`) and prints: "f16" or
+    /// "bf16".
     pub const fn name(self) -> &'static str {
         match self {
             OutputDtype::F16 => "f16",
