@@ -2,7 +2,7 @@
 # Run 262 (session 30): run 261 again with cubin builds: is `split-n64`'s launch dearer than torch's on
 # this GPU, and does its 118.5 KB of dynamic shared memory pay a part of it
 # (predictions: results/2026-11-27-predictions-run262.md)? Three builds of
-# f982bcc's code (gpu-bundle-diag/r262/r262.tar.xz, built with ptxas: cubins): base; noapart
+# c4994c8's code (gpu-bundle-diag/r262/r262.tar.xz, built with ptxas: cubins): base; noapart
 # (noapart.patch: the merge's exchange inside the K/V tiles, 85.7 KB,
 # stage 95's other side); empty (empty.patch: split-n64 D = 64 returns at
 # once, and SDPA_EXP_SMEM / SDPA_EXP_THREADS override its launch).
