@@ -366,18 +366,21 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         })
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
+    let output = out_dtype(&args.out_dtype)?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     let d = attn.device();
     eprintln!(
-        "device {}: {} (cc {}.{}), {}, driver {}",
-        d.ordinal, d.name, d.capability.0, d.capability.1, d.image, d.driver
+        "device {}: {} (cc {}.{}), {}, driver {}; output {}",
+        d.ordinal,
+        d.name,
+        d.capability.0,
+        d.capability.1,
+        d.image,
+        d.driver,
+        output.name()
     );
-    let cfg = BenchConfig {
-        launches_per_sample: args.launches,
-        samples: args.samples,
-        output: out_dtype(&args.out_dtype)?,
-        ..BenchConfig::default()
-    };
+    let cfg =
+        BenchConfig { launches_per_sample: args.launches, samples: args.samples, output, ..BenchConfig::default() };
     let total = shapes.len() * variants.len();
     let mut rows = Vec::new();
     for (i, (shape, variant)) in shapes.iter().flat_map(|s| variants.iter().map(move |v| (s, v))).enumerate() {
