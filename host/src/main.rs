@@ -106,8 +106,8 @@ struct RunArgs {
     /// scales must be at most 146 (448 x 146 < 65504); bf16 has f32's range
     /// and 8 significant bits instead of 11. Same speed: each kernel is
     /// built for both.
-    #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = OUT_DTYPES)]
-    out_dtype: String,
+    #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = out_dtype_parser())]
+    out_dtype: OutputDtype,
     /// Causal masking, aligned bottom-right: query i sees key j iff
     /// j <= i + Skv - Sq. Rows that see no key come out as zeros.
     #[arg(long)]
@@ -143,8 +143,8 @@ struct BenchArgs {
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     variants: Vec<String>,
     /// The element type the timed kernels write: f16 or bf16.
-    #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = OUT_DTYPES)]
-    out_dtype: String,
+    #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = out_dtype_parser())]
+    out_dtype: OutputDtype,
     /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
@@ -162,12 +162,12 @@ struct BenchArgs {
     device: usize,
 }
 
-/// The names `--out-dtype` accepts (`OutputDtype::name`).
-const OUT_DTYPES: [&str; 2] = ["f16", "bf16"];
-
-/// The output type named by `--out-dtype` (clap has checked the name).
-fn out_dtype(name: &str) -> Result<OutputDtype, Failure> {
-    OutputDtype::from_name(name).ok_or_else(|| Failure::usage(format!("unknown output type {name:?}")))
+/// `--out-dtype`: one of the names of `OutputDtype::ALL` (which `--help`
+/// lists), as the type.
+fn out_dtype_parser() -> impl clap::builder::TypedValueParser<Value = OutputDtype> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(OutputDtype::ALL.map(OutputDtype::name))
+        .try_map(|name: String| OutputDtype::from_name(&name).ok_or(format!("unknown output type {name:?}")))
 }
 
 /// Why a command failed: the exit code and the one line to print.
@@ -292,7 +292,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         causal: args.causal,
         scale: args.scale,
         variant: chosen.unwrap_or(Options::default().variant),
-        output: out_dtype(&args.out_dtype)?,
+        output: args.out_dtype,
     };
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
@@ -301,13 +301,13 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         validate::validate(&inputs.q, &inputs.k, &inputs.v, opts)
             .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))
     };
-    check(&opts)?;
+    let mut problem = check(&opts)?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     if chosen.is_none() {
         opts.variant = attn.recommended_variant(inputs.q.shape, inputs.k.shape, opts.causal);
+        // The kernel that runs: the recommendation's, not the default's.
+        problem = check(&opts)?;
     }
-    // The kernel that runs (the recommendation may differ from the default).
-    let problem = check(&opts)?;
     let variant = opts.variant;
     let start = Instant::now();
     let o = attn.forward(&inputs.q, &inputs.k, &inputs.v, &opts).map_err(Failure::attn)?;
@@ -366,7 +366,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         })
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
-    let output = out_dtype(&args.out_dtype)?;
+    let output = args.out_dtype;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
     let d = attn.device();
     eprintln!(

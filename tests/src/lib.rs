@@ -90,7 +90,7 @@ pub fn gate_cases() -> Vec<GateCase> {
 
 /// V's scales times 2^40 in [`bf16_gate_cases`]: outputs up to ~10^12-10^13,
 /// far past f16's 65504 (the f16 kernels refuse V scales above 146).
-pub const WIDE_RANGE_V_FACTOR: f32 = 1099511627776.0;
+pub const WIDE_RANGE_V_FACTOR: f32 = (1u64 << 40) as f32;
 
 /// The gate's cases for the bf16 kernels: every shape of [`gate_cases`]
 /// (run with one seed, [`BF16_SEEDS`]: the kernels are the f16 ones but
