@@ -15,7 +15,10 @@ done
 ROUNDS=3 bash scripts/ab-chain.sh split-n64 "$S" graph \
   main=$B/main/sdpa c1=$B/c1.sh c2m1=$B/c2m1.sh c2m2=$B/c2m2.sh c2m3=$B/c2m3.sh c4m3=$B/c4m3.sh main2=$B/main/sdpa \
   > "$OUT/ab.log" 2>&1
-grep -c '"correct": false' "$OUT"/ab-*.json | grep -v ':0' || echo "every row correct"
+python3 -c '
+import glob, json, sys
+bad = [(f, r["shape"]) for f in glob.glob(sys.argv[1] + "/ab-*.json") for r in json.load(open(f))["rows"] if not r["correct"]]
+print("every row correct" if not bad else f"INCORRECT rows: {bad}")' "$OUT"
 tail -14 "$OUT/ab.log"
 tar czf "$OUT/ab.tgz" -C "$OUT" $(cd "$OUT" && ls ab-*.json) && rm -f "$OUT"/ab-*.json
 echo "elapsed ${SECONDS}s"
