@@ -8,7 +8,9 @@ ablations, whose builds are wrong by design: then every row's time
 counts, and a row that failed is marked with '!' after its time).
 With three or more builds, each build after the second also gets its
 ratio to the first (the chain's base), so a chain of experiments reads
-against one reference as well as step by step.
+against one reference as well as step by step. The last line says
+whether every row of every build passed its correctness check (or lists
+the ones that did not), so a run script need not check the JSON again.
     usage: scripts/ab-table.py DIR ROUNDS [TAG ...]
            (reads DIR/ab-<tag>-<round>.json; tags default to: old new)
 """
@@ -18,6 +20,7 @@ out, rounds = sys.argv[1], int(sys.argv[2])
 tags = sys.argv[3:] or ["old", "new"]
 best = {}
 failed = set()
+incorrect = set()
 for tag in tags:
     for r in range(1, rounds + 1):
         try:
@@ -29,6 +32,8 @@ for tag in tags:
             shape = f'{s["batch"]},{s["heads"]},{s["seq"]},{s["head_dim"]}' + (",causal" if s["causal"] else "")
             key = (row["variant"], shape, row["mode"])
             ok = row["correct"]
+            if not ok:
+                incorrect.add((key, tag))
             if not ok and times_only:
                 failed.add((key, tag))
             t = row["median_us"] if ok or times_only else float("inf")
@@ -44,3 +49,9 @@ for (v, shape, mode), t in best.items():
     line += "".join(f" {b / a:12.3f}" for a, b in zip(times, times[1:]))
     line += "".join(f" {b / times[0]:12.3f}" for b in times[2:])
     print(line)
+# Last, the correctness of every row read (each round, each build).
+if incorrect:
+    print(f"{len(incorrect)} (row, build) pairs failed their correctness check: "
+          + ", ".join(f"{tag} {v} {shape} {mode}" for (v, shape, mode), tag in sorted(incorrect)))
+else:
+    print("every row of every build passed its correctness check")
