@@ -28,6 +28,11 @@
 #          scripts/device-run.sh sanitize DIR TOOL...
 #            compute-sanitizer TOOLs over DIR's `sanitize_target` into
 #            $OUT/sanitize.log; one line per tool
+#          scripts/device-run.sh unpack ARCHIVE DIR
+#            unpacks an xz tar of builds (`tar cf - -C STAGE . | xz -9e
+#            --lzma2=dict=64MiB`: the device carries 64 MB with the tree,
+#            and builds that share the embedded kernels pack to under 1 MB
+#            each) into DIR; its files listed
 # Each call also writes the GPU's name, driver, clock and serial to
 # $OUT/gpu.txt (the serial tells machines apart between calls).
 # STEP_TIMEOUT (default 240 s) bounds every suite and bench, so that a hang
@@ -87,8 +92,12 @@ case $step in
     shift
     BIN=$dir SANITIZE_TIMEOUT=$T bash "$HERE/sanitize.sh" "$@" >/dev/null 2>&1 || status=1
     grep -E "^(memcheck|racecheck|synccheck|initcheck)" "$OUT/sanitize.log" ;;
+  unpack)
+    archive=${1:?unpack ARCHIVE DIR} dir=${2:?unpack ARCHIVE DIR}
+    mkdir -p "$dir" && tar xJf "$archive" -C "$dir" || status=1
+    (cd "$dir" && find . -type f | sort | head -20) ;;
   *)
-    sed -n '10,34p' "$0"
+    sed -n '10,39p' "$0"
     exit 2 ;;
 esac
 echo "$step: ${SECONDS}s"
