@@ -290,22 +290,13 @@ impl Attention {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
+            let kv_map = |t: &DeviceFp8Tensor| {
+                launch::encode_tile_map(t.data.device_ptr(&self.stream).0, d, p.seq_kv as u32, kv_heads, tiles.block_n)
+            };
             let maps = [
                 launch::encode_tile_map(q.data.device_ptr(&self.stream).0, d, p.seq_q as u32, q_heads, tiles.block_m)?,
-                launch::encode_tile_map(
-                    k.data.device_ptr(&self.stream).0,
-                    d,
-                    p.seq_kv as u32,
-                    kv_heads,
-                    tiles.block_n,
-                )?,
-                launch::encode_tile_map(
-                    v.data.device_ptr(&self.stream).0,
-                    d,
-                    p.seq_kv as u32,
-                    kv_heads,
-                    tiles.block_n,
-                )?,
+                kv_map(&k)?,
+                kv_map(&v)?,
             ];
             Some(self.stream.clone_htod(&maps.concat())?)
         } else {

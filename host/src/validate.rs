@@ -224,8 +224,11 @@ fn check_scale_products<T: Fp8Input>(p: &Problem, q: &T, k: &T, v: &T) -> Result
     for (h, &vs) in v.scales().iter().enumerate() {
         if vs * E4M3_MAX > output.max() {
             let more = match output {
-                OutputDtype::F16 => "; bf16 output (--out-dtype bf16, Options::output) holds up to 3.39e38",
-                OutputDtype::Bf16 => "",
+                OutputDtype::F16 => format!(
+                    "; bf16 output (--out-dtype bf16, Options::output) holds up to {:.2e}",
+                    OutputDtype::Bf16.max()
+                ),
+                OutputDtype::Bf16 => String::new(),
             };
             return Err(AttnError::ScaleOutOfRange {
                 what: format!("v_scale[{h}]"),
