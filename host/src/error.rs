@@ -127,15 +127,6 @@ pub enum AttnError {
         /// The output type of the options.
         output: &'static str,
     },
-    /// [`crate::Attention::upload_kernel`] was given a kernel that does not
-    /// run this problem's key length (a pair-row kernel, odd lengths).
-    #[error("kernel {entry} runs only on even key lengths, not {seq_kv}")]
-    KernelKeyLength {
-        /// The kernel's entry.
-        entry: &'static str,
-        /// The problem's key length.
-        seq_kv: usize,
-    },
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),

@@ -195,11 +195,6 @@ pub struct KernelInfo {
     /// `.minnctapersm` this), which caps its registers at
     /// `65536 / (threads x this)`: rustc has no attribute for them.
     pub min_blocks_per_sm: u32,
-    /// Whether its tensor copies bring K and V as 128-byte rows of two keys
-    /// each (`layout::RowLayout::SwizzledPairs`; the host encodes K's and
-    /// V's maps so): half the copy requests, each a whole 128-byte line.
-    /// Such a kernel runs only on even key lengths ([`KernelInfo::runs_on`]).
-    pub kv_pair_rows: bool,
 }
 
 /// A prepass kernel: grid `(padded_keys(seq_kv) / 64, heads_kv, batch)`.
@@ -290,19 +285,8 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 /// the H200 before `split`'s tensor copies; with them, 0.76-0.93x.)
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
-/// The key lengths at which `split-n64` D = 64 runs its pair-row kernel
-/// (`sdpa_split_n64_pairs_d64`, [`KernelInfo::kv_pair_rows`]) when they are
-/// even: from 257 keys, where some group has two key blocks in flight, to
-/// 512, the last length whose key blocks are all in flight at once (4
-/// groups x 2 stages x 64 keys). Measured on three H200s against the
-/// plain rows (runs 276-278, results/STAGES.md stage 168): 0.976-0.989 at
-/// (1,8,512,64), 0.984-0.985 at (2,8,512,64), 0.987 at 448 keys, 0.992 at
-/// 384, 0.966-0.970 causal at 512; 0.997-1.004 at 256 keys; 1.021-1.028
-/// at 1024-2048, where groups refill their stages.
-pub const SPLIT_N64_PAIRS_KEYS: core::ops::RangeInclusive<u32> = 257..=512;
-
 /// The f16 kernels, in a fixed order.
-const F16_KERNELS: [KernelInfo; 16] = [
+const F16_KERNELS: [KernelInfo; 15] = [
     KernelInfo {
         variant: Variant::Naive,
         output: OutputDtype::F16,
@@ -312,7 +296,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Naive,
@@ -323,7 +306,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -334,7 +316,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -345,7 +326,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -356,7 +336,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d64", 64)),
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -367,7 +346,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d128", 128)),
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -378,7 +356,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -389,7 +366,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -402,7 +378,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         // Two blocks per SM (128 registers; 137 free) took 14-24% off
         // every shape of more than 132 blocks (H100 run 114, stage 80).
         min_blocks_per_sm: 2,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -413,7 +388,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -424,7 +398,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -435,7 +408,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -446,7 +418,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d64", 64)),
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -457,7 +428,6 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -468,24 +438,12 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
-        kv_pair_rows: false,
-    },
-    KernelInfo {
-        variant: Variant::SplitN64,
-        output: OutputDtype::F16,
-        entry: "sdpa_split_n64_pairs_d64",
-        tiles: SPLIT_N64_D64,
-        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART).total,
-        sm90a_only: true,
-        prepass: None,
-        min_blocks_per_sm: 0,
-        kv_pair_rows: true,
     },
 ];
 
 /// The entry symbols of the bf16 kernels: [`F16_KERNELS`]'s, in the same
 /// order, with `_bf16` appended (`attention::entry` emits both).
-const BF16_ENTRIES: [&str; 16] = [
+const BF16_ENTRIES: [&str; 15] = [
     "sdpa_naive_d64_bf16",
     "sdpa_naive_d128_bf16",
     "sdpa_mma_d64_bf16",
@@ -501,14 +459,13 @@ const BF16_ENTRIES: [&str; 16] = [
     "sdpa_wgmma_fp8pv_d64_bf16",
     "sdpa_wgmma_fp8pv_d128_bf16",
     "sdpa_wgmma_fp8pv_long_d128_bf16",
-    "sdpa_split_n64_pairs_d64_bf16",
 ];
 
 /// [`F16_KERNELS`], then each of them again writing bf16 under its
 /// [`BF16_ENTRIES`] name: everything else (tiles, shared memory, prepass,
 /// launch bounds) is the f16 kernel's.
-const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]) -> [KernelInfo; 32] {
-    let mut all = [f16[0]; 32];
+const fn with_bf16_twins(f16: [KernelInfo; 15], bf16_entries: [&'static str; 15]) -> [KernelInfo; 30] {
+    let mut all = [f16[0]; 30];
     let mut i = 0;
     while i < f16.len() {
         all[i] = f16[i];
@@ -520,7 +477,7 @@ const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]
 
 /// Every kernel the crate builds, in a fixed order: the f16 kernels, then
 /// their bf16 twins.
-pub const KERNELS: [KernelInfo; 32] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
+pub const KERNELS: [KernelInfo; 30] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
 
 /// The f16 kernel of `variant` for `head_dim`, if one is built: the first
 /// such row of [`KERNELS`] (the one [`select`] runs unless the problem
@@ -534,20 +491,8 @@ impl KernelInfo {
     pub fn writing(&'static self, output: OutputDtype) -> &'static KernelInfo {
         KERNELS
             .iter()
-            .find(|k| {
-                k.output == output
-                    && k.variant == self.variant
-                    && k.tiles == self.tiles
-                    && k.kv_pair_rows == self.kv_pair_rows
-            })
+            .find(|k| k.output == output && k.variant == self.variant && k.tiles == self.tiles)
             .unwrap_or(self)
-    }
-
-    /// Whether it runs problems of `seq_kv` keys: every kernel does, but one
-    /// with [`KernelInfo::kv_pair_rows`] only even lengths (an odd one's last
-    /// pair row would reach past its head).
-    pub const fn runs_on(&self, seq_kv: u32) -> bool {
-        !self.kv_pair_rows || seq_kv % 2 == 0
     }
 }
 
@@ -555,9 +500,8 @@ impl KernelInfo {
 /// keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
 /// on problems of at least [`FP8PV_LONG_MIN_KEYS`] keys
 /// ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when causal), which take its 192-key
-/// kernel ([`WGMMA_FP8PV_LONG_D128`]), and `split-n64` at D = 64 on even
-/// lengths in [`SPLIT_N64_PAIRS_KEYS`], which takes its pair-row kernel;
-/// each in its twin that writes `output`.
+/// kernel ([`WGMMA_FP8PV_LONG_D128`]); each in its twin that writes
+/// `output`.
 pub fn select(
     variant: Variant,
     head_dim: u32,
@@ -567,12 +511,8 @@ pub fn select(
 ) -> Option<&'static KernelInfo> {
     let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
     let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
-    let pairs =
-        variant == Variant::SplitN64 && head_dim == 64 && seq_kv % 2 == 0 && SPLIT_N64_PAIRS_KEYS.contains(&seq_kv);
     let kernel = if long {
         KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant)
-    } else if pairs {
-        KERNELS.iter().find(|k| k.kv_pair_rows && k.variant == variant && k.tiles.head_dim == head_dim)
     } else {
         find(variant, head_dim)
     };

@@ -231,10 +231,7 @@ unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [
 /// (`warpgroup_scores`) instead of per warp on `mma.sync`;
 /// `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
 /// folded (`online::fold_row`); `EXCHANGE_APART`: the merge's exchange
-/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]);
-/// `KV_PAIR_ROWS` (tensor copies at D = 64 only): K and V arrive as
-/// 128-byte rows of two keys each (`RowLayout::SwizzledPairs`; the host
-/// encodes their maps so, for even key lengths only).
+/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
@@ -254,7 +251,6 @@ pub unsafe fn forward<
     const WARPGROUP_QK: bool,
     const SOFTMAX_CHAINS: usize,
     const EXCHANGE_APART: bool,
-    const KV_PAIR_ROWS: bool,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -265,10 +261,6 @@ pub unsafe fn forward<
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
         assert!(!WARPGROUP_QK || (TENSOR_COPIES && ROW_WARPS == 4 && S_TILES == 8), "a warpgroup of 64-key blocks");
-        assert!(
-            !KV_PAIR_ROWS || (TENSOR_COPIES && HEAD_DIM == 64 && !WARPGROUP_QK),
-            "pair rows: 64-byte rows, `mma.sync`"
-        );
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -284,10 +276,6 @@ pub unsafe fn forward<
         SplitSmemPlan::new(shape, EXCHANGE_APART)
     };
     let tile_rows = plan.rows;
-    // K's and V's rows: the plan's, or two keys to a 128-byte row, whose
-    // tensor-copy row coordinate is then half the key's.
-    let kv_rows = if KV_PAIR_ROWS { RowLayout::SwizzledPairs } else { tile_rows };
-    let kv_row_coord = |key: u32| if KV_PAIR_ROWS { key / 2 } else { key };
     let threads = shape.threads();
     let maps = p.tile_maps;
     let block_n = BLOCK_N as u32;
@@ -358,7 +346,7 @@ pub unsafe fn forward<
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
         if TENSOR_COPIES {
             if team.0 == 0 {
-                let at = (0, kv_row_coord(key0), job.kv_head as u32);
+                let at = (0, key0, job.kv_head as u32);
                 // SAFETY: the stage's tiles are free (first use, or its
                 // "empty" phase completed); the box lies in the stage.
                 let tile_bytes = block_n * HEAD_DIM as u32;
@@ -382,8 +370,8 @@ pub unsafe fn forward<
         // SAFETY: uniform over the group; key rows below `valid` are inside
         // K and V; one arrival per thread and phase.
         unsafe {
-            load_rows::<HEAD_DIM, false>(k_dst, kv_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, false>(v_dst, kv_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, false>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
             mbarrier::arrive_after_copies(full(stage));
         }
     };
@@ -466,7 +454,7 @@ pub unsafe fn forward<
                 [core::array::from_fn(|t| s[t])]
             }
             // SAFETY: converged warp; the K tile of this stage.
-            () => [unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, kv_rows) }],
+            () => [unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) }],
         };
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
@@ -491,7 +479,7 @@ pub unsafe fn forward<
             unsafe { mbarrier::wait(v_full(stage), parity) };
         }
         // SAFETY: converged warp; the V tile of this stage.
-        unsafe { pv_e4m3(&mut o, &s, v_tile, kv_rows) };
+        unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
         // Refill the stage with block i + STAGES once the whole group is done
         // with block i (with tensor copies only their issuer waits for that).
         if i + (STAGES as u32) < my_blocks {
