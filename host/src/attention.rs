@@ -264,6 +264,9 @@ impl Attention {
                 output: opts.output.name(),
             });
         }
+        if !kernel.runs_on(problem.seq_q as u32, problem.seq_kv as u32) {
+            return Err(AttnError::KernelLengths { entry: kernel.entry, seq_q: problem.seq_q, seq_kv: problem.seq_kv });
+        }
         problem.kernel = kernel;
         self.problem_on_device(problem, self.to_device(q)?, self.to_device(k)?, self.to_device(v)?)
     }
@@ -290,11 +293,20 @@ impl Attention {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
+            let pairs = p.kernel.pair_rows;
             let kv_map = |t: &DeviceFp8Tensor| {
-                launch::encode_tile_map(t.data.device_ptr(&self.stream).0, d, p.seq_kv as u32, kv_heads, tiles.block_n)
+                let address = t.data.device_ptr(&self.stream).0;
+                launch::encode_tile_map(address, d, p.seq_kv as u32, kv_heads, tiles.block_n, pairs)
             };
             let maps = [
-                launch::encode_tile_map(q.data.device_ptr(&self.stream).0, d, p.seq_q as u32, q_heads, tiles.block_m)?,
+                launch::encode_tile_map(
+                    q.data.device_ptr(&self.stream).0,
+                    d,
+                    p.seq_q as u32,
+                    q_heads,
+                    tiles.block_m,
+                    pairs,
+                )?,
                 kv_map(&k)?,
                 kv_map(&v)?,
             ];

@@ -127,6 +127,17 @@ pub enum AttnError {
         /// The output type of the options.
         output: &'static str,
     },
+    /// [`crate::Attention::upload_kernel`] was given a kernel that does not
+    /// run this problem's lengths (a pair-row kernel, an odd length).
+    #[error("kernel {entry} runs only on even query and key lengths, not {seq_q} and {seq_kv}")]
+    KernelLengths {
+        /// The kernel's entry.
+        entry: &'static str,
+        /// The problem's query length.
+        seq_q: usize,
+        /// The problem's key length.
+        seq_kv: usize,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),

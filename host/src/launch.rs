@@ -32,14 +32,20 @@ pub(crate) fn driver_version() -> Result<i32, DriverError> {
 /// One tensor map for `split`'s tensor copies (see [`TileMaps`]): the
 /// E4M3 tensor `[heads, rows, head_dim]` at device address `address`, boxes
 /// of `head_dim x box_rows x 1`, the 64- or 128-byte swizzle (`head_dim`
-/// 64 or 128), zeros past its edges.
+/// 64 or 128), zeros past its edges. With `pairs` (`head_dim` 64, `rows`
+/// and `box_rows` even) the same bytes as `[heads, rows / 2, 128]` in boxes
+/// of `128 x box_rows / 2 x 1` under the 128-byte swizzle
+/// (`KernelInfo::pair_rows`).
 pub(crate) fn encode_tile_map(
     address: u64,
     head_dim: u32,
     rows: u32,
     heads: u32,
     box_rows: u32,
+    pairs: bool,
 ) -> Result<[u64; 16], DriverError> {
+    let (head_dim, rows, box_rows) =
+        if pairs { (2 * head_dim, rows / 2, box_rows / 2) } else { (head_dim, rows, box_rows) };
     let swizzle = if head_dim == 64 {
         sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B
     } else {

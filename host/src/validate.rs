@@ -102,8 +102,9 @@ impl Problem {
         }
         let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
         check_scale("softmax scale", softmax_scale)?;
-        let kernel = kernels::select(opts.variant, head_dim as u32, seq_kv as u32, opts.causal, opts.output)
-            .ok_or(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() })?;
+        let kernel =
+            kernels::select(opts.variant, head_dim as u32, seq_q as u32, seq_kv as u32, opts.causal, opts.output)
+                .ok_or(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() })?;
         Ok(Problem {
             batch,
             heads_q,

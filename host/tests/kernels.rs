@@ -4,9 +4,9 @@
 
 use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, cost, load, predicted_us};
 use kernels_gpu::kernels::{
-    FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, OutputDtype, SHORT_KEYS, Variant,
-    WGMMA_FP8PV_LONG_D128, Workload, find, recommended, select as select_kernel, split_fill_fifths, split_max_keys,
-    split_wg_fills,
+    FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, HEAD_DIMS, KERNELS, KernelInfo, OutputDtype, SHORT_KEYS,
+    SPLIT_N64_PAIRS_KEYS, Variant, WGMMA_FP8PV_LONG_D128, Workload, find, recommended, select as select_kernel,
+    split_fill_fifths, split_max_keys, split_wg_fills,
 };
 use kernels_gpu::layout::RowLayout;
 use kernels_gpu::params::{KvTiles, TILE_KEYS, k_by_tensor_copy};
@@ -103,7 +103,7 @@ fn only_long_fp8pv_problems_at_d128_select_the_192_key_kernel() {
                 FP8PV_LONG_MIN_CAUSAL_KEYS,
             ] {
                 for (causal, output) in [false, true].into_iter().flat_map(|c| OutputDtype::ALL.map(|o| (c, o))) {
-                    let k = select_kernel(v, d, keys, causal, output).expect("a kernel");
+                    let k = select_kernel(v, d, 512, keys, causal, output).expect("a kernel");
                     assert_eq!((k.variant, k.tiles.head_dim, k.output), (v, d, output));
                     let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
                     let expected = v == Variant::WgmmaFp8Pv && d == 128 && keys >= min_keys;
@@ -111,6 +111,37 @@ fn only_long_fp8pv_problems_at_d128_select_the_192_key_kernel() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn only_even_split_n64_d64_lengths_in_range_select_the_pair_row_kernel() {
+    let (lo, hi) = (*SPLIT_N64_PAIRS_KEYS.start(), *SPLIT_N64_PAIRS_KEYS.end());
+    let paired: Vec<&KernelInfo> = KERNELS.iter().filter(|k| k.pair_rows).collect();
+    assert_eq!(paired.len(), 2, "one pair-row kernel and its bf16 twin");
+    for v in Variant::ALL {
+        for d in HEAD_DIMS {
+            let lengths = [1, 2, 255, 256, lo - 1, lo, lo + 1, 384, 447, 448, hi - 1, hi, hi + 1, hi + 2, 4096];
+            for (queries, keys) in [1, 200, 333, 512].into_iter().flat_map(|q| lengths.map(|k| (q, k))) {
+                for (causal, output) in [false, true].into_iter().flat_map(|c| OutputDtype::ALL.map(|o| (c, o))) {
+                    let k = select_kernel(v, d, queries, keys, causal, output).expect("a kernel");
+                    assert_eq!((k.variant, k.tiles.head_dim, k.output), (v, d, output));
+                    let even = queries % 2 == 0 && keys % 2 == 0;
+                    let expected = v == Variant::SplitN64 && d == 64 && even && (lo..=hi).contains(&keys);
+                    let at = format!("{} D={d} queries={queries} keys={keys} causal={causal}", v.name());
+                    assert_eq!(k.pair_rows, expected, "{at}");
+                    assert!(k.runs_on(queries, keys), "{} runs on {at}", k.entry);
+                }
+            }
+        }
+    }
+    for k in paired {
+        assert!(k.runs_on(512, 512) && k.runs_on(2, 2), "{}", k.entry);
+        assert!(!k.runs_on(512, 511) && !k.runs_on(511, 512) && !k.runs_on(1, 1), "{}", k.entry);
+        // The same kernel as the plain one but for its copies.
+        let plain = find(Variant::SplitN64, 64).expect("split-n64 D = 64").writing(k.output);
+        assert!(!plain.pair_rows);
+        assert_eq!(*k, KernelInfo { entry: k.entry, pair_rows: true, ..*plain });
     }
 }
 
@@ -246,11 +277,13 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
 
 #[test]
 fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
-    // split, split-wg and split-n64 at both head dims, writing f16 and bf16.
-    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 12);
+    // split, split-wg and split-n64 at both head dims and split-n64's
+    // pair-row kernel at D = 64, writing f16 and bf16.
+    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 14);
     for k in KERNELS.iter().filter(|k| k.variant.runs_split_body()) {
         let t = k.tiles;
-        let apart = k.entry.starts_with("sdpa_split_n64_d64") && kernels_gpu::kernels::SPLIT_N64_D64_EXCHANGE_APART;
+        let apart =
+            k.variant == Variant::SplitN64 && t.head_dim == 64 && kernels_gpu::kernels::SPLIT_N64_D64_EXCHANGE_APART;
         let padded = SplitSmemPlan::new(t, apart);
         assert_eq!(padded.total, k.smem_bytes, "{}: the launch is sized by the padded plan", k.entry);
         // The swizzled plan (tensor copies, sm_90a) runs in the same launch.

@@ -195,6 +195,12 @@ pub struct KernelInfo {
     /// `.minnctapersm` this), which caps its registers at
     /// `65536 / (threads x this)`: rustc has no attribute for them.
     pub min_blocks_per_sm: u32,
+    /// Whether its tensor copies bring Q, K and V as 128-byte rows of two
+    /// rows each (`layout::RowLayout::SwizzledPairs`; the host encodes
+    /// their maps so): half the copy requests, each a whole 128-byte line.
+    /// Such a kernel runs only on even query and key lengths
+    /// ([`KernelInfo::runs_on`]).
+    pub pair_rows: bool,
 }
 
 /// A prepass kernel: grid `(padded_keys(seq_kv) / 64, heads_kv, batch)`.
@@ -285,8 +291,19 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 /// the H200 before `split`'s tensor copies; with them, 0.76-0.93x.)
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
+/// The key lengths at which `split-n64` D = 64 runs its pair-row kernel
+/// (`sdpa_split_n64_pairs_d64`, [`KernelInfo::pair_rows`]) when they are
+/// even: from 257 keys, where some group has two key blocks in flight, to
+/// 512, the last length whose key blocks are all in flight at once (4
+/// groups x 2 stages x 64 keys). Measured on three H200s against the
+/// plain rows (runs 276-278, results/STAGES.md stage 168): 0.976-0.989 at
+/// (1,8,512,64), 0.984-0.985 at (2,8,512,64), 0.987 at 448 keys, 0.992 at
+/// 384, 0.966-0.970 causal at 512; 0.997-1.004 at 256 keys; 1.021-1.028
+/// at 1024-2048, where groups refill their stages.
+pub const SPLIT_N64_PAIRS_KEYS: core::ops::RangeInclusive<u32> = 257..=512;
+
 /// The f16 kernels, in a fixed order.
-const F16_KERNELS: [KernelInfo; 15] = [
+const F16_KERNELS: [KernelInfo; 16] = [
     KernelInfo {
         variant: Variant::Naive,
         output: OutputDtype::F16,
@@ -296,6 +313,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Naive,
@@ -306,6 +324,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -316,6 +335,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -326,6 +346,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -336,6 +357,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d64", 64)),
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -346,6 +368,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d128", 128)),
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -356,6 +379,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -366,6 +390,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -378,6 +403,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         // Two blocks per SM (128 registers; 137 free) took 14-24% off
         // every shape of more than 132 blocks (H100 run 114, stage 80).
         min_blocks_per_sm: 2,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -388,6 +414,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -398,6 +425,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -408,6 +436,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -418,6 +447,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d64", 64)),
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -428,6 +458,7 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
+        pair_rows: false,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -438,12 +469,24 @@ const F16_KERNELS: [KernelInfo; 15] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
+        pair_rows: false,
+    },
+    KernelInfo {
+        variant: Variant::SplitN64,
+        output: OutputDtype::F16,
+        entry: "sdpa_split_n64_pairs_d64",
+        tiles: SPLIT_N64_D64,
+        smem_bytes: SplitSmemPlan::new(SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART).total,
+        sm90a_only: true,
+        prepass: None,
+        min_blocks_per_sm: 0,
+        pair_rows: true,
     },
 ];
 
 /// The entry symbols of the bf16 kernels: [`F16_KERNELS`]'s, in the same
 /// order, with `_bf16` appended (`attention::entry` emits both).
-const BF16_ENTRIES: [&str; 15] = [
+const BF16_ENTRIES: [&str; 16] = [
     "sdpa_naive_d64_bf16",
     "sdpa_naive_d128_bf16",
     "sdpa_mma_d64_bf16",
@@ -459,13 +502,14 @@ const BF16_ENTRIES: [&str; 15] = [
     "sdpa_wgmma_fp8pv_d64_bf16",
     "sdpa_wgmma_fp8pv_d128_bf16",
     "sdpa_wgmma_fp8pv_long_d128_bf16",
+    "sdpa_split_n64_pairs_d64_bf16",
 ];
 
 /// [`F16_KERNELS`], then each of them again writing bf16 under its
 /// [`BF16_ENTRIES`] name: everything else (tiles, shared memory, prepass,
 /// launch bounds) is the f16 kernel's.
-const fn with_bf16_twins(f16: [KernelInfo; 15], bf16_entries: [&'static str; 15]) -> [KernelInfo; 30] {
-    let mut all = [f16[0]; 30];
+const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]) -> [KernelInfo; 32] {
+    let mut all = [f16[0]; 32];
     let mut i = 0;
     while i < f16.len() {
         all[i] = f16[i];
@@ -477,7 +521,7 @@ const fn with_bf16_twins(f16: [KernelInfo; 15], bf16_entries: [&'static str; 15]
 
 /// Every kernel the crate builds, in a fixed order: the f16 kernels, then
 /// their bf16 twins.
-pub const KERNELS: [KernelInfo; 30] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
+pub const KERNELS: [KernelInfo; 32] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
 
 /// The f16 kernel of `variant` for `head_dim`, if one is built: the first
 /// such row of [`KERNELS`] (the one [`select`] runs unless the problem
@@ -491,28 +535,50 @@ impl KernelInfo {
     pub fn writing(&'static self, output: OutputDtype) -> &'static KernelInfo {
         KERNELS
             .iter()
-            .find(|k| k.output == output && k.variant == self.variant && k.tiles == self.tiles)
+            .find(|k| {
+                k.output == output
+                    && k.variant == self.variant
+                    && k.tiles == self.tiles
+                    && k.pair_rows == self.pair_rows
+            })
             .unwrap_or(self)
+    }
+
+    /// Whether it runs problems of `seq_q` queries and `seq_kv` keys: every
+    /// kernel does, but one with [`KernelInfo::pair_rows`] only even
+    /// lengths (an odd one's last pair row would reach past its head).
+    pub const fn runs_on(&self, seq_q: u32, seq_kv: u32) -> bool {
+        !self.pair_rows || (seq_q % 2 == 0 && seq_kv % 2 == 0)
     }
 }
 
-/// The kernel that runs `variant` on a problem of `head_dim`, `seq_kv`
-/// keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
+/// The kernel that runs `variant` on a problem of `head_dim`, `seq_q`
+/// queries, `seq_kv` keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
 /// on problems of at least [`FP8PV_LONG_MIN_KEYS`] keys
 /// ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when causal), which take its 192-key
-/// kernel ([`WGMMA_FP8PV_LONG_D128`]); each in its twin that writes
-/// `output`.
+/// kernel ([`WGMMA_FP8PV_LONG_D128`]), and `split-n64` at D = 64 on even
+/// query lengths and even key lengths in [`SPLIT_N64_PAIRS_KEYS`], which
+/// take its pair-row kernel;
+/// each in its twin that writes `output`.
 pub fn select(
     variant: Variant,
     head_dim: u32,
+    seq_q: u32,
     seq_kv: u32,
     causal: bool,
     output: OutputDtype,
 ) -> Option<&'static KernelInfo> {
     let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
     let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
+    let pairs = variant == Variant::SplitN64
+        && head_dim == 64
+        && seq_q % 2 == 0
+        && seq_kv % 2 == 0
+        && SPLIT_N64_PAIRS_KEYS.contains(&seq_kv);
     let kernel = if long {
         KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant)
+    } else if pairs {
+        KERNELS.iter().find(|k| k.pair_rows && k.variant == variant && k.tiles.head_dim == head_dim)
     } else {
         find(variant, head_dim)
     };

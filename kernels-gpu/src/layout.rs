@@ -31,6 +31,14 @@ pub enum RowLayout {
         /// Bytes of one row: 64 or 128.
         row_bytes: u32,
     },
+    /// 64-byte rows (a D = 64 tile of E4M3 keys) copied two to a 128-byte
+    /// row under the 128-byte swizzle: a tensor copy of the same bytes seen
+    /// as rows of 128 (`launch::encode_tile_map`'s pair rows). Row `r`'s
+    /// plain offset is `64 r + byte`, as in a plain tile; chunk bits 4..7
+    /// of it XOR bits 7..10 (`Swizzled { row_bytes: 128 }`'s rule on the
+    /// pair row `r / 2`). The 8 rows an `ldmatrix` reads at one chunk are 4
+    /// pair rows x 2 halves: 8 distinct 16-byte bank groups.
+    SwizzledPairs,
 }
 
 impl RowLayout {
@@ -48,6 +56,10 @@ impl RowLayout {
                 // The 16-byte chunks of one swizzle row (128 bytes) number row_bytes / 16.
                 let chunk_mask = row_bytes / 16 - 1;
                 plain ^ (((plain >> 7) & chunk_mask) << 4)
+            }
+            RowLayout::SwizzledPairs => {
+                let plain = row * 64 + byte;
+                plain ^ (((plain >> 7) & 7) << 4)
             }
         }
     }
@@ -196,6 +208,31 @@ mod tests {
         // The 128-byte mode: chunk c of row r at c ^ (r % 8).
         let layout = RowLayout::Swizzled { row_bytes: 128 };
         assert_eq!(layout.offset(5, 32 + 3), 5 * 128 + 16 * (2 ^ 5) + 3);
+    }
+
+    #[test]
+    fn swizzled_pairs_are_the_128_byte_swizzle_of_pair_rows_and_conflict_free() {
+        let pairs = RowLayout::SwizzledPairs;
+        let wide = RowLayout::Swizzled { row_bytes: 128 };
+        let rows = 64;
+        let mut seen = vec![false; (rows * 64) as usize];
+        for r in 0..rows {
+            for b in 0..64 {
+                let at = pairs.offset(r, b);
+                // Where a tensor copy of 128-byte rows puts byte 64 (r % 2) + b of pair row r / 2.
+                assert_eq!(at, wide.offset(r / 2, 64 * (r % 2) + b), "row {r}, byte {b}");
+                assert!(!seen[at as usize], "offset {at} hit twice");
+                seen[at as usize] = true;
+            }
+        }
+        for r0 in (0..rows).step_by(8) {
+            for chunk in 0..4 {
+                let mut groups: Vec<u32> = (r0..r0 + 8).map(|r| (pairs.offset(r, 16 * chunk) / 16) % 8).collect();
+                groups.sort();
+                groups.dedup();
+                assert_eq!(groups.len(), 8, "rows {r0}.., chunk {chunk}");
+            }
+        }
     }
 
     #[test]

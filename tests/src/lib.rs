@@ -59,6 +59,11 @@ pub fn gate_cases() -> Vec<GateCase> {
     let mut cases = vec![
         GateCase::new("small", 1, 2, 64, 64, false),
         GateCase::new("mission", 2, 8, 256, 64, false),
+        // The other mission shape; with the next, `split-n64`'s pair-row
+        // kernel by selection (`kernels::SPLIT_N64_PAIRS_KEYS`, even
+        // lengths): whole key blocks, and ragged query and key tails.
+        GateCase::new("mission-512", 1, 8, 512, 64, false),
+        GateCase::new("pairs-tail-causal", 1, 4, 200, 64, true).lengths(200, 300),
         GateCase::new("long", 1, 8, 2048, 64, false),
         GateCase::new("very-long", 1, 1, 8192, 64, false),
         // `wgmma-fp8pv`'s 192-key kernel (`kernels::select`): a first key

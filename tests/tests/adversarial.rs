@@ -45,11 +45,12 @@ fn kernels_for(case: &Case) -> impl Iterator<Item = &'static KernelInfo> {
     gpu_kernels_for(case).filter(|k| k.output == OutputDtype::F16)
 }
 
-/// Every kernel at the case's head dimension, the bf16 twins included: what
-/// the GPU runs (their stores differ, and so may their NaNs and zeros).
+/// Every kernel at the case's head dimension that runs its lengths, the
+/// bf16 twins included: what the GPU runs (their stores differ, and so may
+/// their NaNs and zeros).
 fn gpu_kernels_for(case: &Case) -> impl Iterator<Item = &'static KernelInfo> {
-    let dim = case.q.shape[3] as u32;
-    KERNELS.iter().filter(move |k| k.tiles.head_dim == dim)
+    let (dim, queries, keys) = (case.q.shape[3] as u32, case.q.shape[2] as u32, case.k.shape[2] as u32);
+    KERNELS.iter().filter(move |k| k.tiles.head_dim == dim && k.runs_on(queries, keys))
 }
 
 fn reference(case: &Case) -> Vec<f64> {

@@ -53,7 +53,7 @@ fn outputs(
     runs: usize,
 ) -> Option<Vec<Vec<u16>>> {
     let [b, hq, hkv, s, d] = shape;
-    if d as u32 != kernel.tiles.head_dim {
+    if d as u32 != kernel.tiles.head_dim || !kernel.runs_on(s as u32, s as u32) {
         return None;
     }
     let (q, k, v) = random_problem([b, hq, s, d], [b, hkv, s, d], 7);

@@ -76,12 +76,13 @@ macro_rules! split_entry {
         $tiles:expr,
         warpgroup_qk: $wg:literal,
         softmax_chains: $chains:literal,
-        exchange_apart: $apart:expr
+        exchange_apart: $apart:expr,
+        pair_rows: $pairs:literal
     ) => {
-        split_entry!(@one $f16, F16, $tiles, $wg, $chains, $apart);
-        split_entry!(@one $bf16, Bf16, $tiles, $wg, $chains, $apart);
+        split_entry!(@one $f16, F16, $tiles, $wg, $chains, $apart, $pairs);
+        split_entry!(@one $bf16, Bf16, $tiles, $wg, $chains, $apart, $pairs);
     };
-    (@one $name:ident, $out:ty, $tiles:expr, $wg:literal, $chains:literal, $apart:expr) => {
+    (@one $name:ident, $out:ty, $tiles:expr, $wg:literal, $chains:literal, $apart:expr, $pairs:literal) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -103,6 +104,7 @@ macro_rules! split_entry {
                     $wg,
                     $chains,
                     { $apart },
+                    $pairs,
                     $out,
                 >(&p)
             }
@@ -159,12 +161,12 @@ naive_entry!(sdpa_naive_d128 / sdpa_naive_d128_bf16, NAIVE_D128);
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
 mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, unrolled_copies: false);
 mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, unrolled_copies: true);
-split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
-split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
+split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false, pair_rows: false);
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false, pair_rows: false);
 // Four chains (spelled out, see `split::forward`) and the exchange apart:
 // -1.4..-5.2% at D = 64 (H100 runs 144-148, results/STAGES.md stages 91 and
 // 95); four chains measured +1..1.4% for `split` and +1..2% for
@@ -175,10 +177,22 @@ split_entry!(
     SPLIT_N64_D64,
     warpgroup_qk: false,
     softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART
+    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
+    pair_rows: false
+);
+// The same with Q, K and V copied as 128-byte pair rows, for even lengths
+// (`kernels::SPLIT_N64_PAIRS_KEYS`).
+#[cfg(target_feature = "sm_90a")]
+split_entry!(
+    sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16,
+    SPLIT_N64_D64,
+    warpgroup_qk: false,
+    softmax_chains: 4,
+    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
+    pair_rows: true
 );
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false);
+split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).

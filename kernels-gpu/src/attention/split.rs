@@ -231,7 +231,10 @@ unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [
 /// (`warpgroup_scores`) instead of per warp on `mma.sync`;
 /// `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
 /// folded (`online::fold_row`); `EXCHANGE_APART`: the merge's exchange
-/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]).
+/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]);
+/// `PAIR_ROWS` (tensor copies at D = 64 only): Q, K and V arrive as
+/// 128-byte rows of two rows each (`RowLayout::SwizzledPairs`; the host
+/// encodes their maps so, for even query and key lengths only).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
@@ -251,6 +254,7 @@ pub unsafe fn forward<
     const WARPGROUP_QK: bool,
     const SOFTMAX_CHAINS: usize,
     const EXCHANGE_APART: bool,
+    const PAIR_ROWS: bool,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -261,6 +265,10 @@ pub unsafe fn forward<
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
         assert!(!WARPGROUP_QK || (TENSOR_COPIES && ROW_WARPS == 4 && S_TILES == 8), "a warpgroup of 64-key blocks");
+        assert!(
+            !PAIR_ROWS || (TENSOR_COPIES && HEAD_DIM == 64 && !WARPGROUP_QK),
+            "pair rows: 64-byte rows, `mma.sync`"
+        );
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -275,7 +283,10 @@ pub unsafe fn forward<
     } else {
         SplitSmemPlan::new(shape, EXCHANGE_APART)
     };
-    let tile_rows = plan.rows;
+    // The rows of the Q, K and V tiles: the plan's, or two to a 128-byte
+    // row, whose tensor-copy row coordinate is then half the row's.
+    let tile_rows = if PAIR_ROWS { RowLayout::SwizzledPairs } else { plan.rows };
+    let row_coord = |row: u32| if PAIR_ROWS { row / 2 } else { row };
     let threads = shape.threads();
     let maps = p.tile_maps;
     let block_n = BLOCK_N as u32;
@@ -346,7 +357,7 @@ pub unsafe fn forward<
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
         if TENSOR_COPIES {
             if team.0 == 0 {
-                let at = (0, key0, job.kv_head as u32);
+                let at = (0, row_coord(key0), job.kv_head as u32);
                 // SAFETY: the stage's tiles are free (first use, or its
                 // "empty" phase completed); the box lies in the stage.
                 let tile_bytes = block_n * HEAD_DIM as u32;
@@ -417,7 +428,7 @@ pub unsafe fn forward<
             mbarrier::arrive_after_copies(q_barrier);
         } else if thread == 0 {
             mbarrier::arrive_expect_tx(q_barrier, shape.block_m * HEAD_DIM as u32);
-            tma::copy_box_3d(smem_base + plan.q, maps, (0, job.row0, job.q_head as u32), q_barrier);
+            tma::copy_box_3d(smem_base + plan.q, maps, (0, row_coord(job.row0), job.q_head as u32), q_barrier);
         }
         for i in 0..(STAGES as u32).min(my_blocks) {
             load_kv(i);
