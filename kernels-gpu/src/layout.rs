@@ -31,7 +31,7 @@ pub enum RowLayout {
         /// Bytes of one row: 64 or 128.
         row_bytes: u32,
     },
-    /// 64-byte rows (a D = 64 tile of E4M3 keys) copied two to a 128-byte
+    /// 64-byte rows (a D = 64 tile of E4M3 rows) copied two to a 128-byte
     /// row under the 128-byte swizzle: a tensor copy of the same bytes seen
     /// as rows of 128 (`launch::encode_tile_map`'s pair rows). Row `r`'s
     /// plain offset is `64 r + byte`, as in a plain tile; chunk bits 4..7
