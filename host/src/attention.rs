@@ -293,22 +293,14 @@ impl Attention {
             let p = &problem;
             let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
-            let pairs = p.kernel.pair_rows;
-            let kv_map = |t: &DeviceFp8Tensor| {
+            let map = |t: &DeviceFp8Tensor, rows: usize, heads: u32, box_rows: u32| {
                 let address = t.data.device_ptr(&self.stream).0;
-                launch::encode_tile_map(address, d, p.seq_kv as u32, kv_heads, tiles.block_n, pairs)
+                launch::encode_tile_map(address, d, rows as u32, heads, box_rows, p.kernel.pair_rows)
             };
             let maps = [
-                launch::encode_tile_map(
-                    q.data.device_ptr(&self.stream).0,
-                    d,
-                    p.seq_q as u32,
-                    q_heads,
-                    tiles.block_m,
-                    pairs,
-                )?,
-                kv_map(&k)?,
-                kv_map(&v)?,
+                map(&q, p.seq_q, q_heads, tiles.block_m)?,
+                map(&k, p.seq_kv, kv_heads, tiles.block_n)?,
+                map(&v, p.seq_kv, kv_heads, tiles.block_n)?,
             ];
             Some(self.stream.clone_htod(&maps.concat())?)
         } else {

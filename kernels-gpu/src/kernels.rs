@@ -553,12 +553,14 @@ impl KernelInfo {
 }
 
 /// The kernel that runs `variant` on a problem of `head_dim`, `seq_q`
-/// queries, `seq_kv` keys and `causal` masking: [`find`]'s, except `wgmma-fp8pv` at D = 128
-/// on problems of at least [`FP8PV_LONG_MIN_KEYS`] keys
-/// ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when causal), which take its 192-key
-/// kernel ([`WGMMA_FP8PV_LONG_D128`]), and `split-n64` at D = 64 on even
-/// query lengths and even key lengths in [`SPLIT_N64_PAIRS_KEYS`], which
-/// take its pair-row kernel;
+/// queries, `seq_kv` keys and `causal` masking: [`find`]'s, except
+/// - `wgmma-fp8pv` at D = 128 on problems of at least
+///   [`FP8PV_LONG_MIN_KEYS`] keys ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when
+///   causal), which take its 192-key kernel ([`WGMMA_FP8PV_LONG_D128`]);
+/// - a variant with a pair-row kernel at `head_dim` (`split-n64` at
+///   D = 64), which takes it where it runs ([`KernelInfo::runs_on`]) and
+///   the keys are in [`SPLIT_N64_PAIRS_KEYS`];
+///
 /// each in its twin that writes `output`.
 pub fn select(
     variant: Variant,
@@ -570,17 +572,14 @@ pub fn select(
 ) -> Option<&'static KernelInfo> {
     let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
     let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
-    let pairs = variant == Variant::SplitN64
-        && head_dim == 64
-        && seq_q % 2 == 0
-        && seq_kv % 2 == 0
-        && SPLIT_N64_PAIRS_KEYS.contains(&seq_kv);
+    let pair_rows = KERNELS
+        .iter()
+        .find(|k| k.pair_rows && k.variant == variant && k.tiles.head_dim == head_dim)
+        .filter(|k| k.runs_on(seq_q, seq_kv) && SPLIT_N64_PAIRS_KEYS.contains(&seq_kv));
     let kernel = if long {
         KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant)
-    } else if pairs {
-        KERNELS.iter().find(|k| k.pair_rows && k.variant == variant && k.tiles.head_dim == head_dim)
     } else {
-        find(variant, head_dim)
+        pair_rows.or_else(|| find(variant, head_dim))
     };
     kernel.map(|k| k.writing(output))
 }
