@@ -67,6 +67,10 @@ enum Command {
     /// model's times are shown, but it was fitted on 128-2048 keys only).
     /// The model (kernels-gpu/src/cost.rs, scripts/fit-cost.py) was fitted
     /// on H100 timings; "off sm_90a" is the pick on other GPUs (sm_89).
+    /// "kernel on sm_90a" is the entry the pick launches there with f16
+    /// output: a variant may run another kernel on some problems (the
+    /// pair-row `split-n64` on even lengths of 257-512 keys at D = 64, the
+    /// 192-key `wgmma-fp8pv` on long D = 128 rows).
     Plan(PlanArgs),
 }
 
@@ -417,10 +421,10 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `sdpa plan`: the pick and the model's times per shape.
+/// `sdpa plan`: the pick, the model's times and the pick's kernel per shape.
 fn plan(args: PlanArgs) -> Result<(), Failure> {
     use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, MODELLED, predicted_us};
-    use kernels_gpu::kernels::{HEAD_DIMS, Workload, recommended};
+    use kernels_gpu::kernels::{HEAD_DIMS, OutputDtype, Workload, recommended, select};
     let texts: Vec<String> = if args.shapes.is_empty() {
         sdpa::bench::DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -440,7 +444,7 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
     for v in MODELLED {
         print!(" {:>9}", v.name());
     }
-    println!("  {:<14} off sm_90a", "pick");
+    println!("  {:<14} {:<10} kernel on sm_90a", "pick", "off sm_90a");
     for (text, s) in texts.iter().zip(&shapes) {
         let w = Workload::new(s.dims(), s.dims(), s.causal);
         print!("{text:<24}");
@@ -450,9 +454,13 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
                 None => print!(" {:>9}", "-"),
             }
         }
-        let pick = recommended(&w, true, args.sms).name();
+        let pick = recommended(&w, true, args.sms);
         let rule = if (MODEL_MIN_KEYS..=MODEL_MAX_KEYS).contains(&w.seq_kv) { "" } else { " (rule)" };
-        println!("  {:<14} {}", format!("{pick}{rule}"), recommended(&w, false, args.sms).name());
+        let (seq, head_dim) = (s.seq as u32, s.head_dim as u32);
+        // ("-" where the pick has no kernel at this head dimension.)
+        let kernel = select(pick, head_dim, seq, seq, s.causal, OutputDtype::F16).map_or("-", |k| k.entry);
+        let off = recommended(&w, false, args.sms).name();
+        println!("  {:<14} {off:<10} {kernel}", format!("{}{rule}", pick.name()));
     }
     Ok(())
 }
