@@ -68,9 +68,8 @@ enum Command {
     /// The model (kernels-gpu/src/cost.rs, scripts/fit-cost.py) was fitted
     /// on H100 timings; "off sm_90a" is the pick on other GPUs (sm_89).
     /// "kernel on sm_90a" is the entry the pick launches there with f16
-    /// output: a variant may run another kernel on some problems (the
-    /// pair-row `split-n64` on even lengths of 257-512 keys at D = 64, the
-    /// 192-key `wgmma-fp8pv` on long D = 128 rows).
+    /// output: `split-n64` runs its pair-row kernel on even lengths of
+    /// 257-512 keys at D = 64.
     Plan(PlanArgs),
 }
 
