@@ -19,7 +19,6 @@ times_only = os.environ.get("AB_TIMES_ONLY") == "1"
 out, rounds = sys.argv[1], int(sys.argv[2])
 tags = sys.argv[3:] or ["old", "new"]
 best = {}
-failed = set()
 incorrect = set()
 for tag in tags:
     for r in range(1, rounds + 1):
@@ -34,8 +33,6 @@ for tag in tags:
             ok = row["correct"]
             if not ok:
                 incorrect.add((key, tag))
-            if not ok and times_only:
-                failed.add((key, tag))
             t = row["median_us"] if ok or times_only else float("inf")
             best.setdefault(key, {})[tag] = min(t, best.get(key, {}).get(tag, float("inf")))
 head = f'{"variant":8} {"shape":24} {"mode":14}' + "".join(f" {t + '_us':>10}" for t in tags)
@@ -44,7 +41,7 @@ head += "".join(f" {b + '/' + tags[0]:>12}" for b in tags[2:])
 print(head)
 for (v, shape, mode), t in best.items():
     times = [t.get(tag, float("nan")) for tag in tags]
-    marks = ["!" if ((v, shape, mode), tag) in failed else " " for tag in tags]
+    marks = ["!" if times_only and ((v, shape, mode), tag) in incorrect else " " for tag in tags]
     line = f"{v:8} {shape:24} {mode:14}" + "".join(f" {x:9.2f}{m}" for x, m in zip(times, marks))
     line += "".join(f" {b / a:12.3f}" for a, b in zip(times, times[1:]))
     line += "".join(f" {b / times[0]:12.3f}" for b in times[2:])

@@ -292,8 +292,8 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
 /// The key lengths at which `split-n64` D = 64 runs its pair-row kernel
-/// (`sdpa_split_n64_pairs_d64`, [`KernelInfo::pair_rows`]) when they are
-/// even: from 257 keys, where some group has two key blocks in flight, to
+/// (`sdpa_split_n64_pairs_d64`, [`KernelInfo::pair_rows`]) where it runs
+/// (even query and key lengths, [`KernelInfo::runs_on`]): from 257 keys, where some group has two key blocks in flight, to
 /// 512, the last length whose key blocks are all in flight at once (4
 /// groups x 2 stages x 64 keys). Measured on three H200s against the
 /// plain rows (runs 276-278, results/STAGES.md stage 168): 0.976-0.989 at

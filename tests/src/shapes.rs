@@ -93,10 +93,14 @@ pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) 
     // A kernel that runs only even lengths (`KernelInfo::runs_on`) sees an
     // odd edge moved one row up or down, still straddling the tile edge.
     let pair_rows = kernel.pair_rows;
-    let even = move |len: usize, up: bool| match len % 2 == 0 || !pair_rows {
-        true => len,
-        false if len == 1 || up => len + 1,
-        false => len - 1,
+    let even = move |len: usize, up: bool| {
+        if len % 2 == 0 || !pair_rows {
+            len
+        } else if len == 1 || up {
+            len + 1
+        } else {
+            len - 1
+        }
     };
     (1usize..=2, heads, lengths, any::<bool>(), scales, any::<u64>()).prop_map(
         move |(batch, (heads_q, heads_kv), (seq_q, seq_kv), causal, scale_exponents, seed)| {
