@@ -7,6 +7,7 @@ mod benchdata;
 mod budgets;
 mod bundle;
 mod check;
+mod codegen;
 mod gate;
 mod gpu;
 mod occupancy;
@@ -27,6 +28,8 @@ usage: cargo xtask <command> [options]
 commands:
   setup                      find ptxas, or install it (pip wheel) into target/cuda-tools;
                              print its path and version
+  codegen [--check]          write the generated sources (the wgmma wrappers); with
+                             --check, fail naming each committed one that is stale
   ptx [--arch sm_90a|sm_89]  build the kernels into target/kernels/<arch>/ (PTX, kernels.cubin)
   gate [--update-budgets] [--no-gpu] [--record] [--bench PATH] [--baseline PATH] [--update]
                              resource gate: ptxas figures of every entry on every arch
@@ -90,6 +93,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match command.as_str() {
         "setup" => setup::run(rest),
+        "codegen" => codegen::run(rest),
         "ptx" => ptx::run(rest),
         "gate" => gate::run(rest),
         "bundle" => bundle::run(rest),
