@@ -12,8 +12,8 @@ use core::arch::asm;
 /// carries no memory ordering (the next kernel's [`wait`] does). The
 /// attention kernels call it after their key loop: called first thing, the
 /// next grid's waiting blocks took multiprocessor slots while this one ran,
-/// and `split` and `mma` at the mission shapes got 23-41% slower (H200 run
-/// 27, results/STAGES.md stage 20).
+/// and `split` and `mma` at the mission shapes measured 23-41% slower (see
+/// lab/).
 #[inline(always)]
 pub fn launch_dependents() {
     // SAFETY: no operands, no memory effect on this grid.
