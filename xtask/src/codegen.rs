@@ -106,7 +106,9 @@ enum ASource {
 struct WgmmaShape {
     /// The instruction's N (columns of B and of the result).
     n: u32,
+    /// The element type of A and B.
     input: Input,
+    /// Where A comes from.
     a: ASource,
     /// The last 8 of the N columns are a separate 16x8 tile, `sums` (B's
     /// last 8 rows are ones, so it collects the row sums of A).
