@@ -35,6 +35,14 @@ def tree(path=""):
     return out
 
 
+def gpu_name(text):
+    """H100, H200 or L4 from a device name or a folder's tag; else the text."""
+    for kind in ("H100", "H200", "L4"):
+        if re.search(rf"\b{kind}\b", text or "", re.I):
+            return kind
+    return text or ""
+
+
 def clean(text, limit=220):
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
@@ -116,7 +124,7 @@ def main():
             commit = jcommit or commit
             if "gpu.txt" in files:
                 dev = show(f"{name}/gpu.txt").split(",")[0].strip() or dev
-            gpu = dev or (gpu or "").upper()
+            gpu = gpu_name(dev or gpu)
             verdict = ""
             if run:
                 hits = [(s, v) for s, v, line in stages if names_run(line, int(run))]
@@ -131,7 +139,7 @@ def main():
             verdict = "; ".join(f"{k}: {clean(v, 80)}" for k, v in sorted(logs.items()))
             stem = name[: -len("-bench.json")]
             what = f"bench record {stem} ({len(doc.get('rows', []))} rows, {len(doc.get('peers', []))} peer rows)"
-            rows.append((10**6, doc.get("date", stem[:10]), [f"record {stem}", stem[:10], dev or "", ((doc.get("build") or {}).get("commit") or "")[:7], what, verdict]))
+            rows.append((10**6, doc.get("date", stem[:10]), [f"record {stem}", stem[:10], gpu_name(dev), ((doc.get("build") or {}).get("commit") or "")[:7], what, verdict]))
     rows.sort(key=lambda r: (r[1], r[0], r[2][0]))
     for _, _, row in rows:
         out.writerow(row)
