@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The steps a device call's script is made of (runs on the GPU machine,
-# over a carried `gpu-bundle/` and experiment builds; builds nothing). The
-# archived run scripts under results/*-run*/ repeated these by hand; a new
+# over a carried `gpu-bundle/` and experiment builds; builds nothing). A
 # run script names its steps here and keeps only what is its own (the
 # builds, the shapes, the predictions it tests). Every step writes into
 # $OUT (default ./gpu-out) and prints its summary; the device tool returns

@@ -3,7 +3,7 @@
 # `cargo xtask bundle`): device facts, the correctness gate, the GPU fuzz
 # suite, the benchmark and the torch peers. Logs go to $OUT (default
 # ./gpu-out), at most 8 files (the device tool returns no more):
-# device.txt, gate.log, fuzz.log, bench-mma.json, bench-naive.json,
+# device.txt, gate.log, fuzz.log, bench-variants.json,
 # peers.jsonl, bench.txt (and ncu.txt, issue3.log with those steps). The
 # summary table is printed last.
 #   usage: scripts/gpu-run.sh [gate] [fuzz] [bench] [peers] [ncu] [issue3]
@@ -14,7 +14,7 @@
 #   scheduler, occupancy). issue3 runs compute-sanitizer
 #   (scripts/sanitize.sh), the adversarial and determinism suites and, when
 #   gpu-bundle-bug/gpu_fuzz exists (a bundle built with
-#   scripts/deliberate-bug.patch applied), the GPU fuzz on the planted bug;
+#   lab/patches/deliberate-bug.patch applied), the GPU fuzz on the planted bug;
 #   all into $OUT/issue3.log.
 set -uo pipefail
 OUT=${OUT:-gpu-out}
@@ -22,8 +22,7 @@ mkdir -p "$OUT"
 BIN=gpu-bundle/bin
 steps=${*:-gate fuzz bench peers}
 SHAPES=${SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"}
-SMALL_SHAPES=${SMALL_SHAPES-"2,8,256,64 1,8,512,64 4,16,2048,64"}
-VARIANTS=${VARIANTS:-mma,wgmma,wgmma-fp8pv,split,split-wg,split-n64}
+VARIANTS=${VARIANTS:-mma,wgmma,wgmma-fp8pv,split,split-n64}
 NCU_SHAPE=${NCU_SHAPE:-2,8,256,64}
 # Every step is bounded: a hung kernel must not eat the device lease.
 T=${STEP_TIMEOUT:-240}
@@ -43,17 +42,15 @@ for step in $steps; do
       [ -x "$BIN/gpu_fuzz" ] && { timeout "$T" "$BIN/gpu_fuzz" --ignored --nocapture --test-threads=1 >"$OUT/fuzz.log" 2>&1 || status=1; tail -5 "$OUT/fuzz.log"; } ;;
     bench)
       # shellcheck disable=SC2086
-      timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes $SHAPES --json "$OUT/bench-mma.json" >>"$OUT/bench.txt" 2>&1 || status=1
+      timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes $SHAPES --json "$OUT/bench-variants.json" >>"$OUT/bench.txt" 2>&1 || status=1
       # shellcheck disable=SC2086
-      timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes 1,1,1,64 --modes graph >>"$OUT/bench.txt" 2>&1 || status=1
-      # shellcheck disable=SC2086
-      [ -n "$SMALL_SHAPES" ] && timeout "$T" "$BIN/sdpa" bench --variants naive --shapes $SMALL_SHAPES --json "$OUT/bench-naive.json" >>"$OUT/bench.txt" 2>&1 || status=1 ;;
+      timeout "$T" "$BIN/sdpa" bench --variants "$VARIANTS" --shapes 1,1,1,64 --modes graph >>"$OUT/bench.txt" 2>&1 || status=1 ;;
     issue3)
       R="--ignored --nocapture --test-threads=1"
       { SAN_OUT=$(mktemp -d); OUT=$SAN_OUT timeout 900 bash scripts/sanitize.sh || status=1; cat "$SAN_OUT/sanitize.log"
         for t in adversarial determinism; do echo "== $t"; timeout "$T" "$BIN/$t" $R 2>&1 | tail -25 || status=1; done
         if [ -x gpu-bundle-bug/gpu_fuzz ]; then
-          echo "== deliberate bug (scripts/deliberate-bug.patch): the GPU fuzz must fail and shrink"
+          echo "== deliberate bug (lab/patches/deliberate-bug.patch): the GPU fuzz must fail and shrink"
           timeout "$T" gpu-bundle-bug/gpu_fuzz $R 2>&1 | grep -E "Test failed|minimal failing|cases passed|FuzzCase" | head -60
         fi; } >"$OUT/issue3.log" 2>&1
       grep -E "^(memcheck|racecheck|synccheck|initcheck)|passed|failed|Test failed" "$OUT/issue3.log" | head -30 ;;

@@ -2,7 +2,7 @@
 # Prints each PTX entry of a kernels_gpu.ptx with the md5 and line count of
 # its whole text (from its `.visible .entry` line to the next one), so two
 # builds can be compared entry by entry: "byte-identical PTX" claims in
-# results/ are made with it. (Cutting an entry at the first line that is
+# lab/ and docs/ are made with it. (Cutting an entry at the first line that is
 # a lone `}` stops inside it: inline `asm!` blocks end with such lines.)
 #   usage: scripts/ptx-entries.sh [PTX]   (default: the newest sm_90a PTX
 #          under target/release)

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use kernels_gpu::kernels::Variant;
 use serde_json::Value;
 
+use crate::baselines;
 use crate::benchdata::{self, Gathered, Shape};
 use crate::util::{self, Args, Result};
 
@@ -26,10 +27,10 @@ pub const NAIVE_SHAPES: [&str; 3] = ["2,8,256,64", "1,8,512,64", "4,16,2048,64"]
 /// The `nvidia-smi --query-gpu` fields recorded with a bench.
 const SMI_FIELDS: &str = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,persistence_mode,serial";
 
-/// Where records go by default: the workspace's `results/` under cargo,
-/// else `./results` (the bundle on the GPU machine has no workspace).
+/// Where records go by default: the workspace's `baselines/` under cargo,
+/// else `./baselines` (the bundle on the GPU machine has no workspace).
 fn default_out() -> PathBuf {
-    if std::env::var_os("CARGO").is_some() { util::workspace().join("results") } else { PathBuf::from("results") }
+    if std::env::var_os("CARGO").is_some() { baselines::dir(&util::workspace()) } else { PathBuf::from(baselines::DIR) }
 }
 
 /// What to time: per variant, its shapes. `variants` empty: every variant;
@@ -144,7 +145,7 @@ fn run_peers(shapes: &[String], dir: &Path) -> Result<()> {
 
 /// Writes the record and says where.
 fn write(out: &Path, record: &Value) -> Result<()> {
-    for path in benchdata::write_record(out, record)? {
+    for path in baselines::write_record(out, record)? {
         println!("wrote {}", path.display());
     }
     Ok(())
@@ -283,7 +284,7 @@ mod tests {
 
     #[test]
     fn recording_the_first_h200_run() {
-        let dir = util::workspace().join("results/2026-11-22-h200-run1");
+        let dir = util::workspace().join("xtask/testdata/2026-11-22-h200-run1");
         let g = Gathered::from_dir(&dir).unwrap();
         assert_eq!(g.sources, ["bench-mma.json", "bench-naive.json", "fuzz.log", "gate.log"]);
         let record = g.into_record("2026-11-22");

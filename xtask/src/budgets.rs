@@ -8,8 +8,8 @@ use std::path::Path;
 
 use kernel_builder::Arch;
 
-use crate::gate::Row;
 use crate::occupancy::blocks_per_sm;
+use crate::resources::Row;
 use crate::util::Result;
 
 /// What one entry may use on one arch.
@@ -109,7 +109,7 @@ pub fn write(path: &Path, rows: &[Row], kept: &Budgets) -> Result<()> {
          # kernel gets leaner.\n",
     );
     let mut last_entry = "";
-    for row in crate::gate::by_entry(rows) {
+    for row in crate::resources::by_entry(rows) {
         let (Some(report), Some(smem)) = (&row.report, row.total_smem()) else {
             continue;
         };

@@ -6,8 +6,8 @@ use kernel_builder::Arch;
 use kernel_builder::report::FunctionReport;
 
 use crate::budgets::{Budgets, smem_limit};
-use crate::gate::Row;
 use crate::occupancy::{REGISTERS_PER_SM, block_registers, blocks_per_sm};
+use crate::resources::Row;
 
 /// Every violation of the budgets and the global rules, one line each,
 /// naming the entry, the arch, the figure and the budget.

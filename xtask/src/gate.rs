@@ -8,33 +8,9 @@ use kernel_builder::{ARCHS, Arch};
 use kernels_gpu::kernels::KERNELS;
 
 use crate::occupancy::blocks_per_sm;
+use crate::resources::{Row, by_entry};
 use crate::util::{self, Args, Result};
 use crate::{budgets, check, gpu, ptx, record, setup, speed};
-
-/// One entry on one arch: what the table shows and the budgets check.
-pub struct Row {
-    /// The variant's stable name, `?` for an entry missing from `KERNELS`.
-    pub variant: &'static str,
-    /// The PTX entry symbol.
-    pub entry: String,
-    /// The arch it was built for.
-    pub arch: Arch,
-    /// Dynamic shared memory from `KERNELS` (0 for an entry not in it).
-    pub dynamic_smem: u32,
-    /// Threads per block from `KERNELS` (0 for an entry not in it).
-    pub threads: u32,
-    /// Whether the entry is in `KERNELS`.
-    pub in_table: bool,
-    /// What ptxas reported; `None` if the entry is not in the report.
-    pub report: Option<EntryReport>,
-}
-
-impl Row {
-    /// Static + dynamic shared memory, if ptxas reported the entry.
-    pub fn total_smem(&self) -> Option<u32> {
-        self.report.as_ref().map(|r| r.shared_bytes + self.dynamic_smem)
-    }
-}
 
 /// Runs the command.
 pub fn run(args: &[String]) -> Result<()> {
@@ -134,13 +110,6 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
         report: Some(e),
     }));
     rows
-}
-
-/// The rows grouped by entry (in first-seen order), archs in build order.
-pub fn by_entry(rows: &[Row]) -> Vec<&Row> {
-    let mut sorted: Vec<&Row> = rows.iter().collect();
-    sorted.sort_by_key(|r| rows.iter().position(|o| o.entry == r.entry));
-    sorted
 }
 
 /// Prints the figures, entry by entry, with each budget beside its figure.

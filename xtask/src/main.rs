@@ -2,6 +2,7 @@
 //! bundle, sanitize, sass, bench, record). One module per command; arguments are parsed by hand to keep
 //! this crate quick to build.
 
+mod baselines;
 mod bench;
 mod benchdata;
 mod budgets;
@@ -14,6 +15,7 @@ mod occupancy;
 mod ptx;
 mod record;
 mod report;
+mod resources;
 mod sanitize;
 mod sass;
 mod setup;
@@ -36,17 +38,17 @@ commands:
                              against budgets.toml (no spills, no stack, smem limits);
                              then, with a GPU, the GPU correctness suite; then the
                              speed gate on a fresh bench (graph-mode medians against
-                             the newest results/*-bench.json of the same GPU: fails
+                             the newest baselines/*-bench.json of the same GPU: fails
                              beyond max(3 x baseline (p90-p10)/median, 5%))
       --update-budgets       rewrite budgets.toml from the current figures first
       --no-gpu               skip the GPU part (the speed gate still reads --bench)
-      --record               write results/<date>-gate-resources.json
+      --record               write baselines/<date>-gate-resources.json
       --bench PATH           the fresh bench: an `sdpa bench --json` file or a record;
                              without it, the gate runs sdpa bench where a GPU is
       --baseline PATH        compare against this bench instead of the newest record:
                              the previous build timed in the same run on the same
                              machine (e.g. scripts/ab-bench.sh's ab-old-N.json)
-      --update               record the fresh bench as the new baseline in results/
+      --update               record the fresh bench as the new baseline in baselines/
   bundle                     build the GPU test executables, the sdpa CLI and this
                              xtask into gpu-bundle/bin/
   sanitize [--no-bundle] [--out DIR] [--tools memcheck,racecheck,..]
@@ -66,7 +68,7 @@ commands:
                              cargo needed): sdpa bench per variant (naive: short shapes
                              only by default), torch peers with --peers (scripts/peers.py),
                              nvidia-smi clocks; writes DIR/<date>-bench.{json,md,svg}
-                             (DIR: results/)
+                             (DIR: baselines/)
   record DIR [--out DIR] [--date YYYY-MM-DD]
                              the same record from the files a GPU run brought back
                              (bench-*.json, peers.jsonl, device.txt, *.log); the date

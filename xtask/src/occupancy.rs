@@ -13,8 +13,8 @@ pub const REGISTERS_PER_SM: u32 = 64 * 1024;
 /// Registers per thread are allocated in multiples of this.
 const REGISTER_GRANULE: u32 = 8;
 /// A block's warps take registers in groups of this many (one warp per
-/// scheduler): a block of 13 warps is charged 16 (H200 run 75: a 13-warp
-/// block at 149 registers would not launch, `results/STAGES.md` stage 53).
+/// scheduler): a block of 13 warps is charged 16 (measured: a 13-warp block
+/// at 149 registers would not launch on an H200; see lab/).
 const WARP_GRANULE: u32 = 4;
 /// Shared memory the system reserves per block, in bytes.
 const RESERVED_SMEM_PER_BLOCK: u32 = 1024;
@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn warps_take_registers_in_groups_of_four() {
-        // Stage 53's producer warp: 13 warps at 149 registers (152 each) are
+        // A producer-warp kernel measured once: 13 warps at 149 registers (152 each) are
         // charged as 16 and do not fit (the driver refused the launch); 12 do.
         assert_eq!(block_registers(149, 13 * 32), 16 * 32 * 152);
         assert_eq!(blocks_per_sm(SM_90A, 149, 13 * 32, 122944), 0);

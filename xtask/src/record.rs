@@ -1,4 +1,4 @@
-//! The JSON record of a resource gate run: `results/<YYYY-MM-DD>-gate-resources.json`.
+//! The JSON record of a resource gate run: `baselines/<YYYY-MM-DD>-gate-resources.json`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -6,8 +6,8 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::budgets::Budgets;
-use crate::gate::Row;
 use crate::occupancy::blocks_per_sm;
+use crate::resources::Row;
 use crate::util::{self, Result};
 
 /// Writes the record of `rows` (with their budgets) and `violations`, and
@@ -54,7 +54,7 @@ pub fn write(ws: &Path, rows: &[Row], budgets: &Budgets, violations: &[String], 
         "violations": violations,
         "verdict": if violations.is_empty() { "pass" } else { "fail" },
     });
-    let dir = ws.join("results");
+    let dir = crate::baselines::dir(ws);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{date}-gate-resources.json"));
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())? + "\n";

@@ -153,7 +153,7 @@ pub fn markdown(record: &Value) -> String {
 
     md.push_str("\n## Every row\n\n");
     md.push_str(
-        "`spread` = (p90 - p10) / median, the run-to-run noise the speed gate allows for (README: Speed gate).\n\n",
+        "`spread` = (p90 - p10) / median, the run-to-run noise the speed gate allows for (docs/testing.md: Speed gate).\n\n",
     );
     let header =
         ["variant", "shape", "mode", "median us", "p10 us", "p90 us", "spread", "TFLOP/s", "GB/s", "rel L2", "check"];

@@ -1,6 +1,6 @@
 //! The speed gate (a step of `cargo xtask gate`): each (variant, shape) of a
 //! fresh bench, CUDA-graph mode, against the newest committed bench record
-//! in `results/` (`<date>[-n]-bench.json`) measured on the same GPU, or
+//! in `baselines/` (`<date>[-n]-bench.json`) measured on the same GPU, or
 //! against a given baseline bench (`--baseline`: the previous build timed in
 //! the same run, e.g. by `scripts/ab-bench.sh`, so that two machines of one
 //! kind cannot pass for a change of speed).
@@ -8,7 +8,7 @@
 //! Rule: a row fails when its median is slower than the baseline's median
 //! by more than `max(3 * spread, 5%)`, where `spread = (p90 - p10) / median`
 //! of the baseline row, or when its p10 is slower than the baseline's p10
-//! by more than 5% (README, "Speed gate"). Rows without a baseline row
+//! by more than 5% (docs/testing.md, "Speed gate"). Rows without a baseline row
 //! are reported, not failed; a fresh row whose correctness check failed
 //! fails the gate.
 
@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::bench;
 use crate::benchdata::{self, Gathered, Row, Shape, variant_rows};
 use crate::util::Result;
+use crate::{baselines, bench};
 
 /// The smallest slowdown the gate ever allows, as a fraction.
 pub const MIN_ALLOWED: f64 = 0.05;
@@ -70,7 +70,7 @@ pub struct Check {
 /// the long D = 128 rows meet the GPU's power cap while they are timed, so
 /// their samples fall in two modes ~8% apart and the baseline's spread
 /// allows 17-29%, while their p10, the uncapped kernel, stayed within 1.6%
-/// over five records on H100s and H200s (results/STAGES.md stage 155b).
+/// over five records on H100s and H200s (docs/testing.md, "Speed gate").
 /// Over every pair of consecutive same-GPU records until then (1957 rows)
 /// no p10 was 5% slower where the median passed.
 pub fn compare(baseline: &[Row], fresh: &[Row]) -> (Vec<Check>, Vec<Row>) {
@@ -100,20 +100,6 @@ pub fn compare(baseline: &[Row], fresh: &[Row]) -> (Vec<Check>, Vec<Row>) {
     (checks, unmatched)
 }
 
-/// The records in `results/` (`<date>[-n]-bench.json`), oldest first.
-fn records(results: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(results) else {
-        return Vec::new();
-    };
-    let mut files: Vec<((String, u32), PathBuf)> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .filter_map(|p| Some((benchdata::record_key(&p.file_name()?.to_string_lossy())?, p)))
-        .collect();
-    files.sort();
-    files.into_iter().map(|(_, p)| p).collect()
-}
-
 /// Whether every row of `fresh` is, to the bit, a row of `recorded`: the
 /// record of the fresh run itself (or of a run it was taken from).
 fn same_run(recorded: &Value, fresh: &Value) -> bool {
@@ -137,11 +123,11 @@ fn load_bench(path: &Path) -> Result<Value> {
     Ok(g.into_record(&doc["date"].as_str().map_or_else(benchdata::today, str::to_string)))
 }
 
-/// The newest record in `results/` (by date, then run number of the day)
+/// The newest record in `folder` (by date, then run number of the day)
 /// measured on `device`, other than the record of the fresh run itself
 /// (one that holds every row of `fresh_rows`).
-pub fn find_baseline(results: &Path, device: &str, fresh_rows: &Value) -> Result<Option<(PathBuf, Value)>> {
-    for path in records(results).into_iter().rev() {
+pub fn find_baseline(folder: &Path, device: &str, fresh_rows: &Value) -> Result<Option<(PathBuf, Value)>> {
+    for path in baselines::list(folder).into_iter().rev() {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
         if benchdata::device_name(&doc) == Some(device) && !same_run(&doc["rows"], fresh_rows) {
@@ -187,14 +173,14 @@ pub fn gate_step(
     update: bool,
     gpu: &Result<String>,
 ) -> Result<()> {
-    let results = ws.join("results");
+    let folder = baselines::dir(ws);
     let fresh = match (bench_file, gpu) {
         (Some(path), _) => load_bench(path)?,
         (None, Err(reason)) => {
             println!("speed gate skipped: no GPU ({reason}) and no --bench FILE");
             return Ok(());
         }
-        (None, Ok(_)) => fresh_bench(ws, &results)?,
+        (None, Ok(_)) => fresh_bench(ws, &folder)?,
     };
     let device = benchdata::device_name(&fresh).ok_or("the fresh bench names no device")?.to_string();
     let fresh_rows = variant_rows(&fresh);
@@ -210,11 +196,11 @@ pub fn gate_step(
             }
             Some((path.to_path_buf(), doc))
         }
-        None => find_baseline(&results, &device, &fresh["rows"])?,
+        None => find_baseline(&folder, &device, &fresh["rows"])?,
     };
     let mut failed = Vec::new();
     match &baseline {
-        None => println!("speed gate: no baseline for {device} in {} (`--update` records one)", results.display()),
+        None => println!("speed gate: no baseline for {device} in {} (`--update` records one)", folder.display()),
         Some((path, doc)) => {
             println!("speed gate: {device}, baseline {}", path.display());
             let (checks, unmatched) = compare(&variant_rows(doc), &fresh_rows);
@@ -234,7 +220,7 @@ pub fn gate_step(
         if !incorrect.is_empty() {
             return Err(format!("not recording a baseline with incorrect rows: {}", incorrect.join(", ")));
         }
-        for path in benchdata::write_record(&results, &fresh)? {
+        for path in baselines::write_record(&folder, &fresh)? {
             println!("recorded {}", path.display());
         }
         println!("speed gate: new baseline recorded (commit it)");
@@ -256,7 +242,7 @@ pub fn gate_step(
 /// GPU serials (`nvidia-smi`'s `serial`, in a record's `clocks`) of the
 /// baseline and the fresh bench. Records of one GPU model from different
 /// machines have differed by more than the 5% floor with the same kernels
-/// (README, "Speed gate"), so a failure across machines says less than one
+/// (docs/testing.md, "Speed gate"), so a failure across machines says less than one
 /// on the same machine.
 fn machine_note(baseline: &Value, fresh: &Value) -> String {
     let serial = |doc: &Value| doc["clocks"]["serial"].as_str().map(str::to_string);
@@ -272,10 +258,10 @@ fn machine_note(baseline: &Value, fresh: &Value) -> String {
 
 /// Runs `sdpa bench` (graph mode) on the baseline's (variant, shape) pairs,
 /// or on the default ones when there is no baseline, and returns the record.
-fn fresh_bench(ws: &Path, results: &Path) -> Result<Value> {
+fn fresh_bench(ws: &Path, folder: &Path) -> Result<Value> {
     let sdpa = bench::find_sdpa()?;
     // The device is not known before the run: take the newest record of any device for the pairs.
-    let newest = records(results).pop();
+    let newest = baselines::list(folder).pop();
     let plan: Vec<(String, Vec<String>)> = match newest {
         Some(path) => {
             let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -410,7 +396,7 @@ mod tests {
         std::fs::write(dir.join("2026-11-25-bench.md"), "not json").unwrap();
         std::fs::write(dir.join("2026-12-01-run").join("x-bench.json"), "not json").unwrap();
         let name = |found: Option<(PathBuf, Value)>| found.map(|(p, _)| p.file_name().unwrap().to_owned());
-        // Run 10 of the 23rd is newer than run 2 (numbers, not text, order the runs of a day).
+        // Record 10 of the 23rd is newer than record 2 (numbers, not text, order the runs of a day).
         let fresh = doc(9.0)["rows"].clone();
         assert_eq!(name(find_baseline(&dir, "NVIDIA H200", &fresh).unwrap()).unwrap(), "2026-11-23-10-bench.json");
         assert_eq!(name(find_baseline(&dir, "NVIDIA H100", &fresh).unwrap()).unwrap(), "2026-11-24-bench.json");
@@ -428,10 +414,10 @@ mod tests {
     fn a_given_baseline_replaces_the_records_and_must_share_the_device() {
         let dir = std::env::temp_dir().join(format!("xtask-speed-baseline-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("results")).unwrap();
+        std::fs::create_dir_all(dir.join(baselines::DIR)).unwrap();
         let doc = |median: f64| sdpa_doc(vec![sdpa_row("split", "2,8,256,64", "graph", median, median, median)]);
         // A committed record that the fresh bench would pass against...
-        std::fs::write(dir.join("results").join("2026-11-25-bench.json"), doc(10.0).to_string()).unwrap();
+        std::fs::write(dir.join(baselines::DIR).join("2026-11-25-bench.json"), doc(10.0).to_string()).unwrap();
         let (old, new) = (dir.join("ab-old-1.json"), dir.join("ab-new-1.json"));
         std::fs::write(&new, doc(5.5).to_string()).unwrap();
         let no_gpu: Result<String> = Err("none".into());
