@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::variant::Variant;
 
 /// How far an output is from the reference.
 ///

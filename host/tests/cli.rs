@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kernels_gpu::kernels::{KERNELS, OutputDtype, Variant};
+use kernels_gpu::kernels::KERNELS;
+use kernels_gpu::variant::{OutputDtype, Variant};
 use safetensors::{Dtype, tensor::TensorView};
 use sdpa::io::{Inputs, load_output, save_inputs};
 use sdpa::metrics::{GATE, compare};
@@ -78,6 +79,7 @@ fn run_help_explains_every_flag() {
     }
     assert!(out.contains("1/sqrt(D)"), "{out}");
     assert!(out.contains("bottom-right"), "{out}");
+    assert!(out.contains("[default: auto]"), "{out}");
 }
 
 #[test]

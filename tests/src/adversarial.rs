@@ -60,8 +60,9 @@
 
 use half::f16;
 use kernels_gpu::fp8::e4m3_is_nan;
-use kernels_gpu::kernels::{KernelInfo, Variant};
+use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{blocks, key_end};
+use kernels_gpu::variant::Variant;
 use sdpa::Fp8Tensor;
 use sdpa::attention::POISON;
 use sdpa::quant::{SplitMix64, from_codes, quantize_per_head, random_normal};

@@ -7,12 +7,13 @@
 
 use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
-use kernels_gpu::kernels::{KernelInfo, Variant};
+use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{
     block_needs_mask, blocks, key_end, key_rotation, key_visible, kv_head, rotated_block, walks_rotated,
 };
 use kernels_gpu::softmax::{LAZY_MAX_SLACK, RowMax, exponent, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
+use kernels_gpu::variant::Variant;
 use sdpa::Fp8Tensor;
 use sdpa::quant::encode_e4m3;
 

@@ -7,10 +7,11 @@ pub mod emulate;
 pub mod fuzz;
 pub mod shapes;
 
+use kernels_gpu::kernels::KernelInfo;
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
-use sdpa::{Attention, AttnError, Options, OutputDtype, Variant};
+use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Options, OutputDtype, Variant};
 use shapes::CaseShape;
 
 /// One case of the correctness gate: a shape, and the output type.
@@ -173,9 +174,10 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     let shape = case.shape;
     let (q, k, mut v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
     v.scales.iter_mut().for_each(|s| *s *= case.v_factor);
-    let opts = Options { causal: shape.causal, scale: None, variant, output: case.output };
-    let dev = attn.upload(&q, &k, &v, &opts)?;
-    let scale = dev.problem.softmax_scale as f64;
+    let opts = Options { causal: shape.causal, scale: None, variant: variant.into(), output: case.output };
+    let plan = attn.plan(&q, &k, &v, &opts)?;
+    let dev = attn.upload(&plan, &q, &k, &v)?;
+    let scale = plan.problem().softmax_scale as f64;
     let mut out = attn.alloc_output(&dev)?;
     attn.poison(&mut out)?;
     attn.run(&dev, &mut out)?;
@@ -208,4 +210,17 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     };
     let passed = gate.passes(&stats) && deterministic;
     Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
+}
+
+/// Plans `q`, `k`, `v` for `kernel` itself, not the kernel the selection
+/// picks for its variant (`sdpa::Plan::with_kernel`), and uploads them.
+pub fn upload_kernel(
+    attn: &Attention,
+    kernel: &'static KernelInfo,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    causal: bool,
+) -> Result<DeviceProblem, AttnError> {
+    let opts = Options { causal, scale: None, variant: kernel.variant.into(), output: kernel.output };
+    let plan = attn.plan(q, k, v, &opts)?.with_kernel(kernel)?;
+    attn.upload(&plan, q, k, v)
 }

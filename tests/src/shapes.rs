@@ -2,7 +2,8 @@
 //! and around every tile edge of the kernel under test, taken from that
 //! kernel's own tile shape, so a new variant gets its own edges for free.
 
-use kernels_gpu::kernels::{KernelInfo, OutputDtype};
+use kernels_gpu::kernels::KernelInfo;
+use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
 
 /// The sizes of one attention problem, shared by the gate cases and the

@@ -15,7 +15,8 @@
 //! `gpu-bundle/bin/adversarial --ignored --nocapture --test-threads=1`.
 
 use half::f16;
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, OutputDtype, Variant};
+use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo};
+use kernels_gpu::variant::{OutputDtype, Variant};
 use sdpa::reference::{attention_f64, attention_rows_f64};
 use sdpa::validate::validate;
 use sdpa::{Attention, Options};
@@ -23,6 +24,7 @@ use sdpa_tests::adversarial::{
     Case, Report, Tolerance, cases, check_output, nan_rule, rows_seeing_no_key, schedule_nan, unavailable,
 };
 use sdpa_tests::emulate::{Inputs, emulate};
+use sdpa_tests::upload_kernel;
 
 /// The emulation: f32 math with P rounded to f16 (as `cpu_fuzz`).
 const CPU_TOL: Tolerance = Tolerance { rel_l2: 1e-2, max_rel: 2e-2 };
@@ -71,7 +73,7 @@ fn cases_are_valid_and_scores_finite_in_f32() {
     let all = all_cases();
     assert!(all.len() >= 40, "{} cases", all.len());
     for case in &all {
-        let opts = Options { causal: case.causal, scale: None, variant: Variant::Mma, output: OutputDtype::F16 };
+        let opts = Options { causal: case.causal, scale: None, variant: Variant::Mma.into(), output: OutputDtype::F16 };
         validate(&case.q, &case.k, &case.v, &opts).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         // The largest |score| any kernel forms (codes at most 448), in f32.
         let dim = case.q.shape[3] as f32;
@@ -210,8 +212,8 @@ fn tiled_v_nan_deviation_is_still_present() {
 /// and bf16's 8-bit significand fits f16's 11); below that it rounds as an
 /// f16 kernel's own store would. NaN stays NaN.
 fn run_gpu(attn: &Attention, kernel: &'static KernelInfo, case: &Case) -> Result<Option<Vec<f16>>, String> {
-    let opts = Options { causal: case.causal, scale: None, variant: kernel.variant, output: kernel.output };
-    let dev = attn.upload_kernel(&case.q, &case.k, &case.v, &opts, kernel).map_err(|e| e.to_string())?;
+    let inputs = (&case.q, &case.k, &case.v);
+    let dev = upload_kernel(attn, kernel, inputs, case.causal).map_err(|e| e.to_string())?;
     let mut out = attn.alloc_output(&dev).map_err(|e| e.to_string())?;
     attn.poison(&mut out).map_err(|e| e.to_string())?;
     match attn.run(&dev, &mut out) {

@@ -10,14 +10,25 @@ use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::variant::Variant;
 use serde_json::Value;
 
 use crate::benchdata::{self, Gathered, Shape};
 use crate::util::{self, Args, Result};
 
-/// The shapes timed when none are given (`sdpa bench`'s default too).
-pub use kernels_gpu::kernels::BENCH_SHAPES as DEFAULT_SHAPES;
+/// The shapes timed when none are given (`B,H,S,D[,causal]`): the two
+/// short mission shapes, then the long-sequence targets; the same list as
+/// `sdpa bench`'s default (`sdpa::bench::DEFAULT_SHAPES`).
+pub const DEFAULT_SHAPES: [&str; 8] = [
+    "2,8,256,64",
+    "1,8,512,64",
+    "4,16,2048,64",
+    "2,16,8192,64",
+    "2,16,8192,64,causal",
+    "4,16,4096,128",
+    "1,16,16384,128",
+    "1,16,16384,128,causal",
+];
 
 /// The default shapes of `naive`: it takes 33 ms a call at (4,16,2048,64),
 /// so the long ones would take minutes for a number nobody needs.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::variant::Variant;
 use serde_json::Value;
 
 use crate::benchdata::{Row, Shape, Source, peer_rows, variant_rows};
