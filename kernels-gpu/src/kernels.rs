@@ -57,10 +57,6 @@ impl Prepass {
     }
 }
 
-/// `naive` at D = 64: four warps, one query row each.
-pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 1, stages: 0, warps: 4, splits: 1 };
-/// `naive` at D = 128.
-pub const NAIVE_D128: TileShape = TileShape { head_dim: 128, ..NAIVE_D64 };
 /// `mma` at D = 64: 4 warps x 16 rows, 64-key blocks, double-buffered K/V.
 pub const MMA_D64: TileShape = TileShape { head_dim: 64, block_m: 64, block_n: 64, stages: 2, warps: 4, splits: 1 };
 /// `mma` at D = 128: 32-key blocks, so the block fits 48 KB of shared
@@ -108,29 +104,7 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
 /// The f16 kernels, in a fixed order.
-const F16_KERNELS: [KernelInfo; 16] = [
-    KernelInfo {
-        variant: Variant::Naive,
-        output: OutputDtype::F16,
-        entry: "sdpa_naive_d64",
-        tiles: NAIVE_D64,
-        smem_bytes: 0,
-        sm90a_only: false,
-        prepass: None,
-        min_blocks_per_sm: 0,
-        pair_rows: false,
-    },
-    KernelInfo {
-        variant: Variant::Naive,
-        output: OutputDtype::F16,
-        entry: "sdpa_naive_d128",
-        tiles: NAIVE_D128,
-        smem_bytes: 0,
-        sm90a_only: false,
-        prepass: None,
-        min_blocks_per_sm: 0,
-        pair_rows: false,
-    },
+const F16_KERNELS: [KernelInfo; 14] = [
     KernelInfo {
         variant: Variant::Mma,
         output: OutputDtype::F16,
@@ -291,9 +265,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
 
 /// The entry symbols of the bf16 kernels: [`F16_KERNELS`]'s, in the same
 /// order, with `_bf16` appended (`attention::entry` emits both).
-const BF16_ENTRIES: [&str; 16] = [
-    "sdpa_naive_d64_bf16",
-    "sdpa_naive_d128_bf16",
+const BF16_ENTRIES: [&str; 14] = [
     "sdpa_mma_d64_bf16",
     "sdpa_mma_d128_bf16",
     "sdpa_wgmma_d64_bf16",
@@ -313,8 +285,8 @@ const BF16_ENTRIES: [&str; 16] = [
 /// [`F16_KERNELS`], then each of them again writing bf16 under its
 /// [`BF16_ENTRIES`] name: everything else (tiles, shared memory, prepass,
 /// launch bounds) is the f16 kernel's.
-const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]) -> [KernelInfo; 32] {
-    let mut all = [f16[0]; 32];
+const fn with_bf16_twins(f16: [KernelInfo; 14], bf16_entries: [&'static str; 14]) -> [KernelInfo; 28] {
+    let mut all = [f16[0]; 28];
     let mut i = 0;
     while i < f16.len() {
         all[i] = f16[i];
@@ -326,7 +298,7 @@ const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]
 
 /// Every kernel the crate builds, in a fixed order: the f16 kernels, then
 /// their bf16 twins.
-pub const KERNELS: [KernelInfo; 32] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
+pub const KERNELS: [KernelInfo; 28] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
 
 /// The f16 kernel of `variant` for `head_dim`, if one is built: the first
 /// such row of [`KERNELS`] (the one the host's kernel selection runs unless
@@ -360,3 +332,9 @@ impl KernelInfo {
 
 /// The head dimensions the kernels serve.
 pub const HEAD_DIMS: [u32; 2] = [64, 128];
+
+/// `naive` at D = 64, a retired variant whose PTX entries `attention::entry`
+/// still emits outside [`KERNELS`]: goes with them.
+pub const NAIVE_D64: TileShape = TileShape { head_dim: 64, block_m: 4, block_n: 1, stages: 0, warps: 4, splits: 1 };
+/// `naive` at D = 128 (see [`NAIVE_D64`]).
+pub const NAIVE_D128: TileShape = TileShape { head_dim: 128, ..NAIVE_D64 };

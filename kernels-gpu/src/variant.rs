@@ -5,9 +5,6 @@
 /// (the sm_90a-only ones in the sm_90a image only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
-    /// The simplest correct kernel: one warp per query row, f32 math,
-    /// online softmax, no shared memory. The on-GPU baseline.
-    Naive,
     /// Flash-style tiled kernel: Q·K^T on `mma.sync` e4m3, online softmax in
     /// registers, P·V on `mma.sync` f16 (V converted exactly from e4m3),
     /// K/V streamed with `cp.async` through a multi-stage buffer. The
@@ -59,20 +56,12 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 7] = [
-        Variant::Naive,
-        Variant::Mma,
-        Variant::Wgmma,
-        Variant::Split,
-        Variant::SplitWg,
-        Variant::SplitN64,
-        Variant::WgmmaFp8Pv,
-    ];
+    pub const ALL: [Variant; 6] =
+        [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64, Variant::WgmmaFp8Pv];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
         match self {
-            Variant::Naive => "naive",
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",

@@ -40,7 +40,6 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             let head = Head::new(x, kernel.variant, b, h);
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
-                Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma | Variant::WgmmaFp8Pv => emulate_mma(kernel.tiles, &head, x, rows),
                 Variant::Split | Variant::SplitWg | Variant::SplitN64 => {
                     let t = kernel.tiles;
@@ -108,28 +107,6 @@ impl<'a> Head<'a> {
     /// V at (`key`, `d`), 0 past the end.
     fn value(&self, key: u32, d: usize) -> f32 {
         if key >= self.seq_kv { 0.0 } else { e4m3_to_f32(self.v[key as usize * self.dim + d]) }
-    }
-}
-
-/// `naive`: each row walks the keys it sees, one at a time.
-fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
-    for row in 0..head.seq_q {
-        let mut m = RowMax::EMPTY;
-        let mut l = 0f32;
-        let mut acc = vec![0f32; head.dim];
-        for key in 0..key_end(row, 1, head.seq_q, head.seq_kv, x.causal) {
-            let s = head.dot(row, key) * head.score_scale;
-            let (alpha, base) = m.update(s, 0.0, f32::exp2);
-            let p = (s - base).exp2();
-            l = l * alpha + p;
-            for (d, a) in acc.iter_mut().enumerate() {
-                *a = *a * alpha + p * head.value(key, d);
-            }
-        }
-        let scale = output_scale(l, head.v_scale, |x| 1.0 / x);
-        for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
-            *o = a * scale;
-        }
     }
 }
 
