@@ -54,20 +54,20 @@ pub const SEEDS: [u64; 3] = [0, 1, 2];
 /// The correctness gate's shapes (issue #2): the seeds' small / mission /
 /// long shapes, D = 128, causal, Sq != Skv, GQA, and odd lengths; and one
 /// head of 8192 keys, where an error that grows with a row's keys shows
-/// (results/STAGES.md stage 147: the shorter cases passed a kernel whose
-/// error reached 0.15 at 8192 keys and 0.32 at 16384).
+/// (the shorter cases once passed a kernel whose error reached 0.15 at
+/// 8192 keys and 0.32 at 16384).
 pub fn gate_cases() -> Vec<GateCase> {
     let mut cases = vec![
         GateCase::new("small", 1, 2, 64, 64, false),
         GateCase::new("mission", 2, 8, 256, 64, false),
         // The other mission shape; with the next, `split-n64`'s pair-row
-        // kernel by selection (`kernels::SPLIT_N64_PAIRS_KEYS`, even
+        // kernel by selection (`sdpa::plan::select::SPLIT_N64_PAIRS_KEYS`, even
         // lengths): whole key blocks, and ragged query and key tails.
         GateCase::new("mission-512", 1, 8, 512, 64, false),
         GateCase::new("pairs-tail-causal", 1, 4, 200, 64, true).lengths(200, 300),
         GateCase::new("long", 1, 8, 2048, 64, false),
         GateCase::new("very-long", 1, 1, 8192, 64, false),
-        // `wgmma-fp8pv`'s 192-key kernel (`kernels::select`): a first key
+        // `wgmma-fp8pv`'s 192-key kernel (`sdpa::plan::select`): a first key
         // block with no, one and two empty tile slots, a ragged last tile;
         // causal past `FP8PV_LONG_MIN_CAUSAL_KEYS` (every query block's own
         // first block).
