@@ -4,7 +4,8 @@ use crate::embedded::{self, Load};
 use crate::error::AttnError;
 use crate::launch;
 use crate::options::Options;
-use crate::plan::{Plan, Target};
+use crate::plan::Plan;
+use crate::plan::target::Target;
 use crate::tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
 use crate::validate::validate;
 use cudarc::driver::sys::{

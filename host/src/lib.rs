@@ -41,6 +41,7 @@ pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DevicePro
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};
 pub use options::{Options, VariantChoice};
-pub use plan::{Plan, Target};
+pub use plan::Plan;
+pub use plan::target::Target;
 pub use tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
 pub use validate::Problem;

@@ -7,6 +7,7 @@
 pub mod cost;
 pub mod recommend;
 pub mod select;
+pub mod target;
 pub mod workload;
 
 use crate::error::AttnError;
@@ -14,17 +15,8 @@ use crate::options::VariantChoice;
 use crate::validate::Problem;
 use kernels_gpu::kernels::{HEAD_DIMS, KernelInfo};
 use kernels_gpu::variant::Variant;
+use target::Target;
 use workload::Workload;
-
-/// What a plan needs to know of the device: whether it runs the sm_90a
-/// image (where the Hopper-only variants are) and how many SMs it has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// The sm_90a image is loaded (H100, H200).
-    pub sm90a: bool,
-    /// Streaming multiprocessors.
-    pub multiprocessors: u32,
-}
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]

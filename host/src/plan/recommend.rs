@@ -1,8 +1,8 @@
 //! The recommendation: which variant runs a problem when the caller leaves
 //! the choice to the library ([`crate::VariantChoice::Auto`]).
 
-use super::Target;
 use super::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, MODELLED, predicted_us};
+use super::target::Target;
 use super::workload::Workload;
 use kernels_gpu::variant::Variant;
 
