@@ -3,16 +3,20 @@
 use crate::embedded::{self, Load};
 use crate::error::AttnError;
 use crate::launch;
-use crate::tensor::{DeviceFp8Tensor, Fp8Tensor, Output};
-use crate::validate::{Options, Problem, validate};
+use crate::options::Options;
+use crate::plan::Plan;
+use crate::plan::target::Target;
+use crate::tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
+use crate::validate::validate;
 use cudarc::driver::sys::{
     CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
-use kernels_gpu::kernels::{KERNELS, KernelInfo, OutputDtype, Variant, Workload};
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::{AttnParams, KvTiles};
 use kernels_gpu::schedule;
+use kernels_gpu::variant::OutputDtype;
 use std::sync::Arc;
 
 /// Shared memory a block may use without opting in.
@@ -52,10 +56,10 @@ pub struct Attention {
     sm90a: bool,
 }
 
-/// Inputs on the device, validated, ready to run any variant.
+/// Inputs on the device with the plan they were checked against, ready to
+/// run.
 pub struct DeviceProblem {
-    /// The validated problem (sizes, scale, kernel).
-    pub problem: Problem,
+    plan: Plan,
     q: DeviceFp8Tensor,
     k: DeviceFp8Tensor,
     v: DeviceFp8Tensor,
@@ -63,7 +67,7 @@ pub struct DeviceProblem {
     scales: CudaSlice<f32>,
     /// Scratch for kernels with a `kv_tiles` prepass (their K and `Vt`
     /// tiles, `kernels_gpu::params::KvTiles`); allocated only when the
-    /// problem's kernel has one.
+    /// plan's kernel has one.
     kv_tiles: Option<CudaSlice<u8>>,
     /// Q's, K's and V's tensor maps (`kernels_gpu::params::TileMaps`) for
     /// kernels that copy their tiles by tensor copies (`split` on the
@@ -98,8 +102,13 @@ impl DeviceOutput {
 }
 
 impl DeviceProblem {
-    /// Gives the input tensors back (Q, K, V), e.g. to run them with other
-    /// options through [`Attention::prepare`].
+    /// The plan it runs.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Gives the input tensors back (Q, K, V), e.g. to run them with another
+    /// plan through [`Attention::prepare`].
     pub fn into_inputs(self) -> [DeviceFp8Tensor; 3] {
         [self.q, self.k, self.v]
     }
@@ -161,16 +170,18 @@ impl Attention {
         Ok(Attention { ctx, stream, functions, prepasses, info, sm90a })
     }
 
-    /// The variant the library recommends on this device for Q of shape
-    /// `q_shape` and K/V of shape `kv_shape` (`[B, H, S, D]`), causal or
-    /// not (see `kernels::recommended`): on sm_90a from 128 to 2048 keys
-    /// the variant the cost model (`kernels_gpu::cost`) predicts fastest for
-    /// this device's SM count, outside that a rule (`split`/`split-wg` where
-    /// few blocks run, past 2048 keys `wgmma` otherwise); elsewhere `split`
-    /// up to 1024 keys, then `mma`. `sdpa plan` prints the model's times.
-    pub fn recommended_variant(&self, q_shape: [usize; 4], kv_shape: [usize; 4], causal: bool) -> Variant {
-        let workload = Workload::new(q_shape, kv_shape, causal);
-        kernels_gpu::kernels::recommended(&workload, self.sm90a, self.info.multiprocessors)
+    /// What a plan needs to know of this device.
+    pub fn target(&self) -> Target {
+        Target { sm90a: self.sm90a, multiprocessors: self.info.multiprocessors }
+    }
+
+    /// Validates the inputs and options and chooses the kernel that runs
+    /// them on this device, once: the variant of `opts.variant`, by default
+    /// the recommendation ([`crate::VariantChoice::Auto`]). The inputs may be
+    /// on the host or on the device; the plan serves every input of the same
+    /// shapes and scales.
+    pub fn plan<T: Fp8Input>(&self, q: &T, k: &T, v: &T, opts: &Options) -> Result<Plan, AttnError> {
+        Plan::new(validate(q, k, v, opts)?, opts.variant, self.target())
     }
 
     /// The device and the image loaded on it.
@@ -191,21 +202,22 @@ impl Attention {
         Ok(DeviceFp8Tensor { data: self.stream.clone_htod(&t.data)?, shape: t.shape, scales: t.scales.clone() })
     }
 
-    /// Validates inputs that are already on the device and takes them as a
-    /// problem for `opts.variant`'s kernel (`kernels::select`), without
-    /// copying their codes: only their scales and the kernels' scratch and
-    /// tensor maps are made. The tensors must live on this `Attention`'s
-    /// device ([`AttnError::WrongDevice`] otherwise); when one was made on
-    /// another stream, this stream waits (from now on) for the work queued
-    /// there so far. [`DeviceProblem::into_inputs`] gives them back.
+    /// Takes inputs that are already on the device as the problem `plan`
+    /// was made for ([`Attention::plan`]), without copying their codes: only
+    /// their scales and the kernels' scratch and tensor maps are made. The
+    /// tensors must match the plan ([`AttnError::NotPlanned`] otherwise)
+    /// and live on this `Attention`'s device ([`AttnError::WrongDevice`]
+    /// otherwise); when one was made on another stream, this stream waits
+    /// (from now on) for the work queued there so far.
+    /// [`DeviceProblem::into_inputs`] gives them back.
     pub fn prepare(
         &self,
+        plan: &Plan,
         q: DeviceFp8Tensor,
         k: DeviceFp8Tensor,
         v: DeviceFp8Tensor,
-        opts: &Options,
     ) -> Result<DeviceProblem, AttnError> {
-        let problem = validate(&q, &k, &v, opts)?;
+        plan.problem().check_inputs(&q, &k, &v)?;
         for (name, t) in [("q", &q), ("k", &k), ("v", &v)] {
             let ordinal = t.data.context().ordinal();
             if ordinal != self.info.ordinal {
@@ -215,87 +227,52 @@ impl Attention {
                 self.stream.join(t.data.stream())?;
             }
         }
-        self.problem_on_device(problem, q, k, v)
+        self.problem_on_device(plan, q, k, v)
     }
 
     /// Validates and runs attention on host tensors, returning the output
-    /// on the host, as f16 or bf16 (`opts.output`).
+    /// on the host, as f16 or bf16 (`opts.output`): [`Attention::plan`],
+    /// [`Attention::upload`], [`Attention::run`], [`Attention::download`].
     pub fn forward(&self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<Output, AttnError> {
-        let dev = self.upload(q, k, v, opts)?;
+        let plan = self.plan(q, k, v, opts)?;
+        let dev = self.upload(&plan, q, k, v)?;
         let mut out = self.alloc_output(&dev)?;
         self.run(&dev, &mut out)?;
         self.download(&out)
     }
 
-    /// Validates the inputs and copies them to the device, for the kernel
-    /// that runs `opts.variant` on this problem (`kernels::select`).
-    pub fn upload(
-        &self,
-        q: &Fp8Tensor,
-        k: &Fp8Tensor,
-        v: &Fp8Tensor,
-        opts: &Options,
-    ) -> Result<DeviceProblem, AttnError> {
-        let problem = validate(q, k, v, opts)?;
-        self.problem_on_device(problem, self.to_device(q)?, self.to_device(k)?, self.to_device(v)?)
+    /// Copies host inputs to the device as the problem `plan` was made for
+    /// ([`Attention::plan`]; [`AttnError::NotPlanned`] for other shapes or
+    /// scales).
+    pub fn upload(&self, plan: &Plan, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> Result<DeviceProblem, AttnError> {
+        plan.problem().check_inputs(q, k, v)?;
+        self.problem_on_device(plan, self.to_device(q)?, self.to_device(k)?, self.to_device(v)?)
     }
 
-    /// [`Attention::upload`] for `kernel`, a row of `kernels::KERNELS` of
-    /// `opts.variant` at the problem's head dimension, instead of the one
-    /// the selection picks: for tests and benchmarks of a kernel that runs
-    /// only on some problems (`wgmma-fp8pv`'s 192-key kernel).
-    pub fn upload_kernel(
-        &self,
-        q: &Fp8Tensor,
-        k: &Fp8Tensor,
-        v: &Fp8Tensor,
-        opts: &Options,
-        kernel: &'static KernelInfo,
-    ) -> Result<DeviceProblem, AttnError> {
-        let mut problem = validate(q, k, v, opts)?;
-        let fits = kernel.variant == opts.variant
-            && kernel.tiles.head_dim as usize == problem.head_dim
-            && kernel.output == opts.output;
-        if !fits {
-            return Err(AttnError::KernelMismatch {
-                entry: kernel.entry,
-                variant: opts.variant.name(),
-                head_dim: problem.head_dim,
-                output: opts.output.name(),
-            });
-        }
-        if !kernel.runs_on(problem.seq_q as u32, problem.seq_kv as u32) {
-            return Err(AttnError::KernelLengths { entry: kernel.entry, seq_q: problem.seq_q, seq_kv: problem.seq_kv });
-        }
-        problem.kernel = kernel;
-        self.problem_on_device(problem, self.to_device(q)?, self.to_device(k)?, self.to_device(v)?)
-    }
-
-    /// A validated problem on its device inputs: their scales copied, the
-    /// kernel's scratch allocated and tensor maps encoded.
+    /// A plan on its device inputs: their scales copied, the kernel's
+    /// scratch allocated and tensor maps encoded.
     fn problem_on_device(
         &self,
-        problem: Problem,
+        plan: &Plan,
         q: DeviceFp8Tensor,
         k: DeviceFp8Tensor,
         v: DeviceFp8Tensor,
     ) -> Result<DeviceProblem, AttnError> {
-        let scales: Vec<f32> = [&q.scales, &k.scales, &v.scales].into_iter().flatten().copied().collect();
-        let tiles = kv_tiles_of(&problem);
-        let kv_tiles = if problem.kernel.prepass.is_some() && !self.prepasses.is_empty() {
+        let (p, kernel) = (plan.problem(), plan.kernel());
+        let tiles = kv_tiles_of(plan);
+        let kv_tiles = if kernel.prepass.is_some() && !self.prepasses.is_empty() {
             Some(self.stream.alloc_zeros::<u8>(tiles.total_bytes() as usize)?)
         } else {
             None
         };
         // The split family (Q, K, V) and `wgmma` (K, at D = 64) on sm_90a
         // copy tiles by tensor copies.
-        let tile_maps = if self.sm90a && problem.kernel.variant.uses_tile_maps(problem.head_dim as u32) {
-            let p = &problem;
-            let (d, tiles) = (p.head_dim as u32, p.kernel.tiles);
+        let tile_maps = if self.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32) {
+            let (d, tiles) = (p.head_dim as u32, kernel.tiles);
             let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
             let map = |t: &DeviceFp8Tensor, rows: usize, heads: u32, box_rows: u32| {
                 let address = t.data.device_ptr(&self.stream).0;
-                launch::encode_tile_map(address, d, rows as u32, heads, box_rows, p.kernel.pair_rows)
+                launch::encode_tile_map(address, d, rows as u32, heads, box_rows, kernel.pair_rows)
             };
             let maps = [
                 map(&q, p.seq_q, q_heads, tiles.block_m)?,
@@ -306,13 +283,15 @@ impl Attention {
         } else {
             None
         };
-        Ok(DeviceProblem { kv_tiles, tile_maps, problem, q, k, v, scales: self.stream.clone_htod(&scales)? })
+        let scales = self.stream.clone_htod(&p.scales)?;
+        Ok(DeviceProblem { plan: plan.clone(), q, k, v, scales, kv_tiles, tile_maps })
     }
 
     /// Allocates an output buffer for `dev` (contents undefined until a run).
     pub fn alloc_output(&self, dev: &DeviceProblem) -> Result<DeviceOutput, AttnError> {
-        let o = self.stream.alloc_zeros::<u16>(dev.problem.q_len())?;
-        Ok(DeviceOutput { o, dtype: dev.problem.kernel.output, shape: dev.problem.q_shape() })
+        let p = dev.plan.problem();
+        let o = self.stream.alloc_zeros::<u16>(p.q_len())?;
+        Ok(DeviceOutput { o, dtype: p.output, shape: p.q_shape() })
     }
 
     /// Overwrites every output element with a NaN ([`POISON`]), so an
@@ -323,7 +302,7 @@ impl Attention {
         Ok(())
     }
 
-    /// Launches the problem's kernel (asynchronously) into `out`.
+    /// Launches the plan's kernel (asynchronously) into `out`.
     pub fn run(&self, dev: &DeviceProblem, out: &mut DeviceOutput) -> Result<(), AttnError> {
         self.launch(dev, out, Launch::Ordered)
     }
@@ -343,7 +322,7 @@ impl Attention {
     fn check_launch(&self, dev: &DeviceProblem, how: Launch) -> Result<(), AttnError> {
         if how == Launch::Overlapped && !self.sm90a {
             return Err(AttnError::VariantUnavailable {
-                variant: dev.problem.kernel.variant.name(),
+                variant: dev.plan.variant().name(),
                 reason: format!("overlapped launches need the sm_90a image; this device loaded {}", self.info.image),
             });
         }
@@ -353,20 +332,20 @@ impl Attention {
     fn launch(&self, dev: &DeviceProblem, out: &mut DeviceOutput, how: Launch) -> Result<(), AttnError> {
         self.check_launch(dev, how)?;
         let overlap = how == Launch::Overlapped;
-        let p = &dev.problem;
-        if out.shape != p.q_shape() || out.dtype != p.kernel.output {
+        let (p, kernel) = (dev.plan.problem(), dev.plan.kernel());
+        if out.shape != p.q_shape() || out.dtype != p.output {
             return Err(AttnError::ShapeMismatch(format!(
                 "output buffer is {:?} {} but the problem needs {:?} {}",
                 out.shape,
                 out.dtype.name(),
                 p.q_shape(),
-                p.kernel.output.name()
+                p.output.name()
             )));
         }
-        let func = self.functions.iter().find(|(k, _)| **k == *p.kernel).map(|(_, f)| f).ok_or_else(|| {
+        let func = self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f).ok_or_else(|| {
             AttnError::VariantUnavailable {
-                variant: p.kernel.variant.name(),
-                reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", p.kernel.entry, self.info.image),
+                variant: kernel.variant.name(),
+                reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", kernel.entry, self.info.image),
             }
         })?;
         let scales = dev.scales.device_ptr(&self.stream).0;
@@ -391,26 +370,26 @@ impl Attention {
             kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
             tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(&self.stream).0),
         };
-        if let Some(pre) = p.kernel.prepass {
+        if let Some(pre) = kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
             let (Some(prepass), true) = (prepass, params.kv_tiles != 0) else {
                 return Err(AttnError::VariantUnavailable {
-                    variant: p.kernel.variant.name(),
+                    variant: kernel.variant.name(),
                     reason: format!("its prepass {} is not loaded", pre.entry),
                 });
             };
             let cfg = LaunchConfig {
-                grid_dim: (kv_tiles_of(p).tiles_per_head, p.heads_kv as u32, p.batch as u32),
+                grid_dim: (kv_tiles_of(&dev.plan).tiles_per_head, p.heads_kv as u32, p.batch as u32),
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: pre.smem_bytes,
             };
             launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
-        let tiles = p.kernel.tiles;
+        let tiles = kernel.tiles;
         let cfg = LaunchConfig {
             grid_dim: schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
             block_dim: (tiles.threads(), 1, 1),
-            shared_mem_bytes: p.kernel.smem_bytes,
+            shared_mem_bytes: kernel.smem_bytes,
         };
         launch::launch(&self.stream, func, cfg, params, overlap)?;
         Ok(())
@@ -488,8 +467,8 @@ pub struct CapturedRuns {
     pub launches: usize,
 }
 
-/// The layout of a problem's `kv_tiles` scratch (one prepass block per tile).
-fn kv_tiles_of(p: &Problem) -> KvTiles {
-    let pv_e4m3 = p.kernel.variant.pv_e4m3();
+/// The layout of a plan's `kv_tiles` scratch (one prepass block per tile).
+fn kv_tiles_of(plan: &Plan) -> KvTiles {
+    let (p, pv_e4m3) = (plan.problem(), plan.variant().pv_e4m3());
     KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32, pv_e4m3)
 }

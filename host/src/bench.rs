@@ -3,10 +3,10 @@
 use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
+use crate::options::Options;
 use crate::quant::random_problem;
 use crate::reference::{attention_rows_f64, sample_rows};
-use crate::validate::Options;
-use kernels_gpu::kernels::{OutputDtype, Variant};
+use kernels_gpu::variant::{OutputDtype, Variant};
 use serde::Serialize;
 
 /// How to time one (variant, shape).
@@ -150,8 +150,19 @@ impl BenchShape {
     }
 }
 
-/// The shapes `sdpa bench` times when none are given (shared with `cargo xtask bench`).
-pub use kernels_gpu::kernels::BENCH_SHAPES as DEFAULT_SHAPES;
+/// The shapes `sdpa bench` and `sdpa plan` take when none are given
+/// (`B,H,S,D[,causal]`): the two short mission shapes, then the
+/// long-sequence targets. `cargo xtask bench` times the same list.
+pub const DEFAULT_SHAPES: [&str; 8] = [
+    "2,8,256,64",
+    "1,8,512,64",
+    "4,16,2048,64",
+    "2,16,8192,64",
+    "2,16,8192,64,causal",
+    "4,16,4096,128",
+    "1,16,16384,128",
+    "1,16,16384,128,causal",
+];
 
 /// One timed (variant, shape, launch mode), with its correctness check.
 #[derive(Clone, Debug, Serialize)]
@@ -205,8 +216,9 @@ pub fn bench_shape(
 ) -> Result<Vec<BenchRow>, AttnError> {
     let dims = shape.dims();
     let (q, k, v) = random_problem(dims, dims, 0);
-    let opts = Options { causal: shape.causal, scale: None, variant, output: cfg.output };
-    let dev = attn.upload(&q, &k, &v, &opts)?;
+    let opts = Options { causal: shape.causal, scale: None, variant: variant.into(), output: cfg.output };
+    let plan = attn.plan(&q, &k, &v, &opts)?;
+    let dev = attn.upload(&plan, &q, &k, &v)?;
     let mut out = attn.alloc_output(&dev)?;
     attn.poison(&mut out)?;
     attn.run(&dev, &mut out)?;
@@ -220,7 +232,7 @@ pub fn bench_shape(
             (start..start + d).map(|i| o.value(i))
         })
         .collect();
-    let reference = attention_rows_f64(&q, &k, &v, shape.causal, dev.problem.softmax_scale as f64, &rows);
+    let reference = attention_rows_f64(&q, &k, &v, shape.causal, plan.problem().softmax_scale as f64, &rows);
     let gate = Tolerance::of(variant);
     let stats: ErrorStats = compare(&got, &reference, gate.max_abs);
 
@@ -234,7 +246,7 @@ pub fn bench_shape(
         let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;
         result.push(BenchRow {
             variant: variant.name(),
-            entry: dev.problem.kernel.entry,
+            entry: plan.kernel().entry,
             shape,
             mode: mode.name(),
             launches_per_sample: launches,
@@ -242,8 +254,8 @@ pub fn bench_shape(
             p10_us: t.p10_us,
             p90_us: t.p90_us,
             std_us: t.std_us,
-            tflops: dev.problem.flops() / (t.median_us * 1e-6) / 1e12,
-            gbytes_per_s: dev.problem.min_bytes() / (t.median_us * 1e-6) / 1e9,
+            tflops: plan.problem().flops() / (t.median_us * 1e-6) / 1e12,
+            gbytes_per_s: plan.problem().min_bytes() / (t.median_us * 1e-6) / 1e9,
             rel_l2: stats.rel_l2,
             max_abs: stats.max_abs,
             nan_count: stats.nan_count,

@@ -113,21 +113,18 @@ pub enum AttnError {
         /// Why not.
         reason: String,
     },
-    /// A kernel asked for by name ([`crate::Attention::upload_kernel`]) that
-    /// does not run the options' variant at the problem's head dimension
-    /// with the options' output type.
-    #[error("kernel {entry} does not run variant {variant} at head dimension {head_dim} writing {output}")]
+    /// A kernel asked for by name ([`crate::plan::Plan::with_kernel`]) that
+    /// does not serve the problem's head dimension and output type.
+    #[error("kernel {entry} does not serve head dimension {head_dim} writing {output}")]
     KernelMismatch {
         /// The kernel's entry.
         entry: &'static str,
-        /// The variant of the options.
-        variant: &'static str,
         /// The problem's head dimension.
         head_dim: usize,
-        /// The output type of the options.
+        /// The problem's output type.
         output: &'static str,
     },
-    /// [`crate::Attention::upload_kernel`] was given a kernel that does not
+    /// [`crate::plan::Plan::with_kernel`] was given a kernel that does not
     /// run this problem's lengths (a pair-row kernel, an odd length).
     #[error("kernel {entry} runs only on even query and key lengths, not {seq_q} and {seq_kv}")]
     KernelLengths {
@@ -138,6 +135,10 @@ pub enum AttnError {
         /// The problem's key length.
         seq_kv: usize,
     },
+    /// Inputs handed to a plan that was made for others (other shapes or
+    /// scales).
+    #[error("inputs do not match the plan: {0}")]
+    NotPlanned(String),
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),

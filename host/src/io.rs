@@ -22,7 +22,7 @@ use thiserror::Error;
 use crate::error::AttnError;
 use crate::quant;
 use crate::tensor::{Fp8Tensor, Output};
-use kernels_gpu::kernels::OutputDtype;
+use kernels_gpu::variant::OutputDtype;
 
 /// Why a tensor file could not be read or written. Each message is one line
 /// naming the file and the problem.

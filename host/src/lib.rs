@@ -6,7 +6,15 @@
 //! # fn main() -> Result<(), sdpa::AttnError> {
 //! # let (q, k, v): (sdpa::Fp8Tensor, sdpa::Fp8Tensor, sdpa::Fp8Tensor) = todo!();
 //! let attn = sdpa::Attention::new(0)?; // loads the embedded kernels
+//! // The recommended variant for this device and problem:
 //! let o = attn.forward(&q, &k, &v, &sdpa::Options { causal: true, ..Default::default() })?;
+//! // Or one variant by name, planned once and run on the device:
+//! let opts = sdpa::Options { variant: sdpa::Variant::Mma.into(), ..Default::default() };
+//! let plan = attn.plan(&q, &k, &v, &opts)?;
+//! let dev = attn.upload(&plan, &q, &k, &v)?;
+//! let mut out = attn.alloc_output(&dev)?;
+//! attn.run(&dev, &mut out)?;
+//! let o = attn.download(&out)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -22,6 +30,8 @@ pub mod error;
 pub mod io;
 mod launch;
 pub mod metrics;
+pub mod options;
+pub mod plan;
 pub mod quant;
 pub mod reference;
 pub mod tensor;
@@ -29,6 +39,9 @@ pub mod validate;
 
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
 pub use error::AttnError;
-pub use kernels_gpu::kernels::{OutputDtype, Variant};
+pub use kernels_gpu::variant::{OutputDtype, Variant};
+pub use options::{Options, VariantChoice};
+pub use plan::Plan;
+pub use plan::target::Target;
 pub use tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
-pub use validate::{Options, Problem};
+pub use validate::Problem;

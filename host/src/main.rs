@@ -18,8 +18,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
-use kernels_gpu::kernels::{KERNELS, OutputDtype};
-use sdpa::{Attention, AttnError, Options, io, validate};
+use kernels_gpu::kernels::KERNELS;
+use sdpa::options::variant_by_name;
+use sdpa::{Attention, AttnError, Options, OutputDtype, Plan, VariantChoice, io, validate};
 
 /// FP8 (E4M3) scaled-dot-product attention on NVIDIA GPUs, kernels in Rust.
 #[derive(Debug, Parser)]
@@ -62,10 +63,10 @@ enum Command {
     /// cost model's predicted time per call of each variant on sm_90a.
     ///
     /// No GPU needed. On sm_90a (H100, H200), from 128 to 2048 keys, the pick
-    /// is the lowest prediction among the five variants with a fit; outside
+    /// is the lowest prediction among the four variants with a fit; outside
     /// that range a rule by block count and keys, marked "(rule)" (the
     /// model's times are shown, but it was fitted on 128-2048 keys only).
-    /// The model (kernels-gpu/src/cost.rs, scripts/fit-cost.py) was fitted
+    /// The model (host/src/plan/cost.rs, scripts/fit-cost.py) was fitted
     /// on H100 timings; "off sm_90a" is the pick on other GPUs (sm_89).
     /// "kernel on sm_90a" is the entry the pick launches there with f16
     /// output: `split-n64` runs its pair-row kernel on even lengths of
@@ -118,18 +119,17 @@ struct RunArgs {
     /// Softmax scale applied to Q·K^T (finite, > 0). Default: 1/sqrt(D).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     scale: Option<f32>,
-    /// Kernel variant, by its stable name (see `sdpa info`). Default: the
-    /// variant recommended for the device and the problem (on sm_90a, from
-    /// 128 to 2048 keys the one a cost model fitted on H100 timings predicts
-    /// fastest, beyond that `split` or `split-wg` where few blocks run and
-    /// `wgmma` otherwise; elsewhere `split` up to 1024 keys, then `mma`).
-    /// `wgmma-fp8pv` (sm_90a) is never picked: asked for by name, it runs
-    /// P·V on FP8 tensor cores, in 0.90-0.91 of `wgmma`'s time at
-    /// (4,16,4096,128) and 0.81-0.86 at (1,16,16384,128) (H100 records
-    /// 2026-11-26-12/13; about even at D = 64), with P rounded to E4M3
-    /// (relative L2 error ~2.7e-2 instead of ~4e-4).
-    #[arg(long, value_name = "NAME")]
-    variant: Option<String>,
+    /// Kernel variant: `auto`, the variant recommended for the device and
+    /// the problem (see `sdpa plan`: on sm_90a, from 128 to 2048 keys the
+    /// one a cost model fitted on H100 timings predicts fastest, beyond that
+    /// `split` where few blocks run and `wgmma` otherwise; elsewhere `split`
+    /// up to 1024 keys, then `mma`), or one by its stable name (see `sdpa
+    /// info`). `wgmma-fp8pv` (sm_90a) is never picked: asked for by name, it
+    /// runs P·V on FP8 tensor cores, in about 0.81-0.91 of `wgmma`'s time on
+    /// long D = 128 rows on the H100 (about even at D = 64), with P rounded
+    /// to E4M3 (relative L2 error ~2.7e-2 instead of ~4e-4).
+    #[arg(long, value_name = "NAME", default_value = VariantChoice::AUTO)]
+    variant: String,
     /// CUDA device ordinal to run on.
     #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
@@ -281,39 +281,27 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `sdpa run`: load, run, save.
+/// `sdpa run`: load, validate, plan on the device, run, save.
 fn run(args: RunArgs) -> Result<(), Failure> {
-    let chosen = args.variant.as_deref().map(validate::variant_by_name).transpose().map_err(Failure::attn)?;
+    let variant = VariantChoice::from_name(&args.variant).map_err(Failure::attn)?;
     if let Some(scale) = args.scale
         && !(scale.is_finite() && scale > 0.0)
     {
         return Err(Failure::attn(AttnError::InvalidScale { what: "--scale".to_string(), value: scale }));
     }
-    // Validation does not depend on the variant (every one serves every head
-    // dimension); without --variant the device's recommendation is taken below.
-    let mut opts = Options {
-        causal: args.causal,
-        scale: args.scale,
-        variant: chosen.unwrap_or(Options::default().variant),
-        output: args.out_dtype,
-    };
+    let opts = Options { causal: args.causal, scale: args.scale, variant, output: args.out_dtype };
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
     // Every input problem is reported before the GPU is touched.
-    let check = |opts: &Options| {
-        validate::validate(&inputs.q, &inputs.k, &inputs.v, opts)
-            .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))
-    };
-    let mut problem = check(&opts)?;
+    let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
+        .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
     let attn = Attention::new(args.device).map_err(Failure::attn)?;
-    if chosen.is_none() {
-        opts.variant = attn.recommended_variant(inputs.q.shape, inputs.k.shape, opts.causal);
-        // The kernel that runs: the recommendation's, not the default's.
-        problem = check(&opts)?;
-    }
-    let variant = opts.variant;
+    let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
     let start = Instant::now();
-    let o = attn.forward(&inputs.q, &inputs.k, &inputs.v, &opts).map_err(Failure::attn)?;
+    let dev = attn.upload(&plan, &inputs.q, &inputs.k, &inputs.v).map_err(Failure::attn)?;
+    let mut out = attn.alloc_output(&dev).map_err(Failure::attn)?;
+    attn.run(&dev, &mut out).map_err(Failure::attn)?;
+    let o = attn.download(&out).map_err(Failure::attn)?;
     let elapsed = start.elapsed();
     io::save_output(&args.output, &o).map_err(Failure::usage)?;
 
@@ -321,11 +309,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     println!("q {:?} k {:?} v {:?} -> o {:?}", inputs.q.shape, inputs.k.shape, inputs.v.shape, o.shape);
     println!(
         "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, kernel, download)",
-        variant.name(),
-        problem.kernel.entry,
-        problem.kernel.output.name(),
+        plan.variant().name(),
+        plan.kernel().entry,
+        plan.kernel().output.name(),
         opts.causal,
-        problem.softmax_scale,
+        plan.problem().softmax_scale,
         d.ordinal,
         d.name,
         elapsed.as_secs_f64() * 1e3
@@ -356,7 +344,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let variants: Vec<sdpa::Variant> = if args.variants.is_empty() {
         sdpa::Variant::ALL.to_vec()
     } else {
-        args.variants.iter().map(|v| validate::variant_by_name(v)).collect::<Result<_, _>>().map_err(Failure::attn)?
+        args.variants.iter().map(|v| variant_by_name(v)).collect::<Result<_, _>>().map_err(Failure::attn)?
     };
     let modes: Vec<LaunchMode> = args
         .modes
@@ -422,8 +410,12 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
 
 /// `sdpa plan`: the pick, the model's times and the pick's kernel per shape.
 fn plan(args: PlanArgs) -> Result<(), Failure> {
-    use kernels_gpu::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, MODELLED, predicted_us};
-    use kernels_gpu::kernels::{HEAD_DIMS, OutputDtype, Workload, recommended, select};
+    use kernels_gpu::kernels::HEAD_DIMS;
+    use sdpa::Target;
+    use sdpa::plan::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, MODELLED, predicted_us};
+    use sdpa::plan::recommend::recommended;
+    use sdpa::plan::select::select;
+    use sdpa::plan::workload::Workload;
     let texts: Vec<String> = if args.shapes.is_empty() {
         sdpa::bench::DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -453,12 +445,12 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
                 None => print!(" {:>9}", "-"),
             }
         }
-        let pick = recommended(&w, true, args.sms);
+        let pick = recommended(&w, Target { sm90a: true, multiprocessors: args.sms });
         let rule = if (MODEL_MIN_KEYS..=MODEL_MAX_KEYS).contains(&w.seq_kv) { "" } else { " (rule)" };
         let (seq, head_dim) = (s.seq as u32, s.head_dim as u32);
         // ("-" where the pick has no kernel at this head dimension.)
         let kernel = select(pick, head_dim, seq, seq, s.causal, OutputDtype::F16).map_or("-", |k| k.entry);
-        let off = recommended(&w, false, args.sms).name();
+        let off = recommended(&w, Target { sm90a: false, multiprocessors: args.sms }).name();
         println!("  {:<14} {off:<10} {kernel}", format!("{}{rule}", pick.name()));
     }
     Ok(())

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::variant::Variant;
 
 /// How far an output is from the reference.
 ///
@@ -119,7 +119,7 @@ pub const GATE: Tolerance = Tolerance { rel_l2: 2e-2, max_abs: 6e-2 };
 /// ([`Variant::lower_precision`]: `wgmma-fp8pv`, P rounded to E4M3):
 /// relative L2 at most 5e-2 and no element off by more than 1.5e-1. P's
 /// rounding costs up to ~3.6e-2 relative L2 where the softmax is flat
-/// (E4M3's RMS rounding error; H100 runs 228-230 measured 2.6-2.8e-2 at
+/// (E4M3's RMS rounding error; measured 2.6-2.8e-2 on the H100 at
 /// 512-16384 keys, the CPU emulation 3.0e-2, `scripts/fp8-pv-precision.py`);
 /// a wrong operand layout or key order gives ~1.
 pub const LOWER_PRECISION_GATE: Tolerance = Tolerance { rel_l2: 5e-2, max_abs: 1.5e-1 };

@@ -3,7 +3,7 @@
 
 use cudarc::driver::CudaSlice;
 use half::{bf16, f16};
-use kernels_gpu::kernels::OutputDtype;
+use kernels_gpu::variant::OutputDtype;
 
 /// What validation reads of an input tensor, wherever its codes live:
 /// [`Fp8Tensor`] (host) or [`DeviceFp8Tensor`] (device).

@@ -2,34 +2,18 @@
 //! failure is an [`AttnError`] that names the problem.
 
 use crate::error::AttnError;
+use crate::options::Options;
 use crate::tensor::Fp8Input;
 use kernels_gpu::fp8::E4M3_MAX;
-use kernels_gpu::kernels::{self, HEAD_DIMS, KernelInfo, OutputDtype, Variant};
+use kernels_gpu::kernels::HEAD_DIMS;
 use kernels_gpu::schedule::{self, MAX_GRID_YZ, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
+use kernels_gpu::variant::OutputDtype;
 
-/// How to run attention.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Options {
-    /// Causal masking, aligned so the last query sees the last key.
-    pub causal: bool,
-    /// Softmax scale; `None` means `1 / sqrt(head_dim)`.
-    pub scale: Option<f32>,
-    /// Which kernel variant runs.
-    pub variant: Variant,
-    /// The element type of O: f16 (the default) or bf16, whose range lifts
-    /// f16's limit on V's scales.
-    pub output: OutputDtype,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { causal: false, scale: None, variant: Variant::Mma, output: OutputDtype::F16 }
-    }
-}
-
-/// A validated problem: sizes, scale and the kernel that serves it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A validated problem: sizes, softmax scale, masking, output type and the
+/// inputs' per-head scales. Which kernel runs it is the plan's choice
+/// (`crate::plan::Plan`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Problem {
     /// Batch size B.
     pub batch: usize,
@@ -47,8 +31,12 @@ pub struct Problem {
     pub softmax_scale: f32,
     /// Causal masking.
     pub causal: bool,
-    /// The kernel that runs it.
-    pub kernel: &'static KernelInfo,
+    /// The element type of O.
+    pub output: OutputDtype,
+    /// The inputs' per-head dequantization scales, as validated: Q's, then
+    /// K's, then V's (empty for a problem validated from its shapes alone,
+    /// [`Problem::new`]).
+    pub scales: Vec<f32>,
     /// Every head's largest possible score allows `wgmma`'s fused exponent
     /// (see [`fused_exponent`]); set by [`validate`] from the scales (false
     /// until then: the unfused exponent is always exact).
@@ -56,7 +44,8 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// Validates the shapes and options (not the buffers; see [`validate`]).
+    /// Validates the shapes and options (not the buffers nor the scales; see
+    /// [`validate`]).
     pub fn new(
         q_shape: [usize; 4],
         k_shape: [usize; 4],
@@ -102,9 +91,6 @@ impl Problem {
         }
         let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
         check_scale("softmax scale", softmax_scale)?;
-        let kernel =
-            kernels::select(opts.variant, head_dim as u32, seq_q as u32, seq_kv as u32, opts.causal, opts.output)
-                .ok_or(AttnError::UnsupportedHeadDim { head_dim, supported: HEAD_DIMS.to_vec() })?;
         Ok(Problem {
             batch,
             heads_q,
@@ -114,7 +100,8 @@ impl Problem {
             head_dim,
             softmax_scale,
             causal: opts.causal,
-            kernel,
+            output: opts.output,
+            scales: Vec::new(),
             fused_exponent: false,
         })
     }
@@ -174,7 +161,29 @@ pub fn validate<T: Fp8Input>(q: &T, k: &T, v: &T, opts: &Options) -> Result<Prob
     }
     check_scale_products(&problem, q, k, v)?;
     problem.fused_exponent = fused_exponent(problem.softmax_scale, q, k);
+    problem.scales = [q.scales(), k.scales(), v.scales()].concat();
     Ok(problem)
+}
+
+impl Problem {
+    /// Checks that `q`, `k` and `v` are inputs this problem was validated
+    /// with: the same shapes and scales, and buffers of the lengths their
+    /// shapes need (cheap: no scale is judged again).
+    pub fn check_inputs<T: Fp8Input>(&self, q: &T, k: &T, v: &T) -> Result<(), AttnError> {
+        for (name, t, shape) in [("q", q, self.q_shape()), ("k", k, self.kv_shape()), ("v", v, self.kv_shape())] {
+            if t.shape() != shape {
+                return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", t.shape())));
+            }
+            let expected = shape.iter().product::<usize>();
+            if t.code_count() != expected {
+                return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: t.code_count() });
+            }
+        }
+        if [q.scales(), k.scales(), v.scales()].concat() != self.scales {
+            return Err(AttnError::NotPlanned("the inputs' scales are not the plan's".into()));
+        }
+        Ok(())
+    }
 }
 
 /// Whether every query head's score factor (`softmax_scale x q_scale x
@@ -188,14 +197,6 @@ pub fn fused_exponent<T: Fp8Input>(softmax_scale: f32, q: &T, k: &T) -> bool {
         k.scales().get(kv).is_some_and(|&ks| {
             softmax::fused_exponent_ok(softmax::score_scale_log2(softmax_scale, qs, ks), head_dim as u32)
         })
-    })
-}
-
-/// Looks a variant up by name, with an error that lists the known ones.
-pub fn variant_by_name(name: &str) -> Result<Variant, AttnError> {
-    Variant::from_name(name).ok_or_else(|| AttnError::UnknownVariant {
-        name: name.to_string(),
-        known: Variant::ALL.map(Variant::name).join(", "),
     })
 }
 
@@ -221,7 +222,7 @@ fn check_scale_products<T: Fp8Input>(p: &Problem, q: &T, k: &T, v: &T) -> Result
             });
         }
     }
-    let output = p.kernel.output;
+    let output = p.output;
     for (h, &vs) in v.scales().iter().enumerate() {
         if vs * E4M3_MAX > output.max() {
             let more = match output {

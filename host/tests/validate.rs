@@ -1,8 +1,9 @@
 //! Every invalid input gets a typed error that names it, and nothing is
 //! launched (these run without a GPU: validation needs none).
 
-use sdpa::validate::{Problem, validate, variant_by_name};
-use sdpa::{AttnError, Fp8Tensor, Options, OutputDtype, Variant};
+use sdpa::options::variant_by_name;
+use sdpa::validate::{Problem, validate};
+use sdpa::{AttnError, Fp8Tensor, Options, OutputDtype, Plan, Target, Variant, VariantChoice};
 
 fn tensor(shape: [usize; 4]) -> Fp8Tensor {
     Fp8Tensor { data: vec![0x38; shape.iter().product()], shape, scales: vec![1.0; shape[1]] }
@@ -12,15 +13,64 @@ fn check(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, opts: &Options) -> Result<
     validate(q, k, v, opts)
 }
 
+/// An H100's or H200's sm_90a image and SMs.
+const SM90A: Target = Target { sm90a: true, multiprocessors: 132 };
+
 #[test]
-fn a_valid_problem_passes_and_picks_the_kernel() {
+fn a_valid_problem_passes_and_its_plan_picks_the_kernel() {
     let (q, kv) = (tensor([2, 8, 77, 64]), tensor([2, 2, 300, 64]));
-    let p = check(&q, &kv, &kv, &Options { causal: true, ..Default::default() }).unwrap();
+    let opts = Options { causal: true, ..Default::default() };
+    let p = check(&q, &kv, &kv, &opts).unwrap();
     assert_eq!((p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim), (2, 8, 2, 77, 300, 64));
     assert_eq!(p.softmax_scale, 0.125);
-    assert_eq!(p.kernel.variant, Variant::Mma);
-    assert_eq!(p.kernel.tiles.head_dim, 64);
+    assert_eq!(p.scales, [vec![1.0; 8], vec![1.0; 2], vec![1.0; 2]].concat());
     assert!(p.causal);
+    let fixed = Plan::new(p.clone(), Variant::Mma.into(), SM90A).unwrap();
+    assert_eq!((fixed.variant(), fixed.kernel().tiles.head_dim), (Variant::Mma, 64));
+    assert_eq!(fixed.problem(), &p);
+}
+
+#[test]
+fn options_default_to_the_recommendation() {
+    assert_eq!(Options::default().variant, VariantChoice::Auto);
+    let (q, kv) = (tensor([4, 16, 2048, 64]), tensor([4, 16, 2048, 64]));
+    let p = check(&q, &kv, &kv, &Options::default()).unwrap();
+    assert_eq!(Plan::new(p.clone(), VariantChoice::Auto, SM90A).unwrap().variant(), Variant::Wgmma);
+    let l4 = Target { sm90a: false, multiprocessors: 58 };
+    assert_eq!(Plan::new(p, VariantChoice::Auto, l4).unwrap().variant(), Variant::Mma);
+}
+
+#[test]
+fn a_plan_refuses_hopper_variants_off_sm90a_and_kernels_that_do_not_fit() {
+    let t = tensor([1, 2, 511, 64]);
+    let p = check(&t, &t, &t, &Options::default()).unwrap();
+    let l4 = Target { sm90a: false, multiprocessors: 58 };
+    match Plan::new(p.clone(), Variant::Wgmma.into(), l4) {
+        Err(e @ AttnError::VariantUnavailable { .. }) => assert!(e.to_string().contains("sm_90a"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    let plan = Plan::new(p, Variant::SplitN64.into(), SM90A).unwrap();
+    let pairs = kernels_gpu::kernels::KERNELS.iter().find(|k| k.pair_rows).unwrap();
+    assert!(matches!(plan.clone().with_kernel(pairs), Err(AttnError::KernelLengths { .. })), "odd lengths");
+    let d128 = kernels_gpu::kernels::find(Variant::Mma, 128).unwrap();
+    assert!(matches!(plan.clone().with_kernel(d128), Err(AttnError::KernelMismatch { .. })));
+    let mma = kernels_gpu::kernels::find(Variant::Mma, 64).unwrap();
+    assert_eq!(plan.with_kernel(mma).unwrap().variant(), Variant::Mma);
+}
+
+#[test]
+fn inputs_must_be_the_plans() {
+    let t = tensor([1, 2, 64, 64]);
+    let p = check(&t, &t, &t, &Options::default()).unwrap();
+    assert!(p.check_inputs(&t, &t, &t).is_ok());
+    let mut rescaled = t.clone();
+    rescaled.scales[0] = 2.0;
+    assert!(matches!(p.check_inputs(&t, &t, &rescaled), Err(AttnError::NotPlanned(_))));
+    let longer = tensor([1, 2, 65, 64]);
+    assert!(matches!(p.check_inputs(&longer, &t, &t), Err(AttnError::NotPlanned(_))));
+    let mut short = t.clone();
+    short.data.pop();
+    assert!(matches!(p.check_inputs(&t, &short, &t), Err(AttnError::BufferLength { .. })));
 }
 
 #[test]
@@ -141,7 +191,16 @@ fn sizes_beyond_the_index_types_are_refused() {
 fn unknown_variants_list_the_known_ones() {
     assert_eq!(variant_by_name("mma").unwrap(), Variant::Mma);
     match variant_by_name("fast") {
-        Err(e @ AttnError::UnknownVariant { .. }) => assert!(e.to_string().contains("naive, mma"), "{e}"),
+        Err(e @ AttnError::UnknownVariant { .. }) => assert!(e.to_string().contains("mma, wgmma"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(VariantChoice::from_name("auto").unwrap(), VariantChoice::Auto);
+    assert_eq!(VariantChoice::from_name("split").unwrap(), VariantChoice::Fixed(Variant::Split));
+    for choice in [VariantChoice::Auto, VariantChoice::Fixed(Variant::Wgmma)] {
+        assert_eq!(VariantChoice::from_name(choice.name()).unwrap(), choice);
+    }
+    match VariantChoice::from_name("fast") {
+        Err(e @ AttnError::UnknownVariant { .. }) => assert!(e.to_string().contains("auto, "), "{e}"),
         other => panic!("{other:?}"),
     }
 }
@@ -199,8 +258,9 @@ fn bf16_output_takes_v_scales_beyond_f16s_range() {
     }
     for vs in [147.0, 1e6, 7e35] {
         let p = with(vs, OutputDtype::Bf16).unwrap_or_else(|e| panic!("v_scale {vs}: {e}"));
-        assert_eq!(p.kernel.output, OutputDtype::Bf16);
-        assert!(p.kernel.entry.ends_with("_bf16"), "{}", p.kernel.entry);
+        assert_eq!(p.output, OutputDtype::Bf16);
+        let plan = Plan::new(p, VariantChoice::Auto, SM90A).unwrap();
+        assert!(plan.kernel().entry.ends_with("_bf16"), "{}", plan.kernel().entry);
     }
     // 448 x 1e36 is past bf16's 3.39e38.
     match with(1e36, OutputDtype::Bf16) {

@@ -4,8 +4,10 @@
 //! - for `nvptx64-nvidia-cuda` (as a `cdylib`, giving PTX): the kernels and
 //!   their entry points;
 //! - for the host (as an `rlib`): the launch geometry, tile constants, masks,
-//!   the FP8 codec and the kernel table, so host code, xtask and the CPU
-//!   emulation in the tests use the very same index math as the GPU.
+//!   the FP8 codec, the kernel table and the launch ABI's enums, so host
+//!   code, xtask and the CPU emulation in the tests use the very same index
+//!   math as the GPU. Which kernel runs a problem is the host's choice
+//!   (`sdpa::plan`).
 //!
 //! Only `arch` (built for nvptx only) contains inline assembly.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -23,7 +25,6 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod cost;
 pub mod fp8;
 pub mod kernels;
 pub mod layout;
@@ -31,6 +32,7 @@ pub mod params;
 pub mod schedule;
 pub mod softmax;
 pub mod tiles;
+pub mod variant;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod arch;

@@ -45,22 +45,22 @@
 //! `softmax(..) @ V` with masked weights 0 and so spreads a V NaN at key `j`
 //! into every row of the head (`0 x NaN`), seen or masked.
 //!
-//! ## Known deviation: V NaN at a masked key of a visited tile (tiled variants)
-//! A tiled kernel multiplies a whole key block of V by P; a key a row must
+//! ## Known deviation: V NaN at a masked key of a visited tile
+//! Every kernel is tiled: it multiplies a whole key block of V by P; a key a row must
 //! not see has `p = 0` there, and `0 x NaN = NaN`. So under causal masking a
 //! NaN in V at `[j, d]` also makes column `d` NaN in rows that do *not* see
 //! key `j` but whose query block visits `j`'s key block. Rows that see no
 //! key at all are not affected: the epilogue writes them as exact zeros (a
 //! select on the row sum, not `o x 0`).
-//! [`schedule_nan`] gives exactly those extra positions for a kernel (none
-//! for `naive`, which visits only the keys each row sees); the checks allow
+//! [`schedule_nan`] gives exactly those extra positions for a kernel; the
+//! checks allow
 //! NaN there and nowhere else, and the CPU test
 //! `tiled_v_nan_deviation_is_still_present` pins it so that fixing the
 //! kernels (see that test) also removes the allowance.
 
 use half::f16;
 use kernels_gpu::fp8::e4m3_is_nan;
-use kernels_gpu::kernels::{KernelInfo, Variant};
+use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{blocks, key_end};
 use sdpa::Fp8Tensor;
 use sdpa::attention::POISON;
@@ -189,20 +189,15 @@ pub fn nan_rule(case: &Case) -> Vec<bool> {
 }
 
 /// The keys `0 .. end` that `kernel`'s schedule multiplies into query row
-/// `row`'s P·V (masked ones included, with weight 0): `naive` walks the keys
-/// its row sees; every other variant is tiled as `emulate` models it (the
-/// query block of `block_m` rows walks whole `block_n`-key blocks up to the
-/// block's `key_end`, keys past `Skv` zero-filled).
+/// `row`'s P·V (masked ones included, with weight 0), as `emulate` models
+/// the tiled schedule: the query block of `block_m` rows walks whole
+/// `block_n`-key blocks up to the block's `key_end`, keys past `Skv`
+/// zero-filled.
 pub fn schedule_keys_end(kernel: &KernelInfo, row: usize, sq: usize, skv: usize, causal: bool) -> usize {
     let (row, sq, skv) = (row as u32, sq as u32, skv as u32);
-    let end = if kernel.variant == Variant::Naive {
-        key_end(row, 1, sq, skv, causal)
-    } else {
-        let t = kernel.tiles;
-        let row0 = row / t.block_m * t.block_m;
-        (blocks(key_end(row0, t.block_m, sq, skv, causal), t.block_n) * t.block_n).min(skv)
-    };
-    end as usize
+    let t = kernel.tiles;
+    let row0 = row / t.block_m * t.block_m;
+    (blocks(key_end(row0, t.block_m, sq, skv, causal), t.block_n) * t.block_n).min(skv) as usize
 }
 
 /// The positions where `kernel` may put a NaN that the rule does not ask

@@ -7,12 +7,13 @@
 
 use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
-use kernels_gpu::kernels::{KernelInfo, Variant};
+use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{
     block_needs_mask, blocks, key_end, key_rotation, key_visible, kv_head, rotated_block, walks_rotated,
 };
 use kernels_gpu::softmax::{LAZY_MAX_SLACK, RowMax, exponent, merge_splits, output_scale, score_scale_log2};
 use kernels_gpu::tiles::TileShape;
+use kernels_gpu::variant::Variant;
 use sdpa::Fp8Tensor;
 use sdpa::quant::encode_e4m3;
 
@@ -39,11 +40,10 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             let head = Head::new(x, kernel.variant, b, h);
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
-                Variant::Naive => emulate_naive(&head, x, rows),
                 Variant::Mma | Variant::Wgmma | Variant::WgmmaFp8Pv => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitWg | Variant::SplitN64 => {
+                Variant::Split | Variant::SplitN64 => {
                     let t = kernel.tiles;
-                    let rotated = walks_rotated(t.head_dim, t.block_n, kernel.variant == Variant::SplitWg);
+                    let rotated = walks_rotated(t.head_dim, t.block_n, false);
                     emulate_split(t, rotated, &head, x, rows)
                 }
             }
@@ -107,28 +107,6 @@ impl<'a> Head<'a> {
     /// V at (`key`, `d`), 0 past the end.
     fn value(&self, key: u32, d: usize) -> f32 {
         if key >= self.seq_kv { 0.0 } else { e4m3_to_f32(self.v[key as usize * self.dim + d]) }
-    }
-}
-
-/// `naive`: each row walks the keys it sees, one at a time.
-fn emulate_naive(head: &Head, x: &Inputs, out: &mut [f32]) {
-    for row in 0..head.seq_q {
-        let mut m = RowMax::EMPTY;
-        let mut l = 0f32;
-        let mut acc = vec![0f32; head.dim];
-        for key in 0..key_end(row, 1, head.seq_q, head.seq_kv, x.causal) {
-            let s = head.dot(row, key) * head.score_scale;
-            let (alpha, base) = m.update(s, 0.0, f32::exp2);
-            let p = (s - base).exp2();
-            l = l * alpha + p;
-            for (d, a) in acc.iter_mut().enumerate() {
-                *a = *a * alpha + p * head.value(key, d);
-            }
-        }
-        let scale = output_scale(l, head.v_scale, |x| 1.0 / x);
-        for (o, a) in out[row as usize * head.dim..][..head.dim].iter_mut().zip(&acc) {
-            *o = a * scale;
-        }
     }
 }
 

@@ -7,10 +7,11 @@ pub mod emulate;
 pub mod fuzz;
 pub mod shapes;
 
+use kernels_gpu::kernels::KernelInfo;
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
-use sdpa::{Attention, AttnError, Options, OutputDtype, Variant};
+use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Options, OutputDtype, Variant};
 use shapes::CaseShape;
 
 /// One case of the correctness gate: a shape, and the output type.
@@ -53,20 +54,20 @@ pub const SEEDS: [u64; 3] = [0, 1, 2];
 /// The correctness gate's shapes (issue #2): the seeds' small / mission /
 /// long shapes, D = 128, causal, Sq != Skv, GQA, and odd lengths; and one
 /// head of 8192 keys, where an error that grows with a row's keys shows
-/// (results/STAGES.md stage 147: the shorter cases passed a kernel whose
-/// error reached 0.15 at 8192 keys and 0.32 at 16384).
+/// (the shorter cases once passed a kernel whose error reached 0.15 at
+/// 8192 keys and 0.32 at 16384).
 pub fn gate_cases() -> Vec<GateCase> {
     let mut cases = vec![
         GateCase::new("small", 1, 2, 64, 64, false),
         GateCase::new("mission", 2, 8, 256, 64, false),
         // The other mission shape; with the next, `split-n64`'s pair-row
-        // kernel by selection (`kernels::SPLIT_N64_PAIRS_KEYS`, even
+        // kernel by selection (`sdpa::plan::select::SPLIT_N64_PAIRS_KEYS`, even
         // lengths): whole key blocks, and ragged query and key tails.
         GateCase::new("mission-512", 1, 8, 512, 64, false),
         GateCase::new("pairs-tail-causal", 1, 4, 200, 64, true).lengths(200, 300),
         GateCase::new("long", 1, 8, 2048, 64, false),
         GateCase::new("very-long", 1, 1, 8192, 64, false),
-        // `wgmma-fp8pv`'s 192-key kernel (`kernels::select`): a first key
+        // `wgmma-fp8pv`'s 192-key kernel (`sdpa::plan::select`): a first key
         // block with no, one and two empty tile slots, a ragged last tile;
         // causal past `FP8PV_LONG_MIN_CAUSAL_KEYS` (every query block's own
         // first block).
@@ -173,9 +174,10 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     let shape = case.shape;
     let (q, k, mut v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
     v.scales.iter_mut().for_each(|s| *s *= case.v_factor);
-    let opts = Options { causal: shape.causal, scale: None, variant, output: case.output };
-    let dev = attn.upload(&q, &k, &v, &opts)?;
-    let scale = dev.problem.softmax_scale as f64;
+    let opts = Options { causal: shape.causal, scale: None, variant: variant.into(), output: case.output };
+    let plan = attn.plan(&q, &k, &v, &opts)?;
+    let dev = attn.upload(&plan, &q, &k, &v)?;
+    let scale = plan.problem().softmax_scale as f64;
     let mut out = attn.alloc_output(&dev)?;
     attn.poison(&mut out)?;
     attn.run(&dev, &mut out)?;
@@ -208,4 +210,17 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     };
     let passed = gate.passes(&stats) && deterministic;
     Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
+}
+
+/// Plans `q`, `k`, `v` for `kernel` itself, not the kernel the selection
+/// picks for its variant (`sdpa::Plan::with_kernel`), and uploads them.
+pub fn upload_kernel(
+    attn: &Attention,
+    kernel: &'static KernelInfo,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    causal: bool,
+) -> Result<DeviceProblem, AttnError> {
+    let opts = Options { causal, scale: None, variant: kernel.variant.into(), output: kernel.output };
+    let plan = attn.plan(q, k, v, &opts)?.with_kernel(kernel)?;
+    attn.upload(&plan, q, k, v)
 }

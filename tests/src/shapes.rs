@@ -2,7 +2,8 @@
 //! and around every tile edge of the kernel under test, taken from that
 //! kernel's own tile shape, so a new variant gets its own edges for free.
 
-use kernels_gpu::kernels::{KernelInfo, OutputDtype};
+use kernels_gpu::kernels::KernelInfo;
+use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
 
 /// The sizes of one attention problem, shared by the gate cases and the
@@ -73,7 +74,7 @@ pub fn edge_lengths(block: usize, max_multiple: usize) -> Vec<usize> {
 /// Hopper accumulates in FP8 mode with about 14 mantissa bits (not full f32),
 /// flips near-tied maxima of almost one-hot rows: measured on an H200 at a
 /// product of 10^3, max error 0.2-0.26 on 0.1-0.2% of the elements, relative
-/// L2 error 7e-3 to 9e-3 (results/2026-11-22-h200-run2-wgmma/fuzz.log).
+/// L2 error 7e-3 to 9e-3 (see lab/).
 pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) -> impl Strategy<Value = FuzzCase> {
     let t = kernel.tiles;
     let m_edges = edge_lengths(t.block_m as usize, max_multiple);

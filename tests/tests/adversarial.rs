@@ -15,7 +15,8 @@
 //! `gpu-bundle/bin/adversarial --ignored --nocapture --test-threads=1`.
 
 use half::f16;
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, OutputDtype, Variant};
+use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo};
+use kernels_gpu::variant::{OutputDtype, Variant};
 use sdpa::reference::{attention_f64, attention_rows_f64};
 use sdpa::validate::validate;
 use sdpa::{Attention, Options};
@@ -23,6 +24,7 @@ use sdpa_tests::adversarial::{
     Case, Report, Tolerance, cases, check_output, nan_rule, rows_seeing_no_key, schedule_nan, unavailable,
 };
 use sdpa_tests::emulate::{Inputs, emulate};
+use sdpa_tests::upload_kernel;
 
 /// The emulation: f32 math with P rounded to f16 (as `cpu_fuzz`).
 const CPU_TOL: Tolerance = Tolerance { rel_l2: 1e-2, max_rel: 2e-2 };
@@ -71,7 +73,7 @@ fn cases_are_valid_and_scores_finite_in_f32() {
     let all = all_cases();
     assert!(all.len() >= 40, "{} cases", all.len());
     for case in &all {
-        let opts = Options { causal: case.causal, scale: None, variant: Variant::Mma, output: OutputDtype::F16 };
+        let opts = Options { causal: case.causal, scale: None, variant: Variant::Mma.into(), output: OutputDtype::F16 };
         validate(&case.q, &case.k, &case.v, &opts).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         // The largest |score| any kernel forms (codes at most 448), in f32.
         let dim = case.q.shape[3] as f32;
@@ -157,17 +159,8 @@ fn emulated_kernels_obey_the_nan_rule_and_match_the_reference() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
-fn naive_has_no_nan_deviation() {
-    for case in all_cases() {
-        for kernel in kernels_for(&case).filter(|k| k.variant == Variant::Naive) {
-            assert!(schedule_nan(kernel, &case).iter().all(|&x| !x), "{} {}", kernel.entry, case.name);
-        }
-    }
-}
-
 /// Pins the known deviation (module docs of `sdpa_tests::adversarial`):
-/// the tiled kernels (`mma`, and every variant but `naive`) multiply a NaN
+/// the tiled kernels (every variant) multiply a NaN
 /// in V by a masked key's `p = 0`, so column `d` goes NaN in rows that
 /// cannot see that key (rows that see no key are exact zeros).
 ///
@@ -184,7 +177,7 @@ fn naive_has_no_nan_deviation() {
 fn tiled_v_nan_deviation_is_still_present() {
     let mut seen = 0;
     for case in all_cases().iter().filter(|c| c.name.starts_with("nan-v/causal")) {
-        for kernel in kernels_for(case).filter(|k| k.variant != Variant::Naive) {
+        for kernel in kernels_for(case) {
             let out = emulated(kernel, case);
             let rule = nan_rule(case);
             let allowed = schedule_nan(kernel, case);
@@ -210,8 +203,8 @@ fn tiled_v_nan_deviation_is_still_present() {
 /// and bf16's 8-bit significand fits f16's 11); below that it rounds as an
 /// f16 kernel's own store would. NaN stays NaN.
 fn run_gpu(attn: &Attention, kernel: &'static KernelInfo, case: &Case) -> Result<Option<Vec<f16>>, String> {
-    let opts = Options { causal: case.causal, scale: None, variant: kernel.variant, output: kernel.output };
-    let dev = attn.upload_kernel(&case.q, &case.k, &case.v, &opts, kernel).map_err(|e| e.to_string())?;
+    let inputs = (&case.q, &case.k, &case.v);
+    let dev = upload_kernel(attn, kernel, inputs, case.causal).map_err(|e| e.to_string())?;
     let mut out = attn.alloc_output(&dev).map_err(|e| e.to_string())?;
     attn.poison(&mut out).map_err(|e| e.to_string())?;
     match attn.run(&dev, &mut out) {

@@ -4,7 +4,8 @@
 //! `PROPTEST_CASES` raises the case count (default 32 per kernel).
 
 use half::f16;
-use kernels_gpu::kernels::{KERNELS, KernelInfo, OutputDtype};
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use sdpa::reference::attention_f64;

@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use sdpa::Attention;
 use sdpa::quant::random_problem;
-use sdpa::{Attention, Options};
 use sdpa_tests::adversarial::unavailable;
+use sdpa_tests::upload_kernel;
 
 /// Set in the child process: print the hashes and stop.
 const CHILD_ENV: &str = "SDPA_DETERMINISM_CHILD";
@@ -57,8 +58,7 @@ fn outputs(
         return None;
     }
     let (q, k, v) = random_problem([b, hq, s, d], [b, hkv, s, d], 7);
-    let opts = Options { causal, scale: None, variant: kernel.variant, output: kernel.output };
-    let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload");
+    let dev = upload_kernel(attn, kernel, (&q, &k, &v), causal).expect("upload");
     let mut out = attn.alloc_output(&dev).expect("alloc");
     let mut all = Vec::with_capacity(runs);
     for _ in 0..runs {

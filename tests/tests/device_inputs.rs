@@ -7,7 +7,7 @@
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/device_inputs --ignored --nocapture --test-threads=1`.
 
-use kernels_gpu::kernels::OutputDtype;
+use kernels_gpu::variant::OutputDtype;
 use sdpa::quant::random_problem;
 use sdpa::{Attention, DeviceFp8Tensor, DeviceProblem, Fp8Tensor, Options, Variant};
 
@@ -47,25 +47,26 @@ fn device_inputs_give_the_bits_of_host_uploads() {
         }
         let (q, k, v) = random_problem(shape, shape, 7);
         for output in OutputDtype::ALL {
-            let opts = Options { causal, scale: None, variant, output };
-            let (want, _) = run(&attn, &attn.upload(&q, &k, &v, &opts).expect("upload"));
+            let opts = Options { causal, scale: None, variant: variant.into(), output };
+            let plan = attn.plan(&q, &k, &v, &opts).expect("plan");
+            let (want, _) = run(&attn, &attn.upload(&plan, &q, &k, &v).expect("upload"));
             let same_stream = [&q, &k, &v].map(|t| attn.to_device(t).expect("to_device"));
             let [dq, dk, dv] = same_stream;
-            let dev = attn.prepare(dq, dk, dv, &opts).expect("prepare");
+            let dev = attn.prepare(&plan, dq, dk, dv).expect("prepare");
             let (got, raw) = run(&attn, &dev);
             assert_eq!(got, want, "{} {shape:?} {}: prepare differs from upload", variant.name(), output.name());
             assert_eq!(raw, want, "DeviceOutput::data is not what download copies");
             // The tensors back, for the other masking.
             let [dq, dk, dv] = dev.into_inputs();
             assert_eq!((dq.shape, dk.shape, dv.shape), (q.shape, k.shape, v.shape));
-            let flipped = Options { causal: !causal, ..opts };
-            let (want, _) = run(&attn, &attn.upload(&q, &k, &v, &flipped).expect("upload"));
-            let (got, _) = run(&attn, &attn.prepare(dq, dk, dv, &flipped).expect("prepare again"));
+            let flipped = attn.plan(&q, &k, &v, &Options { causal: !causal, ..opts }).expect("plan");
+            let (want, _) = run(&attn, &attn.upload(&flipped, &q, &k, &v).expect("upload"));
+            let (got, _) = run(&attn, &attn.prepare(&flipped, dq, dk, dv).expect("prepare again"));
             assert_eq!(got, want, "{} {shape:?}: reused tensors differ", variant.name());
             // Made on another stream.
             let [dq, dk, dv] = [&q, &k, &v].map(|t| on_another_stream(&attn, t));
-            let (got, _) = run(&attn, &attn.prepare(dq, dk, dv, &opts).expect("prepare"));
-            assert_eq!(got, run(&attn, &attn.upload(&q, &k, &v, &opts).expect("upload")).0);
+            let (got, _) = run(&attn, &attn.prepare(&plan, dq, dk, dv).expect("prepare"));
+            assert_eq!(got, run(&attn, &attn.upload(&plan, &q, &k, &v).expect("upload")).0);
             checked += 1;
             println!("{} {shape:?} causal={causal} {}: identical", variant.name(), output.name());
         }
@@ -82,6 +83,6 @@ fn device_inputs_are_validated() {
     let (q, k, v) = random_problem([1, 2, 64, 64], [1, 2, 64, 64], 1);
     let [dq, dk, mut dv] = [&q, &k, &v].map(|t| attn.to_device(t).expect("to_device"));
     dv.scales.pop();
-    let err = attn.prepare(dq, dk, dv, &Options::default()).err().expect("one scale short");
+    let err = attn.plan(&dq, &dk, &dv, &Options::default()).expect_err("one scale short");
     assert!(err.to_string().contains("v_scale"), "{err}");
 }

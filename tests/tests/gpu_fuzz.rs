@@ -11,10 +11,11 @@
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use sdpa::Attention;
 use sdpa::reference::attention_f64;
-use sdpa::{Attention, Options};
 use sdpa_tests::fuzz::{case_inputs, judge, tolerance};
 use sdpa_tests::shapes::fuzz_cases;
+use sdpa_tests::upload_kernel;
 
 /// Tolerances on the GPU: the correctness gate's relative L2 error, and a
 /// largest error relative to the largest output (the gate's 6e-2 absolute
@@ -34,14 +35,13 @@ fn fuzz_kernel(attn: &Attention, kernel: &'static KernelInfo) -> Result<u32, Str
     runner
         .run(&fuzz_cases(kernel, 2, 8), |case| {
             let (q, k, v) = case_inputs(&case);
-            let opts =
-                Options { causal: case.shape.causal, scale: None, variant: kernel.variant, output: kernel.output };
-            let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let dev = upload_kernel(attn, kernel, (&q, &k, &v), case.shape.causal)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let mut out = attn.alloc_output(&dev).map_err(|e| TestCaseError::fail(e.to_string()))?;
             attn.poison(&mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             attn.run(&dev, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let o = attn.download(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let reference = attention_f64(&q, &k, &v, case.shape.causal, dev.problem.softmax_scale as f64);
+            let reference = attention_f64(&q, &k, &v, case.shape.causal, dev.plan().problem().softmax_scale as f64);
             let (rel_l2, max_rel) = tolerance(kernel, (REL_L2, MAX_REL));
             let (stats, ok) = judge(&o.values(), &reference, rel_l2, max_rel);
             prop_assert!(ok, "{} {case:?}: {stats}", kernel.entry);

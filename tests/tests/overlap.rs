@@ -12,7 +12,7 @@
 
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use sdpa::quant::random_problem;
-use sdpa::{Attention, DeviceOutput, DeviceProblem, Options};
+use sdpa::{Attention, DeviceOutput, DeviceProblem};
 
 /// `(name, [B, H, S, D], causal)`.
 const SHAPES: [(&str, [usize; 4], bool); 4] = [
@@ -27,8 +27,7 @@ const ROUNDS: usize = 6;
 /// Uploads the problem of `shape` from `seed` for `kernel`.
 fn upload(attn: &Attention, kernel: &'static KernelInfo, shape: [usize; 4], causal: bool, seed: u64) -> DeviceProblem {
     let (q, k, v) = random_problem(shape, shape, seed);
-    let opts = Options { causal, scale: None, variant: kernel.variant, output: kernel.output };
-    attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload")
+    sdpa_tests::upload_kernel(attn, kernel, (&q, &k, &v), causal).expect("upload")
 }
 
 /// The output bits of `out`.

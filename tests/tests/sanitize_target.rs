@@ -12,10 +12,10 @@
 //! gpu-bundle/bin/sanitize_target --ignored --test-threads=1`.
 
 use kernels_gpu::kernels::KERNELS;
+use sdpa::Attention;
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::attention_f64;
-use sdpa::{Attention, Options};
 use sdpa_tests::adversarial::unavailable;
 
 /// `(name, [B, Hq, Hkv, Sq, Skv], causal)`; D is the kernel's.
@@ -41,8 +41,7 @@ fn every_kernel_once_per_shape() {
                 continue;
             }
             let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 3);
-            let opts = Options { causal, scale: None, variant: kernel.variant, output: kernel.output };
-            let dev = attn.upload_kernel(&q, &k, &v, &opts, kernel).expect("upload");
+            let dev = sdpa_tests::upload_kernel(&attn, kernel, (&q, &k, &v), causal).expect("upload");
             let mut out = attn.alloc_output(&dev).expect("alloc");
             attn.poison(&mut out).expect("poison");
             match attn.run(&dev, &mut out) {
@@ -54,7 +53,7 @@ fn every_kernel_once_per_shape() {
             }
             let o = attn.download(&out).expect("download");
             launches += 1;
-            let reference = attention_f64(&q, &k, &v, causal, dev.problem.softmax_scale as f64);
+            let reference = attention_f64(&q, &k, &v, causal, dev.plan().problem().softmax_scale as f64);
             let gate = Tolerance::of(kernel.variant);
             let stats = compare(&o.values(), &reference, gate.max_abs);
             let verdict = if gate.passes(&stats) { "ok" } else { "FAIL" };

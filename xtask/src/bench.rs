@@ -10,19 +10,26 @@ use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::variant::Variant;
 use serde_json::Value;
 
 use crate::baselines;
 use crate::benchdata::{self, Gathered, Shape};
 use crate::util::{self, Args, Result};
 
-/// The shapes timed when none are given (`sdpa bench`'s default too).
-pub use kernels_gpu::kernels::BENCH_SHAPES as DEFAULT_SHAPES;
-
-/// The default shapes of `naive`: it takes 33 ms a call at (4,16,2048,64),
-/// so the long ones would take minutes for a number nobody needs.
-pub const NAIVE_SHAPES: [&str; 3] = ["2,8,256,64", "1,8,512,64", "4,16,2048,64"];
+/// The shapes timed when none are given (`B,H,S,D[,causal]`): the two
+/// short mission shapes, then the long-sequence targets; the same list as
+/// `sdpa bench`'s default (`sdpa::bench::DEFAULT_SHAPES`).
+pub const DEFAULT_SHAPES: [&str; 8] = [
+    "2,8,256,64",
+    "1,8,512,64",
+    "4,16,2048,64",
+    "2,16,8192,64",
+    "2,16,8192,64,causal",
+    "4,16,4096,128",
+    "1,16,16384,128",
+    "1,16,16384,128,causal",
+];
 
 /// The `nvidia-smi --query-gpu` fields recorded with a bench.
 const SMI_FIELDS: &str = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,persistence_mode,serial";
@@ -34,26 +41,16 @@ fn default_out() -> PathBuf {
 }
 
 /// What to time: per variant, its shapes. `variants` empty: every variant;
-/// `shapes` empty: [`DEFAULT_SHAPES`] ([`NAIVE_SHAPES`] for `naive`).
+/// `shapes` empty: [`DEFAULT_SHAPES`].
 pub fn default_plan(variants: &[String], shapes: &[String]) -> Vec<(String, Vec<String>)> {
     let names: Vec<String> = if variants.is_empty() {
         Variant::ALL.iter().map(|v| v.name().to_string()).collect()
     } else {
         variants.to_vec()
     };
-    names
-        .into_iter()
-        .map(|v| {
-            let list: Vec<String> = if !shapes.is_empty() {
-                shapes.to_vec()
-            } else if v == Variant::Naive.name() {
-                NAIVE_SHAPES.iter().map(|s| s.to_string()).collect()
-            } else {
-                DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect()
-            };
-            (v, list)
-        })
-        .collect()
+    let list: Vec<String> =
+        if shapes.is_empty() { DEFAULT_SHAPES.iter().map(|s| s.to_string()).collect() } else { shapes.to_vec() };
+    names.into_iter().map(|v| (v, list.clone())).collect()
 }
 
 /// The `sdpa` CLI to run: `$SDPA_BIN`; under cargo, a fresh release build;
@@ -257,15 +254,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_plan_keeps_naive_short() {
+    fn the_default_plan_times_every_variant_on_the_default_shapes() {
         let plan = default_plan(&[], &[]);
         assert_eq!(plan.len(), Variant::ALL.len());
-        let naive = plan.iter().find(|(v, _)| v == "naive").unwrap();
-        assert_eq!(naive.1, NAIVE_SHAPES);
-        let mma = plan.iter().find(|(v, _)| v == "mma").unwrap();
-        assert_eq!(mma.1, DEFAULT_SHAPES);
-        let given = default_plan(&["naive".into()], &["1,1,64,64".into()]);
-        assert_eq!(given, [("naive".to_string(), vec!["1,1,64,64".to_string()])]);
+        assert!(plan.iter().all(|(_, shapes)| shapes == &DEFAULT_SHAPES));
+        let given = default_plan(&["mma".into()], &["1,1,64,64".into()]);
+        assert_eq!(given, [("mma".to_string(), vec!["1,1,64,64".to_string()])]);
         for s in DEFAULT_SHAPES {
             assert_eq!(Shape::parse(s).unwrap().label(), s);
         }
@@ -292,6 +286,6 @@ mod tests {
         assert_eq!(rows.len(), 22);
         assert_eq!(record["logs"]["gate.log"], "126 passed, 0 failed");
         let md = crate::report::markdown(&record);
-        assert!(md.contains("| 2,8,256,64 | 163.1 | 1.6 | 7.18 | 37.4 |"), "{md}");
+        assert!(md.contains("| 2,8,256,64 | 7.18 | 37.4 | 163.1 | 1.6 |"), "{md}");
     }
 }

@@ -443,7 +443,7 @@ pub mod tests {
     fn gathering_merges_files_and_refuses_two_devices() {
         let mut g = Gathered::default();
         g.add_bench("bench-mma.json", &sdpa_doc(vec![sdpa_row("mma", "2,8,256,64", "graph", 7.0, 6.9, 7.1)])).unwrap();
-        g.add_bench("bench-naive.json", &sdpa_doc(vec![sdpa_row("naive", "2,8,256,64", "graph", 160.0, 159.0, 161.0)]))
+        g.add_bench("bench-split.json", &sdpa_doc(vec![sdpa_row("split", "2,8,256,64", "graph", 160.0, 159.0, 161.0)]))
             .unwrap();
         g.add_peers("peers.jsonl", &format!("{}\n", peer_row("torch-cudnn-fp16", "2,8,256,64", 6.8))).unwrap();
         let mut other = sdpa_doc(vec![]);
@@ -455,7 +455,7 @@ pub mod tests {
         assert_eq!(peers.len(), 1);
         assert!((record["peers"][0]["tflops"].as_f64().unwrap() - peers[0].tflops).abs() < 1e-9);
         assert!(record["peers_note"].is_null());
-        assert_eq!(record["sources"], json!(["bench-mma.json", "bench-naive.json", "peers.jsonl"]));
+        assert_eq!(record["sources"], json!(["bench-mma.json", "bench-split.json", "peers.jsonl"]));
 
         let mut g = Gathered::default();
         g.add_peers("peers.jsonl", "{\"skipped\": \"torch is not importable\"}\n").unwrap();

@@ -65,8 +65,8 @@ commands:
   bench [--variants a,b] [--shapes \"B,H,S,D[,causal] ..\"] [--modes graph,direct]
         [--peers] [--out DIR] [--date YYYY-MM-DD]
                              on a GPU machine (also as gpu-bundle/bin/xtask bench, no
-                             cargo needed): sdpa bench per variant (naive: short shapes
-                             only by default), torch peers with --peers (scripts/peers.py),
+                             cargo needed): sdpa bench per variant, torch peers with
+                             --peers (scripts/peers.py),
                              nvidia-smi clocks; writes DIR/<date>-bench.{json,md,svg}
                              (DIR: baselines/)
   record DIR [--out DIR] [--date YYYY-MM-DD]

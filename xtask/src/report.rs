@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kernels_gpu::kernels::Variant;
+use kernels_gpu::variant::Variant;
 use serde_json::Value;
 
 use crate::benchdata::{Row, Shape, Source, peer_rows, variant_rows};
@@ -416,7 +416,7 @@ mod tests {
             sdpa_row("mma", "2,8,256,64", "direct", 8.0, 7.9, 8.1),
             sdpa_row("mma", "2,16,8192,64", "graph", 2800.0, 2790.0, 2810.0),
             sdpa_row("mma", "1,16,16384,128,causal", "graph", 5000.0, 4990.0, 5010.0),
-            sdpa_row("naive", "2,8,256,64", "graph", 163.0, 162.0, 164.0),
+            sdpa_row("split", "2,8,256,64", "graph", 163.0, 162.0, 164.0),
         ];
         g.add_bench("bench.json", &sdpa_doc(rows)).unwrap();
         if with_peers {
@@ -437,18 +437,18 @@ mod tests {
         let md = markdown(&record(true));
         assert!(md.starts_with("# Bench 2026-11-22: NVIDIA H200\n"), "{md}");
         assert!(
-            md.contains("| shape (B,H,S,D) | naive us | naive TFLOP/s | mma us | mma TFLOP/s | best peer |"),
+            md.contains("| shape (B,H,S,D) | mma us | mma TFLOP/s | split us | split TFLOP/s | best peer |"),
             "{md}"
         );
-        // Mission shape: best peer cuDNN fp16 at 6.8 us; mma 7.0 us -> 0.97x, naive 163 us -> 0.04x.
-        assert!(md.contains("| 2,8,256,64 | 163.0 | 1.6 | 7.00 | 38.3 | torch-cudnn-fp16 | 6.80 |"), "{md}");
-        assert!(md.contains("| 0.042x | 0.97x |"), "{md}");
-        // A shape naive was not timed at, and one no peer was timed at.
+        // Mission shape: best peer cuDNN fp16 at 6.8 us; mma 7.0 us -> 0.97x, split 163 us -> 0.04x.
+        assert!(md.contains("| 2,8,256,64 | 7.00 | 38.3 | 163.0 | 1.6 | torch-cudnn-fp16 | 6.80 |"), "{md}");
+        assert!(md.contains("| 0.97x | 0.042x |"), "{md}");
+        // A shape split was not timed at, and one no peer was timed at.
         assert!(
-            md.contains("| 2,16,8192,64 | - | - | 2800 | 196.3 | torch-cudnn-bf16 | 1400 | 392.7 | - | 0.50x |"),
+            md.contains("| 2,16,8192,64 | 2800 | 196.3 | - | - | torch-cudnn-bf16 | 1400 | 392.7 | 0.50x | - |"),
             "{md}"
         );
-        assert!(md.contains("| 1,16,16384,128,causal | - | - | 5000 | 439.8 | - | - | - | - | - |"), "{md}");
+        assert!(md.contains("| 1,16,16384,128,causal | 5000 | 439.8 | - | - | - | - | - | - | - |"), "{md}");
         // Every row, with its spread; the peer that refused the shape.
         assert!(md.contains("| mma | 2,8,256,64 | direct | 8.00 | 7.90 | 8.10 | 2.50% |"), "{md}");
         assert!(md.contains("- torch-flash-fp16 at [1,16,16384,128] causal: no"), "{md}");
@@ -492,7 +492,7 @@ mod tests {
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.trim_end().ends_with("</svg>"));
         assert!(balanced(&svg), "{svg}");
-        // Panels: D=64 (mma, naive, 2 peers at 256 + 1 at 8192) and D=128 causal (mma).
+        // Panels: D=64 (mma, split, 2 peers at 256 + 1 at 8192) and D=128 causal (mma).
         assert!(svg.contains(">D=64<") && svg.contains(">D=128, causal<"));
         assert_eq!(svg.matches("<polyline").count(), 6, "{svg}");
         assert_eq!(svg.matches("data-series=\"mma\"").count(), 2);

@@ -333,13 +333,13 @@ mod tests {
             ("mma", "2,8,256,64", "graph", 100.0, 99.8, 100.3),
             ("mma", "2,8,256,64", "direct", 100.0, 99.8, 100.3),
             ("mma", "1,8,512,64", "graph", 100.0, 98.0, 102.0),
-            ("naive", "2,8,256,64", "graph", 100.0, 99.0, 101.0),
+            ("split", "2,8,256,64", "graph", 100.0, 99.0, 101.0),
         ]);
         let fresh = rows(&[
             ("mma", "2,8,256,64", "graph", 105.0, 104.0, 106.0), // +5.0%: allowed 5%
             ("mma", "2,8,256,64", "direct", 500.0, 499.0, 501.0), // direct mode: not gated
             ("mma", "1,8,512,64", "graph", 112.5, 112.0, 113.0), // +12.5% > 12%
-            ("naive", "2,8,256,64", "graph", 80.0, 79.0, 81.0),  // faster
+            ("split", "2,8,256,64", "graph", 80.0, 79.0, 81.0),  // faster
             ("mma", "4,16,2048,64", "graph", 1.0, 1.0, 1.0),     // new
         ]);
         let (checks, unmatched) = compare(&base, &fresh);
@@ -350,7 +350,7 @@ mod tests {
             [
                 ("mma", "2,8,256,64".to_string(), true),
                 ("mma", "1,8,512,64".to_string(), false),
-                ("naive", "2,8,256,64".to_string(), true),
+                ("split", "2,8,256,64".to_string(), true),
             ]
         );
         assert_eq!(unmatched.len(), 1);

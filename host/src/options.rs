@@ -1,0 +1,74 @@
+//! How to run attention: the caller's options, and the variant choice they
+//! carry.
+
+use crate::error::AttnError;
+use kernels_gpu::variant::{OutputDtype, Variant};
+
+/// Which variant runs a problem: the library's recommendation for the
+/// device and the problem (the default), or one variant by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum VariantChoice {
+    /// The recommendation (`plan::recommend::recommended`): on sm_90a the
+    /// variant a cost model fitted on H100 timings predicts fastest, or a
+    /// rule outside its keys; elsewhere `split` or `mma`. It never picks a
+    /// lower-precision variant ([`Variant::lower_precision`]).
+    #[default]
+    Auto,
+    /// This variant, whatever the problem.
+    Fixed(Variant),
+}
+
+impl VariantChoice {
+    /// The name of [`VariantChoice::Auto`] on the command line.
+    pub const AUTO: &'static str = "auto";
+
+    /// "auto", or the fixed variant's stable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            VariantChoice::Auto => Self::AUTO,
+            VariantChoice::Fixed(v) => v.name(),
+        }
+    }
+
+    /// Reads "auto" or a variant's stable name, with an error that lists
+    /// the known ones.
+    pub fn from_name(name: &str) -> Result<VariantChoice, AttnError> {
+        if name == Self::AUTO {
+            return Ok(VariantChoice::Auto);
+        }
+        Variant::from_name(name).map(VariantChoice::Fixed).ok_or_else(|| unknown_variant(name, true))
+    }
+}
+
+impl From<Variant> for VariantChoice {
+    fn from(variant: Variant) -> Self {
+        VariantChoice::Fixed(variant)
+    }
+}
+
+/// How to run attention.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Options {
+    /// Causal masking, aligned so the last query sees the last key.
+    pub causal: bool,
+    /// Softmax scale; `None` means `1 / sqrt(head_dim)`.
+    pub scale: Option<f32>,
+    /// Which kernel variant runs: the recommendation by default.
+    pub variant: VariantChoice,
+    /// The element type of O: f16 (the default) or bf16, whose range lifts
+    /// f16's limit on V's scales.
+    pub output: OutputDtype,
+}
+
+/// Looks a variant up by name, with an error that lists the known ones.
+pub fn variant_by_name(name: &str) -> Result<Variant, AttnError> {
+    Variant::from_name(name).ok_or_else(|| unknown_variant(name, false))
+}
+
+/// The error for an unknown variant name: the known names, "auto" first
+/// where it is one.
+fn unknown_variant(name: &str, with_auto: bool) -> AttnError {
+    let names = Variant::ALL.map(Variant::name);
+    let known = if with_auto { [&[VariantChoice::AUTO][..], &names].concat() } else { names.to_vec() };
+    AttnError::UnknownVariant { name: name.to_string(), known: known.join(", ") }
+}

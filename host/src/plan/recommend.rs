@@ -1,0 +1,65 @@
+//! The recommendation: which variant runs a problem when the caller leaves
+//! the choice to the library ([`crate::VariantChoice::Auto`]).
+
+use super::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, MODELLED, predicted_us};
+use super::target::Target;
+use super::workload::Workload;
+use kernels_gpu::variant::Variant;
+
+/// Longest key length for which [`recommended`] picks `split` on sm_90a
+/// past the cost model's keys, counted as [`Workload::split_keys`]
+/// (halved under causal masking): 2048 at D = 64, 1024 at D = 128. On the
+/// H200, where `wgmma` fills few SMs, `split` wins at (1,4,2048,64), causal
+/// (1,8,2048,64) and causal (1,8,2048,128) (1024 keys a block on average),
+/// and loses at (1,6,1536,128).
+pub const fn split_max_keys(head_dim: u32) -> u32 {
+    if head_dim >= 128 { 1024 } else { 2048 }
+}
+
+/// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
+/// no crossover has been measured.
+pub const SHORT_KEYS: u32 = 1024;
+
+/// How much of the GPU, in fifths of its SMs, `wgmma` must be able to fill
+/// ([`Workload::wgmma_blocks`]) before [`recommended`] prefers it to
+/// `split` at head dimension `head_dim`: 3/5 at D = 64, 2/5 at
+/// D = 128, where `split` has only two key groups per block. On the H200:
+/// at D = 64 `split` wins at 64 `wgmma` blocks by 3-25% and `wgmma` at 96;
+/// at D = 128 `split` wins at 44-48 blocks and `wgmma` at 64.
+pub const fn split_fill_fifths(head_dim: u32) -> u64 {
+    if head_dim >= 128 { 2 } else { 3 }
+}
+
+/// The variant the library recommends for a problem on `target`.
+///
+/// On sm_90a, from [`MODEL_MIN_KEYS`] to [`MODEL_MAX_KEYS`] keys: the
+/// variant whose time the cost model ([`predicted_us`]) predicts lowest
+/// among [`MODELLED`]. On the shapes the H100 has timed every variant on
+/// (`host/tests/plan.rs`), it picks the fastest or one within 2% at all
+/// but a few, the misses causal problems of long keys for the most part.
+///
+/// Shorter and longer problems take a rule: below [`MODEL_MIN_KEYS`] keys
+/// (one key block of every kernel), `split`. Past [`MODEL_MAX_KEYS`],
+/// `split` when a query block sees at most
+/// [`split_max_keys`] keys ([`Workload::split_keys`]) and `wgmma` would
+/// fill less of the GPU than [`split_fill_fifths`] says
+/// ([`Workload::wgmma_blocks`]), since it shares each query block's keys
+/// among groups of warps and so shortens each block's chain where there
+/// are few blocks; else `wgmma`.
+///
+/// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
+pub fn recommended(w: &Workload, target: Target) -> Variant {
+    let multiprocessors = target.multiprocessors;
+    if !target.sm90a {
+        return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
+    }
+    if w.seq_kv < MODEL_MIN_KEYS {
+        return Variant::Split;
+    }
+    if w.seq_kv <= MODEL_MAX_KEYS {
+        let time = |v: Variant| predicted_us(w, v, multiprocessors).unwrap_or(f32::INFINITY);
+        return MODELLED.into_iter().fold(Variant::Split, |best, v| if time(v) < time(best) { v } else { best });
+    }
+    let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
+    if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks { Variant::Split } else { Variant::Wgmma }
+}

@@ -1,0 +1,63 @@
+//! Kernel selection: which row of the kernel table runs a variant on a
+//! problem. Most variants have one kernel per head dimension and output
+//! type; two have a second one that is faster on some problems.
+
+use kernels_gpu::kernels::{KERNELS, KernelInfo, WGMMA_FP8PV_LONG_D128, find};
+use kernels_gpu::variant::{OutputDtype, Variant};
+
+/// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
+/// [`WGMMA_FP8PV_LONG_D128`] when the problem is not causal. Against the
+/// three-warpgroup kernel on the H100: 0.91x the time at 16384 keys,
+/// 0.94-0.96x at 2048-4096, but 1.04x at 1024 and 1.08-1.12x at 576-1152,
+/// where there are few 128-row blocks per SM and the last waves run thin.
+pub const FP8PV_LONG_MIN_KEYS: u32 = 2048;
+
+/// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
+/// [`WGMMA_FP8PV_LONG_D128`] under causal masking, where every 128-row
+/// query block has its own partial first key block and a diagonal one: on
+/// the H100 0.94-0.98x the three-warpgroup kernel's time at 10240-32768
+/// keys, but 1.01x at 8192 and 1.03-1.04x at 4096.
+pub const FP8PV_LONG_MIN_CAUSAL_KEYS: u32 = 10240;
+
+/// The key lengths at which `split-n64` D = 64 runs its pair-row kernel
+/// (`sdpa_split_n64_pairs_d64`, [`KernelInfo::pair_rows`]) where it runs
+/// (even query and key lengths, [`KernelInfo::runs_on`]): from 257 keys,
+/// where some group has two key blocks in flight, to 512, the last length
+/// whose key blocks are all in flight at once (4 groups x 2 stages x 64
+/// keys). On the H200 against the plain kernel: 0.97-0.99x the time at
+/// 384-512 keys, about even at 256, 1.02-1.03x at 1024-2048, where groups
+/// refill their stages.
+pub const SPLIT_N64_PAIRS_KEYS: core::ops::RangeInclusive<u32> = 257..=512;
+
+/// The kernel that runs `variant` on a problem of `head_dim`, `seq_q`
+/// queries, `seq_kv` keys and `causal` masking: [`find`]'s, except
+/// - `wgmma-fp8pv` at D = 128 on problems of at least
+///   [`FP8PV_LONG_MIN_KEYS`] keys ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when
+///   causal), which take its 192-key kernel ([`WGMMA_FP8PV_LONG_D128`]);
+/// - a variant with a pair-row kernel at `head_dim` (`split-n64` at
+///   D = 64), which takes it where it runs ([`KernelInfo::runs_on`]) and
+///   the keys are in [`SPLIT_N64_PAIRS_KEYS`];
+///
+/// each in its twin that writes `output`. `None` where the variant has no
+/// kernel at `head_dim`.
+pub fn select(
+    variant: Variant,
+    head_dim: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    causal: bool,
+    output: OutputDtype,
+) -> Option<&'static KernelInfo> {
+    let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
+    let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
+    let pair_rows = KERNELS
+        .iter()
+        .find(|k| k.pair_rows && k.variant == variant && k.tiles.head_dim == head_dim)
+        .filter(|k| k.runs_on(seq_q, seq_kv) && SPLIT_N64_PAIRS_KEYS.contains(&seq_kv));
+    let kernel = if long {
+        KERNELS.iter().find(|k| k.tiles == WGMMA_FP8PV_LONG_D128 && k.variant == variant)
+    } else {
+        pair_rows.or_else(|| find(variant, head_dim))
+    };
+    kernel.map(|k| k.writing(output))
+}
