@@ -63,7 +63,7 @@ enum Command {
     /// cost model's predicted time per call of each variant on sm_90a.
     ///
     /// No GPU needed. On sm_90a (H100, H200), from 128 to 2048 keys, the pick
-    /// is the lowest prediction among the four variants with a fit; outside
+    /// is the lowest prediction among the five variants with a fit; outside
     /// that range a rule by block count and keys, marked "(rule)" (the
     /// model's times are shown, but it was fitted on 128-2048 keys only).
     /// The model (host/src/plan/cost.rs, scripts/fit-cost.py) was fitted

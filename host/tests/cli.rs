@@ -87,22 +87,24 @@ fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
     let o = sdpa(&["plan", "--shapes", "2,8,256,64", "8,16,256,64", "4,16,4096,128", "1,8,512,64", "1,8,511,64"]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
-    for header in ["mma", "wgmma", "split", "split-n64", "pick", "off sm_90a", "kernel on sm_90a", "132 SMs"] {
+    for header in
+        ["mma", "wgmma", "split", "split-wg", "split-n64", "pick", "off sm_90a", "kernel on sm_90a", "132 SMs"]
+    {
         assert!(out.contains(header), "{header} missing from:\n{out}");
     }
     let row = |shape: &str| -> Vec<String> {
         let line = out.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("no row for {shape}:\n{out}"));
         line.split_whitespace().map(str::to_string).collect()
     };
-    // shape, four predicted times, the pick, the pick off sm_90a, then the
+    // shape, five predicted times, the pick, the pick off sm_90a, then the
     // kernel the pick launches on sm_90a (the pair-row one on even lengths
     // of 257-512 keys only).
-    assert_eq!(row("2,8,256,64")[5..], ["split-n64", "split", "sdpa_split_n64_d64"]);
-    assert_eq!(row("8,16,256,64")[5..], ["mma", "split", "sdpa_mma_d64"]);
-    assert_eq!(row("4,16,4096,128")[5..], ["wgmma", "(rule)", "mma", "sdpa_wgmma_d128"]);
-    assert_eq!(row("1,8,512,64")[5..], ["split-n64", "split", "sdpa_split_n64_pairs_d64"]);
-    assert_eq!(row("1,8,511,64")[5..], ["split-n64", "split", "sdpa_split_n64_d64"]);
-    for cell in &row("2,8,256,64")[1..5] {
+    assert_eq!(row("2,8,256,64")[6..], ["split-n64", "split", "sdpa_split_n64_d64"]);
+    assert_eq!(row("8,16,256,64")[6..], ["split-wg", "split", "sdpa_split_wg_d64"]);
+    assert_eq!(row("4,16,4096,128")[6..], ["wgmma", "(rule)", "mma", "sdpa_wgmma_d128"]);
+    assert_eq!(row("1,8,512,64")[6..], ["split-n64", "split", "sdpa_split_n64_pairs_d64"]);
+    assert_eq!(row("1,8,511,64")[6..], ["split-n64", "split", "sdpa_split_n64_d64"]);
+    for cell in &row("2,8,256,64")[1..6] {
         let t: f32 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a time"));
         assert!(t > 0.0 && t < 100.0, "{t}");
     }

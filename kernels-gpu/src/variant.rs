@@ -24,6 +24,13 @@ pub enum Variant {
     /// their partial outputs through shared memory at the end. V stays E4M3
     /// in shared memory and becomes f16 in registers.
     Split,
+    /// Hopper only (sm_90a): `split` with 64 query rows per block and key
+    /// groups of four warps (a warpgroup each) walking 64-key blocks, whose
+    /// Q·K^T is one `wgmma` e4m3 per 32 head columns straight from the Q
+    /// and K tiles the tensor copies land (no K conversion, no Q
+    /// fragments); softmax, P·V and merge as `split`'s. Half `split`'s
+    /// blocks: faster where those still fill the GPU.
+    SplitWg,
     /// Hopper only (sm_90a): `split` with 64-key blocks (`split`'s are 32):
     /// half the key steps per group, so the per-step parts that do not
     /// grow with the keys (the wait, the row maximum and sum, the rescale)
@@ -49,8 +56,8 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 5] =
-        [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitN64, Variant::WgmmaFp8Pv];
+    pub const ALL: [Variant; 6] =
+        [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64, Variant::WgmmaFp8Pv];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -58,6 +65,7 @@ impl Variant {
             Variant::Mma => "mma",
             Variant::Wgmma => "wgmma",
             Variant::Split => "split",
+            Variant::SplitWg => "split-wg",
             Variant::SplitN64 => "split-n64",
             Variant::WgmmaFp8Pv => "wgmma-fp8pv",
         }
@@ -82,11 +90,11 @@ impl Variant {
         matches!(self, Variant::Wgmma | Variant::WgmmaFp8Pv)
     }
 
-    /// Whether the variant runs `split`'s kernel body (`split`, `split-n64`),
-    /// whose sm_90a build copies its tiles by tensor copies
+    /// Whether the variant runs `split`'s kernel body (`split`, `split-wg`,
+    /// `split-n64`), whose sm_90a build copies its tiles by tensor copies
     /// from maps the host encodes per problem.
     pub const fn runs_split_body(self) -> bool {
-        matches!(self, Variant::Split | Variant::SplitN64)
+        matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64)
     }
 
     /// Whether the variant's sm_90a build at head dimension `head_dim`

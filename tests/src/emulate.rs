@@ -41,9 +41,9 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
                 Variant::Mma | Variant::Wgmma | Variant::WgmmaFp8Pv => emulate_mma(kernel.tiles, &head, x, rows),
-                Variant::Split | Variant::SplitN64 => {
+                Variant::Split | Variant::SplitWg | Variant::SplitN64 => {
                     let t = kernel.tiles;
-                    let rotated = walks_rotated(t.head_dim, t.block_n, false);
+                    let rotated = walks_rotated(t.head_dim, t.block_n, kernel.variant == Variant::SplitWg);
                     emulate_split(t, rotated, &head, x, rows)
                 }
             }

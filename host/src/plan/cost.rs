@@ -53,7 +53,7 @@ pub const TWO_BLOCKS_COST: f32 = 0.44;
 
 /// The variants the model has fitted, in table order: those the
 /// recommendation chooses among and `sdpa plan` shows.
-pub const MODELLED: [Variant; 4] = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitN64];
+pub const MODELLED: [Variant; 5] = [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64];
 
 /// One kernel's coefficients (microseconds) and how many of its blocks an
 /// SM runs at once (as ptxas allocates it for sm_90a: `budgets.toml`'s
@@ -85,6 +85,8 @@ pub const fn cost(variant: Variant, head_dim: u32) -> Option<Cost> {
         (Variant::Wgmma, 128) => c(6.256, 15.63 * WGMMA_LEAN, 3.663 * WGMMA_LEAN, 1),
         (Variant::Split, 64) => c(1.622, 6.192, 3.310, 2),
         (Variant::Split, 128) => c(1.449, 11.03, 1.804, 2),
+        (Variant::SplitWg, 64) => c(1.415, 9.174, 1.716, 2),
+        (Variant::SplitWg, 128) => c(1.266, 12.33, 2.089, 1),
         (Variant::SplitN64, 64) => c(1.418, 4.424, 4.956, 1),
         (Variant::SplitN64, 128) => c(1.350, 8.752, 2.218, 2),
         _ => None,

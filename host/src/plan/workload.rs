@@ -2,7 +2,7 @@
 //! model see it.
 
 use crate::validate::Problem;
-use kernels_gpu::kernels::{WGMMA_D64, find};
+use kernels_gpu::kernels::{SPLIT_WG_D64, WGMMA_D64, find};
 use kernels_gpu::variant::Variant;
 
 /// The size of an attention problem, as [`super::recommend::recommended`]
@@ -57,6 +57,11 @@ impl Workload {
     /// GPU.
     pub fn wgmma_blocks(&self) -> u64 {
         self.blocks(find(Variant::Wgmma, self.head_dim).map_or(WGMMA_D64.block_m, |k| k.tiles.block_m))
+    }
+
+    /// The blocks `split-wg` would launch ([`Workload::blocks`] of 64 rows).
+    pub fn split_wg_blocks(&self) -> u64 {
+        self.blocks(find(Variant::SplitWg, self.head_dim).map_or(SPLIT_WG_D64.block_m, |k| k.tiles.block_m))
     }
 
     /// The keys a query block sees on average, as the recommendation weighs
