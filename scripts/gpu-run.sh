@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 BIN=gpu-bundle/bin
 steps=${*:-gate fuzz bench peers}
 SHAPES=${SHAPES:-"2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"}
-VARIANTS=${VARIANTS:-mma,wgmma,wgmma-fp8pv,split,split-n64}
+VARIANTS=${VARIANTS:-mma,wgmma,wgmma-fp8pv,split,split-wg,split-n64}
 NCU_SHAPE=${NCU_SHAPE:-2,8,256,64}
 # Every step is bounded: a hung kernel must not eat the device lease.
 T=${STEP_TIMEOUT:-240}
