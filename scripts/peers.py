@@ -310,14 +310,22 @@ def summarize(path):
 
 
 def load_cudnn_frontend(torch):
-    """The `cudnn` module over the cuDNN torch loaded, or the reason not."""
+    """The `cudnn` module over the cuDNN torch loaded and its versions
+    ({cudnn_frontend, cudnn_backend}), or None and the reason."""
     try:
         torch.backends.cudnn.version()  # loads libcudnn, so the frontend finds it
         import cudnn
-
-        return cudnn, None
     except Exception as e:
         return None, f"the cudnn frontend (nvidia-cudnn-frontend) is not importable: {first_line(e)}"
+    try:
+        return cudnn, {"cudnn_frontend": cudnn.__version__, "cudnn_backend": cudnn.backend_version()}
+    except Exception as e:
+        return None, f"the cudnn frontend found no cuDNN library: {first_line(e)}"
+
+
+def finite_or_none(row):
+    """The row with NaN and infinities as None (JSON has no NaN)."""
+    return {k: (None if isinstance(x, float) and not math.isfinite(x) else x) for k, x in row.items()}
 
 
 def main(argv):
@@ -333,8 +341,8 @@ def main(argv):
     if not torch.cuda.is_available():
         print(json.dumps({"skipped": "torch sees no CUDA device"}))
         return 0
-    cudnn, cudnn_missing = load_cudnn_frontend(torch)
-    fp8, fp8_missing = None, cudnn_missing
+    cudnn, versions = load_cudnn_frontend(torch)
+    fp8, fp8_missing = None, versions if cudnn is None else None
     if cudnn is not None:
         try:
             fp8 = CudnnFp8(cudnn, torch)
@@ -352,12 +360,11 @@ def main(argv):
     }
     floor.update(sm_clocks())
     if cudnn is not None:
-        floor["cudnn_frontend"] = cudnn.__version__
-        floor["cudnn_backend"] = cudnn.backend_version()
+        floor.update(versions)
     else:
-        floor["cudnn_frontend_error"] = cudnn_missing
+        floor["cudnn_frontend_error"] = versions
     floor.update(time_graph(lambda: torch.add(x, 1, out=y)))
-    print(json.dumps(floor), flush=True)
+    print(json.dumps(finite_or_none(floor)), flush=True)
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     for text in argv:
@@ -375,19 +382,17 @@ def main(argv):
                         row.update(time_graph(fn))
                 except Exception as e:  # a backend that refuses the shape is reported, not fatal
                     row["error"] = first_line(e)
-                print(json.dumps(row), flush=True)
-            del q, k, v
+                print(json.dumps(finite_or_none(row)), flush=True)
         row = {"peer": "cudnn-fp8", "backend": "cudnn", "dtype": "fp8", **base}
         if fp8 is None:
             row["error"] = fp8_missing
         else:
-            row["cudnn_frontend"] = cudnn.__version__
-            row["cudnn_backend"] = cudnn.backend_version()
+            row.update(versions)
             try:
                 row.update(fp8.row(b, h, s, d, causal))
             except Exception as e:  # one shape's failure is its row's error; the next shape still runs
                 row["error"] = first_line(e)
-        print(json.dumps(row), flush=True)
+        print(json.dumps(finite_or_none(row)), flush=True)
         torch.cuda.empty_cache()
     return 0
 
