@@ -19,10 +19,12 @@ Usage: peers.py SHAPE [SHAPE ...]   where SHAPE is B,H,S,D or B,H,S,D,causal
        peers.py --summarize FILE     prints a table of a JSON-lines file
 Prints one JSON object per (shape, peer) on stdout, after one {"floor": ...}
 object: a one-element torch kernel timed the same way (the launch floor of
-the harness), with the SM clock and the library versions. A peer row holds
-`peer` (its name), `backend`, `dtype` (fp16, bf16 or fp8), `shape`,
-`causal`, and either the timing or `error`; the FP8 rows add `rel_l2`
-against a float64 reference on the dequantized inputs. Without torch or
+the harness), with the library versions and the SM clock (nvidia-smi, read
+right after the floor's replays). A peer row holds `peer` (its name),
+`backend`, `dtype` (fp16, bf16 or fp8), `shape`, `causal`, and either the
+timing (with `sm_clock_mhz` read right after its samples) or `error`; the
+FP8 rows add `rel_l2` against a float64 reference on the dequantized inputs
+and the scales and amaxes they ran with. Without torch or
 without a GPU it prints one JSON object {"skipped": reason} and exits 0.
 """
 import json
@@ -358,12 +360,13 @@ def main(argv):
         "torch": torch.__version__,
         "torch_cudnn": torch.backends.cudnn.version(),
     }
-    floor.update(sm_clocks())
     if cudnn is not None:
         floor.update(versions)
     else:
         floor["cudnn_frontend_error"] = versions
     floor.update(time_graph(lambda: torch.add(x, 1, out=y)))
+    # Read after the floor's replays, so an idle GPU's clock is not recorded.
+    floor.update(sm_clocks())
     print(json.dumps(finite_or_none(floor)), flush=True)
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -380,6 +383,7 @@ def main(argv):
                         fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         fn()
                         row.update(time_graph(fn))
+                    row["sm_clock_mhz"] = sm_clocks().get("sm_clock_mhz")
                 except Exception as e:  # a backend that refuses the shape is reported, not fatal
                     row["error"] = first_line(e)
                 print(json.dumps(finite_or_none(row)), flush=True)
@@ -390,6 +394,7 @@ def main(argv):
             row.update(versions)
             try:
                 row.update(fp8.row(b, h, s, d, causal))
+                row["sm_clock_mhz"] = sm_clocks().get("sm_clock_mhz")
             except Exception as e:  # one shape's failure is its row's error; the next shape still runs
                 row["error"] = first_line(e)
         print(json.dumps(finite_or_none(row)), flush=True)

@@ -148,6 +148,8 @@ pub struct Row {
     pub rel_l2: Option<f64>,
     /// Whether the checked rows passed (variants only).
     pub correct: Option<bool>,
+    /// The SM clock (MHz) `peers.py` read right after the row's samples (peers only).
+    pub sm_clock_mhz: Option<u64>,
 }
 
 impl Row {
@@ -178,6 +180,7 @@ pub fn variant_rows(doc: &Value) -> Vec<Row> {
                 gbytes_per_s: r["gbytes_per_s"].as_f64(),
                 rel_l2: r["rel_l2"].as_f64(),
                 correct: r["correct"].as_bool(),
+                sm_clock_mhz: None,
             })
         })
         .collect()
@@ -207,6 +210,7 @@ fn peer_row(r: &Value) -> Option<Row> {
         gbytes_per_s: None,
         rel_l2: r["rel_l2"].as_f64(),
         correct: None,
+        sm_clock_mhz: r["sm_clock_mhz"].as_u64(),
     })
 }
 
@@ -457,6 +461,7 @@ pub mod tests {
         row["backend"] = json!("cudnn");
         row["dtype"] = json!("fp8");
         row["rel_l2"] = json!(rel_l2);
+        row["sm_clock_mhz"] = json!(1755);
         row
     }
 

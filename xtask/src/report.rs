@@ -217,7 +217,7 @@ pub fn markdown(record: &Value) -> String {
     let raw_peers = record["peers"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !raw_peers.is_empty() {
         md.push_str("\n## Peers\n\n");
-        let header = ["peer", "format", "shape", "median us", "p10 us", "p90 us", "TFLOP/s", "rel L2"];
+        let header = ["peer", "format", "shape", "median us", "p10 us", "p90 us", "TFLOP/s", "rel L2", "SM MHz"];
         md.push_str(&md_row(&header.map(String::from)));
         md.push_str(&md_row(&vec!["---".to_string(); header.len()]));
         for p in &peers {
@@ -230,6 +230,7 @@ pub fn markdown(record: &Value) -> String {
                 fmt_us(p.p90_us),
                 format!("{:.1}", p.tflops),
                 p.rel_l2.map_or("-".into(), |e| format!("{e:.1e}")),
+                p.sm_clock_mhz.map_or("-".into(), |c| c.to_string()),
             ]));
         }
         let errors: Vec<&Value> = raw_peers.iter().filter(|p| p["error"].is_string()).collect();
@@ -255,7 +256,7 @@ pub fn markdown(record: &Value) -> String {
 fn floor_facts(floor: &Value) -> String {
     let mut facts = Vec::new();
     match (floor["sm_clock_mhz"].as_u64(), floor["sm_clock_max_mhz"].as_u64()) {
-        (Some(now), Some(max)) => facts.push(format!("SM clock {now} MHz (max {max}) at start")),
+        (Some(now), Some(max)) => facts.push(format!("SM clock {now} MHz (max {max}) as the peers started")),
         _ => facts.push(format!("SM clock not read ({})", floor["sm_clock_error"].as_str().unwrap_or("not recorded"))),
     }
     if let Some(t) = floor["torch"].as_str() {
@@ -535,7 +536,7 @@ mod tests {
         assert!(md.contains("causal: not halved"), "{md}");
         assert!(
             md.contains(
-                "- peers.py: SM clock 1980 MHz (max 1980) at start; torch 2.11.0; cuDNN frontend 1.16.0 \
+                "- peers.py: SM clock 1980 MHz (max 1980) as the peers started; torch 2.11.0; cuDNN frontend 1.16.0 \
                          over cuDNN 91900; launch floor 0.91 us\n"
             ),
             "{md}"
@@ -565,8 +566,11 @@ mod tests {
         // Every row, with its spread; the peers with their format and
         // accuracy; the peer that refused the shape.
         assert!(md.contains("| mma | 2,8,256,64 | direct | 8.00 | 7.90 | 8.10 | 2.50% |"), "{md}");
-        assert!(md.contains("| cudnn-fp8 | FP8 | 2,8,256,64 | 9.50 | 9.40 | 9.60 | 28.3 | 3.5e-2 |\n"), "{md}");
-        assert!(md.contains("| torch-cudnn-fp16 | 16-bit | 2,8,256,64 | 6.80 |"), "{md}");
+        assert!(md.contains("| cudnn-fp8 | FP8 | 2,8,256,64 | 9.50 | 9.40 | 9.60 | 28.3 | 3.5e-2 | 1755 |\n"), "{md}");
+        assert!(
+            md.contains("| torch-cudnn-fp16 | 16-bit | 2,8,256,64 | 6.80 | 6.73 | 6.87 | 39.5 | - | - |\n"),
+            "{md}"
+        );
         assert!(md.contains("- torch-flash-fp16 at [1,16,16384,128] causal: no"), "{md}");
         // Every table row has as many cells as its header.
         for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
