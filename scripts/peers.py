@@ -1,19 +1,45 @@
 #!/usr/bin/env python3
-"""Times the CUDA C++ peers of the `sdpa` kernels: torch SDPA with the cuDNN
-and flash backends, fp16 and bf16, on the same shapes and the same way as
-`sdpa bench` times its own kernels (warm-up, then samples of 100 calls
-captured in one CUDA graph, timed with CUDA events; time per call).
+"""Times the peers of the `sdpa` kernels on the same shapes and the same way
+as `sdpa bench` times its own kernels:
+
+- 16-bit: torch SDPA with the cuDNN and flash backends, fp16 and bf16;
+- FP8: cuDNN's FP8 SDPA through the `nvidia-cudnn-frontend` package (the
+  `cudnn` module) over the cuDNN that torch loads: E4M3 Q, K, V in
+  [B, H, S, D] with per-tensor scales, E4M3 output, scale 1/sqrt(D).
+
+The method, shared with `sdpa bench` (host/src/bench.rs): one call timed
+alone picks the launches per sample (about 2 ms of work, at most 100); a
+warm-up of min(50, 5 x launches) calls; the launches captured in one CUDA
+graph; 20 samples, each one replay between two CUDA events; time per call =
+elapsed / launches. The samples are sorted and the median is the sample at
+index round((n - 1) / 2), rounding half away from zero (for 20 samples the
+11th smallest), p10 and p90 the same way: the definition `sdpa bench` uses.
 
 Usage: peers.py SHAPE [SHAPE ...]   where SHAPE is B,H,S,D or B,H,S,D,causal
        peers.py --summarize FILE     prints a table of a JSON-lines file
-Prints one JSON object per (shape, backend, dtype) on stdout, after one
-{"floor": ...} object: a one-element torch kernel timed the same way (the
-launch floor of the harness). Without torch
-or without a GPU it prints one JSON object {"skipped": reason} and exits 0.
+Prints one JSON object per (shape, peer) on stdout, after one {"floor": ...}
+object: a one-element torch kernel timed the same way (the launch floor of
+the harness), with the library versions and the SM clock (nvidia-smi, read
+right after the floor's replays). A peer row holds `peer` (its name),
+`backend`, `dtype` (fp16, bf16 or fp8), `shape`, `causal`, and either the
+timing (with `sm_clock_mhz` read right after its samples) or `error`; the
+FP8 rows add `rel_l2` against a float64 reference on the dequantized inputs
+and the scales and amaxes they ran with. Without torch or
+without a GPU it prints one JSON object {"skipped": reason} and exits 0.
 """
 import json
-import statistics
+import math
+import subprocess
 import sys
+
+# Launches per sample, most (`sdpa bench --launches`'s default).
+MOST_LAUNCHES = 100
+# Samples per row (`sdpa bench --samples`'s default).
+SAMPLES = 20
+# Target device time of one sample when choosing launches per sample.
+SAMPLE_TARGET_US = 2000.0
+# Largest finite E4M3 value.
+E4M3_MAX = 448.0
 
 
 def parse_shape(text):
@@ -23,26 +49,69 @@ def parse_shape(text):
     return b, h, s, d, causal
 
 
-def time_graph(fn, launches=100, samples=20, warmup=20):
+def round_half_away(x):
+    """Rounds as Rust's `f64::round` does (half away from zero), for x >= 0."""
+    return int(math.floor(x + 0.5))
+
+
+def summarize_samples(per_call):
+    """Median, p10, p90 and standard deviation of per-call times, picked as
+    `sdpa bench`'s `Timing::from_samples` picks them."""
+    s = sorted(per_call)
+    n = len(s)
+    at = lambda q: s[round_half_away((n - 1) * q)]
+    mean = sum(s) / n
+    return {
+        "median_us": at(0.5),
+        "p10_us": at(0.1),
+        "p90_us": at(0.9),
+        "std_us": math.sqrt(sum((x - mean) ** 2 for x in s) / n),
+    }
+
+
+def launches_for(one_call_us):
+    """Launches per sample: about SAMPLE_TARGET_US of work, 1 to MOST_LAUNCHES."""
+    return min(max(round_half_away(SAMPLE_TARGET_US / max(one_call_us, 1e-3)), 1), MOST_LAUNCHES)
+
+
+def time_graph(fn, replay_check=None):
+    """Times `fn` by CUDA-graph replay (see the module doc). `replay_check`,
+    if given, is (poison, verify): the output is poisoned, the graph replayed
+    once, and `verify` raises if the replay did not write it."""
     import torch
 
-    for _ in range(warmup):
+    fn()
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    launches = launches_for(start.elapsed_time(stop) * 1e3)
+    for _ in range(min(50, 5 * launches)):
         fn()
     torch.cuda.synchronize()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
         for _ in range(3):
             fn()
-    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for _ in range(launches):
             fn()
+    if replay_check is not None:
+        poison, verify = replay_check
+        torch.cuda.synchronize()
+        poison()
+        torch.cuda.synchronize()
     graph.replay()
     torch.cuda.synchronize()
+    if replay_check is not None:
+        verify()
     per_call = []
-    for _ in range(samples):
+    for _ in range(SAMPLES):
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         start.record()
@@ -50,14 +119,182 @@ def time_graph(fn, launches=100, samples=20, warmup=20):
         stop.record()
         stop.synchronize()
         per_call.append(start.elapsed_time(stop) * 1e3 / launches)
-    per_call.sort()
-    n = len(per_call)
-    return {
-        "median_us": statistics.median(per_call),
-        "p10_us": per_call[round((n - 1) * 0.1)],
-        "p90_us": per_call[round((n - 1) * 0.9)],
-        "std_us": statistics.pstdev(per_call),
-    }
+    timing = summarize_samples(per_call)
+    timing["launches_per_sample"] = launches
+    timing["samples"] = SAMPLES
+    return timing
+
+
+def sm_clocks():
+    """The first GPU's current and maximum SM clock (MHz) from nvidia-smi,
+    or the reason there are none."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout
+        now, most = (int(x) for x in out.splitlines()[0].split(","))
+        return {"sm_clock_mhz": now, "sm_clock_max_mhz": most}
+    except Exception as e:  # no nvidia-smi: the record says so
+        return {"sm_clock_error": str(e).splitlines()[0][:200] if str(e) else type(e).__name__}
+
+
+def first_line(e):
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:300]
+
+
+class StepError(Exception):
+    """A cuDNN step that failed, named."""
+
+
+def step(name, fn, *args, **kwargs):
+    """Runs one cuDNN frontend step; a failure names the step."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise StepError(f"{name}: {first_line(e)}") from e
+
+
+class CudnnFp8:
+    """cuDNN's FP8 SDPA (forward, inference): one built graph per shape."""
+
+    # The per-tensor scale inputs of `sdpa_fp8`, in its argument order.
+    SCALES = ("descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o")
+
+    def __init__(self, cudnn, torch):
+        self.cudnn = cudnn
+        self.torch = torch
+        self.handle = step("create_handle", cudnn.create_handle)
+        self.graphs = {}
+
+    def graph(self, b, h, s, d, causal):
+        """The built graph of a shape and its tensors by name (cached)."""
+        key = (b, h, s, d, causal)
+        if key not in self.graphs:
+            self.graphs[key] = self.build(b, h, s, d, causal)
+        return self.graphs[key]
+
+    def build(self, b, h, s, d, causal):
+        cudnn = self.cudnn
+        fp8, f32 = cudnn.data_type.FP8_E4M3, cudnn.data_type.FLOAT
+        graph = step(
+            "pygraph", cudnn.pygraph,
+            io_data_type=fp8, intermediate_data_type=f32, compute_data_type=f32, handle=self.handle,
+        )
+        dims, strides = [b, h, s, d], [h * s * d, s * d, d, 1]
+        t = {n: step("tensor " + n, graph.tensor, name=n, dim=dims, stride=strides, data_type=fp8) for n in "qkv"}
+        for n in self.SCALES:
+            t[n] = step("tensor " + n, graph.tensor, name=n, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=f32)
+        o, _stats, amax_s, amax_o = step(
+            "sdpa_fp8", graph.sdpa_fp8,
+            q=t["q"], k=t["k"], v=t["v"],
+            **{n: t[n] for n in self.SCALES},
+            generate_stats=False, attn_scale=1.0 / math.sqrt(d), use_causal_mask=causal, name="sdpa_fp8",
+        )
+        step("output o", lambda: o.set_output(True).set_dim(dims).set_stride(strides).set_data_type(fp8))
+        for n, amax in (("amax_s", amax_s), ("amax_o", amax_o)):
+            step("output " + n, lambda a=amax: a.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1])
+                 .set_data_type(f32))
+        t.update(o=o, amax_s=amax_s, amax_o=amax_o)
+        step("validate", graph.validate)
+        step("build_operation_graph", graph.build_operation_graph)
+        step("create_execution_plans", graph.create_execution_plans, [cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        step("check_support", graph.check_support)
+        step("build_plans", graph.build_plans)
+        workspace = step("get_workspace_size", graph.get_workspace_size)
+        return graph, t, workspace
+
+    def row(self, b, h, s, d, causal):
+        """Times one shape; returns the row's timing and accuracy fields."""
+        torch = self.torch
+        graph, t, workspace_bytes = self.graph(b, h, s, d, causal)
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        data, deq = {}, {}
+        scalar = lambda x: torch.full((1, 1, 1, 1), x, dtype=torch.float32, device="cuda")
+        for n in "qkv":
+            x = torch.randn(b, h, s, d, device="cuda", dtype=torch.float32, generator=gen)
+            scale = E4M3_MAX / x.abs().max().item()
+            data[n] = (x * scale).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
+            data["descale_" + n] = scalar(1.0 / scale)
+            deq[n] = to_f64(data[n]) * data["descale_" + n].to(torch.float64)
+            del x
+        # Softmax probabilities lie in [0, 1]: the largest E4M3 value covers them.
+        data["scale_s"] = scalar(E4M3_MAX)
+        data["descale_s"] = scalar(1.0 / E4M3_MAX)
+        # The output scale is calibrated from one run's amax_o (delayed
+        # scaling with a perfect history); the first run uses 1.
+        data["scale_o"] = scalar(1.0)
+        data["o"] = torch.empty(b, h, s, d, device="cuda", dtype=torch.float8_e4m3fn)
+        data["amax_s"] = scalar(0.0)
+        data["amax_o"] = scalar(0.0)
+        workspace = torch.empty(max(workspace_bytes, 1), device="cuda", dtype=torch.uint8)
+        pack = {t[n]: data[n] for n in data}
+        cudnn, handle = self.cudnn, self.handle
+
+        def run():
+            # The handle must run on torch's current stream, or a graph
+            # capture records nothing.
+            cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+            graph.execute(pack, workspace, handle=handle)
+
+        step("execute", run)
+        torch.cuda.synchronize()
+        amax_o = data["amax_o"].item()
+        if not (math.isfinite(amax_o) and amax_o > 0):
+            raise StepError(f"calibration run: amax_o = {amax_o}")
+        data["scale_o"].fill_(E4M3_MAX / amax_o)
+
+        out_bytes = data["o"].view(torch.uint8)
+        poison_byte = 0x7F  # a NaN in E4M3
+
+        def verify():
+            left = int((out_bytes == poison_byte).sum().item())
+            finite = bool(torch.isfinite(data["o"].to(torch.float32)).all().item())
+            if left or not finite:
+                raise StepError(
+                    f"a graph replay did not write the output ({left} poisoned bytes left, finite: {finite}): "
+                    "the capture recorded no cuDNN work"
+                )
+
+        timing = step("graph timing", time_graph, run, (lambda: out_bytes.fill_(poison_byte), verify))
+        descale_o = 1.0 / data["scale_o"].item()
+        o = to_f64(data["o"]) * descale_o
+        timing["rel_l2"] = relative_l2(o, deq["q"], deq["k"], deq["v"], causal, 1.0 / math.sqrt(d))
+        timing["scale_o"] = data["scale_o"].item()
+        timing["amax_o"] = amax_o
+        timing["amax_s"] = data["amax_s"].item()
+        return timing
+
+
+def to_f64(x8):
+    """An E4M3 tensor in float64 (through float32, which holds E4M3 exactly)."""
+    import torch
+
+    return x8.to(torch.float32).to(torch.float64)
+
+
+def relative_l2(out, q, k, v, causal, scale):
+    """||out - ref|| / ||ref||, ref = softmax(scale Q K^T) V in float64,
+    computed a block of query rows at a time (at most 2^25 scores)."""
+    import torch
+
+    b, h, s, _ = q.shape
+    rows = max(1, min(s, (1 << 25) // s))
+    err = ref_sq = 0.0
+    cols = torch.arange(s, device=q.device)
+    for bi in range(b):
+        for hi in range(h):
+            for r0 in range(0, s, rows):
+                r1 = min(s, r0 + rows)
+                scores = (q[bi, hi, r0:r1] @ k[bi, hi].T) * scale
+                if causal:
+                    above = cols[None, :] > torch.arange(r0, r1, device=q.device)[:, None]
+                    scores.masked_fill_(above, float("-inf"))
+                ref = torch.softmax(scores, dim=-1) @ v[bi, hi]
+                err += float(((out[bi, hi, r0:r1] - ref) ** 2).sum())
+                ref_sq += float((ref**2).sum())
+    return math.sqrt(err / ref_sq) if ref_sq > 0 else float("nan")
 
 
 def summarize(path):
@@ -67,10 +304,30 @@ def summarize(path):
             print(f"{'launch floor':<20} {r['floor']:<22} {r['median_us']:>10.2f} us")
         elif "median_us" in r:
             shape = ",".join(map(str, r["shape"])) + (",causal" if r["causal"] else "")
-            print(f"{r['peer']:<20} {shape:<22} {r['median_us']:>10.2f} us")
+            err = f"  rel L2 {r['rel_l2']:.1e}" if "rel_l2" in r else ""
+            print(f"{r['peer']:<20} {shape:<22} {r['median_us']:>10.2f} us{err}")
         else:
             print(r)
     return 0
+
+
+def load_cudnn_frontend(torch):
+    """The `cudnn` module over the cuDNN torch loaded and its versions
+    ({cudnn_frontend, cudnn_backend}), or None and the reason."""
+    try:
+        torch.backends.cudnn.version()  # loads libcudnn, so the frontend finds it
+        import cudnn
+    except Exception as e:
+        return None, f"the cudnn frontend (nvidia-cudnn-frontend) is not importable: {first_line(e)}"
+    try:
+        return cudnn, {"cudnn_frontend": cudnn.__version__, "cudnn_backend": cudnn.backend_version()}
+    except Exception as e:
+        return None, f"the cudnn frontend found no cuDNN library: {first_line(e)}"
+
+
+def finite_or_none(row):
+    """The row with NaN and infinities as None (JSON has no NaN)."""
+    return {k: (None if isinstance(x, float) and not math.isfinite(x) else x) for k, x in row.items()}
 
 
 def main(argv):
@@ -86,31 +343,62 @@ def main(argv):
     if not torch.cuda.is_available():
         print(json.dumps({"skipped": "torch sees no CUDA device"}))
         return 0
+    cudnn, versions = load_cudnn_frontend(torch)
+    fp8, fp8_missing = None, versions if cudnn is None else None
+    if cudnn is not None:
+        try:
+            fp8 = CudnnFp8(cudnn, torch)
+        except Exception as e:
+            fp8_missing = first_line(e)
     # The launch floor of this harness: a one-element torch kernel, timed the
     # same way (graph replay). No "peer" key: the records skip the row.
     x = torch.zeros(1, device="cuda")
     y = torch.empty_like(x)
-    floor = {"floor": "1-element torch add", "torch": torch.__version__}
+    floor = {
+        "floor": "1-element torch add",
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "torch_cudnn": torch.backends.cudnn.version(),
+    }
+    if cudnn is not None:
+        floor.update(versions)
+    else:
+        floor["cudnn_frontend_error"] = versions
     floor.update(time_graph(lambda: torch.add(x, 1, out=y)))
-    print(json.dumps(floor), flush=True)
+    # Read after the floor's replays, so an idle GPU's clock is not recorded.
+    floor.update(sm_clocks())
+    print(json.dumps(finite_or_none(floor)), flush=True)
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     for text in argv:
         b, h, s, d, causal = parse_shape(text)
+        base = {"shape": [b, h, s, d], "causal": causal, "torch": torch.__version__}
         for dname, dtype in dtypes.items():
             gen = torch.Generator(device="cuda").manual_seed(0)
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
             for bname, backend in backends.items():
-                row = {"peer": f"torch-{bname}-{dname}", "shape": [b, h, s, d], "causal": causal,
-                       "torch": torch.__version__}
+                row = {"peer": f"torch-{bname}-{dname}", "backend": f"torch-{bname}", "dtype": dname, **base}
                 try:
                     with sdpa_kernel([backend]):
                         fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         fn()
                         row.update(time_graph(fn))
+                    row["sm_clock_mhz"] = sm_clocks().get("sm_clock_mhz")
                 except Exception as e:  # a backend that refuses the shape is reported, not fatal
-                    row["error"] = str(e).splitlines()[0][:200]
-                print(json.dumps(row), flush=True)
+                    row["error"] = first_line(e)
+                print(json.dumps(finite_or_none(row)), flush=True)
+        row = {"peer": "cudnn-fp8", "backend": "cudnn", "dtype": "fp8", **base}
+        if fp8 is None:
+            row["error"] = fp8_missing
+        else:
+            row.update(versions)
+            try:
+                row.update(fp8.row(b, h, s, d, causal))
+                row["sm_clock_mhz"] = sm_clocks().get("sm_clock_mhz")
+            except Exception as e:  # one shape's failure is its row's error; the next shape still runs
+                row["error"] = first_line(e)
+        print(json.dumps(finite_or_none(row)), flush=True)
+        torch.cuda.empty_cache()
     return 0
 
 

@@ -125,12 +125,18 @@ fn run_peers(shapes: &[String], dir: &Path) -> Result<()> {
         writeln!(file, "{line}").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         match serde_json::from_str::<Value>(&line) {
             Ok(v) if v["skipped"].is_string() => eprintln!("peers skipped: {}", v["skipped"].as_str().unwrap_or("")),
+            Ok(v) if v["floor"].is_string() => eprintln!(
+                "peers: launch floor {:.2} us, SM clock {} MHz",
+                v["median_us"].as_f64().unwrap_or(f64::NAN),
+                v["sm_clock_mhz"].as_u64().map_or("?".into(), |c| c.to_string())
+            ),
             Ok(v) if v["median_us"].is_f64() => eprintln!(
-                "peer {} {}{}: {:.2} us",
+                "peer {} {}{}: {:.2} us{}",
                 v["peer"].as_str().unwrap_or("?"),
                 v["shape"],
                 if v["causal"] == true { " causal" } else { "" },
-                v["median_us"].as_f64().unwrap_or(f64::NAN)
+                v["median_us"].as_f64().unwrap_or(f64::NAN),
+                v["rel_l2"].as_f64().map_or(String::new(), |e| format!(", rel L2 {e:.1e}"))
             ),
             Ok(v) => eprintln!("peer {}: {}", v["peer"].as_str().unwrap_or("?"), v["error"].as_str().unwrap_or("?")),
             Err(_) => eprintln!("peers.py: {line}"),

@@ -85,6 +85,41 @@ pub enum Source {
     Peer,
 }
 
+/// The number format of a peer's inputs: the report compares every variant
+/// with the fastest peer of each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PeerFormat {
+    /// E4M3 inputs with per-tensor scales (cuDNN's FP8 SDPA).
+    Fp8,
+    /// fp16 or bf16 inputs (torch SDPA).
+    Bits16,
+}
+
+impl PeerFormat {
+    /// Both formats, in the order the report shows them.
+    pub const ALL: [PeerFormat; 2] = [PeerFormat::Fp8, PeerFormat::Bits16];
+
+    /// "FP8" or "16-bit".
+    pub fn label(self) -> &'static str {
+        match self {
+            PeerFormat::Fp8 => "FP8",
+            PeerFormat::Bits16 => "16-bit",
+        }
+    }
+
+    /// The format of a `peers.py` row: its `dtype` (`fp8`, `fp16`, `bf16`),
+    /// else the end of its name (rows written before `dtype` existed, such
+    /// as `torch-cudnn-fp16`); `None` for any other.
+    pub fn of_peer(dtype: Option<&str>, name: &str) -> Option<PeerFormat> {
+        let tag = dtype.or_else(|| name.rsplit('-').next())?;
+        match tag {
+            "fp8" => Some(PeerFormat::Fp8),
+            "fp16" | "bf16" => Some(PeerFormat::Bits16),
+            _ => None,
+        }
+    }
+}
+
 /// One timed (name, shape, mode): a variant's row or a peer's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -92,6 +127,8 @@ pub struct Row {
     pub name: String,
     /// Ours or a peer's.
     pub source: Source,
+    /// A peer's number format (`None` for variants and unknown peers).
+    pub format: Option<PeerFormat>,
     /// The shape.
     pub shape: Shape,
     /// `graph` or `direct` (peers are graph-timed).
@@ -106,10 +143,13 @@ pub struct Row {
     pub tflops: f64,
     /// Achieved bandwidth (variants only).
     pub gbytes_per_s: Option<f64>,
-    /// Relative L2 error of the checked rows (variants only).
+    /// Relative L2 error against the float64 reference (variants: the
+    /// checked rows; peers: where `peers.py` measured it, the FP8 ones).
     pub rel_l2: Option<f64>,
     /// Whether the checked rows passed (variants only).
     pub correct: Option<bool>,
+    /// The SM clock (MHz) `peers.py` read right after the row's samples (peers only).
+    pub sm_clock_mhz: Option<u64>,
 }
 
 impl Row {
@@ -130,6 +170,7 @@ pub fn variant_rows(doc: &Value) -> Vec<Row> {
             Some(Row {
                 name: r["variant"].as_str()?.to_string(),
                 source: Source::Variant,
+                format: None,
                 shape,
                 mode: r["mode"].as_str().unwrap_or("graph").to_string(),
                 median_us,
@@ -139,6 +180,7 @@ pub fn variant_rows(doc: &Value) -> Vec<Row> {
                 gbytes_per_s: r["gbytes_per_s"].as_f64(),
                 rel_l2: r["rel_l2"].as_f64(),
                 correct: r["correct"].as_bool(),
+                sm_clock_mhz: None,
             })
         })
         .collect()
@@ -154,8 +196,10 @@ pub fn peer_rows(doc: &Value) -> Vec<Row> {
 fn peer_row(r: &Value) -> Option<Row> {
     let shape = Shape::from_peer(r)?;
     let median_us = r["median_us"].as_f64()?;
+    let name = r["peer"].as_str()?.to_string();
     Some(Row {
-        name: r["peer"].as_str()?.to_string(),
+        format: PeerFormat::of_peer(r["dtype"].as_str(), &name),
+        name,
         source: Source::Peer,
         shape,
         mode: "graph".into(),
@@ -164,9 +208,16 @@ fn peer_row(r: &Value) -> Option<Row> {
         p90_us: r["p90_us"].as_f64().unwrap_or(median_us),
         tflops: shape.tflops(median_us),
         gbytes_per_s: None,
-        rel_l2: None,
+        rel_l2: r["rel_l2"].as_f64(),
         correct: None,
+        sm_clock_mhz: r["sm_clock_mhz"].as_u64(),
     })
+}
+
+/// The first object of `peers.py`'s output in a record (`{"floor": ...}`:
+/// the launch floor, the SM clock, the library versions), if any.
+pub fn peers_floor(doc: &Value) -> Option<&Value> {
+    doc["peers"].as_array()?.iter().find(|p| p["floor"].is_string())
 }
 
 /// The device name a record or `sdpa bench` file was measured on.
@@ -404,6 +455,16 @@ pub mod tests {
                "median_us": median, "p10_us": median * 0.99, "p90_us": median * 1.01, "std_us": 0.1})
     }
 
+    /// A `peers.py` FP8 row, as the cuDNN FP8 peer writes it.
+    pub fn fp8_peer_row(peer: &str, shape: &str, median: f64, rel_l2: f64) -> Value {
+        let mut row = peer_row(peer, shape, median);
+        row["backend"] = json!("cudnn");
+        row["dtype"] = json!("fp8");
+        row["rel_l2"] = json!(rel_l2);
+        row["sm_clock_mhz"] = json!(1755);
+        row
+    }
+
     /// An `sdpa bench --json` document.
     pub fn sdpa_doc(rows: Vec<Value>) -> Value {
         json!({
@@ -460,6 +521,29 @@ pub mod tests {
         let mut g = Gathered::default();
         g.add_peers("peers.jsonl", "{\"skipped\": \"torch is not importable\"}\n").unwrap();
         assert_eq!(g.into_record("d")["peers_note"], "peers skipped: torch is not importable");
+    }
+
+    #[test]
+    fn peers_have_a_format_from_their_dtype_or_their_name() {
+        assert_eq!(PeerFormat::of_peer(Some("fp8"), "cudnn-fp8"), Some(PeerFormat::Fp8));
+        assert_eq!(PeerFormat::of_peer(Some("bf16"), "anything"), Some(PeerFormat::Bits16));
+        assert_eq!(PeerFormat::of_peer(None, "torch-cudnn-fp16"), Some(PeerFormat::Bits16));
+        assert_eq!(PeerFormat::of_peer(None, "triton-fp8"), Some(PeerFormat::Fp8));
+        assert_eq!(PeerFormat::of_peer(None, "mystery"), None);
+        let floor = json!({"floor": "1-element torch add", "median_us": 0.9, "sm_clock_mhz": 1980});
+        let record = json!({"peers": [
+            floor,
+            peer_row("torch-cudnn-fp16", "2,8,256,64", 6.8),
+            fp8_peer_row("cudnn-fp8", "2,8,256,64", 9.5, 3.5e-2),
+            {"peer": "cudnn-fp8", "backend": "cudnn", "dtype": "fp8", "shape": [1, 8, 512, 64], "causal": false,
+             "error": "check_support: no engine"},
+        ]});
+        let peers = peer_rows(&record);
+        assert_eq!(peers.len(), 2, "the floor and the error row are not timed peers");
+        assert_eq!((peers[0].format, peers[0].rel_l2), (Some(PeerFormat::Bits16), None));
+        assert_eq!((peers[1].format, peers[1].rel_l2), (Some(PeerFormat::Fp8), Some(3.5e-2)));
+        assert_eq!(peers_floor(&record).unwrap()["sm_clock_mhz"], 1980);
+        assert!(peers_floor(&json!({"peers": []})).is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The human-readable forms of a bench record (see `benchdata`): a
-//! Markdown table (variants x shapes, with the ratio to the best peer) and
-//! a hand-written SVG plot of TFLOP/s against sequence length.
+//! The human-readable forms of a bench record (see `benchdata`): Markdown
+//! tables (variants x shapes, and each variant's speed against the fastest
+//! FP8 peer and the fastest 16-bit peer) and a hand-written SVG plot of
+//! TFLOP/s against sequence length.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -8,7 +9,7 @@ use std::fmt::Write as _;
 use kernels_gpu::variant::Variant;
 use serde_json::Value;
 
-use crate::benchdata::{Row, Shape, Source, peer_rows, variant_rows};
+use crate::benchdata::{PeerFormat, Row, Shape, Source, peer_rows, peers_floor, variant_rows};
 
 /// Time with a precision that suits its size.
 fn fmt_us(us: f64) -> String {
@@ -37,10 +38,17 @@ fn variant_order(name: &str) -> usize {
     Variant::ALL.iter().position(|k| k.name() == name).unwrap_or(usize::MAX)
 }
 
-/// The fastest peer at `shape`, if any peer was timed there.
-pub fn best_peer<'a>(peers: &'a [Row], shape: &Shape) -> Option<&'a Row> {
-    peers.iter().filter(|p| p.shape == *shape).min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+/// The fastest peer of `format` at `shape`, if one was timed there.
+pub fn fastest_peer<'a>(peers: &'a [Row], shape: &Shape, format: PeerFormat) -> Option<&'a Row> {
+    peers
+        .iter()
+        .filter(|p| p.shape == *shape && p.format == Some(format))
+        .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
 }
+
+/// How TFLOP/s are counted, for every table and the plot.
+const FLOPS_NOTE: &str = "TFLOP/s = 4·B·H·S²·D / time; causal: not halved (a causal call computes about \
+     half of these; FlashAttention's reports halve them)";
 
 /// `peer time / variant time`: above 1, the variant is faster than the peer.
 pub fn speedup(variant: &Row, peer: &Row) -> f64 {
@@ -104,51 +112,78 @@ pub fn markdown(record: &Value) -> String {
     if let Some(note) = record["peers_note"].as_str() {
         let _ = writeln!(md, "- peers: {note}");
     }
-    md.push_str(
-        "\nTime per call from CUDA-graph replay (mode `graph`; peers are timed the same way), median of the \
-         samples. TFLOP/s = 4·B·H·S²·D / time (causal not halved).",
-    );
-    if !peers.is_empty() {
-        md.push_str(" `vs peer` = the fastest peer's time / the variant's time: above 1 the variant is faster.");
+    if let Some(floor) = peers_floor(record) {
+        let _ = writeln!(md, "- peers.py: {}", floor_facts(floor));
     }
-    md.push_str("\n\n");
+    let _ = write!(
+        md,
+        "\nTime per call from CUDA-graph replay (mode `graph`; peers are timed the same way), median of the \
+         samples. {FLOPS_NOTE}.\n\n"
+    );
 
     // Variants x shapes (graph mode).
     let mut variants = distinct(graph.iter().map(|r| r.name.clone()));
     variants.sort_by_key(|v| variant_order(v));
     let shapes = distinct(graph.iter().map(|r| r.shape).chain(peers.iter().map(|p| p.shape)));
-    let with_peers = !peers.is_empty();
+    // The peer formats timed in this record: one pair of columns each.
+    let formats: Vec<PeerFormat> =
+        PeerFormat::ALL.into_iter().filter(|f| peers.iter().any(|p| p.format == Some(*f))).collect();
     let mut header = vec!["shape (B,H,S,D)".to_string()];
     for v in &variants {
         header.push(format!("{v} us"));
         header.push(format!("{v} TFLOP/s"));
     }
-    if with_peers {
-        header.extend(["best peer".into(), "peer us".into(), "peer TFLOP/s".into()]);
-        header.extend(variants.iter().map(|v| format!("{v} vs peer")));
+    for f in &formats {
+        header.extend([format!("fastest {} peer", f.label()), format!("{} peer us", f.label())]);
     }
     md.push_str(&md_row(&header));
     md.push_str(&md_row(&vec!["---".to_string(); header.len()]));
+    let found = |v: &str, shape: &Shape| graph.iter().find(|r| r.name == v && r.shape == *shape).copied();
     for shape in &shapes {
         let mut cells = vec![shape.label()];
-        let found: Vec<Option<&&Row>> =
-            variants.iter().map(|v| graph.iter().find(|r| r.name == *v && r.shape == *shape)).collect();
-        for r in &found {
-            match r {
+        for v in &variants {
+            match found(v, shape) {
                 Some(r) => cells.extend([fmt_us(r.median_us), format!("{:.1}", r.tflops)]),
                 None => cells.extend(["-".into(), "-".into()]),
             }
         }
-        if with_peers {
-            match best_peer(&peers, shape) {
-                Some(p) => {
-                    cells.extend([p.name.clone(), fmt_us(p.median_us), format!("{:.1}", p.tflops)]);
-                    cells.extend(found.iter().map(|r| r.map_or("-".into(), |r| fmt_ratio(speedup(r, p)))));
-                }
-                None => cells.extend(std::iter::repeat_n("-".to_string(), 3 + variants.len())),
+        for f in &formats {
+            match fastest_peer(&peers, shape, *f) {
+                Some(p) => cells.extend([p.name.clone(), fmt_us(p.median_us)]),
+                None => cells.extend(["-".into(), "-".into()]),
             }
         }
         md.push_str(&md_row(&cells));
+    }
+
+    if !formats.is_empty() {
+        md.push_str("\n## Against the fastest peers\n\n");
+        let names: Vec<&str> = formats.iter().map(|f| f.label()).collect();
+        let _ = writeln!(
+            md,
+            "`vs {}` = the time of the fastest {} peer at that shape / the variant's time: above 1 the variant \
+             is faster.\n",
+            names.join("` / `vs "),
+            names.join(" / ")
+        );
+        let mut header = vec!["shape (B,H,S,D)".to_string()];
+        for v in &variants {
+            header.extend(formats.iter().map(|f| format!("{v} vs {}", f.label())));
+        }
+        md.push_str(&md_row(&header));
+        md.push_str(&md_row(&vec!["---".to_string(); header.len()]));
+        for shape in &shapes {
+            let mut cells = vec![shape.label()];
+            for v in &variants {
+                for f in &formats {
+                    cells.push(match (found(v, shape), fastest_peer(&peers, shape, *f)) {
+                        (Some(r), Some(p)) => fmt_ratio(speedup(r, p)),
+                        _ => "-".into(),
+                    });
+                }
+            }
+            md.push_str(&md_row(&cells));
+        }
     }
 
     md.push_str("\n## Every row\n\n");
@@ -182,17 +217,20 @@ pub fn markdown(record: &Value) -> String {
     let raw_peers = record["peers"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !raw_peers.is_empty() {
         md.push_str("\n## Peers\n\n");
-        let header = ["peer", "shape", "median us", "p10 us", "p90 us", "TFLOP/s"];
+        let header = ["peer", "format", "shape", "median us", "p10 us", "p90 us", "TFLOP/s", "rel L2", "SM MHz"];
         md.push_str(&md_row(&header.map(String::from)));
         md.push_str(&md_row(&vec!["---".to_string(); header.len()]));
         for p in &peers {
             md.push_str(&md_row(&[
                 p.name.clone(),
+                p.format.map_or("?", PeerFormat::label).to_string(),
                 p.shape.label(),
                 fmt_us(p.median_us),
                 fmt_us(p.p10_us),
                 fmt_us(p.p90_us),
                 format!("{:.1}", p.tflops),
+                p.rel_l2.map_or("-".into(), |e| format!("{e:.1e}")),
+                p.sm_clock_mhz.map_or("-".into(), |c| c.to_string()),
             ]));
         }
         let errors: Vec<&Value> = raw_peers.iter().filter(|p| p["error"].is_string()).collect();
@@ -211,6 +249,41 @@ pub fn markdown(record: &Value) -> String {
         }
     }
     md
+}
+
+/// One line on `peers.py`'s first object: the SM clock, the versions and
+/// the launch floor, where it gives them.
+fn floor_facts(floor: &Value) -> String {
+    let mut facts = Vec::new();
+    match (floor["sm_clock_mhz"].as_u64(), floor["sm_clock_max_mhz"].as_u64()) {
+        (Some(now), Some(max)) => facts.push(format!("SM clock {now} MHz (max {max}) as the peers started")),
+        _ => facts.push(format!("SM clock not read ({})", floor["sm_clock_error"].as_str().unwrap_or("not recorded"))),
+    }
+    if let Some(t) = floor["torch"].as_str() {
+        facts.push(format!("torch {t}"));
+    }
+    match (floor["cudnn_frontend"].as_str(), floor["cudnn_backend"].as_u64()) {
+        (Some(fe), Some(be)) => facts.push(format!("cuDNN frontend {fe} over cuDNN {be}")),
+        _ => {
+            if let Some(e) = floor["cudnn_frontend_error"].as_str() {
+                facts.push(e.to_string());
+            }
+        }
+    }
+    if let Some(us) = floor["median_us"].as_f64() {
+        facts.push(format!("launch floor {} us", fmt_us(us)));
+    }
+    facts.join("; ")
+}
+
+/// The dash pattern of a series: none for a variant, dotted for an FP8
+/// peer, dashed for any other peer.
+fn series_dash(r: &Row) -> &'static str {
+    match (r.source, r.format) {
+        (Source::Variant, _) => "",
+        (Source::Peer, Some(PeerFormat::Fp8)) => r#" stroke-dasharray="2 2""#,
+        (Source::Peer, _) => r#" stroke-dasharray="6 3""#,
+    }
 }
 
 /// Escapes text for SVG.
@@ -241,10 +314,29 @@ const BOTTOM: f64 = 44.0;
 
 /// The SVG plot of a record: one panel per (head dim, causal), TFLOP/s
 /// against sequence length on a log2 axis, one line per variant (graph
-/// mode, solid) and per peer (dashed).
+/// mode, solid) and per peer (dashed; dotted for FP8 peers). A variant's
+/// point says, on hover, its speed against the fastest peer of each format.
 pub fn svg(record: &Value) -> String {
     let mut rows: Vec<Row> = variant_rows(record).into_iter().filter(|r| r.mode == "graph").collect();
-    rows.extend(peer_rows(record));
+    let peers = peer_rows(record);
+    let against_peers = |r: &Row| -> String {
+        if r.source == Source::Peer {
+            return String::new();
+        }
+        PeerFormat::ALL
+            .iter()
+            .filter_map(|f| fastest_peer(&peers, &r.shape, *f))
+            .map(|p| {
+                format!(
+                    "; {} the fastest {} peer ({})",
+                    fmt_ratio(speedup(r, p)),
+                    p.format.map_or("?", PeerFormat::label),
+                    p.name
+                )
+            })
+            .collect()
+    };
+    rows.extend(peers.iter().cloned());
     // Series names: variants first, then peers, each in first-seen order.
     let mut names = distinct(rows.iter().filter(|r| r.source == Source::Variant).map(|r| r.name.clone()));
     names.sort_by_key(|v| variant_order(v));
@@ -272,7 +364,7 @@ pub fn svg(record: &Value) -> String {
         s,
         r#"<text x="{:.0}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
         width / 2.0,
-        xml(&format!("TFLOP/s vs sequence length, {device}, {date} (B,H vary by shape; causal not halved)"))
+        xml(&format!("TFLOP/s vs sequence length, {device}, {date} (B,H vary by shape; causal FLOPs not halved)"))
     );
     if panels.is_empty() {
         let _ = writeln!(s, r#"<text x="20" y="60">no timed rows</text>"#);
@@ -294,7 +386,7 @@ pub fn svg(record: &Value) -> String {
         let ymax = nice_ceil(pts.iter().map(|r| r.tflops).fold(0.0, f64::max) * 1.05);
         let px = |seq: u64| x0 + ((seq.max(1) as f64).log2() - lo) / (hi - lo) * (x1 - x0);
         let py = |t: f64| y0 - t / ymax * (y0 - y1);
-        let title = format!("D={head_dim}{}", if *causal { ", causal" } else { "" });
+        let title = format!("D={head_dim}{}", if *causal { ", causal (FLOPs not halved)" } else { "" });
         let _ = writeln!(s, r#"<g>"#);
         let _ = writeln!(
             s,
@@ -354,7 +446,7 @@ pub fn svg(record: &Value) -> String {
             }
             series.sort_by_key(|r| r.shape);
             let color = PALETTE[n % PALETTE.len()];
-            let dash = if series[0].source == Source::Peer { r#" stroke-dasharray="6 3""# } else { "" };
+            let dash = series_dash(series[0]);
             let points: Vec<String> =
                 series.iter().map(|r| format!("{:.1},{:.1}", px(r.shape.seq), py(r.tflops))).collect();
             let _ = writeln!(
@@ -370,11 +462,12 @@ pub fn svg(record: &Value) -> String {
                     px(r.shape.seq),
                     py(r.tflops),
                     xml(&format!(
-                        "{} {}: {:.1} TFLOP/s, {} us",
+                        "{} {}: {:.1} TFLOP/s, {} us{}",
                         r.name,
                         r.shape.label(),
                         r.tflops,
-                        fmt_us(r.median_us)
+                        fmt_us(r.median_us),
+                        against_peers(r)
                     ))
                 );
             }
@@ -388,8 +481,7 @@ pub fn svg(record: &Value) -> String {
         let x = 20.0 + step * (n % legend_per_line) as f64;
         let y = ly + 22.0 * (n / legend_per_line) as f64;
         let color = PALETTE[n % PALETTE.len()];
-        let peer = rows.iter().any(|r| r.name == *name && r.source == Source::Peer);
-        let dash = if peer { r#" stroke-dasharray="6 3""# } else { "" };
+        let dash = rows.iter().find(|r| r.name == *name).map_or("", series_dash);
         let _ = writeln!(
             s,
             r#"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{color}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}">{}</text>"#,
@@ -407,7 +499,7 @@ pub fn svg(record: &Value) -> String {
 mod tests {
     use super::*;
     use crate::benchdata::Gathered;
-    use crate::benchdata::tests::{peer_row, sdpa_doc, sdpa_row};
+    use crate::benchdata::tests::{fp8_peer_row, peer_row, sdpa_doc, sdpa_row};
 
     fn record(with_peers: bool) -> Value {
         let mut g = Gathered::default();
@@ -421,7 +513,12 @@ mod tests {
         g.add_bench("bench.json", &sdpa_doc(rows)).unwrap();
         if with_peers {
             let lines = [
+                serde_json::json!({"floor": "1-element torch add", "median_us": 0.91, "sm_clock_mhz": 1980,
+                                   "sm_clock_max_mhz": 1980, "torch": "2.11.0", "cudnn_frontend": "1.16.0",
+                                   "cudnn_backend": 91900}),
                 peer_row("torch-cudnn-fp16", "2,8,256,64", 6.8),
+                fp8_peer_row("cudnn-fp8", "2,8,256,64", 9.5, 3.5e-2),
+                fp8_peer_row("cudnn-fp8", "2,16,8192,64", 1000.0, 3.6e-2),
                 peer_row("torch-flash-bf16", "2,8,256,64", 14.0),
                 peer_row("torch-cudnn-bf16", "2,16,8192,64", 1400.0),
                 serde_json::json!({"peer": "torch-flash-fp16", "shape": [1, 16, 16384, 128], "causal": true, "error": "no"}),
@@ -433,24 +530,47 @@ mod tests {
     }
 
     #[test]
-    fn markdown_has_the_table_and_the_ratio_to_the_best_peer() {
+    fn markdown_has_the_tables_and_the_ratios_to_the_fastest_peers() {
         let md = markdown(&record(true));
         assert!(md.starts_with("# Bench 2026-11-22: NVIDIA H200\n"), "{md}");
+        assert!(md.contains("causal: not halved"), "{md}");
         assert!(
-            md.contains("| shape (B,H,S,D) | mma us | mma TFLOP/s | split us | split TFLOP/s | best peer |"),
+            md.contains(
+                "- peers.py: SM clock 1980 MHz (max 1980) as the peers started; torch 2.11.0; cuDNN frontend 1.16.0 \
+                         over cuDNN 91900; launch floor 0.91 us\n"
+            ),
             "{md}"
         );
-        // Mission shape: best peer cuDNN fp16 at 6.8 us; mma 7.0 us -> 0.97x, split 163 us -> 0.04x.
-        assert!(md.contains("| 2,8,256,64 | 7.00 | 38.3 | 163.0 | 1.6 | torch-cudnn-fp16 | 6.80 |"), "{md}");
-        assert!(md.contains("| 0.97x | 0.042x |"), "{md}");
+        assert!(
+            md.contains(
+                "| shape (B,H,S,D) | mma us | mma TFLOP/s | split us | split TFLOP/s | fastest FP8 peer | FP8 peer us \
+                 | fastest 16-bit peer | 16-bit peer us |\n"
+            ),
+            "{md}"
+        );
+        // Mission shape: the fastest FP8 peer cuDNN FP8 at 9.5 us, the
+        // fastest 16-bit one cuDNN fp16 at 6.8 us (flash bf16 is slower).
+        assert!(
+            md.contains("| 2,8,256,64 | 7.00 | 38.3 | 163.0 | 1.6 | cudnn-fp8 | 9.50 | torch-cudnn-fp16 | 6.80 |\n"),
+            "{md}"
+        );
         // A shape split was not timed at, and one no peer was timed at.
+        assert!(md.contains("| 2,16,8192,64 | 2800 | 196.3 | - | - | cudnn-fp8 | 1000 | torch-cudnn-bf16 | 1400 |\n"));
+        assert!(md.contains("| 1,16,16384,128,causal | 5000 | 439.8 | - | - | - | - | - | - |\n"), "{md}");
+        // Ratios: mma 7.0 us is 9.5/7 = 1.36x the FP8 peer, 6.8/7 = 0.97x
+        // the 16-bit one; split 163 us 0.058x and 0.042x.
+        assert!(md.contains("| shape (B,H,S,D) | mma vs FP8 | mma vs 16-bit | split vs FP8 | split vs 16-bit |\n"));
+        assert!(md.contains("| 2,8,256,64 | 1.36x | 0.97x | 0.058x | 0.042x |\n"), "{md}");
+        assert!(md.contains("| 2,16,8192,64 | 0.36x | 0.50x | - | - |\n"), "{md}");
+        assert!(md.contains("| 1,16,16384,128,causal | - | - | - | - |\n"), "{md}");
+        // Every row, with its spread; the peers with their format and
+        // accuracy; the peer that refused the shape.
+        assert!(md.contains("| mma | 2,8,256,64 | direct | 8.00 | 7.90 | 8.10 | 2.50% |"), "{md}");
+        assert!(md.contains("| cudnn-fp8 | FP8 | 2,8,256,64 | 9.50 | 9.40 | 9.60 | 28.3 | 3.5e-2 | 1755 |\n"), "{md}");
         assert!(
-            md.contains("| 2,16,8192,64 | 2800 | 196.3 | - | - | torch-cudnn-bf16 | 1400 | 392.7 | 0.50x | - |"),
+            md.contains("| torch-cudnn-fp16 | 16-bit | 2,8,256,64 | 6.80 | 6.73 | 6.87 | 39.5 | - | - |\n"),
             "{md}"
         );
-        assert!(md.contains("| 1,16,16384,128,causal | 5000 | 439.8 | - | - | - | - | - | - | - |"), "{md}");
-        // Every row, with its spread; the peer that refused the shape.
-        assert!(md.contains("| mma | 2,8,256,64 | direct | 8.00 | 7.90 | 8.10 | 2.50% |"), "{md}");
         assert!(md.contains("- torch-flash-fp16 at [1,16,16384,128] causal: no"), "{md}");
         // Every table row has as many cells as its header.
         for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
@@ -463,8 +583,20 @@ mod tests {
     fn markdown_without_peers_says_so_and_has_no_peer_columns() {
         let md = markdown(&record(false));
         assert!(md.contains("- peers: no peers in this run (no peers.jsonl)"), "{md}");
-        assert!(!md.contains("best peer"), "{md}");
+        assert!(!md.contains("fastest"), "{md}");
         assert!(!md.contains("## Peers"), "{md}");
+    }
+
+    #[test]
+    fn a_record_with_16_bit_peers_only_has_no_fp8_columns() {
+        let mut g = Gathered::default();
+        g.add_bench("bench.json", &sdpa_doc(vec![sdpa_row("mma", "2,8,256,64", "graph", 7.0, 6.95, 7.1)])).unwrap();
+        g.add_peers("peers.jsonl", &format!("{}\n", peer_row("torch-cudnn-fp16", "2,8,256,64", 6.8))).unwrap();
+        let md = markdown(&g.into_record("2026-11-22"));
+        assert!(md.contains("| mma us | mma TFLOP/s | fastest 16-bit peer | 16-bit peer us |\n"), "{md}");
+        assert!(md.contains("| shape (B,H,S,D) | mma vs 16-bit |\n| --- | --- |\n| 2,8,256,64 | 0.97x |\n"), "{md}");
+        assert!(!md.contains("FP8"), "{md}");
+        assert!(!md.contains("- peers.py:"), "no first object, no line: {md}");
     }
 
     /// Checks that every `<tag>` opened is closed, in order.
@@ -492,11 +624,21 @@ mod tests {
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.trim_end().ends_with("</svg>"));
         assert!(balanced(&svg), "{svg}");
-        // Panels: D=64 (mma, split, 2 peers at 256 + 1 at 8192) and D=128 causal (mma).
-        assert!(svg.contains(">D=64<") && svg.contains(">D=128, causal<"));
-        assert_eq!(svg.matches("<polyline").count(), 6, "{svg}");
+        // Panels: D=64 (mma, split, 3 16-bit peers and the FP8 one) and
+        // D=128 causal (mma), its FLOPs labelled.
+        assert!(svg.contains(">D=64<") && svg.contains(">D=128, causal (FLOPs not halved)<"));
+        assert_eq!(svg.matches("<polyline").count(), 7, "{svg}");
         assert_eq!(svg.matches("data-series=\"mma\"").count(), 2);
-        assert_eq!(svg.matches("stroke-dasharray").count(), 3 + 3, "3 peer lines + 3 legend entries");
+        assert_eq!(svg.matches("stroke-dasharray=\"6 3\"").count(), 3 + 3, "3 16-bit peer lines + 3 legend entries");
+        assert_eq!(svg.matches("stroke-dasharray=\"2 2\"").count(), 1 + 1, "the FP8 peer's line + its legend entry");
+        // A variant's point gives its ratio to the fastest peer of each format.
+        assert!(
+            svg.contains(
+                "<title>mma 2,8,256,64: 38.3 TFLOP/s, 7.00 us; 1.36x the fastest FP8 peer (cudnn-fp8); 0.97x the \
+                 fastest 16-bit peer (torch-cudnn-fp16)</title>"
+            ),
+            "{svg}"
+        );
         // mma at D=64 joins S=256 and S=8192: two points on one line.
         let mma = svg.lines().find(|l| l.contains("data-series=\"mma\"")).unwrap();
         assert_eq!(mma.split("points=\"").nth(1).unwrap().split_whitespace().count(), 2);
