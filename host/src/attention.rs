@@ -1,6 +1,6 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
-use crate::embedded::{self, Load};
+use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
 use crate::launch;
 use crate::options::Options;
@@ -16,7 +16,7 @@ use cudarc::nvrtc::Ptx;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::{AttnParams, KvTiles};
 use kernels_gpu::schedule;
-use kernels_gpu::variant::OutputDtype;
+use kernels_gpu::variant::{OutputDtype, Variant};
 use std::sync::Arc;
 
 /// Shared memory a block may use without opting in.
@@ -52,6 +52,8 @@ pub struct Attention {
     /// Prepass kernels by entry name.
     prepasses: Vec<(&'static str, CudaFunction)>,
     info: DeviceInfo,
+    /// The image loaded.
+    load: Load,
     /// The sm_90a image is loaded (the Hopper-only variants are available).
     sm90a: bool,
 }
@@ -115,10 +117,25 @@ impl DeviceProblem {
 }
 
 impl Attention {
-    /// Loads the embedded kernels on device `ordinal`. Fails with
-    /// [`AttnError::NoDriver`], [`AttnError::NoDevice`] or
-    /// [`AttnError::UnsupportedDevice`] when it cannot.
+    /// Loads the embedded kernels on device `ordinal`: the image the
+    /// environment variable `SDPA_IMAGE` names ([`ImageChoice::from_env`],
+    /// e.g. `SDPA_IMAGE=sm_89` for the sm_89 kernels on a Hopper GPU), by
+    /// default the device's own ([`ImageChoice::Auto`]). See
+    /// [`Attention::with_image`].
     pub fn new(ordinal: usize) -> Result<Attention, AttnError> {
+        Attention::with_image(ordinal, ImageChoice::from_env())
+    }
+
+    /// Loads the embedded image `image` names on device `ordinal`
+    /// ([`embedded::choose`]). Only that image's kernels are then available:
+    /// off the sm_90a image, not the Hopper-only ones, and plans and
+    /// recommendations are made as on a GPU without it
+    /// ([`Attention::target`]). Fails with [`AttnError::NoDriver`],
+    /// [`AttnError::NoDevice`] or [`AttnError::UnsupportedDevice`] when no
+    /// kernel can run on the device, and with [`AttnError::UnknownImage`] or
+    /// [`AttnError::ImageUnsupported`] when the chosen image is not embedded
+    /// or cannot run on it; never by a failed launch.
+    pub fn with_image(ordinal: usize, image: ImageChoice) -> Result<Attention, AttnError> {
         if !launch::driver_present() {
             return Err(AttnError::NoDriver("libcuda could not be loaded".into()));
         }
@@ -129,17 +146,15 @@ impl Attention {
         let ctx = CudaContext::new(ordinal)?;
         let capability = ctx.compute_capability()?;
         let name = ctx.name()?;
-        let unsupported =
-            || AttnError::UnsupportedDevice { name: name.clone(), major: capability.0, minor: capability.1 };
         if capability < (8, 9) {
-            return Err(unsupported());
+            return Err(AttnError::UnsupportedDevice { name, major: capability.0, minor: capability.1 });
         }
-        let load = embedded::select(capability).ok_or_else(unsupported)?;
+        let load = embedded::choose(&image, &name, capability)?;
         let module = ctx.load_module(match load {
             Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
             Load::Ptx(img) => Ptx::from_src(img.ptx),
         })?;
-        let sm90a = matches!(load, Load::Cubin(img) | Load::Ptx(img) if img.arch == "sm_90a");
+        let sm90a = load.is_sm90a();
         let mut functions = Vec::with_capacity(KERNELS.len());
         let mut prepasses = Vec::new();
         for kernel in KERNELS.iter().filter(|k| sm90a || !k.sm90a_only) {
@@ -167,7 +182,7 @@ impl Attention {
             driver: launch::driver_version()?,
             multiprocessors: u32::try_from(multiprocessors).unwrap_or(0),
         };
-        Ok(Attention { ctx, stream, functions, prepasses, info, sm90a })
+        Ok(Attention { ctx, stream, functions, prepasses, info, load, sm90a })
     }
 
     /// What a plan needs to know of this device.
@@ -187,6 +202,23 @@ impl Attention {
     /// The device and the image loaded on it.
     pub fn device(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// The image loaded, and how (cubin or PTX).
+    pub fn load(&self) -> Load {
+        self.load
+    }
+
+    /// The kernels of the loaded image, in `KERNELS` order: every kernel
+    /// on the sm_90a image, elsewhere those not `sm90a_only`.
+    pub fn kernels(&self) -> impl Iterator<Item = &'static KernelInfo> + '_ {
+        self.functions.iter().map(|(k, _)| *k)
+    }
+
+    /// The variants with a kernel in the loaded image, in
+    /// [`Variant::ALL`] order.
+    pub fn variants(&self) -> Vec<Variant> {
+        Variant::ALL.into_iter().filter(|v| self.kernels().any(|k| k.variant == *v)).collect()
     }
 
     /// The stream every upload, launch and download of this `Attention`

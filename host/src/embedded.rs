@@ -1,5 +1,8 @@
 //! The kernel images embedded at build time by `build.rs`: PTX for every
-//! arch, and a cubin wherever ptxas was available during the build.
+//! arch, and a cubin wherever ptxas was available during the build; and
+//! which one a device loads.
+
+use crate::error::AttnError;
 
 /// One compiled form of the kernel crate.
 #[derive(Clone, Copy, Debug)]
@@ -13,6 +16,18 @@ pub struct Image {
     /// The cubin from ptxas, when the build had ptxas.
     pub cubin: Option<&'static [u8]>,
 }
+
+impl Image {
+    /// Whether its arch is arch-specific (`sm_90a`): its code runs on
+    /// devices of exactly its capability, and neither its PTX nor its cubin
+    /// on any other.
+    pub fn arch_specific(&self) -> bool {
+        self.arch.ends_with('a')
+    }
+}
+
+/// The arch of the image with the Hopper-only kernels.
+const SM90A: &str = "sm_90a";
 
 include!(concat!(env!("OUT_DIR"), "/embedded_images.rs"));
 
@@ -31,6 +46,19 @@ pub enum Load {
 }
 
 impl Load {
+    /// The image loaded, in either form.
+    pub fn image(&self) -> &'static Image {
+        match self {
+            Load::Cubin(image) | Load::Ptx(image) => image,
+        }
+    }
+
+    /// Whether it is the sm_90a image, the only one that holds the
+    /// Hopper-only kernels (`KernelInfo::sm90a_only`).
+    pub fn is_sm90a(&self) -> bool {
+        self.image().arch == SM90A
+    }
+
     /// A short description, e.g. "sm_90a cubin".
     pub fn describe(&self) -> String {
         match self {
@@ -46,12 +74,111 @@ impl Load {
 /// the device; `None` when the device is older than every arch.
 pub fn select(cc: (i32, i32)) -> Option<Load> {
     if let Some(img) = images().iter().find(|i| i.capability == cc) {
-        return Some(match img.cubin {
-            Some(_) => Load::Cubin(img),
-            None => Load::Ptx(img),
-        });
+        return Some(of_capability(img, cc));
     }
-    images().iter().filter(|i| !i.arch.ends_with('a') && i.capability <= cc).max_by_key(|i| i.capability).map(Load::Ptx)
+    images().iter().filter(|i| !i.arch_specific() && i.capability <= cc).max_by_key(|i| i.capability).map(Load::Ptx)
+}
+
+/// `img` on a device of capability `cc` that can run it: its cubin where the
+/// capability is the image's own and the build had ptxas (a cubin runs
+/// only on the arch it was made for), else its PTX, which the driver
+/// compiles for the device.
+fn of_capability(img: &'static Image, cc: (i32, i32)) -> Load {
+    match img.cubin {
+        Some(_) if img.capability == cc => Load::Cubin(img),
+        _ => Load::Ptx(img),
+    }
+}
+
+/// The environment variable [`ImageChoice::from_env`] reads (and so
+/// `Attention::new`): an arch, e.g. `SDPA_IMAGE=sm_89`, or `auto`.
+pub const IMAGE_ENV: &str = "SDPA_IMAGE";
+
+/// Which embedded image `Attention` loads.
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ImageChoice {
+    /// The image made for the device ([`select`]).
+    #[default]
+    Auto,
+    /// The image of this arch (an [`Image::arch`], e.g. `sm_89`) on a device
+    /// that can run it ([`choose`]): e.g. the sm_89 kernels on a Hopper GPU,
+    /// from their PTX.
+    Arch(String),
+}
+
+impl ImageChoice {
+    /// The name of [`ImageChoice::Auto`].
+    pub const AUTO: &'static str = "auto";
+
+    /// The image of `arch`, e.g. `ImageChoice::arch("sm_89")`.
+    pub fn arch(arch: &str) -> ImageChoice {
+        ImageChoice::Arch(arch.to_string())
+    }
+
+    /// `auto` (or an empty name) is [`ImageChoice::Auto`], anything else an
+    /// arch ([`choose`] refuses names no image has).
+    pub fn from_name(name: &str) -> ImageChoice {
+        match name.trim() {
+            "" | ImageChoice::AUTO => ImageChoice::Auto,
+            arch => ImageChoice::arch(arch),
+        }
+    }
+
+    /// The choice of [`IMAGE_ENV`] (`SDPA_IMAGE`), by [`ImageChoice::from_name`];
+    /// [`ImageChoice::Auto`] when it is not set.
+    pub fn from_env() -> ImageChoice {
+        std::env::var_os(IMAGE_ENV).map_or(ImageChoice::Auto, |v| ImageChoice::from_name(&v.to_string_lossy()))
+    }
+
+    /// Its name: `auto` or the arch.
+    pub fn name(&self) -> &str {
+        match self {
+            ImageChoice::Auto => ImageChoice::AUTO,
+            ImageChoice::Arch(arch) => arch,
+        }
+    }
+}
+
+/// The image `choice` names for device `device` of compute capability `cc`,
+/// and how it loads there:
+/// - [`ImageChoice::Auto`]: [`select`]'s; [`AttnError::UnsupportedDevice`]
+///   where no image runs on the device;
+/// - [`ImageChoice::Arch`]: that image; its cubin only on a device of its
+///   own capability, elsewhere its PTX. [`AttnError::UnknownImage`] for an
+///   arch no image has; [`AttnError::ImageUnsupported`] for an image newer
+///   than the device, or an arch-specific one ([`Image::arch_specific`])
+///   on a device of another capability.
+pub fn choose(choice: &ImageChoice, device: &str, cc: (i32, i32)) -> Result<Load, AttnError> {
+    let arch = match choice {
+        ImageChoice::Auto => {
+            return select(cc).ok_or_else(|| AttnError::UnsupportedDevice {
+                name: device.to_string(),
+                major: cc.0,
+                minor: cc.1,
+            });
+        }
+        ImageChoice::Arch(arch) => arch,
+    };
+    let img = images().iter().find(|i| i.arch == arch).ok_or_else(|| AttnError::UnknownImage {
+        name: arch.clone(),
+        known: images().iter().map(|i| i.arch).collect::<Vec<_>>().join(", "),
+    })?;
+    let refuse = |reason: String| AttnError::ImageUnsupported {
+        arch: img.arch,
+        device: device.to_string(),
+        major: cc.0,
+        minor: cc.1,
+        reason,
+    };
+    let (major, minor) = img.capability;
+    if img.arch_specific() && img.capability != cc {
+        return Err(refuse(format!("an arch-specific image runs only on compute capability {major}.{minor}")));
+    }
+    if img.capability > cc {
+        return Err(refuse(format!("it needs compute capability {major}.{minor} or newer")));
+    }
+    Ok(of_capability(img, cc))
 }
 
 /// What built this binary, for results files.

@@ -95,6 +95,29 @@ pub enum AttnError {
         /// Minor compute capability.
         minor: i32,
     },
+    /// An embedded image asked for by arch ([`crate::embedded::ImageChoice`],
+    /// `SDPA_IMAGE`) that this build does not hold.
+    #[error("no embedded image {name:?} (embedded: {known})")]
+    UnknownImage {
+        /// The arch given.
+        name: String,
+        /// The embedded images' archs, comma-separated.
+        known: String,
+    },
+    /// An embedded image asked for by arch that the device cannot run.
+    #[error("image {arch} cannot run on device {device} (compute capability {major}.{minor}): {reason}")]
+    ImageUnsupported {
+        /// The image's arch.
+        arch: &'static str,
+        /// Device name.
+        device: String,
+        /// Major compute capability of the device.
+        major: i32,
+        /// Minor compute capability of the device.
+        minor: i32,
+        /// Why not.
+        reason: String,
+    },
     /// An input tensor on another device than the `Attention`'s.
     #[error("tensor {tensor} is on device {ordinal}, but this Attention runs on device {expected}")]
     WrongDevice {

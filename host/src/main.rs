@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use kernels_gpu::kernels::KERNELS;
+use sdpa::embedded::ImageChoice;
 use sdpa::options::variant_by_name;
 use sdpa::{Attention, AttnError, Options, OutputDtype, Plan, VariantChoice, io, validate};
 
@@ -93,6 +94,8 @@ struct InfoArgs {
     /// CUDA device ordinal to open and describe.
     #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
+    #[command(flatten)]
+    image: ImageArg,
 }
 
 /// Arguments of `sdpa run`.
@@ -133,6 +136,8 @@ struct RunArgs {
     /// CUDA device ordinal to run on.
     #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
+    #[command(flatten)]
+    image: ImageArg,
 }
 
 /// Arguments of `sdpa bench`.
@@ -142,7 +147,8 @@ struct BenchArgs {
     /// Default: the mission shapes, then the long-sequence targets.
     #[arg(long, value_name = "SHAPE", num_args = 1..)]
     shapes: Vec<String>,
-    /// Variants to time, comma-separated (default: all; see `sdpa info`).
+    /// Variants to time, comma-separated (default: all of the loaded image;
+    /// see `sdpa info`).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     variants: Vec<String>,
     /// The element type the timed kernels write: f16 or bf16.
@@ -163,6 +169,25 @@ struct BenchArgs {
     /// CUDA device ordinal to run on.
     #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
+    #[command(flatten)]
+    image: ImageArg,
+}
+
+/// `--image` of the commands that open a GPU.
+#[derive(Debug, Args)]
+struct ImageArg {
+    /// The embedded image to load (`sdpa info` lists them): `auto`, the device's own,
+    /// or an arch, e.g. `sm_89` (its PTX, compiled by the driver, on a newer
+    /// GPU). Default: $SDPA_IMAGE, else auto.
+    #[arg(long = "image", value_name = "ARCH")]
+    name: Option<String>,
+}
+
+impl ImageArg {
+    /// `--image`, else `SDPA_IMAGE`.
+    fn choice(&self) -> ImageChoice {
+        self.name.as_deref().map_or_else(ImageChoice::from_env, ImageChoice::from_name)
+    }
 }
 
 /// `--out-dtype`: one of the names of `OutputDtype::ALL` (which `--help`
@@ -268,12 +293,20 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
     }
 
     println!();
-    match Attention::new(args.device) {
+    match Attention::with_image(args.device, args.image.choice()) {
         Ok(attn) => {
             let d = attn.device();
+            let variants: Vec<&str> = attn.variants().iter().map(|v| v.name()).collect();
             println!(
-                "device {}: {}, compute capability {}.{}, {} SMs, loaded {}",
-                d.ordinal, d.name, d.capability.0, d.capability.1, d.multiprocessors, d.image
+                "device {}: {}, compute capability {}.{}, {} SMs, loaded {}: {} kernels, variants {}",
+                d.ordinal,
+                d.name,
+                d.capability.0,
+                d.capability.1,
+                d.multiprocessors,
+                d.image,
+                attn.kernels().count(),
+                variants.join(", ")
             );
         }
         Err(err) => println!("device {}: unavailable: {err}", args.device),
@@ -295,7 +328,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     // Every input problem is reported before the GPU is touched.
     let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
         .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
-    let attn = Attention::new(args.device).map_err(Failure::attn)?;
+    let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
     let start = Instant::now();
     let dev = attn.upload(&plan, &inputs.q, &inputs.k, &inputs.v).map_err(Failure::attn)?;
@@ -341,11 +374,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         args.shapes.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
     }
     .map_err(Failure::usage)?;
-    let variants: Vec<sdpa::Variant> = if args.variants.is_empty() {
-        sdpa::Variant::ALL.to_vec()
-    } else {
-        args.variants.iter().map(|v| variant_by_name(v)).collect::<Result<_, _>>().map_err(Failure::attn)?
-    };
+    let named: Vec<sdpa::Variant> =
+        args.variants.iter().map(|v| variant_by_name(v)).collect::<Result<_, _>>().map_err(Failure::attn)?;
     let modes: Vec<LaunchMode> = args
         .modes
         .iter()
@@ -358,7 +388,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
     let output = args.out_dtype;
-    let attn = Attention::new(args.device).map_err(Failure::attn)?;
+    let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
+    let variants = if named.is_empty() { attn.variants() } else { named };
     let d = attn.device();
     eprintln!(
         "device {}: {} (cc {}.{}), {}, driver {}; output {}",

@@ -8,6 +8,7 @@ pub mod fuzz;
 pub mod shapes;
 
 use kernels_gpu::kernels::KernelInfo;
+use sdpa::embedded::{IMAGE_ENV, ImageChoice};
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
@@ -46,6 +47,29 @@ impl GateCase {
     const fn kv_heads(self, heads_kv: usize) -> GateCase {
         GateCase { shape: CaseShape { heads_kv, ..self.shape }, ..self }
     }
+}
+
+/// Opens GPU 0 for a GPU test, with the image `SDPA_IMAGE` names (the
+/// device's own by default: `sdpa::Attention::new`), and prints the device,
+/// the image and its kernels. A test runs [`Attention::kernels`] or
+/// [`Attention::variants`], the loaded image's: off the sm_90a image, not
+/// the Hopper-only ones.
+pub fn open_gpu() -> Attention {
+    let attn = Attention::new(0).expect("a GPU for the GPU tests");
+    let info = attn.device();
+    let variants: Vec<&str> = attn.variants().iter().map(|v| v.name()).collect();
+    println!(
+        "device: {} (cc {}.{}), image {} ({}={}): {} kernels, variants {}",
+        info.name,
+        info.capability.0,
+        info.capability.1,
+        info.image,
+        IMAGE_ENV,
+        ImageChoice::from_env().name(),
+        attn.kernels().count(),
+        variants.join(", ")
+    );
+    attn
 }
 
 /// The seeds every case runs with.

@@ -1,4 +1,5 @@
-//! GPU fuzzing: every kernel of the table against the f64 reference on
+//! GPU fuzzing: every kernel of the loaded image (`SDPA_IMAGE`,
+//! docs/testing.md) against the f64 reference on
 //! shapes that straddle its tile edges (the strategy the CPU suite uses),
 //! each case with a poisoned output buffer. 128 cases per kernel by default
 //! (512 per variant over its two head dimensions and two output types; the
@@ -6,16 +7,17 @@
 //! `PROPTEST_CASES` raises it.
 //!
 //! Ignored without a GPU; on a GPU machine:
-//! `gpu-bundle/bin/gpu_fuzz --ignored --nocapture --test-threads=1`.
+//! `gpu-bundle/bin/gpu_fuzz --ignored --nocapture --test-threads=1`
+//! (`SDPA_IMAGE=sm_89` in front: the sm_89 kernels).
 
-use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use kernels_gpu::kernels::KernelInfo;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use sdpa::Attention;
 use sdpa::reference::attention_f64;
 use sdpa_tests::fuzz::{case_inputs, judge, tolerance};
 use sdpa_tests::shapes::fuzz_cases;
-use sdpa_tests::upload_kernel;
+use sdpa_tests::{open_gpu, upload_kernel};
 
 /// Tolerances on the GPU: the correctness gate's relative L2 error, and a
 /// largest error relative to the largest output (the gate's 6e-2 absolute
@@ -54,9 +56,9 @@ fn fuzz_kernel(attn: &Attention, kernel: &'static KernelInfo) -> Result<u32, Str
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn every_kernel_matches_the_reference_on_tile_edges() {
-    let attn = Attention::new(0).expect("a GPU for the GPU tests");
+    let attn = open_gpu();
     let mut failures = Vec::new();
-    for kernel in &KERNELS {
+    for kernel in attn.kernels() {
         match fuzz_kernel(&attn, kernel) {
             Ok(n) => println!("{}: {n} cases passed", kernel.entry),
             Err(e) => {

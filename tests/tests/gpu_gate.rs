@@ -1,27 +1,26 @@
-//! The correctness gate on the GPU: every variant, every gate case, seeds
+//! The correctness gate on the GPU: every variant of the loaded image
+//! (`SDPA_IMAGE`, docs/testing.md), every gate case, seeds
 //! 0, 1, 2, against the f64 reference, output poisoned before each run,
 //! repeat bit-identical; then every variant's bf16 kernels on the same
 //! cases with seed 0, and on outputs beyond f16's range.
 //!
 //! Ignored without a GPU. On a GPU machine: `cargo xtask bundle` here, then
 //! there `gpu-bundle/bin/gpu_gate --ignored --nocapture --test-threads=1`
-//! (README, "GPU tests").
+//! (README, "GPU tests"); `SDPA_IMAGE=sm_89` in front runs the sm_89
+//! kernels.
 
-use sdpa::{Attention, Variant};
-use sdpa_tests::{BF16_SEEDS, SEEDS, bf16_gate_cases, gate_cases, run_case};
+use sdpa_tests::{BF16_SEEDS, SEEDS, bf16_gate_cases, gate_cases, open_gpu, run_case};
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn correctness_gate_every_variant() {
-    let attn = Attention::new(0).expect("a GPU for the GPU tests");
-    let info = attn.device();
-    println!("device: {} (cc {}.{}), image {}", info.name, info.capability.0, info.capability.1, info.image);
+    let attn = open_gpu();
     let mut failures = Vec::new();
     let mut total = 0;
     let f16_runs = gate_cases().into_iter().flat_map(|case| SEEDS.map(|seed| (case, seed)));
     let bf16_runs = bf16_gate_cases().into_iter().flat_map(|case| BF16_SEEDS.map(|seed| (case, seed)));
     let runs: Vec<_> = f16_runs.chain(bf16_runs).collect();
-    for variant in Variant::ALL {
+    for variant in attn.variants() {
         for &(case, seed) in &runs {
             let result = run_case(&attn, case, variant, seed).expect("the case runs");
             println!("{result}");
