@@ -241,9 +241,8 @@ impl<'de> Deserialize<'de> for HeaderEntries {
 /// to the parser to report.
 fn check_header(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
     let Some((length, rest)) = bytes.split_first_chunk::<8>() else { return Ok(()) };
-    let Some(header) = usize::try_from(u64::from_le_bytes(*length)).ok().and_then(|n| rest.get(..n)) else {
-        return Ok(());
-    };
+    let length = usize::try_from(u64::from_le_bytes(*length)).ok().filter(|&n| n <= MAX_HEADER_BYTES);
+    let Some(header) = length.and_then(|n| rest.get(..n)) else { return Ok(()) };
     let Ok(HeaderEntries(entries)) = serde_json::from_slice(header) else { return Ok(()) };
     let data_len = (rest.len() - header.len()) as u64;
     let mut seen = HashSet::new();
@@ -261,6 +260,9 @@ fn check_header(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
     }
     Ok(())
 }
+
+/// The longest header the safetensors parser reads (its limit).
+const MAX_HEADER_BYTES: usize = 100_000_000;
 
 /// Parses the safetensors header.
 fn parse<'a>(path: &Path, bytes: &'a [u8]) -> Result<SafeTensors<'a>, IoError> {
