@@ -12,11 +12,21 @@
 //!
 //! The tensors may mix the two kinds. An output file holds one `F16` tensor
 //! `o`.
+//!
+//! Reading trusts nothing in the file: only a regular file is read, every
+//! offset and size in the header is checked against the file's length
+//! before anything is sized by it, and every problem is an [`IoError`] with
+//! a one-line message (names and parser messages from the file quoted with
+//! control characters escaped). `host/tests/hostile.rs` fuzzes this.
 
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use half::{bf16, f16};
 use safetensors::{Dtype, SafeTensors, tensor::TensorView};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use thiserror::Error;
 
 use crate::error::AttnError;
@@ -32,6 +42,13 @@ pub enum IoError {
     #[error("{}: no such file", .path.display())]
     NotFound {
         /// The file.
+        path: PathBuf,
+    },
+    /// The path names something other than a regular file (a directory, a
+    /// device, a pipe): refused before reading, as it may never end.
+    #[error("{}: not a regular file", .path.display())]
+    NotAFile {
+        /// The path.
         path: PathBuf,
     },
     /// The file exists but could not be read.
@@ -147,18 +164,110 @@ pub struct Inputs {
     pub v: Fp8Tensor,
 }
 
-/// Reads the whole file, telling "missing" from "unreadable".
+/// Reads the whole file, telling "missing" from "unreadable". Only a
+/// regular file is read, and never more bytes than its length.
 fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
-    std::fs::read(path).map_err(|source| match source.kind() {
+    let unreadable = |source: std::io::Error| match source.kind() {
         std::io::ErrorKind::NotFound => IoError::NotFound { path: path.to_path_buf() },
         _ => IoError::Unreadable { path: path.to_path_buf(), source },
-    })
+    };
+    let file = File::open(path).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(IoError::NotAFile { path: path.to_path_buf() });
+    }
+    let len = usize::try_from(meta.len()).map_err(|_| unreadable(std::io::ErrorKind::OutOfMemory.into()))?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(len).map_err(|_| unreadable(std::io::ErrorKind::OutOfMemory.into()))?;
+    file.take(meta.len()).read_to_end(&mut bytes).map_err(unreadable)?;
+    Ok(bytes)
 }
+
+/// Text from the file made safe for a one-line message: control characters
+/// escaped, and cut after [`MAX_QUOTED`] characters.
+fn printable(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().take(MAX_QUOTED) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if text.chars().nth(MAX_QUOTED).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The most characters of a name or parser message quoted in an error.
+const MAX_QUOTED: usize = 200;
+
+/// The most tensor names a `MissingTensor` message lists.
+const MAX_LISTED: usize = 16;
+
+/// A `not a safetensors file` error.
+fn not_safetensors(path: &Path, reason: &str) -> IoError {
+    IoError::NotSafetensors { path: path.to_path_buf(), reason: printable(reason) }
+}
+
+/// A header's entries in file order, a name given twice kept twice (a JSON
+/// map would keep only the last).
+struct HeaderEntries(Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for HeaderEntries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = HeaderEntries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HeaderEntries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(HeaderEntries(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+/// Checks what the safetensors parser takes on trust: no tensor is named
+/// twice, and no `data_offsets` value lies past the data section (the
+/// parser adds offsets up unchecked). Headers it cannot even read are left
+/// to the parser to report.
+fn check_header(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    let Some((length, rest)) = bytes.split_first_chunk::<8>() else { return Ok(()) };
+    let length = usize::try_from(u64::from_le_bytes(*length)).ok().filter(|&n| n <= MAX_HEADER_BYTES);
+    let Some(header) = length.and_then(|n| rest.get(..n)) else { return Ok(()) };
+    let Ok(HeaderEntries(entries)) = serde_json::from_slice(header) else { return Ok(()) };
+    let data_len = (rest.len() - header.len()) as u64;
+    let mut seen = HashSet::new();
+    for (name, entry) in &entries {
+        if !seen.insert(name) {
+            return Err(not_safetensors(path, &format!("tensor `{name}` is named twice")));
+        }
+        let offsets = entry.get("data_offsets").and_then(serde_json::Value::as_array);
+        if offsets.is_some_and(|o| o.iter().any(|x| x.as_u64().is_some_and(|x| x > data_len))) {
+            return Err(not_safetensors(
+                path,
+                &format!("tensor `{name}` has data_offsets past the end of the {data_len} data bytes"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The longest header the safetensors parser reads (its limit).
+const MAX_HEADER_BYTES: usize = 100_000_000;
 
 /// Parses the safetensors header.
 fn parse<'a>(path: &Path, bytes: &'a [u8]) -> Result<SafeTensors<'a>, IoError> {
-    SafeTensors::deserialize(bytes)
-        .map_err(|e| IoError::NotSafetensors { path: path.to_path_buf(), reason: e.to_string() })
+    check_header(path, bytes)?;
+    SafeTensors::deserialize(bytes).map_err(|e| not_safetensors(path, &e.to_string()))
 }
 
 /// The tensor `name`, or a `MissingTensor` error listing what is there.
@@ -166,10 +275,14 @@ fn tensor<'a>(path: &Path, st: &SafeTensors<'a>, name: &str) -> Result<TensorVie
     st.tensor(name).map_err(|_| {
         let mut names = st.names();
         names.sort_unstable();
+        let mut present: Vec<String> = names.iter().take(MAX_LISTED).map(|n| printable(n)).collect();
+        if names.len() > MAX_LISTED {
+            present.push(format!("and {} more", names.len() - MAX_LISTED));
+        }
         IoError::MissingTensor {
             path: path.to_path_buf(),
             name: name.to_string(),
-            present: if names.is_empty() { "no tensors".to_string() } else { names.join(", ") },
+            present: if names.is_empty() { "no tensors".to_string() } else { present.join(", ") },
         }
     })
 }
@@ -207,13 +320,19 @@ fn load_scales(path: &Path, st: &SafeTensors, name: &str, heads: usize) -> Resul
 }
 
 /// Reads tensor `name` as an E4M3 tensor, quantizing float inputs.
-fn load_tensor(path: &Path, st: &SafeTensors, name: &str) -> Result<Fp8Tensor, IoError> {
+fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8Tensor, IoError> {
     let view = tensor(path, st, name)?;
     let shape: [usize; 4] = view.shape().try_into().map_err(|_| IoError::WrongRank {
         path: path.to_path_buf(),
         name: name.to_string(),
         shape: view.shape().to_vec(),
     })?;
+    // A zero-sized dimension holds no data, so the others are not bounded by
+    // the file: refuse it before anything is sized by them (the scales).
+    if shape.contains(&0) {
+        let source = AttnError::ZeroDimension { tensor: name, shape };
+        return Err(IoError::Attn { path: path.to_path_buf(), source });
+    }
     let heads = shape[1];
     let bytes = view.data();
     let floats: Vec<f32> = match view.dtype() {
@@ -258,8 +377,11 @@ pub fn load_inputs(path: &Path) -> Result<Inputs, IoError> {
     Ok(Inputs { q: load_tensor(path, &st, "q")?, k: load_tensor(path, &st, "k")?, v: load_tensor(path, &st, "v")? })
 }
 
-/// Writes `tensors` (name, dtype, shape, little-endian bytes) to `path`.
-fn write(path: &Path, tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>) -> Result<(), IoError> {
+/// One tensor to write: name, dtype, shape, little-endian bytes.
+type Tensor = (String, Dtype, Vec<usize>, Vec<u8>);
+
+/// The safetensors bytes of `tensors`, for a file at `path` (named in errors).
+fn serialize(path: &Path, tensors: Vec<Tensor>) -> Result<Vec<u8>, IoError> {
     let err = |reason: String| IoError::Write { path: path.to_path_buf(), reason };
     let views = tensors
         .iter()
@@ -269,7 +391,13 @@ fn write(path: &Path, tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>) -> Res
                 .map_err(|e| err(format!("tensor `{name}`: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    safetensors::serialize_to_file(views, None, path).map_err(|e| err(e.to_string()))
+    safetensors::serialize(views, None).map_err(|e| err(e.to_string()))
+}
+
+/// Writes `tensors` to `path`.
+fn write(path: &Path, tensors: Vec<Tensor>) -> Result<(), IoError> {
+    let bytes = serialize(path, tensors)?;
+    std::fs::write(path, bytes).map_err(|e| IoError::Write { path: path.to_path_buf(), reason: e.to_string() })
 }
 
 /// Writes the inputs as `F8_E4M3` tensors `q`, `k`, `v` with `F32` scales
@@ -280,7 +408,7 @@ fn write(path: &Path, tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>) -> Res
 /// [`IoError::Write`] when the file cannot be written or a tensor's data
 /// does not match its shape.
 pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
-    let mut tensors = Vec::new();
+    let mut tensors: Vec<Tensor> = Vec::new();
     for (name, t) in [("q", &inputs.q), ("k", &inputs.k), ("v", &inputs.v)] {
         tensors.push((name.to_string(), Dtype::F8_E4M3, t.shape.to_vec(), t.data.clone()));
         let scales: Vec<u8> = t.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
@@ -296,12 +424,69 @@ pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
 /// [`IoError::Write`] when the file cannot be written or the data does not
 /// match the shape.
 pub fn save_output(path: &Path, o: &Output) -> Result<(), IoError> {
-    let bytes: Vec<u8> = o.bits.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let dtype = match o.dtype {
-        OutputDtype::F16 => Dtype::F16,
-        OutputDtype::Bf16 => Dtype::BF16,
-    };
-    write(path, vec![("o".to_string(), dtype, o.shape.to_vec(), bytes)])
+    OutputFile::create(path)?.write(o)
+}
+
+/// An output file opened before the work that fills it, so that a path
+/// that cannot be written fails first. An existing file keeps its contents
+/// until [`OutputFile::write`] replaces them; a file this created is
+/// removed again if it is dropped unwritten.
+#[derive(Debug)]
+pub struct OutputFile {
+    path: PathBuf,
+    file: File,
+    created: bool,
+    written: bool,
+}
+
+impl OutputFile {
+    /// Opens `path` for writing, creating it if absent.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] when it cannot be opened for writing (a missing
+    /// directory, no permission, a directory).
+    pub fn create(path: &Path) -> Result<OutputFile, IoError> {
+        let err = |e: std::io::Error| IoError::Write { path: path.to_path_buf(), reason: e.to_string() };
+        let (file, created) = match OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(file) => (file, true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                (OpenOptions::new().write(true).open(path).map_err(err)?, false)
+            }
+            Err(e) => return Err(err(e)),
+        };
+        Ok(OutputFile { path: path.to_path_buf(), file, created, written: false })
+    }
+
+    /// Replaces the file's contents with the output as one tensor `o`,
+    /// `F16` or `BF16` as the output is.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] when the file cannot be written or the data does
+    /// not match the shape.
+    pub fn write(mut self, o: &Output) -> Result<(), IoError> {
+        let data: Vec<u8> = o.bits.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let dtype = match o.dtype {
+            OutputDtype::F16 => Dtype::F16,
+            OutputDtype::Bf16 => Dtype::BF16,
+        };
+        let bytes = serialize(&self.path, vec![("o".to_string(), dtype, o.shape.to_vec(), data)])?;
+        let err = |e: std::io::Error| IoError::Write { path: self.path.clone(), reason: e.to_string() };
+        // (A device such as /dev/null cannot be truncated, nor needs to be.)
+        if self.file.metadata().map_err(err)?.is_file() {
+            self.file.set_len(0).map_err(err)?;
+        }
+        self.file.write_all(&bytes).map_err(err)?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if self.created && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Reads tensor `o` (`F16` or `BF16`, rank 4) back from a file

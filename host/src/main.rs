@@ -328,6 +328,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     // Every input problem is reported before the GPU is touched.
     let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
         .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
+    // So is an output path that cannot be written.
+    let output = io::OutputFile::create(&args.output).map_err(Failure::usage)?;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
     let start = Instant::now();
@@ -336,7 +338,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     attn.run(&dev, &mut out).map_err(Failure::attn)?;
     let o = attn.download(&out).map_err(Failure::attn)?;
     let elapsed = start.elapsed();
-    io::save_output(&args.output, &o).map_err(Failure::usage)?;
+    output.write(&o).map_err(Failure::usage)?;
 
     let d = attn.device();
     println!("q {:?} k {:?} v {:?} -> o {:?}", inputs.q.shape, inputs.k.shape, inputs.v.shape, o.shape);

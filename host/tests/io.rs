@@ -181,11 +181,21 @@ fn missing_file() {
 
 #[test]
 fn unreadable_file() {
-    // A directory exists but cannot be read as a file.
+    // A path through a regular file, as if it were a directory.
+    let file = TempPath::new("plain");
+    std::fs::write(&file.0, b"").unwrap();
+    let path = file.0.join("inside");
+    let err = err_of(&path);
+    assert!(matches!(err, IoError::Unreadable { .. }), "{err:?}");
+    check_message(&err, &path, "cannot read");
+}
+
+#[test]
+fn a_directory_is_not_read() {
     let dir = std::env::temp_dir();
     let err = err_of(&dir);
-    assert!(matches!(err, IoError::Unreadable { .. }), "{err:?}");
-    check_message(&err, &dir, "cannot read");
+    assert!(matches!(err, IoError::NotAFile { .. }), "{err:?}");
+    check_message(&err, &dir, "not a regular file");
 }
 
 #[test]
