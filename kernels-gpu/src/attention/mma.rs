@@ -17,6 +17,7 @@
 use super::block::{BlockJob, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::Ring;
 use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
@@ -128,7 +129,7 @@ pub unsafe fn forward<
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let load_kv = |j: u32| {
-        let stage = j % STAGES as u32;
+        let stage = Ring::<STAGES>::at(j).stage;
         let key0 = j * block_n;
         let valid = (p.seq_kv - key0).min(block_n);
         let offset = key0 as usize * HEAD_DIM;
@@ -161,7 +162,7 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
 
     for j in 0..key_blocks {
-        let stage = j % STAGES as u32;
+        let stage = Ring::<STAGES>::at(j).stage;
         // SAFETY: block-uniform loop; after the wait and the barrier, block j
         // (and Q) are in shared memory for every thread.
         unsafe {

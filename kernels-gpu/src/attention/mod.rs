@@ -8,6 +8,7 @@ pub mod mma;
 pub mod naive;
 pub mod online;
 pub mod output;
+pub mod pipeline;
 pub mod prepass;
 pub mod split;
 pub mod warp_tile;

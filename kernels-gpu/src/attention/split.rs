@@ -39,6 +39,7 @@ use super::block::{BlockJob, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::Ring;
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
@@ -351,7 +352,7 @@ pub unsafe fn forward<
     // tensor copies, the group's first thread issues both tiles (the others
     // do nothing); else every thread its share of the rows, then arrives.
     let load_kv = |i: u32| {
-        let stage = i % STAGES as u32;
+        let stage = Ring::<STAGES>::at(i).stage;
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let k_dst = smem_base + plan.k_stage(split, stage, block_n);
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
@@ -449,9 +450,7 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Each group walks its own key blocks: no block barrier in the loop.
     for i in 0..my_blocks {
-        let stage = i % STAGES as u32;
-        // The stage's i / STAGES-th use.
-        let parity = (i / STAGES as u32) % 2;
+        let Ring { stage, parity } = Ring::<STAGES>::at(i);
         // SAFETY: the group's copies of block i arrive on this phase.
         unsafe { mbarrier::wait(full(stage), parity) };
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
