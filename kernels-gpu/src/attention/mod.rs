@@ -5,7 +5,6 @@ pub mod block;
 pub mod entry;
 pub mod merge;
 pub mod mma;
-pub mod naive;
 pub mod online;
 pub mod output;
 pub mod pipeline;
