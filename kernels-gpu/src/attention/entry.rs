@@ -86,7 +86,7 @@ macro_rules! split_entry {
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
-    (@forward $tiles:expr, $chains:literal, $fused:literal, $pv_e4m3:literal, $out:ty, $p:ident) => {
+    (@forward $tiles:expr, $chains:literal, $exponent:ty, $pv_e4m3:literal, $out:ty, $p:ident) => {
         super::wgmma::forward::<
             { $tiles.head_dim as usize },
             { $tiles.warps as usize / 4 },
@@ -96,7 +96,7 @@ macro_rules! wgmma_entry {
             { $tiles.head_dim as usize / 32 },
             { $tiles.head_dim as usize / 8 },
             $chains,
-            $fused,
+            $exponent,
             { $tiles.block_n as usize / if $pv_e4m3 { 32 } else { 16 } },
             $pv_e4m3,
             $out,
@@ -117,9 +117,9 @@ macro_rules! wgmma_entry {
             // exponent as the host decided (`AttnParams::fused_exponent`).
             unsafe {
                 if p.fused_exponent != 0 {
-                    wgmma_entry!(@forward $tiles, $chains, true, $pv_e4m3, $out, p)
+                    wgmma_entry!(@forward $tiles, $chains, super::online::FusedFma, $pv_e4m3, $out, p)
                 } else {
-                    wgmma_entry!(@forward $tiles, $chains, false, $pv_e4m3, $out, p)
+                    wgmma_entry!(@forward $tiles, $chains, super::online::Unfused, $pv_e4m3, $out, p)
                 }
             }
         }

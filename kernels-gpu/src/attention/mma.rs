@@ -66,7 +66,7 @@ unsafe fn convert_v<const HEAD_DIM: usize>(
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
 /// the fused one measured no gain here and cost registers (results/STAGES.md
 /// stage 12).
-const UNFUSED: bool = false;
+type Unfused = online::Unfused;
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32` (k-steps of Q·K^T),
 /// `O_TILES = HEAD_DIM / 8` (8-column tiles of O), `S_TILES = BLOCK_N / 8`
@@ -199,7 +199,7 @@ pub unsafe fn forward<
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        unsafe { rows.step::<Unfused, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
 
         // SAFETY: block-uniform; publishes the f16 V tile.
         unsafe { bar::sync_threads() };

@@ -135,7 +135,7 @@ struct FourColumns([u32; 2]);
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
 /// the fused one measured no gain here and cost registers (results/STAGES.md
 /// stage 12).
-const UNFUSED: bool = false;
+type Unfused = online::Unfused;
 
 /// Whether K and V tiles arrive by tensor copies (sm_90a: one thread per
 /// group issues them, swizzled rows) rather than by every thread's
@@ -398,12 +398,12 @@ pub unsafe fn forward<
             // -1.4..-2.3% for `split-n64` D = 64; through `step` +-1%).
             let mask = masked.then_some((geometry, key0));
             // SAFETY: converged warp.
-            let alpha = unsafe { rows.softmax::<UNFUSED, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, mask) };
+            let alpha = unsafe { rows.softmax::<Unfused, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, mask) };
             online::rescale(&mut o, alpha);
         } else {
             // SAFETY: converged warp.
             unsafe {
-                rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)))
+                rows.step::<Unfused, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)))
             };
         }
         let v_tile = smem_base + plan.v_stage(split, stage, block_n);

@@ -57,7 +57,7 @@
 //! zeroed once in the prologue); no block reads past the head's last tile.
 
 use super::block::{BlockJob, load_rows};
-use super::online::{self, MaskGeometry, Rows};
+use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
@@ -161,8 +161,9 @@ fn pv_fragments<const S_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool
 /// E4M3 operands, see the module doc);
 /// `SOFTMAX_CHAINS`: how each row's block maximum and sum are folded (1 or
 /// 4 chains, `online::fold_row`);
-/// `FUSED`: the softmax exponent as one FFMA (`softmax::exponent`), which
-/// the entry picks when the host set `AttnParams::fused_exponent`.
+/// `E`: how the softmax computes its exponent ([`online::FusedFma`], one
+/// FFMA, which the entry picks when the host set
+/// `AttnParams::fused_exponent`, or [`online::Unfused`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -178,7 +179,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const SOFTMAX_CHAINS: usize,
-    const FUSED: bool,
+    E: Exponent,
     const PV_STEPS: usize,
     const PV_E4M3: bool,
     Out: OutputFormat,
@@ -442,7 +443,7 @@ pub unsafe fn forward<
     let mut p_frag: [[u32; 4]; PV_STEPS] = unsafe {
         wgmma::wait_group(0);
         let slack = LAZY_MAX_SLACK;
-        rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
+        rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
         pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s)
     };
     // `PV_E4M3`'s row sums are `rows`' own (this lane's part, in f32).
@@ -493,7 +494,7 @@ pub unsafe fn forward<
             let moved = unsafe {
                 wgmma::wait_group_holding::<1, PV_STEPS>(&p_frag);
                 let (scale, slack) = (job.score_scale_log2, LAZY_MAX_SLACK);
-                rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
+                rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group_holding::<0, PV_STEPS>(&p_frag) };
