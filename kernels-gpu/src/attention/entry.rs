@@ -3,6 +3,7 @@
 //! Each macro call emits a kernel's two entries, `name` storing f16 and
 //! `name_bf16` bf16 ([`super::output`]).
 
+use super::block::{Rolled, Unrolled};
 use super::output::{Bf16, F16};
 use crate::kernels::{MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
@@ -13,11 +14,11 @@ use crate::params::AttnParams;
 
 /// Emits an `mma` entry for a tile shape.
 macro_rules! mma_entry {
-    ($f16:ident / $bf16:ident, $tiles:expr, unrolled_copies: $unrolled:literal) => {
+    ($f16:ident / $bf16:ident, $tiles:expr, copies: $unrolled:ty) => {
         mma_entry!(@one $f16, F16, $tiles, $unrolled);
         mma_entry!(@one $bf16, Bf16, $tiles, $unrolled);
     };
-    (@one $name:ident, $out:ty, $tiles:expr, $unrolled:literal) => {
+    (@one $name:ident, $out:ty, $tiles:expr, $unrolled:ty) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -128,8 +129,8 @@ macro_rules! wgmma_entry {
 
 // Unrolled copies (`RowCopy::issue_unrolled`) measured -13..-15% time for
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
-mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, unrolled_copies: false);
-mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, unrolled_copies: true);
+mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, copies: Rolled);
+mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, copies: Unrolled);
 split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, softmax_chains: 1, exchange_apart: false, pair_rows: false);
 split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, softmax_chains: 1, exchange_apart: false, pair_rows: false);
 // Four chains (spelled out, see `split::forward`) and the exchange apart:

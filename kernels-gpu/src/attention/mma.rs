@@ -14,7 +14,7 @@
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
 
-use super::block::{BlockJob, load_rows};
+use super::block::{BlockJob, CopyLoop, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::Ring;
@@ -86,7 +86,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
-    const UNROLLED_COPIES: bool,
+    Copy: CopyLoop,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -136,17 +136,15 @@ pub unsafe fn forward<
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, block_n);
-            load_rows::<HEAD_DIM, UNROLLED_COPIES>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Copy>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(stage, block_n);
-            load_rows::<HEAD_DIM, UNROLLED_COPIES>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Copy>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe {
-        load_rows::<HEAD_DIM, UNROLLED_COPIES>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team)
-    };
+    unsafe { load_rows::<HEAD_DIM, Copy>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);

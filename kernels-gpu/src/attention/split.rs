@@ -35,7 +35,7 @@
 //! partial output; each group weighs and adds its slice
 //! (`softmax::merge_splits`) and stores it as f16.
 
-use super::block::{BlockJob, load_rows};
+use super::block::{BlockJob, Rolled, load_rows};
 use super::merge::MergeArea;
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
@@ -319,8 +319,8 @@ pub unsafe fn forward<
         // SAFETY: uniform over the group; key rows below `valid` are inside
         // K and V; one arrival per thread and phase.
         unsafe {
-            load_rows::<HEAD_DIM, false>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, false>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Rolled>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Rolled>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
             mbarrier::arrive_after_copies(full(stage));
         }
     };
@@ -355,7 +355,7 @@ pub unsafe fn forward<
     // map zero-fills the rest); one arrival per thread and barrier phase.
     unsafe {
         if !TENSOR_COPIES {
-            load_rows::<HEAD_DIM, false>(
+            load_rows::<HEAD_DIM, Rolled>(
                 smem_base + plan.q,
                 tile_rows,
                 job.q,
