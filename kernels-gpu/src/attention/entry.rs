@@ -4,7 +4,9 @@
 //! `name_bf16` bf16 ([`super::output`]).
 
 use super::block::{Rolled, Unrolled};
+use super::merge::{Apart, InTiles};
 use super::output::{Bf16, F16};
+use super::split::{PairRows, PlanRows};
 use crate::kernels::{MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
 use crate::kernels::{
@@ -49,13 +51,13 @@ macro_rules! split_entry {
         $f16:ident / $bf16:ident,
         $tiles:expr,
         softmax_chains: $chains:literal,
-        exchange_apart: $apart:expr,
-        pair_rows: $pairs:literal
+        exchange: $apart:ty,
+        rows: $pairs:ty
     ) => {
         split_entry!(@one $f16, F16, $tiles, $chains, $apart, $pairs);
         split_entry!(@one $bf16, Bf16, $tiles, $chains, $apart, $pairs);
     };
-    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $apart:expr, $pairs:literal) => {
+    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $apart:ty, $pairs:ty) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -75,7 +77,7 @@ macro_rules! split_entry {
                     { $tiles.block_n as usize / 8 },
                     { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
                     $chains,
-                    { $apart },
+                    $apart,
                     $pairs,
                     $out,
                 >(&p)
@@ -131,8 +133,8 @@ macro_rules! wgmma_entry {
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
 mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, copies: Rolled);
 mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, copies: Unrolled);
-split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, softmax_chains: 1, exchange_apart: false, pair_rows: false);
+split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
+split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
 // Four chains (spelled out, see `split::forward`) and the exchange apart:
 // -1.4..-5.2% at D = 64 (H100 runs 144-148, results/STAGES.md stages 91 and
 // 95); four chains measured +1..1.4% for `split` and +1..2% for
@@ -142,9 +144,12 @@ split_entry!(
     sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16,
     SPLIT_N64_D64,
     softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
-    pair_rows: false
+    exchange: Apart,
+    rows: PlanRows
 );
+// (`kernels` sizes its shared memory with the exchange apart.)
+#[cfg(target_feature = "sm_90a")]
+const _: () = assert!(SPLIT_N64_D64_EXCHANGE_APART);
 // The same with Q, K and V copied as 128-byte pair rows, for even lengths
 // (`kernels::SPLIT_N64_PAIRS_KEYS`).
 #[cfg(target_feature = "sm_90a")]
@@ -152,11 +157,11 @@ split_entry!(
     sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16,
     SPLIT_N64_D64,
     softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
-    pair_rows: true
+    exchange: Apart,
+    rows: PairRows
 );
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, softmax_chains: 1, exchange_apart: false, pair_rows: false);
+split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).

@@ -36,7 +36,7 @@
 //! (`softmax::merge_splits`) and stores it as f16.
 
 use super::block::{BlockJob, Rolled, load_rows};
-use super::merge::MergeArea;
+use super::merge::{Exchange, MergeArea};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::Ring;
@@ -169,20 +169,63 @@ unsafe fn warp_scores<const QK_STEPS: usize, const S_TILES: usize>(
     core::array::from_fn(|t| if t < 4 { low[t] } else { high[t - 4] })
 }
 
+/// How the rows of the Q, K and V tiles lie: a kernel's policy.
+pub trait TileRows {
+    /// Tile rows per stored (swizzled) row.
+    const ROWS_PER_LINE: u32;
+    /// The tiles' layout, given the plan's.
+    fn layout(plan_rows: RowLayout) -> RowLayout;
+    /// The tensor-copy row coordinate of tile row `row`.
+    fn coord(row: u32) -> u32;
+}
+
+/// One tile row per row, as the plan lays them out.
+pub struct PlanRows;
+
+/// Two 64-byte rows to a 128-byte swizzled row (`RowLayout::SwizzledPairs`):
+/// tensor copies at D = 64, for even query and key lengths (the host
+/// encodes the maps so).
+pub struct PairRows;
+
+impl TileRows for PlanRows {
+    const ROWS_PER_LINE: u32 = 1;
+
+    #[inline(always)]
+    fn layout(plan_rows: RowLayout) -> RowLayout {
+        plan_rows
+    }
+
+    #[inline(always)]
+    fn coord(row: u32) -> u32 {
+        row
+    }
+}
+
+impl TileRows for PairRows {
+    const ROWS_PER_LINE: u32 = 2;
+
+    #[inline(always)]
+    fn layout(_: RowLayout) -> RowLayout {
+        RowLayout::SwizzledPairs
+    }
+
+    #[inline(always)]
+    fn coord(row: u32) -> u32 {
+        row / 2
+    }
+}
+
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
 /// finishes in the merge); `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
-/// folded (`online::fold_row`); `EXCHANGE_APART`: the merge's exchange
-/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]);
-/// `PAIR_ROWS` (tensor copies at D = 64 only): Q, K and V arrive as
-/// 128-byte rows of two rows each (`RowLayout::SwizzledPairs`; the host
-/// encodes their maps so, for even query and key lengths only).
+/// folded (`online::fold_row`); `Ex`: where the merge's exchange slots
+/// lie; `Pairing`: how the rows of the Q, K and V tiles lie.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
 /// the problem's [`TileMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
-/// `SplitSmemPlan::new(.., EXCHANGE_APART).total` bytes of dynamic shared memory.
+/// `SplitSmemPlan::new(.., Ex::apart()).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
     const HEAD_DIM: usize,
@@ -195,8 +238,8 @@ pub unsafe fn forward<
     const S_TILES: usize,
     const SLICE: usize,
     const SOFTMAX_CHAINS: usize,
-    const EXCHANGE_APART: bool,
-    const PAIR_ROWS: bool,
+    Ex: Exchange,
+    Pairing: TileRows,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -206,7 +249,10 @@ pub unsafe fn forward<
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
-        assert!(!PAIR_ROWS || (TENSOR_COPIES && HEAD_DIM == 64), "pair rows: tensor copies of 64-byte rows");
+        assert!(
+            Pairing::ROWS_PER_LINE == 1 || (TENSOR_COPIES && HEAD_DIM == 64),
+            "pairs: tensor copies of 64-byte rows"
+        );
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -217,14 +263,11 @@ pub unsafe fn forward<
         splits: SPLITS as u32,
     };
     let plan = if TENSOR_COPIES {
-        SplitSmemPlan::new_swizzled(shape, EXCHANGE_APART)
+        SplitSmemPlan::new_swizzled(shape, Ex::apart())
     } else {
-        SplitSmemPlan::new(shape, EXCHANGE_APART)
+        SplitSmemPlan::new(shape, Ex::apart())
     };
-    // The rows of the Q, K and V tiles: the plan's, or two to a 128-byte
-    // row, whose tensor-copy row coordinate is then half the row's.
-    let tile_rows = if PAIR_ROWS { RowLayout::SwizzledPairs } else { plan.rows };
-    let row_coord = |row: u32| if PAIR_ROWS { row / 2 } else { row };
+    let tile_rows = Pairing::layout(plan.rows);
     let threads = shape.threads();
     let maps = p.tile_maps;
     let block_n = BLOCK_N as u32;
@@ -295,7 +338,7 @@ pub unsafe fn forward<
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
         if TENSOR_COPIES {
             if team.0 == 0 {
-                let at = (0, row_coord(key0), job.kv_head as u32);
+                let at = (0, Pairing::coord(key0), job.kv_head as u32);
                 // SAFETY: the stage's tiles are free (first use, or its
                 // "empty" phase completed); the box lies in the stage.
                 let tile_bytes = block_n * HEAD_DIM as u32;
@@ -366,7 +409,7 @@ pub unsafe fn forward<
             mbarrier::arrive_after_copies(q_barrier);
         } else if thread == 0 {
             mbarrier::arrive_expect_tx(q_barrier, shape.block_m * HEAD_DIM as u32);
-            tma::copy_box_3d(smem_base + plan.q, maps, (0, row_coord(job.row0), job.q_head as u32), q_barrier);
+            tma::copy_box_3d(smem_base + plan.q, maps, (0, Pairing::coord(job.row0), job.q_head as u32), q_barrier);
         }
         for i in 0..(STAGES as u32).min(my_blocks) {
             load_kv(i);
@@ -445,10 +488,7 @@ pub unsafe fn forward<
     // (With the exchange apart no thread needs that: the loop waited for
     // every copy, and the slots are no tile's.)
     unsafe {
-        if !EXCHANGE_APART {
-            mbarrier::arrive(done);
-            mbarrier::wait(done, 0);
-        }
+        Ex::free_tiles(done);
         merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();
