@@ -137,10 +137,270 @@ struct FourColumns([u32; 2]);
 /// stage 12).
 type Unfused = online::Unfused;
 
-/// Whether K and V tiles arrive by tensor copies (sm_90a: one thread per
-/// group issues them, swizzled rows) rather than by every thread's
-/// `cp.async` (sm_89: padded rows).
-const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
+/// How a `split` block's Q tile and its key groups' K and V tiles arrive
+/// in shared memory: per architecture ([`Copies`]).
+pub trait Arrival {
+    /// The block's shared-memory plan (exchange slots apart from the K/V
+    /// tiles if `exchange_apart`).
+    fn plan(shape: TileShape, exchange_apart: bool) -> SplitSmemPlan;
+
+    /// The arrivals that complete a phase of a barrier that `threads`
+    /// threads' copies fill.
+    fn fillers(threads: u32) -> u32;
+
+    /// Whether V completes on a "V full" barrier of its own, so that Q·K^T
+    /// waits for K alone.
+    fn v_apart(head_dim: usize) -> bool;
+
+    /// Whether this thread (`team`: its index in the group, the group's
+    /// size) refills its group's stages, and so waits for them to be empty.
+    fn refills(team: (u32, u32)) -> bool;
+
+    /// The issuers fetch the tensor maps they will use (`maps`, the
+    /// problem's).
+    ///
+    /// # Safety
+    /// `maps` as the host made them.
+    unsafe fn prefetch_maps(maps: u64, thread: u32, team: (u32, u32));
+
+    /// Copies the block's Q tile (`block_m` rows from row `job.row0`, rows
+    /// below `job.rows` inside Q) to `q_tile`, completing on `barrier`.
+    ///
+    /// # Safety
+    /// Uniform over the block (thread `thread` of `threads`); the Q tile is free.
+    unsafe fn load_q<const HEAD_DIM: usize, Pairing: TileRows>(
+        q_tile: u32,
+        rows: RowLayout,
+        job: &BlockJob,
+        block_m: u32,
+        maps: u64,
+        barrier: u32,
+        team: (u32, u32),
+    );
+
+    /// Copies the `block_n` keys from `key0` of K and V to the tiles
+    /// `kv_dst` (laid out as `rows`) of `stage`, completing on its barriers
+    /// (`(full, v_full)` give them per stage): V on "V full" with
+    /// `v_apart`, else both on "full".
+    ///
+    /// # Safety
+    /// Uniform over the group (`team`); the stage is free (first use, or
+    /// its "empty" phase completed); `key0 < seq_kv`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
+        kv_dst: (u32, u32),
+        stage: u32,
+        barriers: (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
+        key0: u32,
+        block_n: u32,
+        job: &BlockJob,
+        seq_kv: u32,
+        maps: u64,
+        rows: RowLayout,
+        team: (u32, u32),
+        v_apart: bool,
+    );
+}
+
+/// Tensor copies (sm_90a): the group's first thread issues its K and V
+/// tiles, thread 0 the Q tile, into swizzled rows; their barriers expect
+/// the bytes.
+pub struct TensorCopies;
+
+/// `cp.async` (sm_89): every thread copies its share of the rows into
+/// padded rows, then arrives.
+pub struct CpAsyncCopies;
+
+/// How this build's tiles arrive.
+#[cfg(target_feature = "sm_90a")]
+pub type Copies = TensorCopies;
+/// How this build's tiles arrive.
+#[cfg(not(target_feature = "sm_90a"))]
+pub type Copies = CpAsyncCopies;
+
+impl Arrival for TensorCopies {
+    #[inline(always)]
+    fn plan(shape: TileShape, exchange_apart: bool) -> SplitSmemPlan {
+        SplitSmemPlan::new_swizzled(shape, exchange_apart)
+    }
+
+    #[inline(always)]
+    fn fillers(_threads: u32) -> u32 {
+        1
+    }
+
+    // V apart: at D = 64 measured faster (`split-n64` and `split`); at D =
+    // 128 slower (see lab/).
+    #[inline(always)]
+    fn v_apart(head_dim: usize) -> bool {
+        head_dim == 64
+    }
+
+    #[inline(always)]
+    fn refills(team: (u32, u32)) -> bool {
+        team.0 == 0
+    }
+
+    #[inline(always)]
+    unsafe fn prefetch_maps(maps: u64, thread: u32, team: (u32, u32)) {
+        if team.0 == 0 {
+            // SAFETY: the problem's maps (host-made with the parameters).
+            unsafe {
+                if thread == 0 {
+                    tma::prefetch_map(maps);
+                }
+                tma::prefetch_map(maps + TileMaps::K_OFFSET);
+                tma::prefetch_map(maps + TileMaps::V_OFFSET);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_q<const HEAD_DIM: usize, Pairing: TileRows>(
+        q_tile: u32,
+        _rows: RowLayout,
+        job: &BlockJob,
+        block_m: u32,
+        maps: u64,
+        barrier: u32,
+        (thread, _): (u32, u32),
+    ) {
+        if thread == 0 {
+            // SAFETY: forwarded; the map zero-fills rows past Q.
+            unsafe {
+                mbarrier::arrive_expect_tx(barrier, block_m * HEAD_DIM as u32);
+                tma::copy_box_3d(q_tile, maps, (0, Pairing::coord(job.row0), job.q_head as u32), barrier);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
+        (k_dst, v_dst): (u32, u32),
+        stage: u32,
+        (full, v_full): (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
+        key0: u32,
+        block_n: u32,
+        job: &BlockJob,
+        _seq_kv: u32,
+        maps: u64,
+        _rows: RowLayout,
+        team: (u32, u32),
+        v_apart: bool,
+    ) {
+        if team.0 == 0 {
+            let at = (0, Pairing::coord(key0), job.kv_head as u32);
+            let tile_bytes = block_n * HEAD_DIM as u32;
+            // SAFETY: forwarded; the box lies in the stage.
+            unsafe {
+                if v_apart {
+                    mbarrier::arrive_expect_tx(full(stage), tile_bytes);
+                    tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                    mbarrier::arrive_expect_tx(v_full(stage), tile_bytes);
+                    tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, v_full(stage));
+                } else {
+                    mbarrier::arrive_expect_tx(full(stage), 2 * tile_bytes);
+                    tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                    tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
+                }
+            }
+        }
+    }
+}
+
+impl Arrival for CpAsyncCopies {
+    #[inline(always)]
+    fn plan(shape: TileShape, exchange_apart: bool) -> SplitSmemPlan {
+        SplitSmemPlan::new(shape, exchange_apart)
+    }
+
+    #[inline(always)]
+    fn fillers(threads: u32) -> u32 {
+        threads
+    }
+
+    #[inline(always)]
+    fn v_apart(_head_dim: usize) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn refills(_team: (u32, u32)) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    unsafe fn prefetch_maps(_maps: u64, _thread: u32, _team: (u32, u32)) {}
+
+    #[inline(always)]
+    unsafe fn load_q<const HEAD_DIM: usize, Pairing: TileRows>(
+        q_tile: u32,
+        rows: RowLayout,
+        job: &BlockJob,
+        block_m: u32,
+        _maps: u64,
+        barrier: u32,
+        team: (u32, u32),
+    ) {
+        // SAFETY: forwarded; Q rows below `job.rows` are inside Q; one
+        // arrival per thread.
+        unsafe {
+            load_rows::<HEAD_DIM, Rolled>(q_tile, rows, job.q, block_m, job.rows, team);
+            mbarrier::arrive_after_copies(barrier);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
+        (k_dst, v_dst): (u32, u32),
+        stage: u32,
+        (full, _v_full): (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
+        key0: u32,
+        block_n: u32,
+        job: &BlockJob,
+        seq_kv: u32,
+        _maps: u64,
+        rows: RowLayout,
+        team: (u32, u32),
+        _v_apart: bool,
+    ) {
+        let valid = (seq_kv - key0).min(block_n);
+        let offset = key0 as usize * HEAD_DIM;
+        // SAFETY: forwarded; key rows below `valid` are inside K and V; one
+        // arrival per thread and phase.
+        unsafe {
+            load_rows::<HEAD_DIM, Rolled>(k_dst, rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Rolled>(v_dst, rows, job.v.wrapping_add(offset), block_n, valid, team);
+            mbarrier::arrive_after_copies(full(stage));
+        }
+    }
+}
+
+/// One key block's online softmax on the scores `s` (masked by `mask`):
+/// `s` becomes the probabilities, `rows` the running state, and `o` is
+/// rescaled. With four chains (`SOFTMAX_CHAINS`), `Rows::step` spelled
+/// out: LLVM lays out the mask's branches otherwise through `step`, and
+/// only this form measured faster (see lab/).
+///
+/// # Safety
+/// Converged warp.
+#[inline(always)]
+unsafe fn block_softmax<const SOFTMAX_CHAINS: usize, const S_TILES: usize, const O_TILES: usize>(
+    rows: &mut Rows,
+    s: &mut [[f32; 4]; S_TILES],
+    o: &mut [[f32; 4]; O_TILES],
+    score_scale_log2: f32,
+    mask: Option<(MaskGeometry, u32)>,
+) {
+    if SOFTMAX_CHAINS == 4 {
+        // SAFETY: converged warp.
+        let alpha = unsafe { rows.softmax::<Unfused, SOFTMAX_CHAINS, S_TILES>(s, score_scale_log2, mask) };
+        online::rescale(o, alpha);
+    } else {
+        // SAFETY: converged warp.
+        unsafe { rows.step::<Unfused, _, _>(s, o, score_scale_log2, mask) };
+    }
+}
 
 /// `S = Q·K^T` of the warp's 16 rows for a key block of `S_TILES` (4 or
 /// 8) accumulator tiles, 32 keys at a time ([`warp_tile::scores`] of four
@@ -250,7 +510,7 @@ pub unsafe fn forward<
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
         assert!(
-            Pairing::ROWS_PER_LINE == 1 || (TENSOR_COPIES && HEAD_DIM == 64),
+            Pairing::ROWS_PER_LINE == 1 || (cfg!(target_feature = "sm_90a") && HEAD_DIM == 64),
             "pairs: tensor copies of 64-byte rows"
         );
     };
@@ -262,11 +522,7 @@ pub unsafe fn forward<
         warps: (ROW_WARPS * SPLITS) as u32,
         splits: SPLITS as u32,
     };
-    let plan = if TENSOR_COPIES {
-        SplitSmemPlan::new_swizzled(shape, Ex::apart())
-    } else {
-        SplitSmemPlan::new(shape, Ex::apart())
-    };
+    let plan = Copies::plan(shape, Ex::apart());
     let tile_rows = Pairing::layout(plan.rows);
     let threads = shape.threads();
     let maps = p.tile_maps;
@@ -280,17 +536,8 @@ pub unsafe fn forward<
     // This group's copies: (this thread's index in the group, the group's size).
     let team = (thread - split * group_threads, group_threads);
 
-    // The issuers of tensor copies fetch the descriptors they will use.
-    if TENSOR_COPIES && team.0 == 0 {
-        // SAFETY: the problem's maps (host-made with the parameters).
-        unsafe {
-            if thread == 0 {
-                tma::prefetch_map(maps);
-            }
-            tma::prefetch_map(maps + TileMaps::K_OFFSET);
-            tma::prefetch_map(maps + TileMaps::V_OFFSET);
-        }
-    }
+    // SAFETY: the problem's maps.
+    unsafe { Copies::prefetch_maps(maps, thread, team) };
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
@@ -325,7 +572,7 @@ pub unsafe fn forward<
     // -2..-3%); at D = 128 it measured 1.5-3% slower. (LLVM sinks most of
     // the softmax past the V wait; pinning it before measured no gain at
     // the mission shapes and -1..-2% at 1024+ keys, stage 89.)
-    let v_apart = TENSOR_COPIES && HEAD_DIM == 64;
+    let v_apart = Copies::v_apart(HEAD_DIM);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     // Copies key block i of the group into its stage, completing on the
     // stage's "full" barrier (V on its "V full" one with `v_apart`): with
@@ -336,36 +583,23 @@ pub unsafe fn forward<
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let k_dst = smem_base + plan.k_stage(split, stage, block_n);
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
-        if TENSOR_COPIES {
-            if team.0 == 0 {
-                let at = (0, Pairing::coord(key0), job.kv_head as u32);
-                // SAFETY: the stage's tiles are free (first use, or its
-                // "empty" phase completed); the box lies in the stage.
-                let tile_bytes = block_n * HEAD_DIM as u32;
-                unsafe {
-                    if v_apart {
-                        mbarrier::arrive_expect_tx(full(stage), tile_bytes);
-                        tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
-                        mbarrier::arrive_expect_tx(v_full(stage), tile_bytes);
-                        tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, v_full(stage));
-                    } else {
-                        mbarrier::arrive_expect_tx(full(stage), 2 * tile_bytes);
-                        tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
-                        tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
-                    }
-                }
-            }
-            return;
-        }
-        let valid = (p.seq_kv - key0).min(block_n);
-        let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: uniform over the group; key rows below `valid` are inside
-        // K and V; one arrival per thread and phase.
+        // SAFETY: uniform over the group; the stage is free (first use, or
+        // its "empty" phase completed); key block i is inside K and V.
         unsafe {
-            load_rows::<HEAD_DIM, Rolled>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, Rolled>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
-            mbarrier::arrive_after_copies(full(stage));
-        }
+            Copies::load_kv::<HEAD_DIM, Pairing>(
+                (k_dst, v_dst),
+                stage,
+                (full, v_full),
+                key0,
+                block_n,
+                &job,
+                p.seq_kv,
+                maps,
+                tile_rows,
+                team,
+                v_apart,
+            )
+        };
     };
 
     // The copies complete on barriers: Q's and per group and stage a "full"
@@ -377,14 +611,14 @@ pub unsafe fn forward<
     // "done" one before the merge. Thread 0 initializes them; a block
     // barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
+    let (q_fillers, kv_fillers) = (Copies::fillers(threads), Copies::fillers(group_threads));
     // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
     unsafe {
         if thread == 0 {
-            mbarrier::init(q_barrier, if TENSOR_COPIES { 1 } else { threads });
+            mbarrier::init(q_barrier, q_fillers);
             for g in 0..SPLITS as u32 {
                 for stage in 0..STAGES as u32 {
-                    let fillers = if TENSOR_COPIES { 1 } else { group_threads };
-                    mbarrier::init(smem_base + plan.full_barrier(g, stage), fillers);
+                    mbarrier::init(smem_base + plan.full_barrier(g, stage), kv_fillers);
                     mbarrier::init(smem_base + plan.v_full_barrier(g, stage), 1);
                     mbarrier::init(smem_base + plan.empty_barrier(g, stage), group_threads);
                 }
@@ -397,20 +631,15 @@ pub unsafe fn forward<
     // SAFETY: the Q tile is free; Q rows below `job.rows` are inside Q (the
     // map zero-fills the rest); one arrival per thread and barrier phase.
     unsafe {
-        if !TENSOR_COPIES {
-            load_rows::<HEAD_DIM, Rolled>(
-                smem_base + plan.q,
-                tile_rows,
-                job.q,
-                shape.block_m,
-                job.rows,
-                (thread, threads),
-            );
-            mbarrier::arrive_after_copies(q_barrier);
-        } else if thread == 0 {
-            mbarrier::arrive_expect_tx(q_barrier, shape.block_m * HEAD_DIM as u32);
-            tma::copy_box_3d(smem_base + plan.q, maps, (0, Pairing::coord(job.row0), job.q_head as u32), q_barrier);
-        }
+        Copies::load_q::<HEAD_DIM, Pairing>(
+            smem_base + plan.q,
+            tile_rows,
+            &job,
+            shape.block_m,
+            maps,
+            q_barrier,
+            (thread, threads),
+        );
         for i in 0..(STAGES as u32).min(my_blocks) {
             load_kv(i);
         }
@@ -461,7 +690,7 @@ pub unsafe fn forward<
         if i + (STAGES as u32) < my_blocks {
             // SAFETY: uniform over the group; one arrival per thread and phase.
             unsafe { mbarrier::arrive(empty(stage)) };
-            if !TENSOR_COPIES || team.0 == 0 {
+            if Copies::refills(team) {
                 // SAFETY: every thread of the group arrives in this phase.
                 unsafe { mbarrier::wait(empty(stage), parity) };
             }
