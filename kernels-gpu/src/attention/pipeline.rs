@@ -6,7 +6,10 @@
 //! the barrier completes one phase per use, so the wait for block `i` is on
 //! phase parity `(i / STAGES) % 2`. [`Ring`] is that position: every
 //! kernel's ring (`cp.async` groups, per-group barriers, bulk copies) takes
-//! its stage and parity from it.
+//! its stage and parity from it; [`wait`] and [`release`] are a stage's
+//! barrier choreography.
+
+use crate::arch::mbarrier;
 
 /// A position in a ring of `STAGES` buffers: the stage a key block uses and
 /// the parity of that stage's barrier phase for this use.
@@ -34,6 +37,35 @@ impl<const STAGES: usize> Ring<STAGES> {
         if self.stage == STAGES as u32 {
             self.stage = 0;
             self.parity ^= 1;
+        }
+    }
+}
+
+/// Waits until the use `at` of a stage has landed: the phase of its
+/// barrier `barrier` ("full") for that use.
+///
+/// # Safety
+/// The copies of that use complete on this phase of `barrier`.
+#[inline(always)]
+pub unsafe fn wait<const STAGES: usize>(barrier: u32, at: Ring<STAGES>) {
+    // SAFETY: forwarded.
+    unsafe { mbarrier::wait(barrier, at.parity) };
+}
+
+/// Releases a stage after its use `at`: this thread is done reading it
+/// (arrives on its "empty" barrier `empty`); a `refiller` then waits until
+/// every thread that reads the stage is, before it refills the stage.
+///
+/// # Safety
+/// Uniform over the threads that read the stage: one arrival per thread
+/// and phase.
+#[inline(always)]
+pub unsafe fn release<const STAGES: usize>(empty: u32, at: Ring<STAGES>, refiller: bool) {
+    // SAFETY: forwarded; every reader arrives in this phase.
+    unsafe {
+        mbarrier::arrive(empty);
+        if refiller {
+            mbarrier::wait(empty, at.parity);
         }
     }
 }

@@ -39,7 +39,7 @@ use super::block::{BlockJob, Rolled, load_rows};
 use super::merge::{Exchange, MergeArea};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
-use super::pipeline::Ring;
+use super::pipeline::{self, Ring};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
@@ -376,32 +376,6 @@ impl Arrival for CpAsyncCopies {
     }
 }
 
-/// One key block's online softmax on the scores `s` (masked by `mask`):
-/// `s` becomes the probabilities, `rows` the running state, and `o` is
-/// rescaled. With four chains (`SOFTMAX_CHAINS`), `Rows::step` spelled
-/// out: LLVM lays out the mask's branches otherwise through `step`, and
-/// only this form measured faster (see lab/).
-///
-/// # Safety
-/// Converged warp.
-#[inline(always)]
-unsafe fn block_softmax<const SOFTMAX_CHAINS: usize, const S_TILES: usize, const O_TILES: usize>(
-    rows: &mut Rows,
-    s: &mut [[f32; 4]; S_TILES],
-    o: &mut [[f32; 4]; O_TILES],
-    score_scale_log2: f32,
-    mask: Option<(MaskGeometry, u32)>,
-) {
-    if SOFTMAX_CHAINS == 4 {
-        // SAFETY: converged warp.
-        let alpha = unsafe { rows.softmax::<Unfused, SOFTMAX_CHAINS, S_TILES>(s, score_scale_log2, mask) };
-        online::rescale(o, alpha);
-    } else {
-        // SAFETY: converged warp.
-        unsafe { rows.step::<Unfused, _, _>(s, o, score_scale_log2, mask) };
-    }
-}
-
 /// `S = Q·K^T` of the warp's 16 rows for a key block of `S_TILES` (4 or
 /// 8) accumulator tiles, 32 keys at a time ([`warp_tile::scores`] of four
 /// tiles each): one call over eight tiles stayed a loop at D = 128 and put
@@ -574,6 +548,8 @@ pub unsafe fn forward<
     // the mission shapes and -1..-2% at 1024+ keys, stage 89.)
     let v_apart = Copies::v_apart(HEAD_DIM);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
+    let k_tile = |stage: u32| smem_base + plan.k_stage(split, stage, block_n);
+    let v_tile = |stage: u32| smem_base + plan.v_stage(split, stage, block_n);
     // Copies key block i of the group into its stage, completing on the
     // stage's "full" barrier (V on its "V full" one with `v_apart`): with
     // tensor copies, the group's first thread issues both tiles (the others
@@ -655,19 +631,16 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Each group walks its own key blocks: no block barrier in the loop.
     for i in 0..my_blocks {
-        let Ring { stage, parity } = Ring::<STAGES>::at(i);
-        // SAFETY: the group's copies of block i arrive on this phase.
-        unsafe { mbarrier::wait(full(stage), parity) };
-        let k_tile = smem_base + plan.k_stage(split, stage, block_n);
-        // SAFETY: converged warp; the K tile of this stage.
-        let mut s = unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) };
+        let at = Ring::<STAGES>::at(i);
+        // Wait for K of block i. SAFETY: its copies arrive on this phase.
+        unsafe { pipeline::wait(full(at.stage), at) };
+        // S = Q·K^T. SAFETY: converged warp; the K tile of this stage.
+        let mut s = unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile(at.stage), tile_rows) };
+        // Mask, softmax, rescale O (four chains: `Rows::step` spelled out,
+        // the only form that measured faster, see lab/).
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         if SOFTMAX_CHAINS == 4 {
-            // `Rows::step` spelled out: LLVM lays out the mask's branches
-            // and the loop otherwise than through `step`, and only this form
-            // measured faster (H100 run 144, results/STAGES.md stage 91:
-            // -1.4..-2.3% for `split-n64` D = 64; through `step` +-1%).
             let mask = masked.then_some((geometry, key0));
             // SAFETY: converged warp.
             let alpha = unsafe { rows.softmax::<Unfused, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, mask) };
@@ -678,22 +651,18 @@ pub unsafe fn forward<
                 rows.step::<Unfused, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)))
             };
         }
-        let v_tile = smem_base + plan.v_stage(split, stage, block_n);
-        if v_apart {
-            // SAFETY: the group's tensor copy of block i's V arrives on this phase.
-            unsafe { mbarrier::wait(v_full(stage), parity) };
-        }
-        // SAFETY: converged warp; the V tile of this stage.
-        unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
-        // Refill the stage with block i + STAGES once the whole group is done
-        // with block i (with tensor copies only their issuer waits for that).
-        if i + (STAGES as u32) < my_blocks {
-            // SAFETY: uniform over the group; one arrival per thread and phase.
-            unsafe { mbarrier::arrive(empty(stage)) };
-            if Copies::refills(team) {
-                // SAFETY: every thread of the group arrives in this phase.
-                unsafe { mbarrier::wait(empty(stage), parity) };
+        // O += P·V once V landed. SAFETY: with `v_apart` its copy arrives
+        // on this phase of "V full"; converged warp; the V tile of this stage.
+        unsafe {
+            if v_apart {
+                pipeline::wait(v_full(at.stage), at);
             }
+            pv_e4m3(&mut o, &s, v_tile(at.stage), tile_rows);
+        }
+        // Release the stage; refill it with block i + STAGES.
+        if i + (STAGES as u32) < my_blocks {
+            // SAFETY: uniform over the group.
+            unsafe { pipeline::release(empty(at.stage), at, Copies::refills(team)) };
             load_kv(i + STAGES as u32);
         }
     }
