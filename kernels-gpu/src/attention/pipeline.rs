@@ -9,7 +9,7 @@
 //! its stage and parity from it; [`wait`] and [`release`] are a stage's
 //! barrier choreography.
 
-use crate::arch::mbarrier;
+use crate::arch::{bar, cp_async, mbarrier};
 
 /// A position in a ring of `STAGES` buffers: the stage a key block uses and
 /// the parity of that stage's barrier phase for this use.
@@ -67,5 +67,20 @@ pub unsafe fn release<const STAGES: usize>(empty: u32, at: Ring<STAGES>, refille
         if refiller {
             mbarrier::wait(empty, at.parity);
         }
+    }
+}
+
+/// In a `cp.async` ring of `STAGES` stages whose every step commits one
+/// group: waits until this thread's copies of the oldest pending step have
+/// landed, then for the whole block (so every thread's have).
+///
+/// # Safety
+/// Block-uniform.
+#[inline(always)]
+pub unsafe fn wait_copies<const STAGES: usize>() {
+    // SAFETY: forwarded.
+    unsafe {
+        cp_async::wait_group(STAGES as u32 - 2);
+        bar::sync_threads();
     }
 }
