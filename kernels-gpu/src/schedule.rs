@@ -142,7 +142,7 @@ pub const MAX_GRID_YZ: u32 = 65_535;
 /// first wave and the short ones of all heads fill the tail; with the
 /// query block along x (the order when the grid would not fit), only each
 /// head's blocks are ordered, and the last heads' longest blocks start last
-/// (results/STAGES.md stage 19).
+/// (see lab/).
 #[inline(always)]
 pub const fn heaviest_first(query_blocks: u32, causal: bool) -> bool {
     causal && query_blocks <= MAX_GRID_YZ
@@ -185,8 +185,8 @@ pub const fn block_coords((x, y, z): (u32, u32, u32), query_blocks: u32, causal:
 /// blocks (`split`): `query_block mod 2^k`, `2^k` the largest power of two
 /// up to `key_blocks` (a mask, not a division: it sits before the first
 /// copies). A head's query blocks thus ask for different key blocks first
-/// instead of all for the same L2 lines at once (results/STAGES.md stages
-/// 90-90b). 0 without key blocks.
+/// instead of all for the same L2 lines at once ([`walks_rotated`] says
+/// which kernels do). 0 without key blocks.
 #[inline(always)]
 pub const fn key_rotation(query_block: u32, key_blocks: u32) -> u32 {
     if key_blocks == 0 {

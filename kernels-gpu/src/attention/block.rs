@@ -59,8 +59,8 @@ impl BlockJob {
         unsafe { grid_dep::wait() };
         // The scales are loaded here, before any tile copy: an SM's loads
         // return in about issue order, so behind a block's 34 KB of copies
-        // they would delay the first softmax (results/STAGES.md stage 48:
-        // `split` +8.5% with them read after the prologue copies).
+        // they would delay the first softmax (`split` measured slower with
+        // them read after the prologue copies, see lab/).
         // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (
@@ -141,10 +141,11 @@ impl RowCopy {
     /// up, then a bounds check): with the tile and the thread count known
     /// at compile time it unrolls into straight-line copies, where the
     /// `while` loop of `issue` stays a loop (a branch per copy, and each
-    /// copy's address registers reused by the next: ~10% of `split`'s warp
-    /// samples at (1,8,512,64), ncu run 26). It costs registers (`wgmma`
-    /// D=128 would no longer fit the register file) and measured faster only
-    /// for `mma` at D=128, so kernels opt in (results/STAGES.md stage 21).
+    /// copy's address registers reused by the next, which a profile of
+    /// `split` showed as a tenth of its warp samples). It costs registers
+    /// (`wgmma` D=128 would no longer fit the register file) and measured
+    /// faster only for `mma` at D=128, so kernels opt in ([`Unrolled`];
+    /// see lab/).
     ///
     /// # Safety
     /// As [`RowCopy::issue`].

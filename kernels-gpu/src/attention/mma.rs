@@ -96,14 +96,13 @@ unsafe fn pv_f16<const S_TILES: usize, const O_TILES: usize>(
 }
 
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
-/// the fused one measured no gain here and cost registers (results/STAGES.md
-/// stage 12).
+/// the fused one measured no gain here and cost registers (see lab/).
 type Unfused = online::Unfused;
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32` (k-steps of Q·K^T),
 /// `O_TILES = HEAD_DIM / 8` (8-column tiles of O), `S_TILES = BLOCK_N / 8`
-/// (8-column tiles of S); `UNROLLED_COPIES` issues the tile copies with
-/// `RowCopy::issue_unrolled` (see the entries).
+/// (8-column tiles of S); `Copy`: how each thread issues its tile copies
+/// ([`CopyLoop`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must

@@ -15,12 +15,11 @@
 //! arrives once its `cp.async` share has landed, or the group's issuer of
 //! tensor copies expects their bytes, with V on a "V full" barrier of its
 //! own at D = 64; "empty": every thread arrives when done reading a tile
-//! whose stage is refilled). (With a block
-//! barrier per step instead, which made the groups step together, D=128
-//! short sequences took 12-16% longer and D=64 the same (results/STAGES.md
-//! stages 25-26); named group barriers made compute-sanitizer racecheck
-//! report hazards across the merge's block barriers, stage 13.) Per key
-//! block, each warp:
+//! whose stage is refilled). (A block barrier per step, which makes the
+//! groups step together, measured slower at D = 128 and no faster at D =
+//! 64; named group barriers made compute-sanitizer racecheck report
+//! hazards across the merge's block barriers; see lab/.) Per key block,
+//! each warp:
 //!
 //! 1. waits for K and V (E4M3) in its group's buffers;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
@@ -133,8 +132,7 @@ unsafe fn pv_32_keys<const O_TILES: usize>(
 struct FourColumns([u32; 2]);
 
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
-/// the fused one measured no gain here and cost registers (results/STAGES.md
-/// stage 12).
+/// the fused one measured no gain here and cost registers (see lab/).
 type Unfused = online::Unfused;
 
 /// How a `split` block's Q tile and its key groups' K and V tiles arrive
@@ -229,8 +227,8 @@ impl Arrival for TensorCopies {
         1
     }
 
-    // V apart: at D = 64 measured faster (`split-n64` and `split`); at D =
-    // 128 slower (see lab/).
+    // V apart measured faster at D = 64 (`split-n64` and `split`) and
+    // slower at D = 128 (see lab/).
     #[inline(always)]
     fn v_apart(head_dim: usize) -> bool {
         head_dim == 64
@@ -540,12 +538,10 @@ pub unsafe fn forward<
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
     let v_full = |stage: u32| smem_base + plan.v_full_barrier(split, stage);
-    // V's tensor copy completes on its own barrier ("V full"), so a step's
-    // Q·K^T waits for K alone: at D = 64 (H100 run 130, results/STAGES.md
-    // stage 85: `split-n64` (1,8,512,64) -5%, (2,8,256,64) -8%; `split`
-    // -2..-3%); at D = 128 it measured 1.5-3% slower. (LLVM sinks most of
-    // the softmax past the V wait; pinning it before measured no gain at
-    // the mission shapes and -1..-2% at 1024+ keys, stage 89.)
+    // With `v_apart`, V's tensor copy completes on its own barrier ("V
+    // full"), so a step's Q·K^T waits for K alone (`Arrival::v_apart` says
+    // where). (LLVM sinks most of the softmax past the V wait; pinning it
+    // before measured no gain, see lab/.)
     let v_apart = Copies::v_apart(HEAD_DIM);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
     let k_tile = |stage: u32| smem_base + plan.k_stage(split, stage, block_n);
