@@ -239,7 +239,7 @@ pub struct WgmmaSmemPlan {
     pub vt_key_bytes: u32,
     /// Rows of ones after each `Vt` tile: [`ONES_ROWS`] (f16), or none
     /// (E4M3: the FP8 `wgmma` accumulates too coarsely for sums of every
-    /// key, results/STAGES.md stage 147, so the softmax adds them in f32).
+    /// key, see lab/, so the softmax adds them in f32).
     pub sum_rows: u32,
     /// Offset of the barriers: `stages` "full", then `stages` "empty".
     pub barriers: u32,

@@ -22,20 +22,21 @@
 //! runs the online softmax of block `j + 1` ([`super::online`]) while `P·V`
 //! is still in flight; the output is rescaled once that completes.
 //!
-//! The rows' sums of P come from the tensor cores too: each `Vt` stage is
+//! How P·V is multiplied is the kernel's [`PvForm`]. With [`PvF16`] the
+//! rows' sums of P come from the tensor cores too: each `Vt` stage is
 //! followed by 8 rows of f16 ones ([`ONES_ROWS`], written once in the
 //! prologue), so `P·V` is an `m64n(D + 8)k16` product whose last 8
 //! columns (`sums`) each accumulate the row sums of the f16 P that `P·V`
 //! multiplies, rescaled with O; the softmax adds none itself (32 dependent
-//! FADDs a step fewer: -1..-5.6% time, results/STAGES.md stage 135).
+//! FADDs a step fewer, measured faster: see lab/).
 //!
 //! The softmax keeps lazy row maxima (`softmax::LAZY_MAX_SLACK`) and, for
 //! a block that moves none of them (almost every block after a row's
 //! first), only compares its scores with the rows' thresholds and votes
 //! (`online::Rows::softmax_lazy`): no block maxima, shuffles or rescale
-//! (-2.5..-7.5% time, results/STAGES.md stage 138).
+//! (measured faster: see lab/).
 //!
-//! `PV_E4M3` (the opt-in `wgmma-fp8pv` variant) runs P·V on the FP8
+//! [`PvE4M3`] (the opt-in `wgmma-fp8pv` variant) runs P·V on the FP8
 //! tensor cores: the prepass leaves `Vt` as V's own E4M3 bytes in
 //! [`crate::layout::fp8_pv_key`]'s key order, P is rounded to E4M3 (values
 //! up to 2^8 with the lazy maxima's slack, E4M3's largest is 448) straight
@@ -44,14 +45,14 @@
 //! do not come from the tensor cores there: the FP8 `wgmma` accumulates
 //! with less than f32's precision, which sums of every positive P of a row
 //! turned into an error growing with the keys (rel_l2 0.32 at 16384 keys,
-//! results/STAGES.md stage 147); the softmax adds them in f32 instead.
+//! see lab/); the softmax adds them in f32 instead.
 //!
 //! With E4M3 P·V at D = 128 a key block may also be 192 keys, three
 //! prepass tiles a stage (`BLOCK_N`; `kernels::WGMMA_FP8PV_LONG_D128`, two
 //! warpgroups): Q·Kᵀ as `wgmma.m64n192k32.e4m3`, six P·V products, the
 //! step's fixed costs a third as often per key (0.91-0.94x the time of
-//! the three-warpgroup 64-key kernel on long rows, results/STAGES.md
-//! stages 152-153b). So that every block but the first is
+//! the three-warpgroup 64-key kernel on long rows, see lab/). So that
+//! every block but the first is
 //! whole, a head's first block takes only the tiles left over (`lead`
 //! empty slots before them: keys that wrap below 0 and are masked, `Vt`
 //! zeroed once in the prologue); no block reads past the head's last tile.
@@ -59,6 +60,7 @@
 use super::block::{BlockJob, load_rows};
 use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::prepass::VtForm;
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, fp8_pv_source, kmajor_desc, swizzled_kmajor_desc};
@@ -103,62 +105,194 @@ pub unsafe fn issue_scores<const QK_STEPS: usize, const S_TILES: usize>(
     }
 }
 
-/// Issues `O += P·V` of one 64-key block and commits the group; not
-/// waited for: `wgmma.m64n(D + 8)k16.f16` per 16 keys, P from registers,
-/// `vt[kk]` the `Vt` descriptor of the product's keys, whose tile is
-/// followed by [`ONES_ROWS`] rows of ones: the 8 columns past D add P's row
-/// sums to every element of `sums`. With `PV_E4M3`, `wgmma.m64nDk32.e4m3`
-/// per 32 keys (`PV_STEPS` products), `sums` untouched.
-///
-/// # Safety
-/// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` and the ones written and
-/// fenced for the async proxy; `O_TILES` is 8 or 16.
-#[inline(always)]
-pub unsafe fn issue_pv<const O_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool>(
-    o: &mut [[f32; 4]; O_TILES],
-    sums: &mut [f32; 4],
-    p_frag: &[[u32; 4]; PV_STEPS],
-    vt: &[u64; PV_STEPS],
-) {
-    // SAFETY: forwarded; N = 4 * O_TILES.
-    unsafe {
-        for (a, b) in p_frag.iter().zip(vt) {
-            match (O_TILES, PV_E4M3) {
-                (8, false) => wgmma::m64n72k16_f16_rs::<1>(flat::<O_TILES, 32>(o), sums, *a, *b),
-                (_, false) => wgmma::m64n136k16_f16_rs::<1>(flat::<O_TILES, 64>(o), sums, *a, *b),
-                (8, true) => wgmma::m64n64k32_e4m3_rs::<1>(flat::<O_TILES, 32>(o), *a, *b),
-                (_, true) => wgmma::m64n128k32_e4m3_rs::<1>(flat::<O_TILES, 64>(o), *a, *b),
-            }
-        }
-        wgmma::commit_group();
+/// How P·V is multiplied: [`PvF16`] (f16 P by f16 `Vt`, the row sums from
+/// the tensor cores) or [`PvE4M3`] (E4M3 P by V's own E4M3 bytes, the row
+/// sums from the softmax), with the `Vt` form each reads ([`VtForm`]).
+pub trait PvForm: VtForm {
+    /// Keys per P·V product: 16 (`k16`, f16) or 32 (`k32`, E4M3).
+    const KEYS_PER_PRODUCT: usize;
+    /// Rows of ones after each `Vt` tile in shared memory: [`ONES_ROWS`]
+    /// where P·V also sums P's rows, or none.
+    const SUM_ROWS: u32;
+
+    /// The A operands of P·V for the probabilities `p`, one per product.
+    fn fragments<const S_TILES: usize, const PV_STEPS: usize>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; PV_STEPS];
+
+    /// Issues `O += P·V` of one key block and commits the group; not waited
+    /// for: one product per `KEYS_PER_PRODUCT` keys, P from registers
+    /// (`p_frag`), `vt[kk]` the `Vt` descriptor of product `kk`'s keys.
+    /// Where `SUM_ROWS > 0` the tile is followed by rows of ones, and the 8
+    /// columns past D add P's row sums to every element of `sums`.
+    ///
+    /// # Safety
+    /// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` (and its ones)
+    /// written and fenced for the async proxy; `O_TILES` is 8 or 16.
+    unsafe fn issue<const O_TILES: usize, const PV_STEPS: usize>(
+        o: &mut [[f32; 4]; O_TILES],
+        sums: &mut [f32; 4],
+        p_frag: &[[u32; 4]; PV_STEPS],
+        vt: &[u64; PV_STEPS],
+    );
+
+    /// Adds this lane's probabilities `p` to the rows' sums where the
+    /// softmax keeps them (`Rows::add_sums`, after the rescale by the
+    /// moved maxima's `alpha`); nothing where P·V sums them.
+    fn add_row_sums<const S_TILES: usize>(rows: &mut Rows, p: &[[f32; 4]; S_TILES], alpha: Option<[f32; 2]>);
+
+    /// Pins the tensor cores' row sums before a `wgmma` that adds to them
+    /// (`wgmma::pin_f32`); nothing where P·V does not sum the rows.
+    fn pin_sums(sums: &mut [[f32; 4]; 1]);
+
+    /// Rescales the tensor cores' row sums with O by `alpha`; nothing where
+    /// P·V does not sum the rows.
+    fn rescale_sums(sums: &mut [[f32; 4]; 1], alpha: [f32; 2]);
+
+    /// The factors that turn each row's accumulator into the output: V's
+    /// scale over the row's sum, from `sums` or from `rows`. (`v_scale` by
+    /// reference, as a closure of the kernel body once took it: by value
+    /// the kernel's PTX orders its prologue differently.)
+    ///
+    /// # Safety
+    /// The whole warp calls it together (quad shuffles).
+    unsafe fn output_scales(rows: &Rows, sums: &[[f32; 4]; 1], v_scale: &f32) -> [f32; 2];
+}
+
+/// f16 P·V (`wgmma.m64n(D + 8)k16.f16`): `Vt` is V converted to f16
+/// (exact), each stage followed by [`ONES_ROWS`] rows of ones, so the
+/// product's last 8 columns sum P's rows as P·V multiplies them.
+pub struct PvF16;
+
+/// E4M3 P·V (`wgmma.m64nDk32.e4m3`, the `wgmma-fp8pv` variant): `Vt` is
+/// V's own E4M3 bytes in [`crate::layout::fp8_pv_key`]'s key order, P is
+/// rounded to E4M3 from the lane's own accumulator elements; the softmax
+/// sums the rows in f32.
+pub struct PvE4M3;
+
+impl VtForm for PvF16 {
+    #[inline(always)]
+    fn e4m3() -> bool {
+        false
     }
 }
 
-/// The A operands of P·V for the probabilities `p`: per 16 keys the f16
-/// `k16` fragments ([`online::p_fragments`]), or with `PV_E4M3` per 32
-/// keys the E4M3 `k32` ones, each register four of the lane's own elements
-/// in [`crate::layout::fp8_pv_key`]'s key order ([`fp8_pv_source`]).
-#[inline(always)]
-fn pv_fragments<const S_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool>(
-    p: &[[f32; 4]; S_TILES],
-) -> [[u32; 4]; PV_STEPS] {
-    const { assert!(PV_STEPS * if PV_E4M3 { 4 } else { 2 } == S_TILES) };
-    if !PV_E4M3 {
-        return online::p_fragments(p);
+impl VtForm for PvE4M3 {
+    #[inline(always)]
+    fn e4m3() -> bool {
+        true
     }
-    core::array::from_fn(|kk| {
-        core::array::from_fn(|r| {
-            pack_e4m3x4(core::array::from_fn(|i| {
-                let (tile, element) = fp8_pv_source(kk as u32, r as u32, i as u32);
-                p[tile as usize][element as usize]
-            }))
+}
+
+impl PvForm for PvF16 {
+    const KEYS_PER_PRODUCT: usize = 16;
+    const SUM_ROWS: u32 = ONES_ROWS;
+
+    /// The f16 `k16` fragments ([`online::p_fragments`]).
+    #[inline(always)]
+    fn fragments<const S_TILES: usize, const PV_STEPS: usize>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; PV_STEPS] {
+        const { assert!(PV_STEPS * 2 == S_TILES) };
+        online::p_fragments(p)
+    }
+
+    #[inline(always)]
+    unsafe fn issue<const O_TILES: usize, const PV_STEPS: usize>(
+        o: &mut [[f32; 4]; O_TILES],
+        sums: &mut [f32; 4],
+        p_frag: &[[u32; 4]; PV_STEPS],
+        vt: &[u64; PV_STEPS],
+    ) {
+        // SAFETY: forwarded; N = 4 * O_TILES.
+        unsafe {
+            for (a, b) in p_frag.iter().zip(vt) {
+                match O_TILES {
+                    8 => wgmma::m64n72k16_f16_rs::<1>(flat::<O_TILES, 32>(o), sums, *a, *b),
+                    _ => wgmma::m64n136k16_f16_rs::<1>(flat::<O_TILES, 64>(o), sums, *a, *b),
+                }
+            }
+            wgmma::commit_group();
+        }
+    }
+
+    #[inline(always)]
+    fn add_row_sums<const S_TILES: usize>(_: &mut Rows, _: &[[f32; 4]; S_TILES], _: Option<[f32; 2]>) {}
+
+    #[inline(always)]
+    fn pin_sums(sums: &mut [[f32; 4]; 1]) {
+        sums.iter_mut().flatten().for_each(wgmma::pin_f32);
+    }
+
+    #[inline(always)]
+    fn rescale_sums(sums: &mut [[f32; 4]; 1], alpha: [f32; 2]) {
+        online::rescale(sums, alpha);
+    }
+
+    /// Every element of `sums[0]` (a 16x8 tile of P·V's accumulator) is a
+    /// row sum: `sums[0][0]` row `group`, `sums[0][2]` row `group + 8`.
+    #[inline(always)]
+    unsafe fn output_scales(_: &Rows, sums: &[[f32; 4]; 1], v_scale: &f32) -> [f32; 2] {
+        [sums[0][0], sums[0][2]].map(|l| output_scale(l, *v_scale, math::rcp))
+    }
+}
+
+impl PvForm for PvE4M3 {
+    const KEYS_PER_PRODUCT: usize = 32;
+    const SUM_ROWS: u32 = 0;
+
+    /// The E4M3 `k32` fragments: each register four of the lane's own
+    /// elements in [`crate::layout::fp8_pv_key`]'s key order
+    /// ([`fp8_pv_source`]).
+    #[inline(always)]
+    fn fragments<const S_TILES: usize, const PV_STEPS: usize>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; PV_STEPS] {
+        const { assert!(PV_STEPS * 4 == S_TILES) };
+        core::array::from_fn(|kk| {
+            core::array::from_fn(|r| {
+                pack_e4m3x4(core::array::from_fn(|i| {
+                    let (tile, element) = fp8_pv_source(kk as u32, r as u32, i as u32);
+                    p[tile as usize][element as usize]
+                }))
+            })
         })
-    })
+    }
+
+    #[inline(always)]
+    unsafe fn issue<const O_TILES: usize, const PV_STEPS: usize>(
+        o: &mut [[f32; 4]; O_TILES],
+        _: &mut [f32; 4],
+        p_frag: &[[u32; 4]; PV_STEPS],
+        vt: &[u64; PV_STEPS],
+    ) {
+        // SAFETY: forwarded; N = 4 * O_TILES.
+        unsafe {
+            for (a, b) in p_frag.iter().zip(vt) {
+                match O_TILES {
+                    8 => wgmma::m64n64k32_e4m3_rs::<1>(flat::<O_TILES, 32>(o), *a, *b),
+                    _ => wgmma::m64n128k32_e4m3_rs::<1>(flat::<O_TILES, 64>(o), *a, *b),
+                }
+            }
+            wgmma::commit_group();
+        }
+    }
+
+    #[inline(always)]
+    fn add_row_sums<const S_TILES: usize>(rows: &mut Rows, p: &[[f32; 4]; S_TILES], alpha: Option<[f32; 2]>) {
+        rows.add_sums(p, alpha);
+    }
+
+    #[inline(always)]
+    fn pin_sums(_: &mut [[f32; 4]; 1]) {}
+
+    #[inline(always)]
+    fn rescale_sums(_: &mut [[f32; 4]; 1], _: [f32; 2]) {}
+
+    #[inline(always)]
+    unsafe fn output_scales(rows: &Rows, _: &[[f32; 4]; 1], v_scale: &f32) -> [f32; 2] {
+        // SAFETY: forwarded.
+        unsafe { rows.output_scales(*v_scale) }
+    }
 }
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`,
-/// `PV_STEPS` P·V products per key block (4, or 2 with `PV_E4M3`: P·V on
-/// E4M3 operands, see the module doc);
+/// `PV_STEPS` P·V products per key block (`BLOCK_N / Pv::KEYS_PER_PRODUCT`);
+/// `Pv`: how P·V is multiplied (see the module doc);
 /// `SOFTMAX_CHAINS`: how each row's block maximum and sum are folded (1 or
 /// 4 chains, `online::fold_row`);
 /// `E`: how the softmax computes its exponent ([`online::FusedFma`], one
@@ -181,7 +315,7 @@ pub unsafe fn forward<
     const SOFTMAX_CHAINS: usize,
     E: Exponent,
     const PV_STEPS: usize,
-    const PV_E4M3: bool,
+    Pv: PvForm,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -192,7 +326,10 @@ pub unsafe fn forward<
         // A key block is one tile of the prepass's scratch, or three (only
         // with E4M3 P·V at D = 128, whose `Vt` stages carry no rows of ones).
         assert!(S_TILES * 8 == BLOCK_N);
-        assert!(BLOCK_N == TILE_KEYS as usize || (PV_E4M3 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128));
+        assert!(
+            BLOCK_N == TILE_KEYS as usize
+                || (Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128)
+        );
     };
     // Prepass tiles per key block.
     let key_tiles = BLOCK_N as u32 / TILE_KEYS;
@@ -210,7 +347,7 @@ pub unsafe fn forward<
         warps: 4 * WARPGROUPS as u32,
         splits: 1,
     };
-    let plan = WgmmaSmemPlan::new(shape, PV_E4M3);
+    let plan = WgmmaSmemPlan::new(shape, Pv::e4m3());
     let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
     let threads = shape.threads();
     // Every thread of the block copies Q: (this thread, all of them).
@@ -247,7 +384,7 @@ pub unsafe fn forward<
     // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
     // map where K comes from the input.
     let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
-    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, PV_E4M3);
+    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, Pv::e4m3());
     let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
@@ -316,12 +453,12 @@ pub unsafe fn forward<
         cp_async::commit_group();
     }
 
-    // Every stage's rows of ones (f16 1.0 pairs; none with `PV_E4M3`),
+    // Every stage's rows of ones (f16 1.0 pairs; none where `Pv::SUM_ROWS` is 0),
     // once: one word per thread and stage (a stage's ones are 256 words,
     // fewer than the threads); the prologue's proxy fence and block barrier
     // below publish them to `wgmma`.
-    const { assert!(PV_E4M3 || ONES_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
-    if !PV_E4M3 && team.0 < ONES_ROWS * block_n * 2 / 4 {
+    const { assert!(Pv::SUM_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
+    if Pv::SUM_ROWS > 0 && team.0 < Pv::SUM_ROWS * block_n * 2 / 4 {
         for stage in 0..stages {
             let at = plan.ones_rows(stage, shape) + 4 * team.0;
             // SAFETY: inside a stage's rows of ones, 4-byte aligned.
@@ -373,9 +510,8 @@ pub unsafe fn forward<
         })
     };
     // Where K comes by tensor copy, its tiles are swizzled. (An override
-    // after the fact, so that D = 128's code stays as it was: written as a
-    // branch inside the descriptors above, it reordered D = 128's PTX and
-    // cost 1.6% there, results/STAGES.md stage 132b.)
+    // after the fact: written as a branch inside the descriptors above, it
+    // reordered D = 128's PTX and measured slower there, see lab/.)
     let qk_stage0 = if k_by_map {
         let k_tile = smem_base + plan.k_stage(0, shape);
         core::array::from_fn(|ks| [qk_stage0[ks][0], swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, 32 * ks as u32)])
@@ -444,12 +580,9 @@ pub unsafe fn forward<
         wgmma::wait_group(0);
         let slack = LAZY_MAX_SLACK;
         rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
-        pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s)
+        Pv::fragments::<S_TILES, PV_STEPS>(&s)
     };
-    // `PV_E4M3`'s row sums are `rows`' own (this lane's part, in f32).
-    if PV_E4M3 {
-        rows.add_sums(&s, None);
-    }
+    Pv::add_row_sums(&mut rows, &s, None);
 
     for j in 0..key_blocks {
         let next = j + 1 < key_blocks;
@@ -465,9 +598,7 @@ pub unsafe fn forward<
         next_qk.iter_mut().flatten().for_each(wgmma::pin_u64);
         pv.iter_mut().for_each(wgmma::pin_u64);
         o.iter_mut().flatten().for_each(wgmma::pin_f32);
-        if !PV_E4M3 {
-            sums.iter_mut().flatten().for_each(wgmma::pin_f32);
-        }
+        Pv::pin_sums(&mut sums);
         s.iter_mut().flatten().for_each(wgmma::pin_f32);
         p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
         // S of block j + 1, then O += P·V of block j.
@@ -476,7 +607,7 @@ pub unsafe fn forward<
         unsafe {
             wgmma::fence();
             issue_scores(&mut s, &next_qk);
-            issue_pv::<O_TILES, PV_STEPS, PV_E4M3>(&mut o, &mut sums[0], &p_frag, &pv);
+            Pv::issue::<O_TILES, PV_STEPS>(&mut o, &mut sums[0], &p_frag, &pv);
         }
         // While the products run: once every warp is done with block j - 1,
         // thread 0 refills its stage with block j + STAGES - 1.
@@ -502,18 +633,14 @@ pub unsafe fn forward<
             // row's maximum: the warp then skips the rescale.
             if let Some(alpha) = moved {
                 online::rescale(&mut o, alpha);
-                if !PV_E4M3 {
-                    online::rescale(&mut sums, alpha);
-                }
+                Pv::rescale_sums(&mut sums, alpha);
             }
-            if PV_E4M3 {
-                rows.add_sums(&s, moved);
-            }
+            Pv::add_row_sums(&mut rows, &s, moved);
             // P of block j + 1 only now: converted before the wait, it took
             // registers that ptxas counts as the in-flight P·V's A operand,
             // and at D = 64 ptxas then serialized every `wgmma` of the loop
             // (C7513; `cargo xtask sass sdpa_wgmma_d64` shows the waits).
-            p_frag = pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s);
+            p_frag = Pv::fragments::<S_TILES, PV_STEPS>(&s);
         } else {
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
@@ -530,11 +657,7 @@ pub unsafe fn forward<
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = if PV_E4M3 {
-            rows.output_scales(job.v_scale)
-        } else {
-            [sums[0][0], sums[0][2]].map(|l| output_scale(l, job.v_scale, math::rcp))
-        };
+        let scales = Pv::output_scales(&rows, &sums, &job.v_scale);
         online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
