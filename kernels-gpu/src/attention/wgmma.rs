@@ -105,6 +105,44 @@ pub unsafe fn issue_scores<const QK_STEPS: usize, const S_TILES: usize>(
     }
 }
 
+/// Issues the scores of one key block (`qk`, [`issue_scores`]) and then
+/// `O += P·V` of another (`pv`, [`PvForm::issue`]), two groups, not waited
+/// for. First it pins every register the products read or write
+/// (`wgmma::pin_f32`): no instruction that defines one may sink past
+/// `wgmma.fence`, or ptxas serializes the `wgmma`s.
+///
+/// # Safety
+/// Warpgroup-uniform; the tiles the descriptors describe written and
+/// fenced for the async proxy; `O_TILES` is 8 or 16.
+#[inline(always)]
+unsafe fn issue_scores_and_pv<
+    Pv: PvForm,
+    const QK_STEPS: usize,
+    const S_TILES: usize,
+    const O_TILES: usize,
+    const PV_STEPS: usize,
+>(
+    s: &mut [[f32; 4]; S_TILES],
+    mut qk: [[u64; 2]; QK_STEPS],
+    o: &mut [[f32; 4]; O_TILES],
+    sums: &mut [[f32; 4]; 1],
+    p_frag: &mut [[u32; 4]; PV_STEPS],
+    mut pv: [u64; PV_STEPS],
+) {
+    qk.iter_mut().flatten().for_each(wgmma::pin_u64);
+    pv.iter_mut().for_each(wgmma::pin_u64);
+    o.iter_mut().flatten().for_each(wgmma::pin_f32);
+    Pv::pin_sums(sums);
+    s.iter_mut().flatten().for_each(wgmma::pin_f32);
+    p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
+    // SAFETY: forwarded.
+    unsafe {
+        wgmma::fence();
+        issue_scores(s, &qk);
+        Pv::issue::<O_TILES, PV_STEPS>(o, &mut sums[0], p_frag, &pv);
+    }
+}
+
 /// How P·V is multiplied: [`PvF16`] (f16 P by f16 `Vt`, the row sums from
 /// the tensor cores) or [`PvE4M3`] (E4M3 P by V's own E4M3 bytes, the row
 /// sums from the softmax), with the `Vt` form each reads ([`VtForm`]).
@@ -591,24 +629,13 @@ pub unsafe fn forward<
             tiles_landed(j + 1);
         }
 
-        // The last step re-issues block j's S (its K is still in place) and
-        // ignores it: no branch may stand between `wgmma.fence` and a `wgmma`.
-        let mut next_qk = qk_descs(if next { j + 1 } else { j });
-        let mut pv = pv_descs(j);
-        next_qk.iter_mut().flatten().for_each(wgmma::pin_u64);
-        pv.iter_mut().for_each(wgmma::pin_u64);
-        o.iter_mut().flatten().for_each(wgmma::pin_f32);
-        Pv::pin_sums(&mut sums);
-        s.iter_mut().flatten().for_each(wgmma::pin_f32);
-        p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
-        // S of block j + 1, then O += P·V of block j.
+        // Scores of block j + 1, then P·V of block j. (The last step
+        // re-issues block j's scores, its K still in place, and ignores
+        // them: no branch may stand between `wgmma.fence` and a `wgmma`.)
+        let next_qk = qk_descs(if next { j + 1 } else { j });
         // SAFETY: warpgroup-uniform; K of block j + 1 and Vt of block j are
         // written and fenced; O_TILES is 8 or 16 (HEAD_DIM 64 or 128).
-        unsafe {
-            wgmma::fence();
-            issue_scores(&mut s, &next_qk);
-            Pv::issue::<O_TILES, PV_STEPS>(&mut o, &mut sums[0], &p_frag, &pv);
-        }
+        unsafe { issue_scores_and_pv::<Pv, _, _, _, _>(&mut s, next_qk, &mut o, &mut sums, &mut p_frag, pv_descs(j)) };
         // While the products run: once every warp is done with block j - 1,
         // thread 0 refills its stage with block j + STAGES - 1.
         if producer && j >= 1 && j + stages - 1 < key_blocks {
