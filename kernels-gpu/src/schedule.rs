@@ -197,14 +197,12 @@ pub const fn key_rotation(query_block: u32, key_blocks: u32) -> u32 {
 }
 
 /// Whether a `split`-family kernel walks its key blocks rotated
-/// ([`key_rotation`]): only `split-n64` at D = 64 (not `split-wg`, whose
-/// Q·Kᵀ is a warpgroup's: `warpgroup_qk`). H100 run 139 (results/STAGES.md
-/// stage 90b): `split-n64` -4..-5% at 512 keys with 128+ blocks, but
-/// `split-n64` at D = 128 +2..3% and `split` +2% at (2,8,256,64) and
-/// (2,8,640,64).
+/// ([`key_rotation`]): only `split-n64` at D = 64, where it measured faster
+/// at 512 keys with 128+ blocks; `split-n64` at D = 128 and `split`
+/// measured slower with it (see lab/).
 #[inline(always)]
-pub const fn walks_rotated(head_dim: u32, block_n: u32, warpgroup_qk: bool) -> bool {
-    head_dim == 64 && block_n == 64 && !warpgroup_qk
+pub const fn walks_rotated(head_dim: u32, block_n: u32) -> bool {
+    head_dim == 64 && block_n == 64
 }
 
 /// The key block that position `x < key_blocks` of a walk rotated by

@@ -177,15 +177,46 @@ impl RowCopy {
     }
 }
 
+/// How a thread issues its share of a [`RowCopy`]: a kernel's policy.
+pub trait CopyLoop {
+    /// Issues this thread's copies of `copy` (thread `thread` of `threads`).
+    ///
+    /// # Safety
+    /// As [`RowCopy::issue`].
+    unsafe fn issue(copy: &RowCopy, thread: u32, threads: u32);
+}
+
+/// [`RowCopy::issue`]: a loop, the fewest registers.
+pub struct Rolled;
+
+/// [`RowCopy::issue_unrolled`]: straight-line copies, more registers.
+pub struct Unrolled;
+
+impl CopyLoop for Rolled {
+    #[inline(always)]
+    unsafe fn issue(copy: &RowCopy, thread: u32, threads: u32) {
+        // SAFETY: forwarded.
+        unsafe { copy.issue(thread, threads) }
+    }
+}
+
+impl CopyLoop for Unrolled {
+    #[inline(always)]
+    unsafe fn issue(copy: &RowCopy, thread: u32, threads: u32) {
+        // SAFETY: forwarded.
+        unsafe { copy.issue_unrolled(thread, threads) }
+    }
+}
+
 /// Copies `rows` E4M3 rows of `HEAD_DIM` bytes (a Q, K or V tile) from `src`
 /// into the shared tile at `dst` laid out as `layout` (see [`RowCopy`]), by
-/// thread `thread` of the `threads` that call it together; `UNROLLED`
-/// picks [`RowCopy::issue_unrolled`] over [`RowCopy::issue`].
+/// thread `thread` of the `threads` that call it together, issued as `L`
+/// says.
 ///
 /// # Safety
 /// As [`RowCopy::issue`].
 #[inline(always)]
-pub unsafe fn load_rows<const HEAD_DIM: usize, const UNROLLED: bool>(
+pub unsafe fn load_rows<const HEAD_DIM: usize, L: CopyLoop>(
     dst: u32,
     layout: RowLayout,
     src: *const u8,
@@ -195,5 +226,5 @@ pub unsafe fn load_rows<const HEAD_DIM: usize, const UNROLLED: bool>(
 ) {
     let copy = RowCopy { dst, layout, src, row_bytes: HEAD_DIM as u32, rows, valid_rows };
     // SAFETY: forwarded.
-    unsafe { if UNROLLED { copy.issue_unrolled(thread, threads) } else { copy.issue(thread, threads) } }
+    unsafe { L::issue(&copy, thread, threads) }
 }

@@ -3,48 +3,24 @@
 //! Each macro call emits a kernel's two entries, `name` storing f16 and
 //! `name_bf16` bf16 ([`super::output`]).
 
+use super::block::{Rolled, Unrolled};
+use super::merge::{Apart, InTiles};
 use super::output::{Bf16, F16};
-use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
+use super::split::{PairRows, PlanRows};
+use crate::kernels::{MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 #[cfg(target_feature = "sm_90a")]
 use crate::kernels::{
-    SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128,
-    WGMMA_FP8PV_LONG_D128,
+    SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, WGMMA_D64, WGMMA_D128, WGMMA_FP8PV_LONG_D128,
 };
 use crate::params::AttnParams;
 
-/// Emits a `naive` entry for a tile shape.
-macro_rules! naive_entry {
-    ($f16:ident / $bf16:ident, $tiles:expr) => {
-        naive_entry!(@one $f16, F16, $tiles);
-        naive_entry!(@one $bf16, Bf16, $tiles);
-    };
-    (@one $name:ident, $out:ty, $tiles:expr) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe {
-                super::naive::forward::<
-                    { $tiles.head_dim as usize },
-                    { $tiles.head_dim as usize / 32 },
-                    { $tiles.warps },
-                    $out,
-                >(&p)
-            }
-        }
-    };
-}
-
 /// Emits an `mma` entry for a tile shape.
 macro_rules! mma_entry {
-    ($f16:ident / $bf16:ident, $tiles:expr, unrolled_copies: $unrolled:literal) => {
+    ($f16:ident / $bf16:ident, $tiles:expr, copies: $unrolled:ty) => {
         mma_entry!(@one $f16, F16, $tiles, $unrolled);
         mma_entry!(@one $bf16, Bf16, $tiles, $unrolled);
     };
-    (@one $name:ident, $out:ty, $tiles:expr, $unrolled:literal) => {
+    (@one $name:ident, $out:ty, $tiles:expr, $unrolled:ty) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -74,15 +50,14 @@ macro_rules! split_entry {
     (
         $f16:ident / $bf16:ident,
         $tiles:expr,
-        warpgroup_qk: $wg:literal,
         softmax_chains: $chains:literal,
-        exchange_apart: $apart:expr,
-        pair_rows: $pairs:literal
+        exchange: $apart:ty,
+        rows: $pairs:ty
     ) => {
-        split_entry!(@one $f16, F16, $tiles, $wg, $chains, $apart, $pairs);
-        split_entry!(@one $bf16, Bf16, $tiles, $wg, $chains, $apart, $pairs);
+        split_entry!(@one $f16, F16, $tiles, $chains, $apart, $pairs);
+        split_entry!(@one $bf16, Bf16, $tiles, $chains, $apart, $pairs);
     };
-    (@one $name:ident, $out:ty, $tiles:expr, $wg:literal, $chains:literal, $apart:expr, $pairs:literal) => {
+    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $apart:ty, $pairs:ty) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -101,9 +76,8 @@ macro_rules! split_entry {
                     { $tiles.head_dim as usize / 8 },
                     { $tiles.block_n as usize / 8 },
                     { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
-                    $wg,
                     $chains,
-                    { $apart },
+                    $apart,
                     $pairs,
                     $out,
                 >(&p)
@@ -155,18 +129,12 @@ macro_rules! wgmma_entry {
     };
 }
 
-naive_entry!(sdpa_naive_d64 / sdpa_naive_d64_bf16, NAIVE_D64);
-naive_entry!(sdpa_naive_d128 / sdpa_naive_d128_bf16, NAIVE_D128);
 // Unrolled copies (`RowCopy::issue_unrolled`) measured -13..-15% time for
 // D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
-mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, unrolled_copies: false);
-mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, unrolled_copies: true);
-split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false, pair_rows: false);
+mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, copies: Rolled);
+mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, copies: Unrolled);
+split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
+split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
 // Four chains (spelled out, see `split::forward`) and the exchange apart:
 // -1.4..-5.2% at D = 64 (H100 runs 144-148, results/STAGES.md stages 91 and
 // 95); four chains measured +1..1.4% for `split` and +1..2% for
@@ -175,24 +143,25 @@ split_entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, SPLIT_WG_D128, warpgr
 split_entry!(
     sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16,
     SPLIT_N64_D64,
-    warpgroup_qk: false,
     softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
-    pair_rows: false
+    exchange: Apart,
+    rows: PlanRows
 );
+// (`kernels` sizes its shared memory with the exchange apart.)
+#[cfg(target_feature = "sm_90a")]
+const _: () = assert!(SPLIT_N64_D64_EXCHANGE_APART);
 // The same with Q, K and V copied as 128-byte pair rows, for even lengths
 // (`kernels::SPLIT_N64_PAIRS_KEYS`).
 #[cfg(target_feature = "sm_90a")]
 split_entry!(
     sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16,
     SPLIT_N64_D64,
-    warpgroup_qk: false,
     softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
-    pair_rows: true
+    exchange: Apart,
+    rows: PairRows
 );
 #[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
+split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
 // hide the longer chain (H200 run 80, results/STAGES.md stage 58).

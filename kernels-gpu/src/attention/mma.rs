@@ -14,9 +14,10 @@
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
 
-use super::block::{BlockJob, load_rows};
+use super::block::{BlockJob, CopyLoop, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::Ring;
 use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
@@ -85,7 +86,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
-    const UNROLLED_COPIES: bool,
+    Copy: CopyLoop,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -128,24 +129,22 @@ pub unsafe fn forward<
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let load_kv = |j: u32| {
-        let stage = j % STAGES as u32;
+        let stage = Ring::<STAGES>::at(j).stage;
         let key0 = j * block_n;
         let valid = (p.seq_kv - key0).min(block_n);
         let offset = key0 as usize * HEAD_DIM;
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, block_n);
-            load_rows::<HEAD_DIM, UNROLLED_COPIES>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Copy>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(stage, block_n);
-            load_rows::<HEAD_DIM, UNROLLED_COPIES>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Copy>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe {
-        load_rows::<HEAD_DIM, UNROLLED_COPIES>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team)
-    };
+    unsafe { load_rows::<HEAD_DIM, Copy>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);
@@ -161,7 +160,7 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
 
     for j in 0..key_blocks {
-        let stage = j % STAGES as u32;
+        let stage = Ring::<STAGES>::at(j).stage;
         // SAFETY: block-uniform loop; after the wait and the barrier, block j
         // (and Q) are in shared memory for every thread.
         unsafe {

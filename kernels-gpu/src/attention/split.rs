@@ -35,15 +35,14 @@
 //! partial output; each group weighs and adds its slice
 //! (`softmax::merge_splits`) and stores it as f16.
 
-use super::block::{BlockJob, load_rows};
-use super::merge::MergeArea;
+use super::block::{BlockJob, Rolled, load_rows};
+use super::merge::{Exchange, MergeArea};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::Ring;
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
-#[cfg(target_feature = "sm_90a")]
-use crate::layout::swizzled_kmajor_desc;
 use crate::params::{AttnParams, TileMaps};
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
@@ -170,76 +169,63 @@ unsafe fn warp_scores<const QK_STEPS: usize, const S_TILES: usize>(
     core::array::from_fn(|t| if t < 4 { low[t] } else { high[t - 4] })
 }
 
-/// `S = Q·K^T` of one 64-key block for a key group that is a warpgroup
-/// (four row warps, 64 query rows; `split-wg`): one
-/// `wgmma.m64n64k32.e4m3` per 32 head columns on descriptors of the
-/// swizzled E4M3 Q and K tiles ([`swizzled_kmajor_desc`]: no conversion, no
-/// `ldmatrix`, no Q fragments), waited for. Warp `w` of the group receives
-/// the scores of its rows `16w ..` in the `mma.sync` accumulator layout, 8
-/// tiles of 8 keys, as [`warp_tile::scores`] returns them. (The `wgmma`
-/// kernel's `issue_scores` issues the same products, but through its
-/// accumulator cast it put these in local memory here: 128-byte stack,
-/// 148 / 186 registers instead of 137 / 168.)
-///
-/// # Safety
-/// Warpgroup-uniform (all four warps of the group, converged); both tiles
-/// landed (their barriers waited for); `QK_STEPS` 2 or 4 (64 or 128 bytes
-/// per row), rows swizzled as tensor copies write them, each tile at a
-/// multiple of 1024 bytes.
-#[cfg(target_feature = "sm_90a")]
-#[inline(always)]
-unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [[f32; 4]; 8] {
-    use crate::arch::wgmma;
-    let row_bytes = 32 * QK_STEPS as u32;
-    let descs = |k_byte0: u32| {
-        (swizzled_kmajor_desc(q_tile, row_bytes, k_byte0), swizzled_kmajor_desc(k_tile, row_bytes, k_byte0))
-    };
-    let mut acc = [0f32; 32];
-    // SAFETY: the caller's contract; the fence orders the accumulators'
-    // earlier register writes before the asynchronous products.
-    unsafe {
-        for x in acc.iter_mut() {
-            wgmma::pin_f32(x);
-        }
-        wgmma::fence();
-        // Written out rather than looped (a loop LLVM left rolled at D = 128
-        // kept the accumulators in local memory).
-        let (q, k) = descs(0);
-        wgmma::m64n64k32_e4m3::<0>(&mut acc, q, k);
-        let (q, k) = descs(32);
-        wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-        if QK_STEPS == 4 {
-            let (q, k) = descs(64);
-            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-            let (q, k) = descs(96);
-            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-        }
-        wgmma::commit_group();
-        wgmma::wait_group(0);
-        for x in acc.iter_mut() {
-            wgmma::pin_f32(x);
-        }
+/// How the rows of the Q, K and V tiles lie: a kernel's policy.
+pub trait TileRows {
+    /// Tile rows per stored (swizzled) row.
+    const ROWS_PER_LINE: u32;
+    /// The tiles' layout, given the plan's.
+    fn layout(plan_rows: RowLayout) -> RowLayout;
+    /// The tensor-copy row coordinate of tile row `row`.
+    fn coord(row: u32) -> u32;
+}
+
+/// One tile row per row, as the plan lays them out.
+pub struct PlanRows;
+
+/// Two 64-byte rows to a 128-byte swizzled row (`RowLayout::SwizzledPairs`):
+/// tensor copies at D = 64, for even query and key lengths (the host
+/// encodes the maps so).
+pub struct PairRows;
+
+impl TileRows for PlanRows {
+    const ROWS_PER_LINE: u32 = 1;
+
+    #[inline(always)]
+    fn layout(plan_rows: RowLayout) -> RowLayout {
+        plan_rows
     }
-    core::array::from_fn(|t| [acc[4 * t], acc[4 * t + 1], acc[4 * t + 2], acc[4 * t + 3]])
+
+    #[inline(always)]
+    fn coord(row: u32) -> u32 {
+        row
+    }
+}
+
+impl TileRows for PairRows {
+    const ROWS_PER_LINE: u32 = 2;
+
+    #[inline(always)]
+    fn layout(_: RowLayout) -> RowLayout {
+        RowLayout::SwizzledPairs
+    }
+
+    #[inline(always)]
+    fn coord(row: u32) -> u32 {
+        row / 2
+    }
 }
 
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
-/// finishes in the merge); `WARPGROUP_QK` (`split-wg`, sm_90a only): each
-/// group is a warpgroup of 64-key blocks and computes Q·K^T on `wgmma`
-/// (`warpgroup_scores`) instead of per warp on `mma.sync`;
-/// `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
-/// folded (`online::fold_row`); `EXCHANGE_APART`: the merge's exchange
-/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]);
-/// `PAIR_ROWS` (tensor copies at D = 64 only): Q, K and V arrive as
-/// 128-byte rows of two rows each (`RowLayout::SwizzledPairs`; the host
-/// encodes their maps so, for even query and key lengths only).
+/// finishes in the merge); `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
+/// folded (`online::fold_row`); `Ex`: where the merge's exchange slots
+/// lie; `Pairing`: how the rows of the Q, K and V tiles lie.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
 /// the problem's [`TileMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
-/// `SplitSmemPlan::new(.., EXCHANGE_APART).total` bytes of dynamic shared memory.
+/// `SplitSmemPlan::new(.., Ex::apart()).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
     const HEAD_DIM: usize,
@@ -251,10 +237,9 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const SLICE: usize,
-    const WARPGROUP_QK: bool,
     const SOFTMAX_CHAINS: usize,
-    const EXCHANGE_APART: bool,
-    const PAIR_ROWS: bool,
+    Ex: Exchange,
+    Pairing: TileRows,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -264,10 +249,9 @@ pub unsafe fn forward<
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
-        assert!(!WARPGROUP_QK || (TENSOR_COPIES && ROW_WARPS == 4 && S_TILES == 8), "a warpgroup of 64-key blocks");
         assert!(
-            !PAIR_ROWS || (TENSOR_COPIES && HEAD_DIM == 64 && !WARPGROUP_QK),
-            "pair rows: 64-byte rows, `mma.sync`"
+            Pairing::ROWS_PER_LINE == 1 || (TENSOR_COPIES && HEAD_DIM == 64),
+            "pairs: tensor copies of 64-byte rows"
         );
     };
     let shape = TileShape {
@@ -279,14 +263,11 @@ pub unsafe fn forward<
         splits: SPLITS as u32,
     };
     let plan = if TENSOR_COPIES {
-        SplitSmemPlan::new_swizzled(shape, EXCHANGE_APART)
+        SplitSmemPlan::new_swizzled(shape, Ex::apart())
     } else {
-        SplitSmemPlan::new(shape, EXCHANGE_APART)
+        SplitSmemPlan::new(shape, Ex::apart())
     };
-    // The rows of the Q, K and V tiles: the plan's, or two to a 128-byte
-    // row, whose tensor-copy row coordinate is then half the row's.
-    let tile_rows = if PAIR_ROWS { RowLayout::SwizzledPairs } else { plan.rows };
-    let row_coord = |row: u32| if PAIR_ROWS { row / 2 } else { row };
+    let tile_rows = Pairing::layout(plan.rows);
     let threads = shape.threads();
     let maps = p.tile_maps;
     let block_n = BLOCK_N as u32;
@@ -325,7 +306,7 @@ pub unsafe fn forward<
     // for the same lines at once.
     let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
     // (`schedule::walks_rotated` says which kernels do.)
-    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32, WARPGROUP_QK) };
+    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32) };
     let rotation = if rotated { schedule::key_rotation(job.row0 / shape.block_m, key_blocks) } else { 0 };
     // The first key of the group's i-th key block, rotated. (Where the walk
     // is not rotated, the plain `(split + i * SPLITS) * block_n` is spelled
@@ -351,13 +332,13 @@ pub unsafe fn forward<
     // tensor copies, the group's first thread issues both tiles (the others
     // do nothing); else every thread its share of the rows, then arrives.
     let load_kv = |i: u32| {
-        let stage = i % STAGES as u32;
+        let stage = Ring::<STAGES>::at(i).stage;
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let k_dst = smem_base + plan.k_stage(split, stage, block_n);
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
         if TENSOR_COPIES {
             if team.0 == 0 {
-                let at = (0, row_coord(key0), job.kv_head as u32);
+                let at = (0, Pairing::coord(key0), job.kv_head as u32);
                 // SAFETY: the stage's tiles are free (first use, or its
                 // "empty" phase completed); the box lies in the stage.
                 let tile_bytes = block_n * HEAD_DIM as u32;
@@ -381,8 +362,8 @@ pub unsafe fn forward<
         // SAFETY: uniform over the group; key rows below `valid` are inside
         // K and V; one arrival per thread and phase.
         unsafe {
-            load_rows::<HEAD_DIM, false>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, false>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Rolled>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Rolled>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
             mbarrier::arrive_after_copies(full(stage));
         }
     };
@@ -417,7 +398,7 @@ pub unsafe fn forward<
     // map zero-fills the rest); one arrival per thread and barrier phase.
     unsafe {
         if !TENSOR_COPIES {
-            load_rows::<HEAD_DIM, false>(
+            load_rows::<HEAD_DIM, Rolled>(
                 smem_base + plan.q,
                 tile_rows,
                 job.q,
@@ -428,20 +409,16 @@ pub unsafe fn forward<
             mbarrier::arrive_after_copies(q_barrier);
         } else if thread == 0 {
             mbarrier::arrive_expect_tx(q_barrier, shape.block_m * HEAD_DIM as u32);
-            tma::copy_box_3d(smem_base + plan.q, maps, (0, row_coord(job.row0), job.q_head as u32), q_barrier);
+            tma::copy_box_3d(smem_base + plan.q, maps, (0, Pairing::coord(job.row0), job.q_head as u32), q_barrier);
         }
         for i in 0..(STAGES as u32).min(my_blocks) {
             load_kv(i);
         }
         mbarrier::wait(q_barrier, 0);
     }
-    let q_frag: warp_tile::QFragments<QK_STEPS> = if WARPGROUP_QK {
-        // Never read: the group's `wgmma` reads Q from shared memory.
-        core::array::from_fn(|_| Default::default())
-    } else {
-        // SAFETY: converged warp; the warp's 16 rows of the Q tile.
-        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) }
-    };
+    // SAFETY: converged warp; the warp's 16 rows of the Q tile.
+    let q_frag: warp_tile::QFragments<QK_STEPS> =
+        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) };
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -449,24 +426,12 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Each group walks its own key blocks: no block barrier in the loop.
     for i in 0..my_blocks {
-        let stage = i % STAGES as u32;
-        // The stage's i / STAGES-th use.
-        let parity = (i / STAGES as u32) % 2;
+        let Ring { stage, parity } = Ring::<STAGES>::at(i);
         // SAFETY: the group's copies of block i arrive on this phase.
         unsafe { mbarrier::wait(full(stage), parity) };
         let k_tile = smem_base + plan.k_stage(split, stage, block_n);
-        // (`WARPGROUP_QK` exists only on sm_90a, where `wgmma` does.)
-        let [mut s]: [[[f32; 4]; S_TILES]; 1] = match () {
-            #[cfg(target_feature = "sm_90a")]
-            () if WARPGROUP_QK => {
-                // SAFETY: the group is a warpgroup walking the same blocks
-                // (entry assertion); Q and this K tile landed, 1024-byte aligned.
-                let s = unsafe { warpgroup_scores::<QK_STEPS>(smem_base + plan.q, k_tile) };
-                [core::array::from_fn(|t| s[t])]
-            }
-            // SAFETY: converged warp; the K tile of this stage.
-            () => [unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) }],
-        };
+        // SAFETY: converged warp; the K tile of this stage.
+        let mut s = unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) };
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         if SOFTMAX_CHAINS == 4 {
@@ -523,10 +488,7 @@ pub unsafe fn forward<
     // (With the exchange apart no thread needs that: the loop waited for
     // every copy, and the slots are no tile's.)
     unsafe {
-        if !EXCHANGE_APART {
-            mbarrier::arrive(done);
-            mbarrier::wait(done, 0);
-        }
+        Ex::free_tiles(done);
         merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();

@@ -57,7 +57,7 @@
 //! empty slots before them: keys that wrap below 0 and are masked, `Vt`
 //! zeroed once in the prologue); no block reads past the head's last tile.
 
-use super::block::{BlockJob, load_rows};
+use super::block::{BlockJob, Rolled, load_rows};
 use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::prepass::VtForm;
@@ -487,7 +487,7 @@ pub unsafe fn forward<
     }
     // SAFETY: Q rows below `job.rows` are inside Q.
     unsafe {
-        load_rows::<HEAD_DIM, false>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team);
+        load_rows::<HEAD_DIM, Rolled>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team);
         cp_async::commit_group();
     }
 
