@@ -60,6 +60,7 @@
 use super::block::{BlockJob, Rolled, load_rows};
 use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::Ring;
 use super::prepass::VtForm;
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
@@ -417,8 +418,8 @@ pub unsafe fn forward<
     let full = |stage: u32| smem_base + plan.full_barrier(stage);
     let empty = |stage: u32| smem_base + plan.empty_barrier(stage, shape);
     let stages = STAGES as u32;
-    // The phase parity of key block `j`'s use of its stage.
-    let parity = |j: u32| (j / stages) % 2;
+    // Key block `j`'s stage and the parity of that stage's barrier phases.
+    let ring = Ring::<STAGES>::at;
     // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
     // map where K comes from the input.
     let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
@@ -429,7 +430,7 @@ pub unsafe fn forward<
     // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
     // its "full" barrier (thread 0 only).
     let load_kv = |j: u32| {
-        let stage = j % stages;
+        let stage = ring(j).stage;
         // Block 0 brings only its tiles past the `lead` empty slots.
         let (tile, skipped) = match (multi, j) {
             (false, _) => (j, 0),
@@ -567,11 +568,11 @@ pub unsafe fn forward<
         })
     };
     let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
-        let k_bytes = plan.k_stage(j % stages, shape) - plan.k_stage(0, shape);
+        let k_bytes = plan.k_stage(ring(j).stage, shape) - plan.k_stage(0, shape);
         qk_stage0.map(|[q, k]| [q, desc_advanced(k, k_bytes)])
     };
     let pv_descs = |j: u32| -> [u64; PV_STEPS] {
-        let vt_bytes = plan.vt_stage(j % stages, shape) - plan.vt_stage(0, shape);
+        let vt_bytes = plan.vt_stage(ring(j).stage, shape) - plan.vt_stage(0, shape);
         pv_stage0.map(|vt| desc_advanced(vt, vt_bytes))
     };
     // The mask of key block `j`, if it needs one: from `masked_from` on,
@@ -592,7 +593,7 @@ pub unsafe fn forward<
     let tiles_landed = |j: u32| {
         // SAFETY: the barrier was initialized before the block barrier of
         // the prologue; its phase for block j completes once the copies land.
-        unsafe { mbarrier::wait(full(j % stages), parity(j)) };
+        unsafe { mbarrier::wait(full(ring(j).stage), ring(j).parity) };
     };
 
     // Prologue: Q landed and visible to every warpgroup and the async proxy
@@ -641,7 +642,7 @@ pub unsafe fn forward<
         if producer && j >= 1 && j + stages - 1 < key_blocks {
             // SAFETY: every warp arrives on this phase after its last product
             // reading block j - 1 (the end of step j - 1).
-            unsafe { mbarrier::wait(empty((j - 1) % stages), parity(j - 1)) };
+            unsafe { mbarrier::wait(empty(ring(j - 1).stage), ring(j - 1).parity) };
             load_kv(j + stages - 1);
         }
         // SAFETY: every lane of every warp reaches it.
@@ -676,7 +677,7 @@ pub unsafe fn forward<
         // P·V of j, just now) is done: this warp releases its stage.
         if lane == 0 {
             // SAFETY: one arrival per warp and block; the barrier counts warps.
-            unsafe { mbarrier::arrive(empty(j % stages)) };
+            unsafe { mbarrier::arrive(empty(ring(j).stage)) };
         }
     }
     // The next kernel may launch now (after the key loop; see `grid_dep`).
