@@ -144,6 +144,48 @@ unsafe fn issue_scores_and_pv<
     }
 }
 
+/// Waits for the older of a step's two `wgmma` groups, the scores
+/// ([`issue_scores_and_pv`]), while the P·V products that read `p_frag`
+/// stay in flight (`wgmma::wait_group_holding`).
+///
+/// # Safety
+/// Warpgroup-uniform.
+#[inline(always)]
+unsafe fn scores_landed<const PV_STEPS: usize>(p_frag: &[[u32; 4]; PV_STEPS]) {
+    // SAFETY: forwarded.
+    unsafe { wgmma::wait_group_holding::<1, PV_STEPS>(p_frag) };
+}
+
+/// Waits for the step's P·V products, which read `p_frag` until then. The
+/// next block's P must be converted only after it: converted before, it
+/// took registers that ptxas counts as the in-flight P·V's A operand, and
+/// at D = 64 ptxas then serialized every `wgmma` of the loop (C7513;
+/// `cargo xtask sass sdpa_wgmma_d64` shows the waits).
+///
+/// # Safety
+/// Warpgroup-uniform.
+#[inline(always)]
+unsafe fn pv_landed<const PV_STEPS: usize>(p_frag: &[[u32; 4]; PV_STEPS]) {
+    // SAFETY: forwarded.
+    unsafe { wgmma::wait_group_holding::<0, PV_STEPS>(p_frag) };
+}
+
+/// Rescales what P·V accumulated (O, and the row sums where the tensor
+/// cores keep them) where the softmax moved a row's maximum (`moved`, its
+/// `alpha`). With the lazy maxima (`LAZY_MAX_SLACK`) most blocks move none,
+/// and the warp skips it.
+#[inline(always)]
+fn rescale<Pv: PvForm, const O_TILES: usize>(
+    o: &mut [[f32; 4]; O_TILES],
+    sums: &mut [[f32; 4]; 1],
+    moved: Option<[f32; 2]>,
+) {
+    if let Some(alpha) = moved {
+        online::rescale(o, alpha);
+        Pv::rescale_sums(sums, alpha);
+    }
+}
+
 /// How P·V is multiplied: [`PvF16`] (f16 P by f16 `Vt`, the row sums from
 /// the tensor cores) or [`PvE4M3`] (E4M3 P by V's own E4M3 bytes, the row
 /// sums from the softmax), with the `Vt` form each reads ([`VtForm`]).
@@ -595,7 +637,13 @@ pub unsafe fn forward<
         // the prologue; its phase for block j completes once the copies land.
         unsafe { mbarrier::wait(full(ring(j).stage), ring(j).parity) };
     };
-
+    // Waits until every warp has released key block `j`'s stage.
+    let stage_released = |j: u32| {
+        // SAFETY: the barrier was initialized before the block barrier of
+        // the prologue; every warp arrives on its phase for block j after
+        // its last product reading the block.
+        unsafe { mbarrier::wait(empty(ring(j).stage), ring(j).parity) };
+    };
     // Prologue: Q landed and visible to every warpgroup and the async proxy
     // (and the barriers initialized), then S and P of block 0.
     // SAFETY: block-uniform.
@@ -640,34 +688,24 @@ pub unsafe fn forward<
         // While the products run: once every warp is done with block j - 1,
         // thread 0 refills its stage with block j + STAGES - 1.
         if producer && j >= 1 && j + stages - 1 < key_blocks {
-            // SAFETY: every warp arrives on this phase after its last product
-            // reading block j - 1 (the end of step j - 1).
-            unsafe { mbarrier::wait(empty(ring(j - 1).stage), ring(j - 1).parity) };
+            stage_released(j - 1);
             load_kv(j + stages - 1);
         }
         // SAFETY: every lane of every warp reaches it.
         unsafe { bar::sync_warp() };
         if next {
-            // The softmax of block j + 1 runs while P·V of block j is in flight.
-            // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
+            // The softmax of block j + 1 while P·V of block j runs.
+            // SAFETY: warpgroup-uniform; converged warps.
             let moved = unsafe {
-                wgmma::wait_group_holding::<1, PV_STEPS>(&p_frag);
+                scores_landed(&p_frag);
                 let (scale, slack) = (job.score_scale_log2, LAZY_MAX_SLACK);
                 rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
-            unsafe { wgmma::wait_group_holding::<0, PV_STEPS>(&p_frag) };
-            // With the lazy maxima (`LAZY_MAX_SLACK`) most blocks move no
-            // row's maximum: the warp then skips the rescale.
-            if let Some(alpha) = moved {
-                online::rescale(&mut o, alpha);
-                Pv::rescale_sums(&mut sums, alpha);
-            }
+            unsafe { pv_landed(&p_frag) };
+            rescale::<Pv, O_TILES>(&mut o, &mut sums, moved);
             Pv::add_row_sums(&mut rows, &s, moved);
-            // P of block j + 1 only now: converted before the wait, it took
-            // registers that ptxas counts as the in-flight P·V's A operand,
-            // and at D = 64 ptxas then serialized every `wgmma` of the loop
-            // (C7513; `cargo xtask sass sdpa_wgmma_d64` shows the waits).
+            // P of block j + 1 only now (see `pv_landed`).
             p_frag = Pv::fragments::<S_TILES, PV_STEPS>(&s);
         } else {
             // SAFETY: warpgroup-uniform.
