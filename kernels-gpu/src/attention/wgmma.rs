@@ -186,6 +186,21 @@ fn rescale<Pv: PvForm, const O_TILES: usize>(
     }
 }
 
+/// The end of a key loop step: every product reading the step's block
+/// (its scores, waited for in the step before; its P·V, in this one) is
+/// done, and the warp (its lane 0) arrives on the stage's "empty" barrier
+/// at `empty`.
+///
+/// # Safety
+/// Once per warp and block, after the step's last wait.
+#[inline(always)]
+unsafe fn release(lane: u32, empty: u32) {
+    if lane == 0 {
+        // SAFETY: one arrival per warp and block; the barrier counts warps.
+        unsafe { mbarrier::arrive(empty) };
+    }
+}
+
 /// How P·V is multiplied: [`PvF16`] (f16 P by f16 `Vt`, the row sums from
 /// the tensor cores) or [`PvE4M3`] (E4M3 P by V's own E4M3 bytes, the row
 /// sums from the softmax), with the `Vt` form each reads ([`VtForm`]).
@@ -711,12 +726,8 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
         }
-        // Every product reading block j (S of j, waited for in step j - 1;
-        // P·V of j, just now) is done: this warp releases its stage.
-        if lane == 0 {
-            // SAFETY: one arrival per warp and block; the barrier counts warps.
-            unsafe { mbarrier::arrive(empty(ring(j).stage)) };
-        }
+        // SAFETY: after the step's last wait.
+        unsafe { release(lane, empty(ring(j).stage)) };
     }
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
