@@ -692,16 +692,14 @@ pub unsafe fn forward<
             // K of block j + 1 (Vt of block j landed with K of block j).
             tiles_landed(j + 1);
         }
-
-        // Scores of block j + 1, then P·V of block j. (The last step
-        // re-issues block j's scores, its K still in place, and ignores
-        // them: no branch may stand between `wgmma.fence` and a `wgmma`.)
+        // Scores of block j + 1 and P·V of block j. (The last step re-issues
+        // block j's scores and ignores them: no branch may stand between
+        // `wgmma.fence` and a `wgmma`.)
         let next_qk = qk_descs(if next { j + 1 } else { j });
         // SAFETY: warpgroup-uniform; K of block j + 1 and Vt of block j are
         // written and fenced; O_TILES is 8 or 16 (HEAD_DIM 64 or 128).
         unsafe { issue_scores_and_pv::<Pv, _, _, _, _>(&mut s, next_qk, &mut o, &mut sums, &mut p_frag, pv_descs(j)) };
-        // While the products run: once every warp is done with block j - 1,
-        // thread 0 refills its stage with block j + STAGES - 1.
+        // Meanwhile thread 0 refills block j - 1's stage with block j + STAGES - 1.
         if producer && j >= 1 && j + stages - 1 < key_blocks {
             stage_released(j - 1);
             load_kv(j + stages - 1);
@@ -709,7 +707,7 @@ pub unsafe fn forward<
         // SAFETY: every lane of every warp reaches it.
         unsafe { bar::sync_warp() };
         if next {
-            // The softmax of block j + 1 while P·V of block j runs.
+            // The softmax of block j + 1 while P·V of block j runs, then the rescale.
             // SAFETY: warpgroup-uniform; converged warps.
             let moved = unsafe {
                 scores_landed(&p_frag);
