@@ -48,9 +48,9 @@ pub struct MmaSmemPlan {
     pub f16_row: u32,
     /// Offset of the Q tile (`block_m` rows).
     pub q: u32,
-    /// Offset of K stage 0 (`block_n` rows each, `stages` of them).
+    /// Offset of the first K stage (`block_n` rows each, `stages` of them).
     pub k: u32,
-    /// Offset of V stage 0 (E4M3, `block_n` rows each, `stages` of them).
+    /// Offset of the first V stage (E4M3, `block_n` rows each, `stages` of them).
     pub v: u32,
     /// Offset of the converted f16 V tile (`block_n` rows).
     pub v_f16: u32,
@@ -228,9 +228,9 @@ pub const ONES_ROWS: u32 = 8;
 pub struct WgmmaSmemPlan {
     /// Offset of the Q tile (`block_m x head_dim` bytes).
     pub q: u32,
-    /// Offset of K stage 0 (`block_n x head_dim` bytes each).
+    /// Offset of the first K stage (`block_n x head_dim` bytes each).
     pub k: u32,
-    /// Offset of `Vt` stage 0: `head_dim x block_n` keys of
+    /// Offset of the first `Vt` stage: `head_dim x block_n` keys of
     /// `vt_key_bytes` each, then (f16 only) [`ONES_ROWS`] rows of ones
     /// (written once by the kernel), so that the `P·V` product also sums
     /// P's rows.

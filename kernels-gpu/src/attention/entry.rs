@@ -164,17 +164,17 @@ split_entry!(
 split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
-// hide the longer chain (H200 run 80, results/STAGES.md stage 58).
+// hide the longer chain (see lab/).
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, WGMMA_D64, softmax_chains: 1, pv: PvF16);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, WGMMA_D128, softmax_chains: 4, pv: PvF16);
-// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands (results/STAGES.md stage 146).
+// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands.
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, WGMMA_D64, softmax_chains: 1, pv: PvE4M3);
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, WGMMA_D128, softmax_chains: 4, pv: PvE4M3);
-// Its 192-key form for long rows (`kernels::select`; results/STAGES.md stages 152-153).
+// Its 192-key form for long rows (`kernels::select`).
 #[cfg(target_feature = "sm_90a")]
 wgmma_entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv: PvE4M3);
 

@@ -245,8 +245,8 @@ pub trait PvForm: VtForm {
 
     /// The factors that turn each row's accumulator into the output: V's
     /// scale over the row's sum, from `sums` or from `rows`. (`v_scale` by
-    /// reference, as a closure of the kernel body once took it: by value
-    /// the kernel's PTX orders its prologue differently.)
+    /// reference: taken by value, it reorders the kernel's prologue in the
+    /// PTX.)
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
@@ -498,7 +498,7 @@ pub unsafe fn forward<
         let (k_bytes, vt_bytes) = (tiles * kv.k_tile_bytes(), tiles * kv.vt_tile_bytes());
         // SAFETY: tiles `tile .. tile + tiles` (below padded_keys / 64) lie
         // inside the scratch, or K's box of keys 64 tile .. (zeros past
-        // `seq_kv`) inside its map, the K stage 1024-byte aligned (the
+        // `seq_kv`) inside its map, the K stage aligned to 1024 bytes (the
         // swizzle's); the stage is free (its "empty" phase completed, or
         // never used).
         unsafe {
@@ -561,17 +561,17 @@ pub unsafe fn forward<
             unsafe { *(smem_ptr.add(at as usize) as *mut u32) = 0x3C00_3C00 };
         }
     }
-    // The first block's empty `Vt` slots (stage 0's first `lead` tiles)
-    // as zeros, published the same way: their keys' P is 0, and 0 times
-    // whatever shared memory held could be NaN. (Their K slots need
-    // nothing: those scores are masked.)
+    // The first block's empty `Vt` slots (the first `lead` tiles of the
+    // first stage) as zeros, published the same way: their keys' P is 0,
+    // and 0 times whatever shared memory held could be NaN. (Their K slots
+    // need nothing: those scores are masked.)
     if multi && lead > 0 {
         let words = lead * kv.vt_tile_bytes() / 16;
         let mut word = team.0;
         while word < words {
             let at = plan.vt_stage(0, shape) + 16 * word;
-            // SAFETY: inside stage 0's first `lead` `Vt` tiles, which no copy
-            // writes; 16-byte aligned.
+            // SAFETY: inside the first stage's first `lead` `Vt` tiles,
+            // which no copy writes; 16-byte aligned.
             unsafe { *(smem_ptr.add(at as usize) as *mut [u32; 4]) = [0; 4] };
             word += team.1;
         }
@@ -589,7 +589,7 @@ pub unsafe fn forward<
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
-    // step: Vt) for key block `j`: stage 0's, made once, advanced to the
+    // step: Vt) for key block `j`: the first stage's, made once, advanced to the
     // block's stage by one add each (building them in the loop took ~30
     // uniform-datapath instructions per warp and step); computed and pinned
     // before `wgmma.fence` so that no register a `wgmma` reads is defined
