@@ -31,6 +31,43 @@ impl TileShape {
     }
 }
 
+/// A kernel's shared-memory plan, by kind, with the choices that change it:
+/// the one signature ([`SmemPlan::total`], const) by which the kernel table
+/// sizes every launch. Each kind's byte offsets are its own type
+/// ([`MmaSmemPlan`], [`SplitSmemPlan`], [`WgmmaSmemPlan`],
+/// [`KvTilesSmemPlan`]), which its kernel builds from the same shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmemPlan {
+    /// The `mma` kernel's.
+    Mma,
+    /// The `split` kernel's, sized with padded rows (the swizzled plan fits
+    /// in it), the exchange slots apart from the K/V tiles or in them.
+    Split {
+        /// The exchange slots lie after every group's tiles.
+        exchange_apart: bool,
+    },
+    /// The `wgmma` kernel's, with P·V in E4M3 or f16.
+    Wgmma {
+        /// `Vt` holds E4M3 keys and no rows of ones.
+        pv_e4m3: bool,
+    },
+    /// The `kv_tiles` prepass's (one [`TILE_KEYS`]-key tile; of the shape
+    /// only the head dimension counts).
+    KvTiles,
+}
+
+impl SmemPlan {
+    /// Dynamic shared memory in bytes of a block of tile shape `t`.
+    pub const fn total(self, t: TileShape) -> u32 {
+        match self {
+            SmemPlan::Mma => MmaSmemPlan::new(t).total,
+            SmemPlan::Split { exchange_apart } => SplitSmemPlan::new(t, exchange_apart).total,
+            SmemPlan::Wgmma { pv_e4m3 } => WgmmaSmemPlan::new(t, pv_e4m3).total,
+            SmemPlan::KvTiles => KvTilesSmemPlan::new(t.head_dim).total,
+        }
+    }
+}
+
 /// Padding added to every shared-memory row so that the 8 rows an
 /// `ldmatrix` reads fall in distinct banks (16 bytes: one `ldmatrix` row).
 pub const SMEM_ROW_PAD: u32 = 16;
