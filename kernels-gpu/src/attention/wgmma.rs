@@ -106,6 +106,27 @@ pub unsafe fn issue_scores<const QK_STEPS: usize, const S_TILES: usize>(
     }
 }
 
+/// Issues the scores of the first key block (`qk`, [`issue_scores`]), one
+/// group, not waited for, after pinning the registers they read and write
+/// (as [`issue_scores_and_pv`]).
+///
+/// # Safety
+/// Warpgroup-uniform; Q and the block's K written and fenced for the async
+/// proxy.
+#[inline(always)]
+unsafe fn issue_first_scores<const QK_STEPS: usize, const S_TILES: usize>(
+    s: &mut [[f32; 4]; S_TILES],
+    mut qk: [[u64; 2]; QK_STEPS],
+) {
+    qk.iter_mut().flatten().for_each(wgmma::pin_u64);
+    s.iter_mut().flatten().for_each(wgmma::pin_f32);
+    // SAFETY: forwarded.
+    unsafe {
+        wgmma::fence();
+        issue_scores(s, &qk);
+    }
+}
+
 /// Issues the scores of one key block (`qk`, [`issue_scores`]) and then
 /// `O += P·V` of another (`pv`, [`PvForm::issue`]), two groups, not waited
 /// for. First it pins every register the products read or write
@@ -668,15 +689,8 @@ pub unsafe fn forward<
         bar::sync_threads();
     }
     tiles_landed(0);
-    let mut descs = qk_descs(0);
-    descs.iter_mut().flatten().for_each(wgmma::pin_u64);
-    s.iter_mut().flatten().for_each(wgmma::pin_f32);
-    // SAFETY: warpgroup-uniform.
     // SAFETY: warpgroup-uniform; Q and K of block 0 are written and fenced.
-    unsafe {
-        wgmma::fence();
-        issue_scores(&mut s, &descs);
-    }
+    unsafe { issue_first_scores(&mut s, qk_descs(0)) };
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; PV_STEPS] = unsafe {
         wgmma::wait_group(0);
