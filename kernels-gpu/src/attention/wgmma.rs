@@ -24,10 +24,10 @@
 //!
 //! How P·V is multiplied is the kernel's [`PvForm`]. With [`PvF16`] the
 //! rows' sums of P come from the tensor cores too: each `Vt` stage is
-//! followed by 8 rows of f16 ones ([`crate::tiles::ONES_ROWS`], written once in the
-//! prologue), so `P·V` is an `m64n(D + 8)k16` product whose last 8
-//! columns (`sums`) each accumulate the row sums of the f16 P that `P·V`
-//! multiplies, rescaled with O; the softmax adds none itself (32 dependent
+//! followed by 8 rows of f16 ones ([`crate::tiles::ONES_ROWS`], written
+//! once in the prologue), so `P·V` is an `m64n(D + 8)k16` product whose
+//! last 8 columns (`sums`) each accumulate the row sums of the f16 P that
+//! `P·V` multiplies, rescaled with O; the softmax adds none itself (32 dependent
 //! FADDs a step fewer, measured faster: see lab/).
 //!
 //! The softmax keeps lazy row maxima (`softmax::LAZY_MAX_SLACK`) and, for
