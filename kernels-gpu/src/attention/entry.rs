@@ -89,7 +89,7 @@ macro_rules! split_entry {
 /// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_entry {
-    (@forward $tiles:expr, $chains:literal, $exponent:ty, $pv_e4m3:literal, $out:ty, $p:ident) => {
+    (@forward $tiles:expr, $chains:literal, $exponent:ty, $pv:ident, $out:ty, $p:ident) => {
         super::wgmma::forward::<
             { $tiles.head_dim as usize },
             { $tiles.warps as usize / 4 },
@@ -100,16 +100,16 @@ macro_rules! wgmma_entry {
             { $tiles.head_dim as usize / 8 },
             $chains,
             $exponent,
-            { $tiles.block_n as usize / if $pv_e4m3 { 32 } else { 16 } },
-            $pv_e4m3,
+            { $tiles.block_n as usize / <super::wgmma::$pv as super::wgmma::PvForm>::KEYS_PER_PRODUCT },
+            super::wgmma::$pv,
             $out,
         >(&$p)
     };
-    ($f16:ident / $bf16:ident, $tiles:expr, softmax_chains: $chains:literal, pv_e4m3: $pv_e4m3:literal) => {
-        wgmma_entry!(@one $f16, F16, $tiles, $chains, $pv_e4m3);
-        wgmma_entry!(@one $bf16, Bf16, $tiles, $chains, $pv_e4m3);
+    ($f16:ident / $bf16:ident, $tiles:expr, softmax_chains: $chains:literal, pv: $pv:ident) => {
+        wgmma_entry!(@one $f16, F16, $tiles, $chains, $pv);
+        wgmma_entry!(@one $bf16, Bf16, $tiles, $chains, $pv);
     };
-    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $pv_e4m3:literal) => {
+    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $pv:ident) => {
         /// PTX entry point (see `kernels::KERNELS`).
         ///
         /// # Safety
@@ -120,9 +120,9 @@ macro_rules! wgmma_entry {
             // exponent as the host decided (`AttnParams::fused_exponent`).
             unsafe {
                 if p.fused_exponent != 0 {
-                    wgmma_entry!(@forward $tiles, $chains, super::online::FusedFma, $pv_e4m3, $out, p)
+                    wgmma_entry!(@forward $tiles, $chains, super::online::FusedFma, $pv, $out, p)
                 } else {
-                    wgmma_entry!(@forward $tiles, $chains, super::online::Unfused, $pv_e4m3, $out, p)
+                    wgmma_entry!(@forward $tiles, $chains, super::online::Unfused, $pv, $out, p)
                 }
             }
         }
@@ -164,24 +164,24 @@ split_entry!(
 split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, softmax_chains: 1, exchange: InTiles, rows: PlanRows);
 // The softmax's row maximum and sum as four chains (`online::fold_row`)
 // measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
-// hide the longer chain (H200 run 80, results/STAGES.md stage 58).
+// hide the longer chain (see lab/).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, WGMMA_D64, softmax_chains: 1, pv_e4m3: false);
+wgmma_entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, WGMMA_D64, softmax_chains: 1, pv: PvF16);
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
-// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands (results/STAGES.md stage 146).
+wgmma_entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, WGMMA_D128, softmax_chains: 4, pv: PvF16);
+// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands.
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
+wgmma_entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, WGMMA_D64, softmax_chains: 1, pv: PvE4M3);
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
-// Its 192-key form for long rows (`kernels::select`; results/STAGES.md stages 152-153).
+wgmma_entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, WGMMA_D128, softmax_chains: 4, pv: PvE4M3);
+// Its 192-key form for long rows (`kernels::select`).
 #[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv_e4m3: true);
+wgmma_entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv: PvE4M3);
 
 /// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! kv_tiles_entry {
-    ($name:ident, $head_dim:expr, pv_e4m3: $pv_e4m3:literal) => {
+    ($name:ident, $head_dim:expr, vt: $vt:ident) => {
         /// PTX entry point of a prepass (see `kernels::Prepass`).
         ///
         /// # Safety
@@ -189,16 +189,16 @@ macro_rules! kv_tiles_entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
             // SAFETY: forwarded launch contract.
-            unsafe { super::prepass::kv_tiles::<$head_dim, $pv_e4m3>(&p) }
+            unsafe { super::prepass::kv_tiles::<$head_dim, super::wgmma::$vt>(&p) }
         }
     };
 }
 
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_d64, 64, pv_e4m3: false);
+kv_tiles_entry!(sdpa_kv_tiles_d64, 64, vt: PvF16);
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_d128, 128, pv_e4m3: false);
+kv_tiles_entry!(sdpa_kv_tiles_d128, 128, vt: PvF16);
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d64, 64, pv_e4m3: true);
+kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d64, 64, vt: PvE4M3);
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d128, 128, pv_e4m3: true);
+kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d128, 128, vt: PvE4M3);
