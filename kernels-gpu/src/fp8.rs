@@ -3,8 +3,7 @@
 //! magnitude 448; smallest subnormal 2^-9.
 //!
 //! Decoding is exact in f32 (and in f16): every E4M3 value is representable.
-//! The same function decodes on the GPU (the `naive` kernel) and on the host
-//! (reference, tests), so both sides see the same numbers.
+//! The host's reference and tests decode with it.
 
 /// Largest finite E4M3 magnitude.
 pub const E4M3_MAX: f32 = 448.0;

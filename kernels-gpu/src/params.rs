@@ -106,13 +106,11 @@ pub const fn kv_tiles_threads(head_dim: u32) -> u32 {
 
 /// Whether `wgmma` copies its K tiles straight from the input by tensor
 /// copies (64-byte swizzle) at head dimension `head_dim`, so the `kv_tiles`
-/// prepass writes `Vt` only: at D = 64, where it measured 0.4-5% faster
-/// (the prepass moves 12 KB a tile instead of 20; H100 runs 200-203,
-/// results/STAGES.md stages 132-132c). At D = 128 the prepass still cuts
-/// K too: there the tensor copy (128-byte swizzle) measured 2.7% slower at
-/// (1,16,16384,128) (run 201), and the same build with the base's K path
-/// but reordered code 1.6% (run 202), so what the copy itself costs there
-/// is open.
+/// prepass writes `Vt` only: at D = 64, where it measured faster (the
+/// prepass moves 12 KB a tile instead of 20). At D = 128 the prepass still
+/// cuts K too: there the tensor copy (128-byte swizzle) measured slower,
+/// but so did the same build with the base's K path and reordered code, so
+/// what the copy itself costs there is open (see lab/).
 #[inline(always)]
 pub const fn k_by_tensor_copy(head_dim: u32) -> bool {
     head_dim == 64

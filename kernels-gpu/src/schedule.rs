@@ -142,7 +142,7 @@ pub const MAX_GRID_YZ: u32 = 65_535;
 /// first wave and the short ones of all heads fill the tail; with the
 /// query block along x (the order when the grid would not fit), only each
 /// head's blocks are ordered, and the last heads' longest blocks start last
-/// (results/STAGES.md stage 19).
+/// (see lab/).
 #[inline(always)]
 pub const fn heaviest_first(query_blocks: u32, causal: bool) -> bool {
     causal && query_blocks <= MAX_GRID_YZ
@@ -185,8 +185,8 @@ pub const fn block_coords((x, y, z): (u32, u32, u32), query_blocks: u32, causal:
 /// blocks (`split`): `query_block mod 2^k`, `2^k` the largest power of two
 /// up to `key_blocks` (a mask, not a division: it sits before the first
 /// copies). A head's query blocks thus ask for different key blocks first
-/// instead of all for the same L2 lines at once (results/STAGES.md stages
-/// 90-90b). 0 without key blocks.
+/// instead of all for the same L2 lines at once ([`walks_rotated`] says
+/// which kernels do). 0 without key blocks.
 #[inline(always)]
 pub const fn key_rotation(query_block: u32, key_blocks: u32) -> u32 {
     if key_blocks == 0 {
@@ -197,14 +197,12 @@ pub const fn key_rotation(query_block: u32, key_blocks: u32) -> u32 {
 }
 
 /// Whether a `split`-family kernel walks its key blocks rotated
-/// ([`key_rotation`]): only `split-n64` at D = 64 (not `split-wg`, whose
-/// Q·Kᵀ is a warpgroup's: `warpgroup_qk`). H100 run 139 (results/STAGES.md
-/// stage 90b): `split-n64` -4..-5% at 512 keys with 128+ blocks, but
-/// `split-n64` at D = 128 +2..3% and `split` +2% at (2,8,256,64) and
-/// (2,8,640,64).
+/// ([`key_rotation`]): only `split-n64` at D = 64, where it measured faster
+/// at 512 keys with 128+ blocks; `split-n64` at D = 128 and `split`
+/// measured slower with it (see lab/).
 #[inline(always)]
-pub const fn walks_rotated(head_dim: u32, block_n: u32, warpgroup_qk: bool) -> bool {
-    head_dim == 64 && block_n == 64 && !warpgroup_qk
+pub const fn walks_rotated(head_dim: u32, block_n: u32) -> bool {
+    head_dim == 64 && block_n == 64
 }
 
 /// The key block that position `x < key_blocks` of a walk rotated by

@@ -31,6 +31,43 @@ impl TileShape {
     }
 }
 
+/// A kernel's shared-memory plan, by kind, with the choices that change it:
+/// the one signature ([`SmemPlan::total`], const) by which the kernel table
+/// sizes every launch. Each kind's byte offsets are its own type
+/// ([`MmaSmemPlan`], [`SplitSmemPlan`], [`WgmmaSmemPlan`],
+/// [`KvTilesSmemPlan`]), which its kernel builds from the same shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmemPlan {
+    /// The `mma` kernel's.
+    Mma,
+    /// The `split` kernel's, sized with padded rows (the swizzled plan fits
+    /// in it), the exchange slots apart from the K/V tiles or in them.
+    Split {
+        /// The exchange slots lie after every group's tiles.
+        exchange_apart: bool,
+    },
+    /// The `wgmma` kernel's, with P·V in E4M3 or f16.
+    Wgmma {
+        /// `Vt` holds E4M3 keys and no rows of ones.
+        pv_e4m3: bool,
+    },
+    /// The `kv_tiles` prepass's (one [`TILE_KEYS`]-key tile; of the shape
+    /// only the head dimension counts).
+    KvTiles,
+}
+
+impl SmemPlan {
+    /// Dynamic shared memory in bytes of a block of tile shape `t`.
+    pub const fn total(self, t: TileShape) -> u32 {
+        match self {
+            SmemPlan::Mma => MmaSmemPlan::new(t).total,
+            SmemPlan::Split { exchange_apart } => SplitSmemPlan::new(t, exchange_apart).total,
+            SmemPlan::Wgmma { pv_e4m3 } => WgmmaSmemPlan::new(t, pv_e4m3).total,
+            SmemPlan::KvTiles => KvTilesSmemPlan::new(t.head_dim).total,
+        }
+    }
+}
+
 /// Padding added to every shared-memory row so that the 8 rows an
 /// `ldmatrix` reads fall in distinct banks (16 bytes: one `ldmatrix` row).
 pub const SMEM_ROW_PAD: u32 = 16;
@@ -48,9 +85,9 @@ pub struct MmaSmemPlan {
     pub f16_row: u32,
     /// Offset of the Q tile (`block_m` rows).
     pub q: u32,
-    /// Offset of K stage 0 (`block_n` rows each, `stages` of them).
+    /// Offset of the first K stage (`block_n` rows each, `stages` of them).
     pub k: u32,
-    /// Offset of V stage 0 (E4M3, `block_n` rows each, `stages` of them).
+    /// Offset of the first V stage (E4M3, `block_n` rows each, `stages` of them).
     pub v: u32,
     /// Offset of the converted f16 V tile (`block_n` rows).
     pub v_f16: u32,
@@ -228,9 +265,9 @@ pub const ONES_ROWS: u32 = 8;
 pub struct WgmmaSmemPlan {
     /// Offset of the Q tile (`block_m x head_dim` bytes).
     pub q: u32,
-    /// Offset of K stage 0 (`block_n x head_dim` bytes each).
+    /// Offset of the first K stage (`block_n x head_dim` bytes each).
     pub k: u32,
-    /// Offset of `Vt` stage 0: `head_dim x block_n` keys of
+    /// Offset of the first `Vt` stage: `head_dim x block_n` keys of
     /// `vt_key_bytes` each, then (f16 only) [`ONES_ROWS`] rows of ones
     /// (written once by the kernel), so that the `P·V` product also sums
     /// P's rows.
@@ -239,7 +276,7 @@ pub struct WgmmaSmemPlan {
     pub vt_key_bytes: u32,
     /// Rows of ones after each `Vt` tile: [`ONES_ROWS`] (f16), or none
     /// (E4M3: the FP8 `wgmma` accumulates too coarsely for sums of every
-    /// key, results/STAGES.md stage 147, so the softmax adds them in f32).
+    /// key, see lab/, so the softmax adds them in f32).
     pub sum_rows: u32,
     /// Offset of the barriers: `stages` "full", then `stages` "empty".
     pub barriers: u32,

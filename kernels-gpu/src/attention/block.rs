@@ -59,8 +59,8 @@ impl BlockJob {
         unsafe { grid_dep::wait() };
         // The scales are loaded here, before any tile copy: an SM's loads
         // return in about issue order, so behind a block's 34 KB of copies
-        // they would delay the first softmax (results/STAGES.md stage 48:
-        // `split` +8.5% with them read after the prologue copies).
+        // they would delay the first softmax (`split` measured slower with
+        // them read after the prologue copies, see lab/).
         // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (
@@ -141,10 +141,11 @@ impl RowCopy {
     /// up, then a bounds check): with the tile and the thread count known
     /// at compile time it unrolls into straight-line copies, where the
     /// `while` loop of `issue` stays a loop (a branch per copy, and each
-    /// copy's address registers reused by the next: ~10% of `split`'s warp
-    /// samples at (1,8,512,64), ncu run 26). It costs registers (`wgmma`
-    /// D=128 would no longer fit the register file) and measured faster only
-    /// for `mma` at D=128, so kernels opt in (results/STAGES.md stage 21).
+    /// copy's address registers reused by the next, which a profile of
+    /// `split` showed as a tenth of its warp samples). It costs registers
+    /// (`wgmma` D=128 would no longer fit the register file) and measured
+    /// faster only for `mma` at D=128, so kernels opt in ([`Unrolled`];
+    /// see lab/).
     ///
     /// # Safety
     /// As [`RowCopy::issue`].
@@ -177,15 +178,46 @@ impl RowCopy {
     }
 }
 
+/// How a thread issues its share of a [`RowCopy`]: a kernel's policy.
+pub trait CopyLoop {
+    /// Issues this thread's copies of `copy` (thread `thread` of `threads`).
+    ///
+    /// # Safety
+    /// As [`RowCopy::issue`].
+    unsafe fn issue(copy: &RowCopy, thread: u32, threads: u32);
+}
+
+/// [`RowCopy::issue`]: a loop, the fewest registers.
+pub struct Rolled;
+
+/// [`RowCopy::issue_unrolled`]: straight-line copies, more registers.
+pub struct Unrolled;
+
+impl CopyLoop for Rolled {
+    #[inline(always)]
+    unsafe fn issue(copy: &RowCopy, thread: u32, threads: u32) {
+        // SAFETY: forwarded.
+        unsafe { copy.issue(thread, threads) }
+    }
+}
+
+impl CopyLoop for Unrolled {
+    #[inline(always)]
+    unsafe fn issue(copy: &RowCopy, thread: u32, threads: u32) {
+        // SAFETY: forwarded.
+        unsafe { copy.issue_unrolled(thread, threads) }
+    }
+}
+
 /// Copies `rows` E4M3 rows of `HEAD_DIM` bytes (a Q, K or V tile) from `src`
 /// into the shared tile at `dst` laid out as `layout` (see [`RowCopy`]), by
-/// thread `thread` of the `threads` that call it together; `UNROLLED`
-/// picks [`RowCopy::issue_unrolled`] over [`RowCopy::issue`].
+/// thread `thread` of the `threads` that call it together, issued as `L`
+/// says.
 ///
 /// # Safety
 /// As [`RowCopy::issue`].
 #[inline(always)]
-pub unsafe fn load_rows<const HEAD_DIM: usize, const UNROLLED: bool>(
+pub unsafe fn load_rows<const HEAD_DIM: usize, L: CopyLoop>(
     dst: u32,
     layout: RowLayout,
     src: *const u8,
@@ -195,5 +227,5 @@ pub unsafe fn load_rows<const HEAD_DIM: usize, const UNROLLED: bool>(
 ) {
     let copy = RowCopy { dst, layout, src, row_bytes: HEAD_DIM as u32, rows, valid_rows };
     // SAFETY: forwarded.
-    unsafe { if UNROLLED { copy.issue_unrolled(thread, threads) } else { copy.issue(thread, threads) } }
+    unsafe { L::issue(&copy, thread, threads) }
 }

@@ -1,235 +1,352 @@
 //! PTX entry points: one monomorphic `extern "ptx-kernel"` function per row
 //! of [`crate::kernels::KERNELS`], its tile constants taken from that table.
-//! Each macro call emits a kernel's two entries, `name` storing f16 and
-//! `name_bf16` bf16 ([`super::output`]).
+//! `entry!` emits a kernel's two entries, `name` storing f16 and
+//! `name_bf16` bf16 ([`super::output`]), or a prepass's one.
 
-use super::output::{Bf16, F16};
-use crate::kernels::{MMA_D64, MMA_D128, NAIVE_D64, NAIVE_D128, SPLIT_D64, SPLIT_D128};
-#[cfg(target_feature = "sm_90a")]
-use crate::kernels::{
-    SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64, WGMMA_D128,
-    WGMMA_FP8PV_LONG_D128,
-};
+use super::block::{Rolled, Unrolled};
+use super::merge::InTiles;
+use super::mma;
+use super::output::{Bf16, F16, OutputFormat};
+use super::split::{self, PlanRows};
+use crate::kernels::{MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 use crate::params::AttnParams;
+use crate::tiles::TileShape;
+#[cfg(target_feature = "sm_90a")]
+use {
+    super::merge::Apart,
+    super::online::{FusedFma, Unfused},
+    super::prepass,
+    super::split::PairRows,
+    super::wgmma::{self, PvE4M3, PvF16, PvForm},
+    crate::kernels::{
+        SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, WGMMA_D64, WGMMA_D128, WGMMA_FP8PV_LONG_D128,
+    },
+};
 
-/// Emits a `naive` entry for a tile shape.
-macro_rules! naive_entry {
-    ($f16:ident / $bf16:ident, $tiles:expr) => {
-        naive_entry!(@one $f16, F16, $tiles);
-        naive_entry!(@one $bf16, Bf16, $tiles);
+/// Emits PTX entry points that run `$body` with the launch's parameters
+/// bound to `$p`: `f16 / bf16` emits both, with the type `Out` the entry's
+/// output format (`F16`, `Bf16`) for the body to pass on; a lone name emits
+/// one.
+macro_rules! entry {
+    ($f16:ident / $bf16:ident, |$p:ident| $body:expr) => {
+        entry!(@one $f16, F16, |$p| $body);
+        entry!(@one $bf16, Bf16, |$p| $body);
     };
-    (@one $name:ident, $out:ty, $tiles:expr) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe {
-                super::naive::forward::<
-                    { $tiles.head_dim as usize },
-                    { $tiles.head_dim as usize / 32 },
-                    { $tiles.warps },
-                    $out,
-                >(&p)
-            }
-        }
-    };
-}
-
-/// Emits an `mma` entry for a tile shape.
-macro_rules! mma_entry {
-    ($f16:ident / $bf16:ident, $tiles:expr, unrolled_copies: $unrolled:literal) => {
-        mma_entry!(@one $f16, F16, $tiles, $unrolled);
-        mma_entry!(@one $bf16, Bf16, $tiles, $unrolled);
-    };
-    (@one $name:ident, $out:ty, $tiles:expr, $unrolled:literal) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe {
-                super::mma::forward::<
-                    { $tiles.head_dim as usize },
-                    { $tiles.block_n as usize },
-                    { $tiles.stages as usize },
-                    { $tiles.warps as usize },
-                    { $tiles.head_dim as usize / 32 },
-                    { $tiles.head_dim as usize / 8 },
-                    { $tiles.block_n as usize / 8 },
-                    $unrolled,
-                    $out,
-                >(&p)
-            }
-        }
-    };
-}
-
-/// Emits a `split` entry for a tile shape.
-macro_rules! split_entry {
-    (
-        $f16:ident / $bf16:ident,
-        $tiles:expr,
-        warpgroup_qk: $wg:literal,
-        softmax_chains: $chains:literal,
-        exchange_apart: $apart:expr,
-        pair_rows: $pairs:literal
-    ) => {
-        split_entry!(@one $f16, F16, $tiles, $wg, $chains, $apart, $pairs);
-        split_entry!(@one $bf16, Bf16, $tiles, $wg, $chains, $apart, $pairs);
-    };
-    (@one $name:ident, $out:ty, $tiles:expr, $wg:literal, $chains:literal, $apart:expr, $pairs:literal) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe {
-                super::split::forward::<
-                    { $tiles.head_dim as usize },
-                    { $tiles.block_n as usize },
-                    { $tiles.stages as usize },
-                    { $tiles.block_m as usize / 16 },
-                    { $tiles.splits as usize },
-                    { $tiles.head_dim as usize / 32 },
-                    { $tiles.head_dim as usize / 8 },
-                    { $tiles.block_n as usize / 8 },
-                    { $tiles.head_dim as usize / 8 / $tiles.splits as usize },
-                    $wg,
-                    $chains,
-                    { $apart },
-                    $pairs,
-                    $out,
-                >(&p)
-            }
-        }
-    };
-}
-
-/// Emits a `wgmma` entry for a tile shape (sm_90a builds only).
-#[cfg(target_feature = "sm_90a")]
-macro_rules! wgmma_entry {
-    (@forward $tiles:expr, $chains:literal, $fused:literal, $pv_e4m3:literal, $out:ty, $p:ident) => {
-        super::wgmma::forward::<
-            { $tiles.head_dim as usize },
-            { $tiles.warps as usize / 4 },
-            { $tiles.block_n as usize },
-            { $tiles.block_n as usize / 8 },
-            { $tiles.stages as usize },
-            { $tiles.head_dim as usize / 32 },
-            { $tiles.head_dim as usize / 8 },
-            $chains,
-            $fused,
-            { $tiles.block_n as usize / if $pv_e4m3 { 32 } else { 16 } },
-            $pv_e4m3,
-            $out,
-        >(&$p)
-    };
-    ($f16:ident / $bf16:ident, $tiles:expr, softmax_chains: $chains:literal, pv_e4m3: $pv_e4m3:literal) => {
-        wgmma_entry!(@one $f16, F16, $tiles, $chains, $pv_e4m3);
-        wgmma_entry!(@one $bf16, Bf16, $tiles, $chains, $pv_e4m3);
-    };
-    (@one $name:ident, $out:ty, $tiles:expr, $chains:literal, $pv_e4m3:literal) => {
-        /// PTX entry point (see `kernels::KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
-            // SAFETY: forwarded launch contract; the fused or the unfused
-            // exponent as the host decided (`AttnParams::fused_exponent`).
-            unsafe {
-                if p.fused_exponent != 0 {
-                    wgmma_entry!(@forward $tiles, $chains, true, $pv_e4m3, $out, p)
-                } else {
-                    wgmma_entry!(@forward $tiles, $chains, false, $pv_e4m3, $out, p)
-                }
-            }
-        }
-    };
-}
-
-naive_entry!(sdpa_naive_d64 / sdpa_naive_d64_bf16, NAIVE_D64);
-naive_entry!(sdpa_naive_d128 / sdpa_naive_d128_bf16, NAIVE_D128);
-// Unrolled copies (`RowCopy::issue_unrolled`) measured -13..-15% time for
-// D = 128 and +4..6% for D = 64 (H200 run 30, results/STAGES.md stage 21).
-mma_entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, MMA_D64, unrolled_copies: false);
-mma_entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, MMA_D128, unrolled_copies: true);
-split_entry!(sdpa_split_d64 / sdpa_split_d64_bf16, SPLIT_D64, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-split_entry!(sdpa_split_d128 / sdpa_split_d128_bf16, SPLIT_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, SPLIT_WG_D64, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, SPLIT_WG_D128, warpgroup_qk: true, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-// Four chains (spelled out, see `split::forward`) and the exchange apart:
-// -1.4..-5.2% at D = 64 (H100 runs 144-148, results/STAGES.md stages 91 and
-// 95); four chains measured +1..1.4% for `split` and +1..2% for
-// `split-n64` at D = 128.
-#[cfg(target_feature = "sm_90a")]
-split_entry!(
-    sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16,
-    SPLIT_N64_D64,
-    warpgroup_qk: false,
-    softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
-    pair_rows: false
-);
-// The same with Q, K and V copied as 128-byte pair rows, for even lengths
-// (`kernels::SPLIT_N64_PAIRS_KEYS`).
-#[cfg(target_feature = "sm_90a")]
-split_entry!(
-    sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16,
-    SPLIT_N64_D64,
-    warpgroup_qk: false,
-    softmax_chains: 4,
-    exchange_apart: SPLIT_N64_D64_EXCHANGE_APART,
-    pair_rows: true
-);
-#[cfg(target_feature = "sm_90a")]
-split_entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, SPLIT_N64_D128, warpgroup_qk: false, softmax_chains: 1, exchange_apart: false, pair_rows: false);
-// The softmax's row maximum and sum as four chains (`online::fold_row`)
-// measured -3..-7% at D = 128 and +1..2% at D = 64, where two blocks per SM
-// hide the longer chain (H200 run 80, results/STAGES.md stage 58).
-#[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, WGMMA_D64, softmax_chains: 1, pv_e4m3: false);
-#[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, WGMMA_D128, softmax_chains: 4, pv_e4m3: false);
-// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands (results/STAGES.md stage 146).
-#[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, WGMMA_D64, softmax_chains: 1, pv_e4m3: true);
-#[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, WGMMA_D128, softmax_chains: 4, pv_e4m3: true);
-// Its 192-key form for long rows (`kernels::select`; results/STAGES.md stages 152-153).
-#[cfg(target_feature = "sm_90a")]
-wgmma_entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, WGMMA_FP8PV_LONG_D128, softmax_chains: 4, pv_e4m3: true);
-
-/// Emits a `kv_tiles` prepass entry for a head dimension (sm_90a builds only).
-#[cfg(target_feature = "sm_90a")]
-macro_rules! kv_tiles_entry {
-    ($name:ident, $head_dim:expr, pv_e4m3: $pv_e4m3:literal) => {
+    ($name:ident, |$p:ident| $body:expr) => {
         /// PTX entry point of a prepass (see `kernels::Prepass`).
         ///
         /// # Safety
         /// Launched by the host with validated parameters and the prepass geometry.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(p: AttnParams) {
+        pub unsafe extern "ptx-kernel" fn $name($p: AttnParams) {
             // SAFETY: forwarded launch contract.
-            unsafe { super::prepass::kv_tiles::<$head_dim, $pv_e4m3>(&p) }
+            unsafe { $body }
+        }
+    };
+    (@one $name:ident, $out:ty, |$p:ident| $body:expr) => {
+        /// PTX entry point (see `kernels::KERNELS`).
+        ///
+        /// # Safety
+        /// Launched by the host with validated parameters and the geometry of `kernels::KERNELS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name($p: AttnParams) {
+            /// The entry's output format.
+            type Out = $out;
+            // SAFETY: forwarded launch contract.
+            unsafe { $body }
         }
     };
 }
 
+/// `wgmma::forward` with the fused or the unfused exponent, as the host
+/// decided (`AttnParams::fused_exponent`): one monomorph of each.
+///
+/// # Safety
+/// As `wgmma::forward`.
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_d64, 64, pv_e4m3: false);
+#[inline(always)]
+unsafe fn wgmma_forward<
+    const HEAD_DIM: usize,
+    const WARPGROUPS: usize,
+    const BLOCK_N: usize,
+    const S_TILES: usize,
+    const STAGES: usize,
+    const QK_STEPS: usize,
+    const O_TILES: usize,
+    const SOFTMAX_CHAINS: usize,
+    const PV_STEPS: usize,
+    Pv: PvForm,
+    Out: OutputFormat,
+>(
+    p: &AttnParams,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        if p.fused_exponent != 0 {
+            wgmma::forward::<
+                HEAD_DIM,
+                WARPGROUPS,
+                BLOCK_N,
+                S_TILES,
+                STAGES,
+                QK_STEPS,
+                O_TILES,
+                SOFTMAX_CHAINS,
+                FusedFma,
+                PV_STEPS,
+                Pv,
+                Out,
+            >(p)
+        } else {
+            wgmma::forward::<
+                HEAD_DIM,
+                WARPGROUPS,
+                BLOCK_N,
+                S_TILES,
+                STAGES,
+                QK_STEPS,
+                O_TILES,
+                SOFTMAX_CHAINS,
+                Unfused,
+                PV_STEPS,
+                Pv,
+                Out,
+            >(p)
+        }
+    }
+}
+
+// `mma`: unrolled copies ([`Unrolled`]) measured faster at D = 128 and
+// slower at D = 64 (see lab/).
+entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, |p| {
+    const T: TileShape = MMA_D64;
+    mma::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.warps as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        Rolled,
+        Out,
+    >(&p)
+});
+entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| {
+    const T: TileShape = MMA_D128;
+    mma::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.warps as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        Unrolled,
+        Out,
+    >(&p)
+});
+
+entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| {
+    const T: TileShape = SPLIT_D64;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        1,
+        InTiles,
+        PlanRows,
+        Out,
+    >(&p)
+});
+entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| {
+    const T: TileShape = SPLIT_D128;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        1,
+        InTiles,
+        PlanRows,
+        Out,
+    >(&p)
+});
+// `split-n64` at D = 64: four softmax chains (spelled out, see
+// `split::forward`) and the exchange apart measured faster; four chains
+// measured slower for `split` and for `split-n64` at D = 128 (see lab/).
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_d128, 128, pv_e4m3: false);
+entry!(sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16, |p| {
+    const T: TileShape = SPLIT_N64_D64;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        4,
+        Apart,
+        PlanRows,
+        Out,
+    >(&p)
+});
+// (`kernels` sizes its shared memory with the exchange apart.)
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d64, 64, pv_e4m3: true);
+const _: () = assert!(SPLIT_N64_D64_EXCHANGE_APART);
+// The same with Q, K and V copied as 128-byte pair rows, for even lengths
+// (`kernels::SPLIT_N64_PAIRS_KEYS`).
 #[cfg(target_feature = "sm_90a")]
-kv_tiles_entry!(sdpa_kv_tiles_fp8pv_d128, 128, pv_e4m3: true);
+entry!(sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16, |p| {
+    const T: TileShape = SPLIT_N64_D64;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        4,
+        Apart,
+        PairRows,
+        Out,
+    >(&p)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, |p| {
+    const T: TileShape = SPLIT_N64_D128;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        1,
+        InTiles,
+        PlanRows,
+        Out,
+    >(&p)
+});
+
+// `wgmma`: the softmax's row maximum and sum as four chains
+// (`online::fold_row`) measured faster at D = 128 and slower at D = 64,
+// where two blocks per SM hide the longer chain (see lab/).
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, |p| {
+    const T: TileShape = WGMMA_D64;
+    wgmma_forward::<
+        { T.head_dim as usize },
+        { T.warps as usize / 4 },
+        { T.block_n as usize },
+        { T.block_n as usize / 8 },
+        { T.stages as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        1,
+        { T.block_n as usize / PvF16::KEYS_PER_PRODUCT },
+        PvF16,
+        Out,
+    >(&p)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, |p| {
+    const T: TileShape = WGMMA_D128;
+    wgmma_forward::<
+        { T.head_dim as usize },
+        { T.warps as usize / 4 },
+        { T.block_n as usize },
+        { T.block_n as usize / 8 },
+        { T.stages as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        4,
+        { T.block_n as usize / PvF16::KEYS_PER_PRODUCT },
+        PvF16,
+        Out,
+    >(&p)
+});
+// `wgmma-fp8pv` (opt-in): P·V on E4M3 operands.
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, |p| {
+    const T: TileShape = WGMMA_D64;
+    wgmma_forward::<
+        { T.head_dim as usize },
+        { T.warps as usize / 4 },
+        { T.block_n as usize },
+        { T.block_n as usize / 8 },
+        { T.stages as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        1,
+        { T.block_n as usize / PvE4M3::KEYS_PER_PRODUCT },
+        PvE4M3,
+        Out,
+    >(&p)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| {
+    const T: TileShape = WGMMA_D128;
+    wgmma_forward::<
+        { T.head_dim as usize },
+        { T.warps as usize / 4 },
+        { T.block_n as usize },
+        { T.block_n as usize / 8 },
+        { T.stages as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        4,
+        { T.block_n as usize / PvE4M3::KEYS_PER_PRODUCT },
+        PvE4M3,
+        Out,
+    >(&p)
+});
+// Its 192-key form for long rows (`kernels::select`).
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, |p| {
+    const T: TileShape = WGMMA_FP8PV_LONG_D128;
+    wgmma_forward::<
+        { T.head_dim as usize },
+        { T.warps as usize / 4 },
+        { T.block_n as usize },
+        { T.block_n as usize / 8 },
+        { T.stages as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        4,
+        { T.block_n as usize / PvE4M3::KEYS_PER_PRODUCT },
+        PvE4M3,
+        Out,
+    >(&p)
+});
+
+// The `kv_tiles` prepasses (see `kernels::Prepass`), one per head dimension
+// and `Vt` form.
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_kv_tiles_d64, |p| prepass::kv_tiles::<64, PvF16>(&p));
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_kv_tiles_d128, |p| prepass::kv_tiles::<128, PvF16>(&p));
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_kv_tiles_fp8pv_d64, |p| prepass::kv_tiles::<64, PvE4M3>(&p));
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_kv_tiles_fp8pv_d128, |p| prepass::kv_tiles::<128, PvE4M3>(&p));

@@ -19,8 +19,59 @@
 //!    returns the slice's f32 output for the kernel to store.
 
 use super::online::Rows;
-use crate::arch::{math, shfl, smem};
+use crate::arch::{math, mbarrier, shfl, smem};
 use crate::softmax;
+
+/// Where a block's exchange slots lie: a kernel's policy.
+pub trait Exchange {
+    /// Whether the slots lie apart from the K/V tiles
+    /// (`SplitSmemPlan::new`'s `exchange_apart`).
+    fn apart() -> bool;
+
+    /// Before group `done`'s threads publish: waits until the group's
+    /// tiles are free for its slots (every copy of the group landed, no
+    /// thread of it reads them), where the slots reuse them.
+    ///
+    /// # Safety
+    /// Uniform over the group; `done` is the group's "done" barrier, one
+    /// arrival per thread, used once.
+    unsafe fn free_tiles(done: u32);
+}
+
+/// Each group's slots reuse its own K/V tiles: the least shared memory;
+/// a group's warps meet before it publishes.
+pub struct InTiles;
+
+/// The slots lie past every group's tiles: no group waits before it
+/// publishes (its key loop waited for every copy, and the slots are no
+/// tile's).
+pub struct Apart;
+
+impl Exchange for InTiles {
+    #[inline(always)]
+    fn apart() -> bool {
+        false
+    }
+
+    #[inline(always)]
+    unsafe fn free_tiles(done: u32) {
+        // SAFETY: forwarded; one arrival per thread, then the phase completes.
+        unsafe {
+            mbarrier::arrive(done);
+            mbarrier::wait(done, 0);
+        }
+    }
+}
+
+impl Exchange for Apart {
+    #[inline(always)]
+    fn apart() -> bool {
+        true
+    }
+
+    #[inline(always)]
+    unsafe fn free_tiles(_done: u32) {}
+}
 
 /// Where the merge lives in a block's dynamic shared memory.
 #[derive(Clone, Copy)]

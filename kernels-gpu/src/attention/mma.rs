@@ -14,9 +14,10 @@
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
 
-use super::block::{BlockJob, load_rows};
+use super::block::{BlockJob, CopyLoop, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::{self, Ring};
 use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
@@ -62,15 +63,46 @@ unsafe fn convert_v<const HEAD_DIM: usize>(
     }
 }
 
+/// `o += P·V` for one key block: `p` the probabilities (`S_TILES` 8-key
+/// accumulator tiles), which are the A operand as they lie; V the block's
+/// f16 tile at `v_tile` (rows `f16_row` bytes apart), read with
+/// `ldmatrix.trans` (lane `l` addresses row `l % 8` of matrix `l / 8`:
+/// `lane` is `(l / 8, l % 8)`).
+///
+/// # Safety
+/// Converged warp; `8 * S_TILES` rows of `16 * O_TILES` readable bytes at
+/// `v_tile`.
+#[inline(always)]
+unsafe fn pv_f16<const S_TILES: usize, const O_TILES: usize>(
+    o: &mut [[f32; 4]; O_TILES],
+    p: &[[f32; 4]; S_TILES],
+    v_tile: u32,
+    f16_row: u32,
+    (ld_matrix, ld_row): (u32, u32),
+) {
+    for kk in 0..S_TILES / 2 {
+        let a = online::p_fragment(p, kk);
+        for pair in 0..O_TILES / 2 {
+            let key = kk as u32 * 16 + (ld_matrix % 2) * 8 + ld_row;
+            let col = (2 * pair as u32 + ld_matrix / 2) * 16;
+            // SAFETY: converged warp; rows inside the f16 V tile.
+            unsafe {
+                let b = ldmatrix::load_x4_trans(v_tile + key * f16_row + col);
+                mma::m16n8k16_f16(&mut o[2 * pair], a, [b[0], b[1]]);
+                mma::m16n8k16_f16(&mut o[2 * pair + 1], a, [b[2], b[3]]);
+            }
+        }
+    }
+}
+
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
-/// the fused one measured no gain here and cost registers (results/STAGES.md
-/// stage 12).
-const UNFUSED: bool = false;
+/// the fused one measured no gain here and cost registers (see lab/).
+type Unfused = online::Unfused;
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32` (k-steps of Q·K^T),
 /// `O_TILES = HEAD_DIM / 8` (8-column tiles of O), `S_TILES = BLOCK_N / 8`
-/// (8-column tiles of S); `UNROLLED_COPIES` issues the tile copies with
-/// `RowCopy::issue_unrolled` (see the entries).
+/// (8-column tiles of S); `Copy`: how each thread issues its tile copies
+/// ([`CopyLoop`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -85,7 +117,7 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const S_TILES: usize,
-    const UNROLLED_COPIES: bool,
+    Copy: CopyLoop,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -128,24 +160,22 @@ pub unsafe fn forward<
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let load_kv = |j: u32| {
-        let stage = j % STAGES as u32;
+        let stage = Ring::<STAGES>::at(j).stage;
         let key0 = j * block_n;
         let valid = (p.seq_kv - key0).min(block_n);
         let offset = key0 as usize * HEAD_DIM;
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
         unsafe {
             let k_dst = smem_base + plan.k_stage(stage, block_n);
-            load_rows::<HEAD_DIM, UNROLLED_COPIES>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Copy>(k_dst, fp8_rows, job.k.wrapping_add(offset), block_n, valid, team);
             let v_dst = smem_base + plan.v_stage(stage, block_n);
-            load_rows::<HEAD_DIM, UNROLLED_COPIES>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Copy>(v_dst, fp8_rows, job.v.wrapping_add(offset), block_n, valid, team);
         }
     };
 
     // Prologue: Q and the first STAGES - 1 key blocks, one commit group each.
     // SAFETY: Q rows below `job.rows` are inside Q.
-    unsafe {
-        load_rows::<HEAD_DIM, UNROLLED_COPIES>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team)
-    };
+    unsafe { load_rows::<HEAD_DIM, Copy>(smem_base + plan.q, fp8_rows, job.q, shape.block_m, job.rows, team) };
     for j in 0..STAGES as u32 - 1 {
         if j < key_blocks {
             load_kv(j);
@@ -161,18 +191,14 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
 
     for j in 0..key_blocks {
-        let stage = j % STAGES as u32;
-        // SAFETY: block-uniform loop; after the wait and the barrier, block j
-        // (and Q) are in shared memory for every thread.
-        unsafe {
-            cp_async::wait_group(STAGES as u32 - 2);
-            bar::sync_threads();
-        }
+        let stage = Ring::<STAGES>::at(j).stage;
+        // Wait for block j (and Q). SAFETY: block-uniform loop.
+        unsafe { pipeline::wait_copies::<STAGES>() };
         if j == 0 {
             // SAFETY: converged warp; the warp's 16 rows of the Q tile.
             q_frag = unsafe { warp_tile::q_fragments(smem_base + plan.q, fp8_rows, 16 * warp) };
         }
-        // SAFETY: shared tiles of this stage; the barrier below publishes it.
+        // V to f16. SAFETY: shared tiles of this stage; the barrier below publishes it.
         unsafe {
             convert_v::<HEAD_DIM>(
                 smem_ptr.add(plan.v_stage(stage, block_n) as usize),
@@ -188,35 +214,18 @@ pub unsafe fn forward<
         }
         // SAFETY: closes this thread's copies (possibly an empty group).
         unsafe { cp_async::commit_group() };
-
-        // S = Q·K^T for this key block.
+        // S = Q·K^T. SAFETY: converged warp; the K tile of this stage.
         let k_tile = smem_base + plan.k_stage(stage, block_n);
-        // SAFETY: converged warp; the K tile of this stage.
         let [mut s] =
             unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, fp8_rows) };
-
+        // Mask, softmax, rescale O. SAFETY: converged warp.
         let key0 = j * block_n;
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
-        // SAFETY: converged warp.
-        unsafe { rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
-
-        // SAFETY: block-uniform; publishes the f16 V tile.
-        unsafe { bar::sync_threads() };
-
-        // O += P·V: P's accumulators become the A operand directly.
-        let v_tile = smem_base + plan.v_f16;
-        for kk in 0..S_TILES / 2 {
-            let a = online::p_fragment(&s, kk);
-            for pair in 0..O_TILES / 2 {
-                let key = kk as u32 * 16 + (ld_matrix % 2) * 8 + ld_row;
-                let col = (2 * pair as u32 + ld_matrix / 2) * 16;
-                // SAFETY: converged warp; rows inside the f16 V tile.
-                unsafe {
-                    let b = ldmatrix::load_x4_trans(v_tile + key * plan.f16_row + col);
-                    mma::m16n8k16_f16(&mut o[2 * pair], a, [b[0], b[1]]);
-                    mma::m16n8k16_f16(&mut o[2 * pair + 1], a, [b[2], b[3]]);
-                }
-            }
+        unsafe { rows.step::<Unfused, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
+        // O += P·V. SAFETY: block-uniform; the barrier publishes the f16 V tile.
+        unsafe {
+            bar::sync_threads();
+            pv_f16(&mut o, &s, smem_base + plan.v_f16, plan.f16_row, (ld_matrix, ld_row));
         }
     }
     // SAFETY: drain the (empty) trailing groups before the block exits.

@@ -25,6 +25,39 @@ macro_rules! for_each_tile {
     };
 }
 
+/// How the softmax computes a probability's exponent `score * scale - base`
+/// (`softmax::exponent`): a kernel's policy, or the host's choice per problem
+/// (`AttnParams::fused_exponent`).
+///
+/// (A policy type's name orders the kernel's instantiations in the PTX
+/// module, by symbol name: renaming one may renumber registers in the
+/// entries that use it, with no change in the code.)
+pub trait Exponent {
+    /// The exponent of a score `x` scaled by `scale` against its row's `base`.
+    fn of(x: f32, scale: f32, base: f32) -> f32;
+}
+
+/// One FFMA, `fma(x, scale, -base)`: exact weights while every score is
+/// below `softmax::FUSED_SCORE_LIMIT`.
+pub struct FusedFma;
+
+/// A multiply and a subtract, which gives the row's largest score exactly 0.
+pub struct Unfused;
+
+impl Exponent for Unfused {
+    #[inline(always)]
+    fn of(x: f32, scale: f32, base: f32) -> f32 {
+        softmax::exponent::<false>(x, scale, base, math::fma)
+    }
+}
+
+impl Exponent for FusedFma {
+    #[inline(always)]
+    fn of(x: f32, scale: f32, base: f32) -> f32 {
+        softmax::exponent::<true>(x, scale, base, math::fma)
+    }
+}
+
 /// Running state of this thread's two rows.
 pub struct Rows {
     /// Running maxima (base-2 scaled).
@@ -55,14 +88,14 @@ impl Rows {
 
     /// One key block: masks scores (`-inf`) of keys a row must not see when
     /// `mask` is given (its `key0` is the block's first key), turns `s` into
-    /// probabilities `p = 2^(s * scale - m)` in place (`softmax::exponent`,
-    /// one FFMA when `FUSED`), folds them into the running state, and
+    /// probabilities `p = 2^(s * scale - m)` in place (the exponent as `E`
+    /// computes it), folds them into the running state, and
     /// rescales the output accumulator `o`.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn step<const FUSED: bool, const S_TILES: usize, const O_TILES: usize>(
+    pub unsafe fn step<E: Exponent, const S_TILES: usize, const O_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         o: &mut [[f32; 4]; O_TILES],
@@ -70,7 +103,7 @@ impl Rows {
         mask: Option<(MaskGeometry, u32)>,
     ) {
         // SAFETY: forwarded.
-        let alpha = unsafe { self.softmax::<FUSED, 1, S_TILES>(s, score_scale_log2, mask) };
+        let alpha = unsafe { self.softmax::<E, 1, S_TILES>(s, score_scale_log2, mask) };
         rescale(o, alpha);
     }
 
@@ -84,7 +117,7 @@ impl Rows {
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
-    pub unsafe fn softmax<const FUSED: bool, const CHAINS: usize, const S_TILES: usize>(
+    pub unsafe fn softmax<E: Exponent, const CHAINS: usize, const S_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
@@ -100,7 +133,7 @@ impl Rows {
         }
         for tile in s.iter_mut() {
             for (e, x) in tile.iter_mut().enumerate() {
-                *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
+                *x = math::exp2(E::of(*x, score_scale_log2, base[e / 2]));
             }
         }
         for h in 0..2 {
@@ -126,7 +159,7 @@ impl Rows {
     /// # Safety
     /// The whole warp calls it together (quad shuffles, warp vote).
     #[inline(always)]
-    pub unsafe fn softmax_lazy<const FUSED: bool, const CHAINS: usize, const S_TILES: usize>(
+    pub unsafe fn softmax_lazy<E: Exponent, const CHAINS: usize, const S_TILES: usize>(
         &mut self,
         s: &mut [[f32; 4]; S_TILES],
         score_scale_log2: f32,
@@ -160,7 +193,7 @@ impl Rows {
         let base = self.m.map(RowMax::base);
         for_each_tile!((_, tile) in s => {
             for (e, x) in tile.iter_mut().enumerate() {
-                *x = math::exp2(softmax::exponent::<FUSED>(*x, score_scale_log2, base[e / 2], math::fma));
+                *x = math::exp2(E::of(*x, score_scale_log2, base[e / 2]));
             }
         });
         moved

@@ -1,8 +1,8 @@
 //! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's V (and,
 //! at D = 128, its K) into 64-key tiles laid out exactly as the `wgmma`
-//! kernel keeps them in shared memory ([`KvTiles`]): V transposed and
-//! converted to f16 (exact; for `wgmma-fp8pv`, `PV_E4M3`, V's own E4M3
-//! bytes in [`fp8_pv_byte`]'s key order), K as E4M3 rows, both in the
+//! kernel keeps them in shared memory ([`KvTiles`]): V transposed, in the
+//! [`VtForm`] of the kernel's P·V (f16, or for `wgmma-fp8pv` V's own E4M3
+//! bytes in `layout::fp8_pv_byte`'s key order), K as E4M3 rows, both in the
 //! core-matrix layout, padded with zero keys to whole tiles. The attention kernel then
 //! moves each tile with one bulk copy from one thread, instead of every
 //! thread copying 16-byte pieces into place in every query block. (At D =
@@ -13,6 +13,16 @@ use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::{RowLayout, fp8_pv_byte};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
 use crate::tiles::KvTilesSmemPlan;
+
+/// How `Vt` is stored: the element type and key order of its rows, which
+/// the `wgmma` kernel's P·V reads (`wgmma::PvForm`, whose forms implement
+/// it).
+pub trait VtForm {
+    /// Whether `Vt` holds V's E4M3 bytes (else V converted to f16), as the
+    /// layout functions shared with the host take it (`KvTiles::new`,
+    /// `tiles::WgmmaSmemPlan::new`).
+    fn e4m3() -> bool;
+}
 
 /// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 bytes of a K row),
 /// read or written as one 16-byte access (as `[u32; 4]` LLVM knows only
@@ -29,19 +39,19 @@ const K_CHUNKS: usize = 2;
 /// batch `b`, for `Vt` and (unless [`k_by_tensor_copy`]) for K, through
 /// shared memory
 /// ([`KvTilesSmemPlan`]); only thread 0 touches global memory, with bulk
-/// copies (an earlier form, every thread loading and storing its own pieces,
-/// was bound by the global load/store queue and half-written sectors:
-/// results/STAGES.md stage 67):
+/// copies (every thread loading and storing its own pieces measured bound
+/// by the global load/store queue and half-written sectors, see lab/):
 ///
 /// 1. thread 0 copies the tile's K rows and V rows in (the keys below
 ///    `seq_kv`; the rest read as zero);
 /// 2. `Vt`: thread `t` takes V columns `4 (t % (HEAD_DIM / 4)) .. + 3` and
 ///    keys `8 (t / (HEAD_DIM / 4)) .. + 7` (one 4-byte word from each of
-///    its 8 V rows) and, once every thread has read its inputs, writes 16
-///    bytes (8 keys, one core-matrix row) into each of its 4 `Vt` rows of
-///    the image over the input (with `PV_E4M3`, its keys' E4M3 bytes as
-///    four key pairs, at [`fp8_pv_byte`]); K: each thread moves [`K_CHUNKS`] 16-byte
-///    chunks of the rows to their core-matrix places in the K image;
+///    its 8 V rows) and, once every thread has read its inputs, writes those
+///    8 keys into each of its 4 `Vt` rows of the image over the input: 16
+///    bytes (one core-matrix row) of f16 keys, or with E4M3 `Vt`
+///    ([`VtForm::e4m3`]) the keys' own bytes as four key pairs at
+///    [`fp8_pv_byte`]; K: each thread moves [`K_CHUNKS`] 16-byte chunks of
+///    the rows to their core-matrix places in the K image;
 /// 3. thread 0 copies both images out.
 ///
 /// # Safety
@@ -51,7 +61,7 @@ const K_CHUNKS: usize = 2;
 /// bytes of dynamic shared memory; grid `(padded_keys / 64, heads_kv,
 /// batch)`.
 #[inline(always)]
-pub unsafe fn kv_tiles<const HEAD_DIM: usize, const PV_E4M3: bool>(p: &AttnParams) {
+pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     const { assert!(K_CHUNKS as u32 * kv_tiles_threads(HEAD_DIM as u32) * 16 == TILE_KEYS * HEAD_DIM as u32) };
     // First thing, unlike the attention kernels (see `grid_dep`): the
     // prepass is short, and the kernel that depends on it is the attention
@@ -70,7 +80,7 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, const PV_E4M3: bool>(p: &AttnParam
     let key0 = tile * TILE_KEYS;
     let keys = (p.seq_kv - key0).min(TILE_KEYS);
     let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
-    let layout = KvTiles::new(d, p.batch, p.heads_kv, p.seq_kv, PV_E4M3);
+    let layout = KvTiles::new(d, p.batch, p.heads_kv, p.seq_kv, Vt::e4m3());
     let rows_offset = (head * p.seq_kv as u64 + key0 as u64) * d as u64;
     let (k, v) = ((p.k + rows_offset) as *const u8, (p.v + rows_offset) as *const u8);
 
@@ -126,7 +136,9 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, const PV_E4M3: bool>(p: &AttnParam
     for c in 0..4 {
         let code = |i: usize| (words[i] >> (8 * c)) & 0xFF;
         let pair = |k: usize| (code(2 * k) | (code(2 * k + 1) << 8)) as u16;
-        if PV_E4M3 {
+        // (The two forms written out here: as a method of `VtForm`, the
+        // store compiled to other PTX.)
+        if Vt::e4m3() {
             for k in 0..4 {
                 // Keys 8 group + 2k and + 1 sit side by side in this order.
                 let at = plan.input + vt_rows.offset(col0 + c, fp8_pv_byte(8 * group + 2 * k as u32));

@@ -15,12 +15,11 @@
 //! arrives once its `cp.async` share has landed, or the group's issuer of
 //! tensor copies expects their bytes, with V on a "V full" barrier of its
 //! own at D = 64; "empty": every thread arrives when done reading a tile
-//! whose stage is refilled). (With a block
-//! barrier per step instead, which made the groups step together, D=128
-//! short sequences took 12-16% longer and D=64 the same (results/STAGES.md
-//! stages 25-26); named group barriers made compute-sanitizer racecheck
-//! report hazards across the merge's block barriers, stage 13.) Per key
-//! block, each warp:
+//! whose stage is refilled). (A block barrier per step, which makes the
+//! groups step together, measured slower at D = 128 and no faster at D =
+//! 64; named group barriers made compute-sanitizer racecheck report
+//! hazards across the merge's block barriers; see lab/.) Per key block,
+//! each warp:
 //!
 //! 1. waits for K and V (E4M3) in its group's buffers;
 //! 2. computes `S = Q·K^T` ([`warp_tile::scores`]: E4M3 `mma` on sm_89,
@@ -35,15 +34,14 @@
 //! partial output; each group weighs and adds its slice
 //! (`softmax::merge_splits`) and stores it as f16.
 
-use super::block::{BlockJob, load_rows};
-use super::merge::MergeArea;
+use super::block::{BlockJob, Rolled, load_rows};
+use super::merge::{Exchange, MergeArea};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
+use super::pipeline::{self, Ring};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
-#[cfg(target_feature = "sm_90a")]
-use crate::layout::swizzled_kmajor_desc;
 use crate::params::{AttnParams, TileMaps};
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
@@ -134,14 +132,247 @@ unsafe fn pv_32_keys<const O_TILES: usize>(
 struct FourColumns([u32; 2]);
 
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
-/// the fused one measured no gain here and cost registers (results/STAGES.md
-/// stage 12).
-const UNFUSED: bool = false;
+/// the fused one measured no gain here and cost registers (see lab/).
+type Unfused = online::Unfused;
 
-/// Whether K and V tiles arrive by tensor copies (sm_90a: one thread per
-/// group issues them, swizzled rows) rather than by every thread's
-/// `cp.async` (sm_89: padded rows).
-const TENSOR_COPIES: bool = cfg!(target_feature = "sm_90a");
+/// How a `split` block's Q tile and its key groups' K and V tiles arrive
+/// in shared memory: per architecture ([`Copies`]).
+pub trait Arrival {
+    /// The block's shared-memory plan (exchange slots apart from the K/V
+    /// tiles if `exchange_apart`).
+    fn plan(shape: TileShape, exchange_apart: bool) -> SplitSmemPlan;
+
+    /// The arrivals that complete a phase of a barrier that `threads`
+    /// threads' copies fill.
+    fn fillers(threads: u32) -> u32;
+
+    /// Whether V completes on a "V full" barrier of its own, so that Q·K^T
+    /// waits for K alone.
+    fn v_apart(head_dim: usize) -> bool;
+
+    /// Whether this thread (`team`: its index in the group, the group's
+    /// size) refills its group's stages, and so waits for them to be empty.
+    fn refills(team: (u32, u32)) -> bool;
+
+    /// The issuers fetch the tensor maps they will use (`maps`, the
+    /// problem's).
+    ///
+    /// # Safety
+    /// `maps` as the host made them.
+    unsafe fn prefetch_maps(maps: u64, thread: u32, team: (u32, u32));
+
+    /// Copies the block's Q tile (`block_m` rows from row `job.row0`, rows
+    /// below `job.rows` inside Q) to `q_tile`, completing on `barrier`.
+    ///
+    /// # Safety
+    /// Uniform over the block (thread `thread` of `threads`); the Q tile is free.
+    unsafe fn load_q<const HEAD_DIM: usize, Pairing: TileRows>(
+        q_tile: u32,
+        rows: RowLayout,
+        job: &BlockJob,
+        block_m: u32,
+        maps: u64,
+        barrier: u32,
+        team: (u32, u32),
+    );
+
+    /// Copies the `block_n` keys from `key0` of K and V to the tiles
+    /// `kv_dst` (laid out as `rows`) of `stage`, completing on its barriers
+    /// (`(full, v_full)` give them per stage): V on "V full" with
+    /// `v_apart`, else both on "full".
+    ///
+    /// # Safety
+    /// Uniform over the group (`team`); the stage is free (first use, or
+    /// its "empty" phase completed); `key0 < seq_kv`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
+        kv_dst: (u32, u32),
+        stage: u32,
+        barriers: (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
+        key0: u32,
+        block_n: u32,
+        job: &BlockJob,
+        seq_kv: u32,
+        maps: u64,
+        rows: RowLayout,
+        team: (u32, u32),
+        v_apart: bool,
+    );
+}
+
+/// Tensor copies (sm_90a): the group's first thread issues its K and V
+/// tiles, thread 0 the Q tile, into swizzled rows; their barriers expect
+/// the bytes.
+pub struct TensorCopies;
+
+/// `cp.async` (sm_89): every thread copies its share of the rows into
+/// padded rows, then arrives.
+pub struct CpAsyncCopies;
+
+/// How this build's tiles arrive.
+#[cfg(target_feature = "sm_90a")]
+pub type Copies = TensorCopies;
+/// How this build's tiles arrive.
+#[cfg(not(target_feature = "sm_90a"))]
+pub type Copies = CpAsyncCopies;
+
+impl Arrival for TensorCopies {
+    #[inline(always)]
+    fn plan(shape: TileShape, exchange_apart: bool) -> SplitSmemPlan {
+        SplitSmemPlan::new_swizzled(shape, exchange_apart)
+    }
+
+    #[inline(always)]
+    fn fillers(_threads: u32) -> u32 {
+        1
+    }
+
+    // V apart measured faster at D = 64 (`split-n64` and `split`) and
+    // slower at D = 128 (see lab/).
+    #[inline(always)]
+    fn v_apart(head_dim: usize) -> bool {
+        head_dim == 64
+    }
+
+    #[inline(always)]
+    fn refills(team: (u32, u32)) -> bool {
+        team.0 == 0
+    }
+
+    #[inline(always)]
+    unsafe fn prefetch_maps(maps: u64, thread: u32, team: (u32, u32)) {
+        if team.0 == 0 {
+            // SAFETY: the problem's maps (host-made with the parameters).
+            unsafe {
+                if thread == 0 {
+                    tma::prefetch_map(maps);
+                }
+                tma::prefetch_map(maps + TileMaps::K_OFFSET);
+                tma::prefetch_map(maps + TileMaps::V_OFFSET);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_q<const HEAD_DIM: usize, Pairing: TileRows>(
+        q_tile: u32,
+        _rows: RowLayout,
+        job: &BlockJob,
+        block_m: u32,
+        maps: u64,
+        barrier: u32,
+        (thread, _): (u32, u32),
+    ) {
+        if thread == 0 {
+            // SAFETY: forwarded; the map zero-fills rows past Q.
+            unsafe {
+                mbarrier::arrive_expect_tx(barrier, block_m * HEAD_DIM as u32);
+                tma::copy_box_3d(q_tile, maps, (0, Pairing::coord(job.row0), job.q_head as u32), barrier);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
+        (k_dst, v_dst): (u32, u32),
+        stage: u32,
+        (full, v_full): (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
+        key0: u32,
+        block_n: u32,
+        job: &BlockJob,
+        _seq_kv: u32,
+        maps: u64,
+        _rows: RowLayout,
+        team: (u32, u32),
+        v_apart: bool,
+    ) {
+        if team.0 == 0 {
+            let at = (0, Pairing::coord(key0), job.kv_head as u32);
+            let tile_bytes = block_n * HEAD_DIM as u32;
+            // SAFETY: forwarded; the box lies in the stage.
+            unsafe {
+                if v_apart {
+                    mbarrier::arrive_expect_tx(full(stage), tile_bytes);
+                    tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                    mbarrier::arrive_expect_tx(v_full(stage), tile_bytes);
+                    tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, v_full(stage));
+                } else {
+                    mbarrier::arrive_expect_tx(full(stage), 2 * tile_bytes);
+                    tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
+                    tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
+                }
+            }
+        }
+    }
+}
+
+impl Arrival for CpAsyncCopies {
+    #[inline(always)]
+    fn plan(shape: TileShape, exchange_apart: bool) -> SplitSmemPlan {
+        SplitSmemPlan::new(shape, exchange_apart)
+    }
+
+    #[inline(always)]
+    fn fillers(threads: u32) -> u32 {
+        threads
+    }
+
+    #[inline(always)]
+    fn v_apart(_head_dim: usize) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn refills(_team: (u32, u32)) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    unsafe fn prefetch_maps(_maps: u64, _thread: u32, _team: (u32, u32)) {}
+
+    #[inline(always)]
+    unsafe fn load_q<const HEAD_DIM: usize, Pairing: TileRows>(
+        q_tile: u32,
+        rows: RowLayout,
+        job: &BlockJob,
+        block_m: u32,
+        _maps: u64,
+        barrier: u32,
+        team: (u32, u32),
+    ) {
+        // SAFETY: forwarded; Q rows below `job.rows` are inside Q; one
+        // arrival per thread.
+        unsafe {
+            load_rows::<HEAD_DIM, Rolled>(q_tile, rows, job.q, block_m, job.rows, team);
+            mbarrier::arrive_after_copies(barrier);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
+        (k_dst, v_dst): (u32, u32),
+        stage: u32,
+        (full, _v_full): (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
+        key0: u32,
+        block_n: u32,
+        job: &BlockJob,
+        seq_kv: u32,
+        _maps: u64,
+        rows: RowLayout,
+        team: (u32, u32),
+        _v_apart: bool,
+    ) {
+        let valid = (seq_kv - key0).min(block_n);
+        let offset = key0 as usize * HEAD_DIM;
+        // SAFETY: forwarded; key rows below `valid` are inside K and V; one
+        // arrival per thread and phase.
+        unsafe {
+            load_rows::<HEAD_DIM, Rolled>(k_dst, rows, job.k.wrapping_add(offset), block_n, valid, team);
+            load_rows::<HEAD_DIM, Rolled>(v_dst, rows, job.v.wrapping_add(offset), block_n, valid, team);
+            mbarrier::arrive_after_copies(full(stage));
+        }
+    }
+}
 
 /// `S = Q·K^T` of the warp's 16 rows for a key block of `S_TILES` (4 or
 /// 8) accumulator tiles, 32 keys at a time ([`warp_tile::scores`] of four
@@ -170,76 +401,63 @@ unsafe fn warp_scores<const QK_STEPS: usize, const S_TILES: usize>(
     core::array::from_fn(|t| if t < 4 { low[t] } else { high[t - 4] })
 }
 
-/// `S = Q·K^T` of one 64-key block for a key group that is a warpgroup
-/// (four row warps, 64 query rows; `split-wg`): one
-/// `wgmma.m64n64k32.e4m3` per 32 head columns on descriptors of the
-/// swizzled E4M3 Q and K tiles ([`swizzled_kmajor_desc`]: no conversion, no
-/// `ldmatrix`, no Q fragments), waited for. Warp `w` of the group receives
-/// the scores of its rows `16w ..` in the `mma.sync` accumulator layout, 8
-/// tiles of 8 keys, as [`warp_tile::scores`] returns them. (The `wgmma`
-/// kernel's `issue_scores` issues the same products, but through its
-/// accumulator cast it put these in local memory here: 128-byte stack,
-/// 148 / 186 registers instead of 137 / 168.)
-///
-/// # Safety
-/// Warpgroup-uniform (all four warps of the group, converged); both tiles
-/// landed (their barriers waited for); `QK_STEPS` 2 or 4 (64 or 128 bytes
-/// per row), rows swizzled as tensor copies write them, each tile at a
-/// multiple of 1024 bytes.
-#[cfg(target_feature = "sm_90a")]
-#[inline(always)]
-unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [[f32; 4]; 8] {
-    use crate::arch::wgmma;
-    let row_bytes = 32 * QK_STEPS as u32;
-    let descs = |k_byte0: u32| {
-        (swizzled_kmajor_desc(q_tile, row_bytes, k_byte0), swizzled_kmajor_desc(k_tile, row_bytes, k_byte0))
-    };
-    let mut acc = [0f32; 32];
-    // SAFETY: the caller's contract; the fence orders the accumulators'
-    // earlier register writes before the asynchronous products.
-    unsafe {
-        for x in acc.iter_mut() {
-            wgmma::pin_f32(x);
-        }
-        wgmma::fence();
-        // Written out rather than looped (a loop LLVM left rolled at D = 128
-        // kept the accumulators in local memory).
-        let (q, k) = descs(0);
-        wgmma::m64n64k32_e4m3::<0>(&mut acc, q, k);
-        let (q, k) = descs(32);
-        wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-        if QK_STEPS == 4 {
-            let (q, k) = descs(64);
-            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-            let (q, k) = descs(96);
-            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
-        }
-        wgmma::commit_group();
-        wgmma::wait_group(0);
-        for x in acc.iter_mut() {
-            wgmma::pin_f32(x);
-        }
+/// How the rows of the Q, K and V tiles lie: a kernel's policy.
+pub trait TileRows {
+    /// Tile rows per stored (swizzled) row.
+    const ROWS_PER_LINE: u32;
+    /// The tiles' layout, given the plan's.
+    fn layout(plan_rows: RowLayout) -> RowLayout;
+    /// The tensor-copy row coordinate of tile row `row`.
+    fn coord(row: u32) -> u32;
+}
+
+/// One tile row per row, as the plan lays them out.
+pub struct PlanRows;
+
+/// Two 64-byte rows to a 128-byte swizzled row (`RowLayout::SwizzledPairs`):
+/// tensor copies at D = 64, for even query and key lengths (the host
+/// encodes the maps so).
+pub struct PairRows;
+
+impl TileRows for PlanRows {
+    const ROWS_PER_LINE: u32 = 1;
+
+    #[inline(always)]
+    fn layout(plan_rows: RowLayout) -> RowLayout {
+        plan_rows
     }
-    core::array::from_fn(|t| [acc[4 * t], acc[4 * t + 1], acc[4 * t + 2], acc[4 * t + 3]])
+
+    #[inline(always)]
+    fn coord(row: u32) -> u32 {
+        row
+    }
+}
+
+impl TileRows for PairRows {
+    const ROWS_PER_LINE: u32 = 2;
+
+    #[inline(always)]
+    fn layout(_: RowLayout) -> RowLayout {
+        RowLayout::SwizzledPairs
+    }
+
+    #[inline(always)]
+    fn coord(row: u32) -> u32 {
+        row / 2
+    }
 }
 
 /// The kernel body. `ROW_WARPS` warps per key group, `SPLITS` key groups,
 /// `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`, `S_TILES =
 /// BLOCK_N / 8`, `SLICE = O_TILES / SPLITS` (the output tiles each group
-/// finishes in the merge); `WARPGROUP_QK` (`split-wg`, sm_90a only): each
-/// group is a warpgroup of 64-key blocks and computes Q·K^T on `wgmma`
-/// (`warpgroup_scores`) instead of per warp on `mma.sync`;
-/// `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
-/// folded (`online::fold_row`); `EXCHANGE_APART`: the merge's exchange
-/// slots lie apart from the K/V tiles ([`SplitSmemPlan::new`]);
-/// `PAIR_ROWS` (tensor copies at D = 64 only): Q, K and V arrive as
-/// 128-byte rows of two rows each (`RowLayout::SwizzledPairs`; the host
-/// encodes their maps so, for even query and key lengths only).
+/// finishes in the merge); `SOFTMAX_CHAINS` (1 or 4): how each row's block maximum and sum are
+/// folded (`online::fold_row`); `Ex`: where the merge's exchange slots
+/// lie; `Pairing`: how the rows of the Q, K and V tiles lie.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated; on sm_90a with
 /// the problem's [`TileMaps`]); the block must have `ROW_WARPS * SPLITS * 32` threads and
-/// `SplitSmemPlan::new(.., EXCHANGE_APART).total` bytes of dynamic shared memory.
+/// `SplitSmemPlan::new(.., Ex::apart()).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
     const HEAD_DIM: usize,
@@ -251,10 +469,9 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     const SLICE: usize,
-    const WARPGROUP_QK: bool,
     const SOFTMAX_CHAINS: usize,
-    const EXCHANGE_APART: bool,
-    const PAIR_ROWS: bool,
+    Ex: Exchange,
+    Pairing: TileRows,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -264,10 +481,9 @@ pub unsafe fn forward<
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
-        assert!(!WARPGROUP_QK || (TENSOR_COPIES && ROW_WARPS == 4 && S_TILES == 8), "a warpgroup of 64-key blocks");
         assert!(
-            !PAIR_ROWS || (TENSOR_COPIES && HEAD_DIM == 64 && !WARPGROUP_QK),
-            "pair rows: 64-byte rows, `mma.sync`"
+            Pairing::ROWS_PER_LINE == 1 || (cfg!(target_feature = "sm_90a") && HEAD_DIM == 64),
+            "pairs: tensor copies of 64-byte rows"
         );
     };
     let shape = TileShape {
@@ -278,15 +494,8 @@ pub unsafe fn forward<
         warps: (ROW_WARPS * SPLITS) as u32,
         splits: SPLITS as u32,
     };
-    let plan = if TENSOR_COPIES {
-        SplitSmemPlan::new_swizzled(shape, EXCHANGE_APART)
-    } else {
-        SplitSmemPlan::new(shape, EXCHANGE_APART)
-    };
-    // The rows of the Q, K and V tiles: the plan's, or two to a 128-byte
-    // row, whose tensor-copy row coordinate is then half the row's.
-    let tile_rows = if PAIR_ROWS { RowLayout::SwizzledPairs } else { plan.rows };
-    let row_coord = |row: u32| if PAIR_ROWS { row / 2 } else { row };
+    let plan = Copies::plan(shape, Ex::apart());
+    let tile_rows = Pairing::layout(plan.rows);
     let threads = shape.threads();
     let maps = p.tile_maps;
     let block_n = BLOCK_N as u32;
@@ -299,17 +508,8 @@ pub unsafe fn forward<
     // This group's copies: (this thread's index in the group, the group's size).
     let team = (thread - split * group_threads, group_threads);
 
-    // The issuers of tensor copies fetch the descriptors they will use.
-    if TENSOR_COPIES && team.0 == 0 {
-        // SAFETY: the problem's maps (host-made with the parameters).
-        unsafe {
-            if thread == 0 {
-                tma::prefetch_map(maps);
-            }
-            tma::prefetch_map(maps + TileMaps::K_OFFSET);
-            tma::prefetch_map(maps + TileMaps::V_OFFSET);
-        }
-    }
+    // SAFETY: the problem's maps.
+    unsafe { Copies::prefetch_maps(maps, thread, team) };
     // SAFETY: host-validated parameters.
     let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
@@ -325,7 +525,7 @@ pub unsafe fn forward<
     // for the same lines at once.
     let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
     // (`schedule::walks_rotated` says which kernels do.)
-    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32, WARPGROUP_QK) };
+    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32) };
     let rotation = if rotated { schedule::key_rotation(job.row0 / shape.block_m, key_blocks) } else { 0 };
     // The first key of the group's i-th key block, rotated. (Where the walk
     // is not rotated, the plain `(split + i * SPLITS) * block_n` is spelled
@@ -338,53 +538,40 @@ pub unsafe fn forward<
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let full = |stage: u32| smem_base + plan.full_barrier(split, stage);
     let v_full = |stage: u32| smem_base + plan.v_full_barrier(split, stage);
-    // V's tensor copy completes on its own barrier ("V full"), so a step's
-    // Q·K^T waits for K alone: at D = 64 (H100 run 130, results/STAGES.md
-    // stage 85: `split-n64` (1,8,512,64) -5%, (2,8,256,64) -8%; `split`
-    // -2..-3%); at D = 128 it measured 1.5-3% slower. (LLVM sinks most of
-    // the softmax past the V wait; pinning it before measured no gain at
-    // the mission shapes and -1..-2% at 1024+ keys, stage 89.)
-    let v_apart = TENSOR_COPIES && HEAD_DIM == 64;
+    // With `v_apart`, V's tensor copy completes on its own barrier ("V
+    // full"), so a step's Q·K^T waits for K alone (`Arrival::v_apart` says
+    // where). (LLVM sinks most of the softmax past the V wait; pinning it
+    // before measured no gain, see lab/.)
+    let v_apart = Copies::v_apart(HEAD_DIM);
     let empty = |stage: u32| smem_base + plan.empty_barrier(split, stage);
+    let k_tile = |stage: u32| smem_base + plan.k_stage(split, stage, block_n);
+    let v_tile = |stage: u32| smem_base + plan.v_stage(split, stage, block_n);
     // Copies key block i of the group into its stage, completing on the
     // stage's "full" barrier (V on its "V full" one with `v_apart`): with
     // tensor copies, the group's first thread issues both tiles (the others
     // do nothing); else every thread its share of the rows, then arrives.
     let load_kv = |i: u32| {
-        let stage = i % STAGES as u32;
+        let stage = Ring::<STAGES>::at(i).stage;
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let k_dst = smem_base + plan.k_stage(split, stage, block_n);
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
-        if TENSOR_COPIES {
-            if team.0 == 0 {
-                let at = (0, row_coord(key0), job.kv_head as u32);
-                // SAFETY: the stage's tiles are free (first use, or its
-                // "empty" phase completed); the box lies in the stage.
-                let tile_bytes = block_n * HEAD_DIM as u32;
-                unsafe {
-                    if v_apart {
-                        mbarrier::arrive_expect_tx(full(stage), tile_bytes);
-                        tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
-                        mbarrier::arrive_expect_tx(v_full(stage), tile_bytes);
-                        tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, v_full(stage));
-                    } else {
-                        mbarrier::arrive_expect_tx(full(stage), 2 * tile_bytes);
-                        tma::copy_box_3d(k_dst, maps + TileMaps::K_OFFSET, at, full(stage));
-                        tma::copy_box_3d(v_dst, maps + TileMaps::V_OFFSET, at, full(stage));
-                    }
-                }
-            }
-            return;
-        }
-        let valid = (p.seq_kv - key0).min(block_n);
-        let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: uniform over the group; key rows below `valid` are inside
-        // K and V; one arrival per thread and phase.
+        // SAFETY: uniform over the group; the stage is free (first use, or
+        // its "empty" phase completed); key block i is inside K and V.
         unsafe {
-            load_rows::<HEAD_DIM, false>(k_dst, tile_rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, false>(v_dst, tile_rows, job.v.wrapping_add(offset), block_n, valid, team);
-            mbarrier::arrive_after_copies(full(stage));
-        }
+            Copies::load_kv::<HEAD_DIM, Pairing>(
+                (k_dst, v_dst),
+                stage,
+                (full, v_full),
+                key0,
+                block_n,
+                &job,
+                p.seq_kv,
+                maps,
+                tile_rows,
+                team,
+                v_apart,
+            )
+        };
     };
 
     // The copies complete on barriers: Q's and per group and stage a "full"
@@ -396,14 +583,14 @@ pub unsafe fn forward<
     // "done" one before the merge. Thread 0 initializes them; a block
     // barrier publishes them.
     let q_barrier = smem_base + plan.q_barrier();
+    let (q_fillers, kv_fillers) = (Copies::fillers(threads), Copies::fillers(group_threads));
     // SAFETY: thread 0 alone initializes; nothing uses a barrier before the block barrier.
     unsafe {
         if thread == 0 {
-            mbarrier::init(q_barrier, if TENSOR_COPIES { 1 } else { threads });
+            mbarrier::init(q_barrier, q_fillers);
             for g in 0..SPLITS as u32 {
                 for stage in 0..STAGES as u32 {
-                    let fillers = if TENSOR_COPIES { 1 } else { group_threads };
-                    mbarrier::init(smem_base + plan.full_barrier(g, stage), fillers);
+                    mbarrier::init(smem_base + plan.full_barrier(g, stage), kv_fillers);
                     mbarrier::init(smem_base + plan.v_full_barrier(g, stage), 1);
                     mbarrier::init(smem_base + plan.empty_barrier(g, stage), group_threads);
                 }
@@ -416,32 +603,23 @@ pub unsafe fn forward<
     // SAFETY: the Q tile is free; Q rows below `job.rows` are inside Q (the
     // map zero-fills the rest); one arrival per thread and barrier phase.
     unsafe {
-        if !TENSOR_COPIES {
-            load_rows::<HEAD_DIM, false>(
-                smem_base + plan.q,
-                tile_rows,
-                job.q,
-                shape.block_m,
-                job.rows,
-                (thread, threads),
-            );
-            mbarrier::arrive_after_copies(q_barrier);
-        } else if thread == 0 {
-            mbarrier::arrive_expect_tx(q_barrier, shape.block_m * HEAD_DIM as u32);
-            tma::copy_box_3d(smem_base + plan.q, maps, (0, row_coord(job.row0), job.q_head as u32), q_barrier);
-        }
+        Copies::load_q::<HEAD_DIM, Pairing>(
+            smem_base + plan.q,
+            tile_rows,
+            &job,
+            shape.block_m,
+            maps,
+            q_barrier,
+            (thread, threads),
+        );
         for i in 0..(STAGES as u32).min(my_blocks) {
             load_kv(i);
         }
         mbarrier::wait(q_barrier, 0);
     }
-    let q_frag: warp_tile::QFragments<QK_STEPS> = if WARPGROUP_QK {
-        // Never read: the group's `wgmma` reads Q from shared memory.
-        core::array::from_fn(|_| Default::default())
-    } else {
-        // SAFETY: converged warp; the warp's 16 rows of the Q tile.
-        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) }
-    };
+    // SAFETY: converged warp; the warp's 16 rows of the Q tile.
+    let q_frag: warp_tile::QFragments<QK_STEPS> =
+        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) };
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -449,57 +627,38 @@ pub unsafe fn forward<
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Each group walks its own key blocks: no block barrier in the loop.
     for i in 0..my_blocks {
-        let stage = i % STAGES as u32;
-        // The stage's i / STAGES-th use.
-        let parity = (i / STAGES as u32) % 2;
-        // SAFETY: the group's copies of block i arrive on this phase.
-        unsafe { mbarrier::wait(full(stage), parity) };
-        let k_tile = smem_base + plan.k_stage(split, stage, block_n);
-        // (`WARPGROUP_QK` exists only on sm_90a, where `wgmma` does.)
-        let [mut s]: [[[f32; 4]; S_TILES]; 1] = match () {
-            #[cfg(target_feature = "sm_90a")]
-            () if WARPGROUP_QK => {
-                // SAFETY: the group is a warpgroup walking the same blocks
-                // (entry assertion); Q and this K tile landed, 1024-byte aligned.
-                let s = unsafe { warpgroup_scores::<QK_STEPS>(smem_base + plan.q, k_tile) };
-                [core::array::from_fn(|t| s[t])]
-            }
-            // SAFETY: converged warp; the K tile of this stage.
-            () => [unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile, tile_rows) }],
-        };
+        let at = Ring::<STAGES>::at(i);
+        // Wait for K of block i. SAFETY: its copies arrive on this phase.
+        unsafe { pipeline::wait(full(at.stage), at) };
+        // S = Q·K^T. SAFETY: converged warp; the K tile of this stage.
+        let mut s = unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile(at.stage), tile_rows) };
+        // Mask, softmax, rescale O (four chains: `Rows::step` spelled out,
+        // the only form that measured faster, see lab/).
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
         let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
         if SOFTMAX_CHAINS == 4 {
-            // `Rows::step` spelled out: LLVM lays out the mask's branches
-            // and the loop otherwise than through `step`, and only this form
-            // measured faster (H100 run 144, results/STAGES.md stage 91:
-            // -1.4..-2.3% for `split-n64` D = 64; through `step` +-1%).
             let mask = masked.then_some((geometry, key0));
             // SAFETY: converged warp.
-            let alpha = unsafe { rows.softmax::<UNFUSED, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, mask) };
+            let alpha = unsafe { rows.softmax::<Unfused, SOFTMAX_CHAINS, S_TILES>(&mut s, job.score_scale_log2, mask) };
             online::rescale(&mut o, alpha);
         } else {
             // SAFETY: converged warp.
             unsafe {
-                rows.step::<UNFUSED, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)))
+                rows.step::<Unfused, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0)))
             };
         }
-        let v_tile = smem_base + plan.v_stage(split, stage, block_n);
-        if v_apart {
-            // SAFETY: the group's tensor copy of block i's V arrives on this phase.
-            unsafe { mbarrier::wait(v_full(stage), parity) };
-        }
-        // SAFETY: converged warp; the V tile of this stage.
-        unsafe { pv_e4m3(&mut o, &s, v_tile, tile_rows) };
-        // Refill the stage with block i + STAGES once the whole group is done
-        // with block i (with tensor copies only their issuer waits for that).
-        if i + (STAGES as u32) < my_blocks {
-            // SAFETY: uniform over the group; one arrival per thread and phase.
-            unsafe { mbarrier::arrive(empty(stage)) };
-            if !TENSOR_COPIES || team.0 == 0 {
-                // SAFETY: every thread of the group arrives in this phase.
-                unsafe { mbarrier::wait(empty(stage), parity) };
+        // O += P·V once V landed. SAFETY: with `v_apart` its copy arrives
+        // on this phase of "V full"; converged warp; the V tile of this stage.
+        unsafe {
+            if v_apart {
+                pipeline::wait(v_full(at.stage), at);
             }
+            pv_e4m3(&mut o, &s, v_tile(at.stage), tile_rows);
+        }
+        // Release the stage; refill it with block i + STAGES.
+        if i + (STAGES as u32) < my_blocks {
+            // SAFETY: uniform over the group.
+            unsafe { pipeline::release(empty(at.stage), at, Copies::refills(team)) };
             load_kv(i + STAGES as u32);
         }
     }
@@ -523,10 +682,7 @@ pub unsafe fn forward<
     // (With the exchange apart no thread needs that: the loop waited for
     // every copy, and the slots are no tile's.)
     unsafe {
-        if !EXCHANGE_APART {
-            mbarrier::arrive(done);
-            mbarrier::wait(done, 0);
-        }
+        Ex::free_tiles(done);
         merge.publish_stats(smem_ptr, split, local_rows, &rows, quad);
         merge.publish_partials(smem_ptr, (split, row_warp, lane), &o);
         bar::sync_threads();

@@ -75,11 +75,10 @@ pub unsafe fn q_fragments<const QK_STEPS: usize>(q_tile: u32, rows: RowLayout, r
 /// the layout of `mma.m16n8k32` (see `online`). Each K fragment is read
 /// (and on sm_90 converted) once for all row tiles.
 ///
-/// Both kernels pass one row tile: two per warp made `split` slower at the
-/// mission shapes (results/STAGES.md stage 23). The array form stays
-/// because it is what brings `mma` at D=64 on sm_90a from 130 to 128
-/// registers, a fourth block per SM (stage 24; capping the registers at 128
-/// with a launch bound spills instead).
+/// Both kernels pass one row tile: two per warp measured slower for
+/// `split` (see lab/). The array form stays because it is what brings
+/// `mma` at D=64 on sm_90a from 130 to 128 registers, a fourth block per
+/// SM (capping the registers at 128 with a launch bound spills instead).
 ///
 /// # Safety
 /// Converged warp; `8 * S_TILES` rows of `32 * QK_STEPS` readable bytes at

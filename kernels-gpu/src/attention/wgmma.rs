@@ -22,20 +22,21 @@
 //! runs the online softmax of block `j + 1` ([`super::online`]) while `P·V`
 //! is still in flight; the output is rescaled once that completes.
 //!
-//! The rows' sums of P come from the tensor cores too: each `Vt` stage is
-//! followed by 8 rows of f16 ones ([`ONES_ROWS`], written once in the
-//! prologue), so `P·V` is an `m64n(D + 8)k16` product whose last 8
-//! columns (`sums`) each accumulate the row sums of the f16 P that `P·V`
-//! multiplies, rescaled with O; the softmax adds none itself (32 dependent
-//! FADDs a step fewer: -1..-5.6% time, results/STAGES.md stage 135).
+//! How P·V is multiplied is the kernel's [`PvForm`]. With [`PvF16`] the
+//! rows' sums of P come from the tensor cores too: each `Vt` stage is
+//! followed by 8 rows of f16 ones ([`crate::tiles::ONES_ROWS`], written
+//! once in the prologue), so `P·V` is an `m64n(D + 8)k16` product whose
+//! last 8 columns (`sums`) each accumulate the row sums of the f16 P that
+//! `P·V` multiplies, rescaled with O; the softmax adds none itself (32 dependent
+//! FADDs a step fewer, measured faster: see lab/).
 //!
 //! The softmax keeps lazy row maxima (`softmax::LAZY_MAX_SLACK`) and, for
 //! a block that moves none of them (almost every block after a row's
 //! first), only compares its scores with the rows' thresholds and votes
 //! (`online::Rows::softmax_lazy`): no block maxima, shuffles or rescale
-//! (-2.5..-7.5% time, results/STAGES.md stage 138).
+//! (measured faster: see lab/).
 //!
-//! `PV_E4M3` (the opt-in `wgmma-fp8pv` variant) runs P·V on the FP8
+//! [`PvE4M3`] (the opt-in `wgmma-fp8pv` variant) runs P·V on the FP8
 //! tensor cores: the prepass leaves `Vt` as V's own E4M3 bytes in
 //! [`crate::layout::fp8_pv_key`]'s key order, P is rounded to E4M3 (values
 //! up to 2^8 with the lazy maxima's slack, E4M3's largest is 448) straight
@@ -44,125 +45,43 @@
 //! do not come from the tensor cores there: the FP8 `wgmma` accumulates
 //! with less than f32's precision, which sums of every positive P of a row
 //! turned into an error growing with the keys (rel_l2 0.32 at 16384 keys,
-//! results/STAGES.md stage 147); the softmax adds them in f32 instead.
+//! see lab/); the softmax adds them in f32 instead.
 //!
 //! With E4M3 P·V at D = 128 a key block may also be 192 keys, three
 //! prepass tiles a stage (`BLOCK_N`; `kernels::WGMMA_FP8PV_LONG_D128`, two
 //! warpgroups): Q·Kᵀ as `wgmma.m64n192k32.e4m3`, six P·V products, the
 //! step's fixed costs a third as often per key (0.91-0.94x the time of
-//! the three-warpgroup 64-key kernel on long rows, results/STAGES.md
-//! stages 152-153b). So that every block but the first is
+//! the three-warpgroup 64-key kernel on long rows, see lab/). So that
+//! every block but the first is
 //! whole, a head's first block takes only the tiles left over (`lead`
 //! empty slots before them: keys that wrap below 0 and are masked, `Vt`
 //! zeroed once in the prologue); no block reads past the head's last tile.
 
-use super::block::{BlockJob, load_rows};
-use super::online::{self, MaskGeometry, Rows};
+use super::block::{BlockJob, Rolled, load_rows};
+use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
-use crate::arch::cvt::pack_e4m3x4;
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
-use crate::layout::{RowLayout, desc_advanced, fp8_pv_source, kmajor_desc, swizzled_kmajor_desc};
+use super::pipeline::Ring;
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, smem, sreg, tma, wgmma};
+use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
-use crate::softmax::{LAZY_MAX_SLACK, output_scale};
-use crate::tiles::{ONES_ROWS, TileShape, WgmmaSmemPlan};
+use crate::softmax::LAZY_MAX_SLACK;
+use crate::tiles::{TileShape, WgmmaSmemPlan};
 
-/// `acc` as the flat register array the `wgmma` wrappers take.
-///
-/// # Safety
-/// `N == 4 * T` (checked by the callers' dispatch).
-#[inline(always)]
-unsafe fn flat<const T: usize, const N: usize>(acc: &mut [[f32; 4]; T]) -> &mut [f32; N] {
-    // SAFETY: `[[f32; 4]; T]` and `[f32; 4 T]` have the same layout.
-    unsafe { &mut *(acc as *mut [[f32; 4]; T]).cast::<[f32; N]>() }
-}
+mod pv;
+mod step;
 
-/// Issues `S = Q·K^T` of one 64-key block into `s` (`wgmma.m64n64k32.e4m3`
-/// per 32 head columns; `descs[ks]` = the Q and K descriptors of step `ks`)
-/// and commits the group; not waited for.
-///
-/// # Safety
-/// Warpgroup-uniform, after [`wgmma::fence`]; Q and K written and fenced
-/// for the async proxy.
-#[inline(always)]
-pub unsafe fn issue_scores<const QK_STEPS: usize, const S_TILES: usize>(
-    s: &mut [[f32; 4]; S_TILES],
-    descs: &[[u64; 2]; QK_STEPS],
-) {
-    // SAFETY: forwarded; N = 4 * S_TILES (8 or 24 tiles: 64 or 192 keys).
-    unsafe {
-        for (ks, [a, b]) in descs.iter().enumerate() {
-            match (S_TILES, ks) {
-                (8, 0) => wgmma::m64n64k32_e4m3::<0>(flat::<S_TILES, 32>(s), *a, *b),
-                (8, _) => wgmma::m64n64k32_e4m3::<1>(flat::<S_TILES, 32>(s), *a, *b),
-                (_, 0) => wgmma::m64n192k32_e4m3::<0>(flat::<S_TILES, 96>(s), *a, *b),
-                (_, _) => wgmma::m64n192k32_e4m3::<1>(flat::<S_TILES, 96>(s), *a, *b),
-            }
-        }
-        wgmma::commit_group();
-    }
-}
-
-/// Issues `O += P·V` of one 64-key block and commits the group; not
-/// waited for: `wgmma.m64n(D + 8)k16.f16` per 16 keys, P from registers,
-/// `vt[kk]` the `Vt` descriptor of the product's keys, whose tile is
-/// followed by [`ONES_ROWS`] rows of ones: the 8 columns past D add P's row
-/// sums to every element of `sums`. With `PV_E4M3`, `wgmma.m64nDk32.e4m3`
-/// per 32 keys (`PV_STEPS` products), `sums` untouched.
-///
-/// # Safety
-/// Warpgroup-uniform, after [`wgmma::fence`]; `Vt` and the ones written and
-/// fenced for the async proxy; `O_TILES` is 8 or 16.
-#[inline(always)]
-pub unsafe fn issue_pv<const O_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool>(
-    o: &mut [[f32; 4]; O_TILES],
-    sums: &mut [f32; 4],
-    p_frag: &[[u32; 4]; PV_STEPS],
-    vt: &[u64; PV_STEPS],
-) {
-    // SAFETY: forwarded; N = 4 * O_TILES.
-    unsafe {
-        for (a, b) in p_frag.iter().zip(vt) {
-            match (O_TILES, PV_E4M3) {
-                (8, false) => wgmma::m64n72k16_f16_rs::<1>(flat::<O_TILES, 32>(o), sums, *a, *b),
-                (_, false) => wgmma::m64n136k16_f16_rs::<1>(flat::<O_TILES, 64>(o), sums, *a, *b),
-                (8, true) => wgmma::m64n64k32_e4m3_rs::<1>(flat::<O_TILES, 32>(o), *a, *b),
-                (_, true) => wgmma::m64n128k32_e4m3_rs::<1>(flat::<O_TILES, 64>(o), *a, *b),
-            }
-        }
-        wgmma::commit_group();
-    }
-}
-
-/// The A operands of P·V for the probabilities `p`: per 16 keys the f16
-/// `k16` fragments ([`online::p_fragments`]), or with `PV_E4M3` per 32
-/// keys the E4M3 `k32` ones, each register four of the lane's own elements
-/// in [`crate::layout::fp8_pv_key`]'s key order ([`fp8_pv_source`]).
-#[inline(always)]
-fn pv_fragments<const S_TILES: usize, const PV_STEPS: usize, const PV_E4M3: bool>(
-    p: &[[f32; 4]; S_TILES],
-) -> [[u32; 4]; PV_STEPS] {
-    const { assert!(PV_STEPS * if PV_E4M3 { 4 } else { 2 } == S_TILES) };
-    if !PV_E4M3 {
-        return online::p_fragments(p);
-    }
-    core::array::from_fn(|kk| {
-        core::array::from_fn(|r| {
-            pack_e4m3x4(core::array::from_fn(|i| {
-                let (tile, element) = fp8_pv_source(kk as u32, r as u32, i as u32);
-                p[tile as usize][element as usize]
-            }))
-        })
-    })
-}
+pub use pv::{PvE4M3, PvF16, PvForm};
+use step::{issue_first_scores, issue_scores_and_pv, pv_landed, release, rescale, scores_landed};
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`,
-/// `PV_STEPS` P·V products per key block (4, or 2 with `PV_E4M3`: P·V on
-/// E4M3 operands, see the module doc);
+/// `PV_STEPS` P·V products per key block (`BLOCK_N / Pv::KEYS_PER_PRODUCT`);
+/// `Pv`: how P·V is multiplied (see the module doc);
 /// `SOFTMAX_CHAINS`: how each row's block maximum and sum are folded (1 or
 /// 4 chains, `online::fold_row`);
-/// `FUSED`: the softmax exponent as one FFMA (`softmax::exponent`), which
-/// the entry picks when the host set `AttnParams::fused_exponent`.
+/// `E`: how the softmax computes its exponent ([`online::FusedFma`], one
+/// FFMA, which the entry picks when the host set
+/// `AttnParams::fused_exponent`, or [`online::Unfused`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -178,9 +97,9 @@ pub unsafe fn forward<
     const QK_STEPS: usize,
     const O_TILES: usize,
     const SOFTMAX_CHAINS: usize,
-    const FUSED: bool,
+    E: Exponent,
     const PV_STEPS: usize,
-    const PV_E4M3: bool,
+    Pv: PvForm,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -191,7 +110,10 @@ pub unsafe fn forward<
         // A key block is one tile of the prepass's scratch, or three (only
         // with E4M3 P·V at D = 128, whose `Vt` stages carry no rows of ones).
         assert!(S_TILES * 8 == BLOCK_N);
-        assert!(BLOCK_N == TILE_KEYS as usize || (PV_E4M3 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128));
+        assert!(
+            BLOCK_N == TILE_KEYS as usize
+                || (Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128)
+        );
     };
     // Prepass tiles per key block.
     let key_tiles = BLOCK_N as u32 / TILE_KEYS;
@@ -209,7 +131,7 @@ pub unsafe fn forward<
         warps: 4 * WARPGROUPS as u32,
         splits: 1,
     };
-    let plan = WgmmaSmemPlan::new(shape, PV_E4M3);
+    let plan = WgmmaSmemPlan::new(shape, Pv::e4m3());
     let tile_rows = RowLayout::CoreMatrices { row_bytes: HEAD_DIM as u32 };
     let threads = shape.threads();
     // Every thread of the block copies Q: (this thread, all of them).
@@ -241,19 +163,19 @@ pub unsafe fn forward<
     let full = |stage: u32| smem_base + plan.full_barrier(stage);
     let empty = |stage: u32| smem_base + plan.empty_barrier(stage, shape);
     let stages = STAGES as u32;
-    // The phase parity of key block `j`'s use of its stage.
-    let parity = |j: u32| (j / stages) % 2;
+    // Key block `j`'s stage and the parity of that stage's barrier phases.
+    let ring = Ring::<STAGES>::at;
     // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
     // map where K comes from the input.
     let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
-    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, PV_E4M3);
+    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, Pv::e4m3());
     let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
     // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
     // its "full" barrier (thread 0 only).
     let load_kv = |j: u32| {
-        let stage = j % stages;
+        let stage = ring(j).stage;
         // Block 0 brings only its tiles past the `lead` empty slots.
         let (tile, skipped) = match (multi, j) {
             (false, _) => (j, 0),
@@ -264,7 +186,7 @@ pub unsafe fn forward<
         let (k_bytes, vt_bytes) = (tiles * kv.k_tile_bytes(), tiles * kv.vt_tile_bytes());
         // SAFETY: tiles `tile .. tile + tiles` (below padded_keys / 64) lie
         // inside the scratch, or K's box of keys 64 tile .. (zeros past
-        // `seq_kv`) inside its map, the K stage 1024-byte aligned (the
+        // `seq_kv`) inside its map, the K stage aligned to 1024 bytes (the
         // swizzle's); the stage is free (its "empty" phase completed, or
         // never used).
         unsafe {
@@ -311,33 +233,33 @@ pub unsafe fn forward<
     }
     // SAFETY: Q rows below `job.rows` are inside Q.
     unsafe {
-        load_rows::<HEAD_DIM, false>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team);
+        load_rows::<HEAD_DIM, Rolled>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team);
         cp_async::commit_group();
     }
 
-    // Every stage's rows of ones (f16 1.0 pairs; none with `PV_E4M3`),
+    // Every stage's rows of ones (f16 1.0 pairs; none where `Pv::SUM_ROWS` is 0),
     // once: one word per thread and stage (a stage's ones are 256 words,
     // fewer than the threads); the prologue's proxy fence and block barrier
     // below publish them to `wgmma`.
-    const { assert!(PV_E4M3 || ONES_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
-    if !PV_E4M3 && team.0 < ONES_ROWS * block_n * 2 / 4 {
+    const { assert!(Pv::SUM_ROWS * BLOCK_N as u32 * 2 / 4 <= 128 * WARPGROUPS as u32) };
+    if Pv::SUM_ROWS > 0 && team.0 < Pv::SUM_ROWS * block_n * 2 / 4 {
         for stage in 0..stages {
             let at = plan.ones_rows(stage, shape) + 4 * team.0;
             // SAFETY: inside a stage's rows of ones, 4-byte aligned.
             unsafe { *(smem_ptr.add(at as usize) as *mut u32) = 0x3C00_3C00 };
         }
     }
-    // The first block's empty `Vt` slots (stage 0's first `lead` tiles)
-    // as zeros, published the same way: their keys' P is 0, and 0 times
-    // whatever shared memory held could be NaN. (Their K slots need
-    // nothing: those scores are masked.)
+    // The first block's empty `Vt` slots (the first `lead` tiles of the
+    // first stage) as zeros, published the same way: their keys' P is 0,
+    // and 0 times whatever shared memory held could be NaN. (Their K slots
+    // need nothing: those scores are masked.)
     if multi && lead > 0 {
         let words = lead * kv.vt_tile_bytes() / 16;
         let mut word = team.0;
         while word < words {
             let at = plan.vt_stage(0, shape) + 16 * word;
-            // SAFETY: inside stage 0's first `lead` `Vt` tiles, which no copy
-            // writes; 16-byte aligned.
+            // SAFETY: inside the first stage's first `lead` `Vt` tiles,
+            // which no copy writes; 16-byte aligned.
             unsafe { *(smem_ptr.add(at as usize) as *mut [u32; 4]) = [0; 4] };
             word += team.1;
         }
@@ -355,7 +277,7 @@ pub unsafe fn forward<
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
     // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
-    // step: Vt) for key block `j`: stage 0's, made once, advanced to the
+    // step: Vt) for key block `j`: the first stage's, made once, advanced to the
     // block's stage by one add each (building them in the loop took ~30
     // uniform-datapath instructions per warp and step); computed and pinned
     // before `wgmma.fence` so that no register a `wgmma` reads is defined
@@ -372,9 +294,8 @@ pub unsafe fn forward<
         })
     };
     // Where K comes by tensor copy, its tiles are swizzled. (An override
-    // after the fact, so that D = 128's code stays as it was: written as a
-    // branch inside the descriptors above, it reordered D = 128's PTX and
-    // cost 1.6% there, results/STAGES.md stage 132b.)
+    // after the fact: written as a branch inside the descriptors above, it
+    // reordered D = 128's PTX and measured slower there, see lab/.)
     let qk_stage0 = if k_by_map {
         let k_tile = smem_base + plan.k_stage(0, shape);
         core::array::from_fn(|ks| [qk_stage0[ks][0], swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, 32 * ks as u32)])
@@ -392,11 +313,11 @@ pub unsafe fn forward<
         })
     };
     let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
-        let k_bytes = plan.k_stage(j % stages, shape) - plan.k_stage(0, shape);
+        let k_bytes = plan.k_stage(ring(j).stage, shape) - plan.k_stage(0, shape);
         qk_stage0.map(|[q, k]| [q, desc_advanced(k, k_bytes)])
     };
     let pv_descs = |j: u32| -> [u64; PV_STEPS] {
-        let vt_bytes = plan.vt_stage(j % stages, shape) - plan.vt_stage(0, shape);
+        let vt_bytes = plan.vt_stage(ring(j).stage, shape) - plan.vt_stage(0, shape);
         pv_stage0.map(|vt| desc_advanced(vt, vt_bytes))
     };
     // The mask of key block `j`, if it needs one: from `masked_from` on,
@@ -417,9 +338,15 @@ pub unsafe fn forward<
     let tiles_landed = |j: u32| {
         // SAFETY: the barrier was initialized before the block barrier of
         // the prologue; its phase for block j completes once the copies land.
-        unsafe { mbarrier::wait(full(j % stages), parity(j)) };
+        unsafe { mbarrier::wait(full(ring(j).stage), ring(j).parity) };
     };
-
+    // Waits until every warp has released key block `j`'s stage.
+    let stage_released = |j: u32| {
+        // SAFETY: the barrier was initialized before the block barrier of
+        // the prologue; every warp arrives on its phase for block j after
+        // its last product reading the block.
+        unsafe { mbarrier::wait(empty(ring(j).stage), ring(j).parity) };
+    };
     // Prologue: Q landed and visible to every warpgroup and the async proxy
     // (and the barriers initialized), then S and P of block 0.
     // SAFETY: block-uniform.
@@ -429,26 +356,16 @@ pub unsafe fn forward<
         bar::sync_threads();
     }
     tiles_landed(0);
-    let mut descs = qk_descs(0);
-    descs.iter_mut().flatten().for_each(wgmma::pin_u64);
-    s.iter_mut().flatten().for_each(wgmma::pin_f32);
-    // SAFETY: warpgroup-uniform.
     // SAFETY: warpgroup-uniform; Q and K of block 0 are written and fenced.
-    unsafe {
-        wgmma::fence();
-        issue_scores(&mut s, &descs);
-    }
+    unsafe { issue_first_scores(&mut s, qk_descs(0)) };
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; PV_STEPS] = unsafe {
         wgmma::wait_group(0);
         let slack = LAZY_MAX_SLACK;
-        rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
-        pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s)
+        rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
+        Pv::fragments::<S_TILES, PV_STEPS>(&s)
     };
-    // `PV_E4M3`'s row sums are `rows`' own (this lane's part, in f32).
-    if PV_E4M3 {
-        rows.add_sums(&s, None);
-    }
+    Pv::add_row_sums(&mut rows, &s, None);
 
     for j in 0..key_blocks {
         let next = j + 1 < key_blocks;
@@ -456,84 +373,47 @@ pub unsafe fn forward<
             // K of block j + 1 (Vt of block j landed with K of block j).
             tiles_landed(j + 1);
         }
-
-        // The last step re-issues block j's S (its K is still in place) and
-        // ignores it: no branch may stand between `wgmma.fence` and a `wgmma`.
-        let mut next_qk = qk_descs(if next { j + 1 } else { j });
-        let mut pv = pv_descs(j);
-        next_qk.iter_mut().flatten().for_each(wgmma::pin_u64);
-        pv.iter_mut().for_each(wgmma::pin_u64);
-        o.iter_mut().flatten().for_each(wgmma::pin_f32);
-        if !PV_E4M3 {
-            sums.iter_mut().flatten().for_each(wgmma::pin_f32);
-        }
-        s.iter_mut().flatten().for_each(wgmma::pin_f32);
-        p_frag.iter_mut().flatten().for_each(wgmma::pin_u32);
-        // S of block j + 1, then O += P·V of block j.
+        // Scores of block j + 1 and P·V of block j. (The last step re-issues
+        // block j's scores and ignores them: no branch may stand between
+        // `wgmma.fence` and a `wgmma`.)
+        let next_qk = qk_descs(if next { j + 1 } else { j });
         // SAFETY: warpgroup-uniform; K of block j + 1 and Vt of block j are
         // written and fenced; O_TILES is 8 or 16 (HEAD_DIM 64 or 128).
-        unsafe {
-            wgmma::fence();
-            issue_scores(&mut s, &next_qk);
-            issue_pv::<O_TILES, PV_STEPS, PV_E4M3>(&mut o, &mut sums[0], &p_frag, &pv);
-        }
-        // While the products run: once every warp is done with block j - 1,
-        // thread 0 refills its stage with block j + STAGES - 1.
+        unsafe { issue_scores_and_pv::<Pv, _, _, _, _>(&mut s, next_qk, &mut o, &mut sums, &mut p_frag, pv_descs(j)) };
+        // Meanwhile thread 0 refills block j - 1's stage with block j + STAGES - 1.
         if producer && j >= 1 && j + stages - 1 < key_blocks {
-            // SAFETY: every warp arrives on this phase after its last product
-            // reading block j - 1 (the end of step j - 1).
-            unsafe { mbarrier::wait(empty((j - 1) % stages), parity(j - 1)) };
+            stage_released(j - 1);
             load_kv(j + stages - 1);
         }
         // SAFETY: every lane of every warp reaches it.
         unsafe { bar::sync_warp() };
         if next {
-            // The softmax of block j + 1 runs while P·V of block j is in flight.
-            // SAFETY: warpgroup-uniform (S of block j + 1 is the older group); converged warps.
+            // The softmax of block j + 1 while P·V of block j runs, then the rescale.
+            // SAFETY: warpgroup-uniform; converged warps.
             let moved = unsafe {
-                wgmma::wait_group_holding::<1, PV_STEPS>(&p_frag);
+                scores_landed(&p_frag);
                 let (scale, slack) = (job.score_scale_log2, LAZY_MAX_SLACK);
-                rows.softmax_lazy::<FUSED, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
+                rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
             };
             // SAFETY: warpgroup-uniform.
-            unsafe { wgmma::wait_group_holding::<0, PV_STEPS>(&p_frag) };
-            // With the lazy maxima (`LAZY_MAX_SLACK`) most blocks move no
-            // row's maximum: the warp then skips the rescale.
-            if let Some(alpha) = moved {
-                online::rescale(&mut o, alpha);
-                if !PV_E4M3 {
-                    online::rescale(&mut sums, alpha);
-                }
-            }
-            if PV_E4M3 {
-                rows.add_sums(&s, moved);
-            }
-            // P of block j + 1 only now: converted before the wait, it took
-            // registers that ptxas counts as the in-flight P·V's A operand,
-            // and at D = 64 ptxas then serialized every `wgmma` of the loop
-            // (C7513; `cargo xtask sass sdpa_wgmma_d64` shows the waits).
-            p_frag = pv_fragments::<S_TILES, PV_STEPS, PV_E4M3>(&s);
+            unsafe { pv_landed(&p_frag) };
+            rescale::<Pv, O_TILES>(&mut o, &mut sums, moved);
+            Pv::add_row_sums(&mut rows, &s, moved);
+            // P of block j + 1 only now (see `pv_landed`).
+            p_frag = Pv::fragments::<S_TILES, PV_STEPS>(&s);
         } else {
             // SAFETY: warpgroup-uniform.
             unsafe { wgmma::wait_group(0) };
         }
-        // Every product reading block j (S of j, waited for in step j - 1;
-        // P·V of j, just now) is done: this warp releases its stage.
-        if lane == 0 {
-            // SAFETY: one arrival per warp and block; the barrier counts warps.
-            unsafe { mbarrier::arrive(empty(j % stages)) };
-        }
+        // SAFETY: after the step's last wait.
+        unsafe { release(lane, empty(ring(j).stage)) };
     }
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
 
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
-        let scales = if PV_E4M3 {
-            rows.output_scales(job.v_scale)
-        } else {
-            [sums[0][0], sums[0][2]].map(|l| output_scale(l, job.v_scale, math::rcp))
-        };
+        let scales = Pv::output_scales(&rows, &sums, &job.v_scale);
         online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, warp_row + group, job.rows, quad);
     }
 }
