@@ -7,7 +7,7 @@ use super::block::{Rolled, Unrolled};
 use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
-use super::split::{self, PlanRows};
+use super::split::{self, PlanRows, WarpMma};
 use crate::kernels::{MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 use crate::params::AttnParams;
 use crate::tiles::TileShape;
@@ -16,10 +16,11 @@ use {
     super::merge::Apart,
     super::online::{FusedFma, Unfused},
     super::prepass,
-    super::split::PairRows,
+    super::split::{PairRows, WarpgroupWgmma},
     super::wgmma::{self, PvE4M3, PvF16, PvForm},
     crate::kernels::{
-        SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, WGMMA_D64, WGMMA_D128, WGMMA_FP8PV_LONG_D128,
+        SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64,
+        WGMMA_D128, WGMMA_FP8PV_LONG_D128,
     },
 };
 
@@ -162,6 +163,7 @@ entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| {
         1,
         InTiles,
         PlanRows,
+        WarpMma,
         Out,
     >(&p)
 });
@@ -180,6 +182,48 @@ entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| {
         1,
         InTiles,
         PlanRows,
+        WarpMma,
+        Out,
+    >(&p)
+});
+// `split-wg`: each key group a warpgroup whose Q·K^T is one `wgmma`.
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, |p| {
+    const T: TileShape = SPLIT_WG_D64;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        1,
+        InTiles,
+        PlanRows,
+        WarpgroupWgmma,
+        Out,
+    >(&p)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, |p| {
+    const T: TileShape = SPLIT_WG_D128;
+    split::forward::<
+        { T.head_dim as usize },
+        { T.block_n as usize },
+        { T.stages as usize },
+        { T.block_m as usize / 16 },
+        { T.splits as usize },
+        { T.head_dim as usize / 32 },
+        { T.head_dim as usize / 8 },
+        { T.block_n as usize / 8 },
+        { T.head_dim as usize / 8 / T.splits as usize },
+        1,
+        InTiles,
+        PlanRows,
+        WarpgroupWgmma,
         Out,
     >(&p)
 });
@@ -202,6 +246,7 @@ entry!(sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16, |p| {
         4,
         Apart,
         PlanRows,
+        WarpMma,
         Out,
     >(&p)
 });
@@ -226,6 +271,7 @@ entry!(sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16, |p| {
         4,
         Apart,
         PairRows,
+        WarpMma,
         Out,
     >(&p)
 });
@@ -245,6 +291,7 @@ entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, |p| {
         1,
         InTiles,
         PlanRows,
+        WarpMma,
         Out,
     >(&p)
 });

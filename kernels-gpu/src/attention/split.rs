@@ -42,6 +42,8 @@ use super::pipeline::{self, Ring};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
+#[cfg(target_feature = "sm_90a")]
+use crate::layout::swizzled_kmajor_desc;
 use crate::params::{AttnParams, TileMaps};
 use crate::schedule;
 use crate::tiles::{SplitSmemPlan, TileShape};
@@ -401,6 +403,152 @@ unsafe fn warp_scores<const QK_STEPS: usize, const S_TILES: usize>(
     core::array::from_fn(|t| if t < 4 { low[t] } else { high[t - 4] })
 }
 
+/// How a key group multiplies `S = Q·K^T` of its key block: a kernel's
+/// policy.
+pub trait ScoreProduct {
+    /// Row warps the product needs per key group (0: any number). A
+    /// warpgroup's walk is never rotated ([`schedule::key_rotation`]:
+    /// measured no faster for it, see lab/).
+    const GROUP_WARPS: usize;
+    /// The warp's Q operand for [`ScoreProduct::scores`], read once from
+    /// the Q tile (rows `row0 ..` of the warp).
+    ///
+    /// # Safety
+    /// Converged warp; the Q tile landed, laid out as `rows`.
+    unsafe fn q_fragments<const QK_STEPS: usize>(
+        q_tile: u32,
+        rows: RowLayout,
+        row0: u32,
+    ) -> warp_tile::QFragments<QK_STEPS>;
+    /// The warp's scores of one key block in the `mma.sync` accumulator
+    /// layout (`S_TILES` tiles of 8 keys).
+    ///
+    /// # Safety
+    /// Converged warp (warpgroup-uniform for a warpgroup's product); the Q
+    /// and K tiles landed, laid out as `rows`.
+    unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize>(
+        q_frag: &warp_tile::QFragments<QK_STEPS>,
+        q_tile: u32,
+        k_tile: u32,
+        rows: RowLayout,
+    ) -> [[f32; 4]; S_TILES];
+}
+
+/// Each warp multiplies its own 16 rows on `mma.sync` ([`warp_scores`]),
+/// with Q in registers.
+pub struct WarpMma;
+
+/// A key group of four row warps (a warpgroup, 64 query rows) multiplies
+/// 64-key blocks on `wgmma` straight from the swizzled E4M3 Q and K tiles
+/// ([`warpgroup_scores`]; `split-wg`, sm_90a): no Q fragments, no
+/// conversion.
+#[cfg(target_feature = "sm_90a")]
+pub struct WarpgroupWgmma;
+
+impl ScoreProduct for WarpMma {
+    const GROUP_WARPS: usize = 0;
+
+    #[inline(always)]
+    unsafe fn q_fragments<const QK_STEPS: usize>(
+        q_tile: u32,
+        rows: RowLayout,
+        row0: u32,
+    ) -> warp_tile::QFragments<QK_STEPS> {
+        // SAFETY: the caller's contract.
+        unsafe { warp_tile::q_fragments(q_tile, rows, row0) }
+    }
+
+    #[inline(always)]
+    unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize>(
+        q_frag: &warp_tile::QFragments<QK_STEPS>,
+        _q_tile: u32,
+        k_tile: u32,
+        rows: RowLayout,
+    ) -> [[f32; 4]; S_TILES] {
+        // SAFETY: the caller's contract.
+        unsafe { warp_scores::<QK_STEPS, S_TILES>(q_frag, k_tile, rows) }
+    }
+}
+
+#[cfg(target_feature = "sm_90a")]
+impl ScoreProduct for WarpgroupWgmma {
+    const GROUP_WARPS: usize = 4;
+
+    #[inline(always)]
+    unsafe fn q_fragments<const QK_STEPS: usize>(
+        _q_tile: u32,
+        _rows: RowLayout,
+        _row0: u32,
+    ) -> warp_tile::QFragments<QK_STEPS> {
+        // Never read: the group's `wgmma` reads Q from shared memory.
+        core::array::from_fn(|_| Default::default())
+    }
+
+    #[inline(always)]
+    unsafe fn scores<const QK_STEPS: usize, const S_TILES: usize>(
+        _q_frag: &warp_tile::QFragments<QK_STEPS>,
+        q_tile: u32,
+        k_tile: u32,
+        _rows: RowLayout,
+    ) -> [[f32; 4]; S_TILES] {
+        const { assert!(S_TILES == 8, "64-key blocks") };
+        // SAFETY: the caller's contract: the group is a warpgroup walking
+        // the same blocks; Q and this K tile landed, 1024-byte aligned.
+        let s = unsafe { warpgroup_scores::<QK_STEPS>(q_tile, k_tile) };
+        core::array::from_fn(|t| s[t])
+    }
+}
+
+/// `S = Q·K^T` of one 64-key block for a key group that is a warpgroup
+/// (four row warps, 64 query rows; [`WarpgroupWgmma`]): one
+/// `wgmma.m64n64k32.e4m3` per 32 head columns on descriptors of the
+/// swizzled E4M3 Q and K tiles ([`swizzled_kmajor_desc`]), waited for.
+/// Warp `w` of the group receives the scores of its rows `16w ..` in the
+/// `mma.sync` accumulator layout, 8 tiles of 8 keys, as
+/// [`warp_tile::scores`] returns them. (Through the `wgmma` kernel's
+/// accumulator cast these landed in local memory; the flat array and
+/// the spelled-out products keep them in registers.)
+///
+/// # Safety
+/// Warpgroup-uniform (all four warps of the group, converged); both tiles
+/// landed (their barriers waited for); `QK_STEPS` 2 or 4 (64 or 128 bytes
+/// per row), rows swizzled as tensor copies write them, each tile at a
+/// multiple of 1024 bytes.
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+unsafe fn warpgroup_scores<const QK_STEPS: usize>(q_tile: u32, k_tile: u32) -> [[f32; 4]; 8] {
+    use crate::arch::wgmma;
+    let row_bytes = 32 * QK_STEPS as u32;
+    let descs = |k_byte0: u32| {
+        (swizzled_kmajor_desc(q_tile, row_bytes, k_byte0), swizzled_kmajor_desc(k_tile, row_bytes, k_byte0))
+    };
+    let mut acc = [0f32; 32];
+    // SAFETY: the caller's contract; the fence orders the accumulators'
+    // earlier register writes before the asynchronous products.
+    unsafe {
+        for x in acc.iter_mut() {
+            wgmma::pin_f32(x);
+        }
+        wgmma::fence();
+        let (q, k) = descs(0);
+        wgmma::m64n64k32_e4m3::<0>(&mut acc, q, k);
+        let (q, k) = descs(32);
+        wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
+        if QK_STEPS == 4 {
+            let (q, k) = descs(64);
+            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
+            let (q, k) = descs(96);
+            wgmma::m64n64k32_e4m3::<1>(&mut acc, q, k);
+        }
+        wgmma::commit_group();
+        wgmma::wait_group(0);
+        for x in acc.iter_mut() {
+            wgmma::pin_f32(x);
+        }
+    }
+    core::array::from_fn(|t| [acc[4 * t], acc[4 * t + 1], acc[4 * t + 2], acc[4 * t + 3]])
+}
+
 /// How the rows of the Q, K and V tiles lie: a kernel's policy.
 pub trait TileRows {
     /// Tile rows per stored (swizzled) row.
@@ -472,6 +620,7 @@ pub unsafe fn forward<
     const SOFTMAX_CHAINS: usize,
     Ex: Exchange,
     Pairing: TileRows,
+    Qk: ScoreProduct,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -481,6 +630,8 @@ pub unsafe fn forward<
         assert!(SLICE * SPLITS == O_TILES && SLICE % 2 == 0, "each group finishes whole (even, odd) tile pairs");
         assert!((BLOCK_N == 32 || BLOCK_N == 64) && O_TILES % 4 == 0 && STAGES >= 2);
         assert!(SPLITS >= 1 && (SOFTMAX_CHAINS == 1 || SOFTMAX_CHAINS == 4));
+        assert!(Qk::GROUP_WARPS == 0 || (Qk::GROUP_WARPS == ROW_WARPS && S_TILES == 8), "a warpgroup of 64-key blocks");
+        assert!(Qk::GROUP_WARPS == 0 || Pairing::ROWS_PER_LINE == 1, "pairs: `mma.sync` only");
         assert!(
             Pairing::ROWS_PER_LINE == 1 || (cfg!(target_feature = "sm_90a") && HEAD_DIM == 64),
             "pairs: tensor copies of 64-byte rows"
@@ -525,7 +676,7 @@ pub unsafe fn forward<
     // for the same lines at once.
     let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
     // (`schedule::walks_rotated` says which kernels do.)
-    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32) };
+    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32) && Qk::GROUP_WARPS == 0 };
     let rotation = if rotated { schedule::key_rotation(job.row0 / shape.block_m, key_blocks) } else { 0 };
     // The first key of the group's i-th key block, rotated. (Where the walk
     // is not rotated, the plain `(split + i * SPLITS) * block_n` is spelled
@@ -619,7 +770,7 @@ pub unsafe fn forward<
     }
     // SAFETY: converged warp; the warp's 16 rows of the Q tile.
     let q_frag: warp_tile::QFragments<QK_STEPS> =
-        unsafe { warp_tile::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) };
+        unsafe { Qk::q_fragments(smem_base + plan.q, tile_rows, 16 * row_warp) };
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -631,7 +782,8 @@ pub unsafe fn forward<
         // Wait for K of block i. SAFETY: its copies arrive on this phase.
         unsafe { pipeline::wait(full(at.stage), at) };
         // S = Q·K^T. SAFETY: converged warp; the K tile of this stage.
-        let mut s = unsafe { warp_scores::<QK_STEPS, S_TILES>(&q_frag, k_tile(at.stage), tile_rows) };
+        let mut s =
+            unsafe { Qk::scores::<QK_STEPS, S_TILES>(&q_frag, smem_base + plan.q, k_tile(at.stage), tile_rows) };
         // Mask, softmax, rescale O (four chains: `Rows::step` spelled out,
         // the only form that measured faster, see lab/).
         let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
