@@ -43,7 +43,9 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
                 Variant::Mma | Variant::Wgmma | Variant::WgmmaFp8Pv => emulate_mma(kernel.tiles, &head, x, rows),
                 Variant::Split | Variant::SplitWg | Variant::SplitN64 => {
                     let t = kernel.tiles;
-                    let rotated = walks_rotated(t.head_dim, t.block_n);
+                    // A warpgroup's walk (`split-wg`) is never rotated
+                    // (`split::ScoreProduct::GROUP_WARPS`).
+                    let rotated = walks_rotated(t.head_dim, t.block_n) && kernel.variant != Variant::SplitWg;
                     emulate_split(t, rotated, &head, x, rows)
                 }
             }
