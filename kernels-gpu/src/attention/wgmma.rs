@@ -68,6 +68,7 @@ use crate::schedule;
 use crate::softmax::LAZY_MAX_SLACK;
 use crate::tiles::{TileShape, WgmmaSmemPlan};
 
+mod acc;
 mod pv;
 mod step;
 

@@ -1,7 +1,7 @@
 //! How a `wgmma` kernel multiplies P·V: [`PvF16`] or [`PvE4M3`] (see the
 //! parent module's doc).
 
-use super::step::flat;
+use super::acc::flat;
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::{math, wgmma};
 use crate::attention::online::{self, Rows};

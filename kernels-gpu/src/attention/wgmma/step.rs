@@ -3,19 +3,10 @@
 //! scores and of P·V, the waits for each, the rescale where a maximum
 //! moved, and the warp's release of a stage.
 
+use super::acc::flat;
 use super::pv::PvForm;
 use crate::arch::{mbarrier, wgmma};
 use crate::attention::online;
-
-/// `acc` as the flat register array the `wgmma` wrappers take.
-///
-/// # Safety
-/// `N == 4 * T` (checked by the callers' dispatch).
-#[inline(always)]
-pub unsafe fn flat<const T: usize, const N: usize>(acc: &mut [[f32; 4]; T]) -> &mut [f32; N] {
-    // SAFETY: `[[f32; 4]; T]` and `[f32; 4 T]` have the same layout.
-    unsafe { &mut *(acc as *mut [[f32; 4]; T]).cast::<[f32; N]>() }
-}
 
 /// Issues `S = Q·K^T` of one 64-key block into `s` (`wgmma.m64n64k32.e4m3`
 /// per 32 head columns; `descs[ks]` = the Q and K descriptors of step `ks`)
