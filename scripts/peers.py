@@ -148,12 +148,13 @@ class StepError(Exception):
     """A cuDNN step that failed, named."""
 
 
-def step(name, fn, *args, **kwargs):
-    """Runs one cuDNN frontend step; a failure names the step."""
+def step(what, fn, /, *args, **kwargs):
+    """Runs one cuDNN frontend step; a failure names the step. (`what` and
+    `fn` are positional-only: the steps pass `name=` to cuDNN.)"""
     try:
         return fn(*args, **kwargs)
     except Exception as e:
-        raise StepError(f"{name}: {first_line(e)}") from e
+        raise StepError(f"{what}: {first_line(e)}") from e
 
 
 class CudnnFp8:
