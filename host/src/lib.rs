@@ -38,6 +38,7 @@ pub mod tensor;
 pub mod validate;
 
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
+pub use embedded::ImageChoice;
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};
 pub use options::{Options, VariantChoice};

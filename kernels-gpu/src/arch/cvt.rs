@@ -55,38 +55,6 @@ pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
     out
 }
 
-/// `cvt.rn.bf16.f32` (sm_80+): one f32 to bf16 bits (round to nearest even).
-#[inline(always)]
-pub fn f32_to_bf16_bits(x: f32) -> u16 {
-    let out: u16;
-    // SAFETY: register-only conversion.
-    unsafe {
-        asm!(
-            "cvt.rn.bf16.f32 {d}, {a};",
-            d = out(reg16) out,
-            a = in(reg32) x,
-            options(pure, nomem, nostack)
-        );
-    }
-    out
-}
-
-/// `cvt.rn.f16.f32`: one f32 to f16 bits (round to nearest even).
-#[inline(always)]
-pub fn f32_to_f16_bits(x: f32) -> u16 {
-    let out: u16;
-    // SAFETY: register-only conversion.
-    unsafe {
-        asm!(
-            "cvt.rn.f16.f32 {d}, {a};",
-            d = out(reg16) out,
-            a = in(reg32) x,
-            options(pure, nomem, nostack)
-        );
-    }
-    out
-}
-
 /// Four E4M3 codes `[b0, b1, b2, b3]` (low byte first) to two f16 pairs:
 /// `[f16x2(b0, b2), f16x2(b1, b3)]` (first code in the low half). One
 /// `prmt.b32` (bytes 0, 2, 1, 3) and two `cvt.rn.f16x2.e4m3x2`, exact.

@@ -10,8 +10,6 @@ use crate::arch::cvt;
 pub trait OutputFormat {
     /// Two results as one 32-bit word, `lo` in the low half.
     fn pack2(lo: f32, hi: f32) -> u32;
-    /// One result's 16 bits.
-    fn one(x: f32) -> u16;
 }
 
 /// IEEE half precision (5 exponent bits, 10 mantissa bits; max 65504).
@@ -25,19 +23,11 @@ impl OutputFormat for F16 {
     fn pack2(lo: f32, hi: f32) -> u32 {
         cvt::pack_f16x2(lo, hi)
     }
-    #[inline(always)]
-    fn one(x: f32) -> u16 {
-        cvt::f32_to_f16_bits(x)
-    }
 }
 
 impl OutputFormat for Bf16 {
     #[inline(always)]
     fn pack2(lo: f32, hi: f32) -> u32 {
         cvt::pack_bf16x2(lo, hi)
-    }
-    #[inline(always)]
-    fn one(x: f32) -> u16 {
-        cvt::f32_to_bf16_bits(x)
     }
 }
