@@ -112,9 +112,9 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
 /// The `ptxas --register-usage-level` every entry is compiled with (0-10;
 /// ptxas's default is 5): how far its passes may spend registers for
 /// speed. Levels 6 to 10 measured alike and 1.2-2.5% faster than the
-/// default for `split-n64` D = 64 (H100 runs 162-163, results/STAGES.md
-/// stage 110; `split` 0-3%, `wgmma` unchanged), with no entry's register
-/// count or spill moving; the lowest of them is kept.
+/// default for `split-n64` D = 64 (`split` 0-3%, `wgmma` unchanged; see
+/// lab/), with no entry's register count or spill moving; the lowest of
+/// them is kept.
 pub const REGISTER_USAGE_LEVEL: &str = "6";
 
 /// Runs `ptxas -arch=<arch> -v -O3 --register-usage-level

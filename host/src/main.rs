@@ -67,7 +67,7 @@ enum Command {
     /// is the lowest prediction among the five variants with a fit; outside
     /// that range a rule by block count and keys, marked "(rule)" (the
     /// model's times are shown, but it was fitted on 128-2048 keys only).
-    /// The model (host/src/plan/cost.rs, scripts/fit-cost.py) was fitted
+    /// The model (host/src/plan/cost.rs, lab/scripts/fit-cost.py) was fitted
     /// on H100 timings; "off sm_90a" is the pick on other GPUs (sm_89).
     /// "kernel on sm_90a" is the entry the pick launches there with f16
     /// output: `split-n64` runs its pair-row kernel on even lengths of

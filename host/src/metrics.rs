@@ -120,7 +120,7 @@ pub const GATE: Tolerance = Tolerance { rel_l2: 2e-2, max_abs: 6e-2 };
 /// relative L2 at most 5e-2 and no element off by more than 1.5e-1. P's
 /// rounding costs up to ~3.6e-2 relative L2 where the softmax is flat
 /// (E4M3's RMS rounding error; measured 2.6-2.8e-2 on the H100 at
-/// 512-16384 keys, the CPU emulation 3.0e-2, `scripts/fp8-pv-precision.py`);
+/// 512-16384 keys, the CPU emulation 3.0e-2, `lab/scripts/fp8-pv-precision.py`);
 /// a wrong operand layout or key order gives ~1.
 pub const LOWER_PRECISION_GATE: Tolerance = Tolerance { rel_l2: 5e-2, max_abs: 1.5e-1 };
 

@@ -72,27 +72,11 @@ fn only_even_split_n64_d64_lengths_in_range_select_the_pair_row_kernel() {
 /// Every shape whose variants were timed against each other on the H100
 /// (graph mode, up to 2048 keys), each from the latest run that timed it,
 /// with the variants within 2% of the fastest there (about the run-to-run
-/// spread of these short shapes), fastest first (`B,H,S,D[,causal]`). The
-/// cost model was fitted on runs 116, 117 and 120 (`split-n64` at D = 64
-/// on run 160's timings of run 133's 45 shapes, and at D = 128 on run 126);
-/// runs 121, 125 and 127's new shapes were predicted out of sample first
-/// (results/2026-11-25-predictions-run121.md, -run125.md, -run127.md). Run
-/// 160 re-timed every D = 64 shape of this table on the kernels of b94c587
-/// (stage 109, results/2026-11-26-predictions-run160.md), and run 198 the
-/// 35 shapes where `wgmma` was within 0.93-1.08x of the best other variant,
-/// on the kernels of ab123f4 (stage 125r's lean `wgmma`; `cost::WGMMA_LEAN`,
-/// results/2026-11-26-predictions-run197.md), run 205 the same 35 on
-/// the kernels of 4128ada (stage 132c's `wgmma` D = 64), run 210 on
-/// those of d037d81 (stage 135's row sums) and run 212 on those of 02f39cf
-/// (stage 138's fast maxima), and run 214 the 15 shapes timed before them
-/// where `wgmma` was within 12% of the winner or the model's pick changed
-/// with `cost::WGMMA_D64_ROW_SUMS_AND_FAST_MAX`. Shapes of the
-/// runs before 124 were timed without `split-n64`; none of them is a shape
-/// where the model now picks it. Printed by `scripts/check-picks.py --rust`
-/// from the runs' JSON files (results/2026-11-25-h100-run{116,117,120,121,
-/// 124,125,126,127,133}-*/ and run125-record/oos/, then
-/// results/2026-11-26-h100-run{160-refit,198-picks,205-checks,210-chains-picks,
-/// 212-split-lazy,214-picks}/).
+/// spread of these short shapes), fastest first (`B,H,S,D[,causal]`). Part
+/// of the shapes fitted the cost model, the rest were predicted out of
+/// sample first; which runs timed which kernels is in lab/ (STAGES.md,
+/// runs.csv). Printed by `lab/scripts/check-picks.py --rust` from those
+/// runs' JSON files (in git history at c9d53eb, under results/).
 const MEASURED_WINNERS: [(&str, &[Variant]); 221] = [
     // results/2026-11-26-h100-run160-refit/fit.json
     ("2,8,256,64", &[Variant::SplitN64]),
@@ -412,7 +396,7 @@ fn the_split_family_is_split_wg_where_its_64_row_blocks_fill_two_thirds_of_the_s
 
 #[test]
 fn split_n64_is_picked_where_splits_blocks_fit_one_wave_with_enough_keys() {
-    // H100 runs 124 and 133: split-n64 fastest at every shape of <= 128 split
+    // On H100s split-n64 was the fastest at every shape of <= 128 split
     // blocks and 256+ keys, e.g. the mission shape (1,8,512,64).
     for shape in ["1,8,512,64", "1,4,1024,64", "1,8,1024,64,causal", "1,8,384,64", "1,2,2048,64"] {
         assert_eq!(recommended(&workload(shape), true, 132), Variant::SplitN64, "{shape}");
@@ -420,9 +404,9 @@ fn split_n64_is_picked_where_splits_blocks_fit_one_wave_with_enough_keys() {
     // More blocks than SMs at one block per SM: split-wg.
     assert_eq!(recommended(&workload("1,8,1024,64"), true, 132), Variant::SplitWg);
     assert_eq!(recommended(&workload("1,8,2048,64,causal"), true, 132), Variant::SplitWg);
-    // 256 keys too since stage 85 (run 133: (2,8,256,64) 3.57 vs split 3.84 us).
+    // 256 keys too ((2,8,256,64): 3.57 against `split`'s 3.84 us on an H100).
     assert_eq!(recommended(&workload("2,8,256,64"), true, 132), Variant::SplitN64);
-    // At D = 128 too (two blocks per SM there; run 126: 0.76-0.93x split's time).
+    // At D = 128 too (two blocks per SM there: 0.76-0.93x `split`'s time).
     assert_eq!(recommended(&workload("1,8,512,128"), true, 132), Variant::SplitN64);
 }
 

@@ -16,7 +16,7 @@
 //! (the work is half, each block's keys from none to all). The last term
 //! stands for what grows with the inputs (the `wgmma` prepass, bytes
 //! through L2). The coefficients are a least-squares fit of relative error
-//! (`scripts/fit-cost.py` reproduces them) of every variant at shapes of
+//! (`lab/scripts/fit-cost.py` reproduces them) of every variant at shapes of
 //! 128-2048 keys on the H100; `wgmma`'s per-key and per-element terms are
 //! then scaled for the faster key loops it has had since
 //! ([`WGMMA_LEAN`], [`WGMMA_D64_ROW_SUMS_AND_FAST_MAX`]). The shapes timed

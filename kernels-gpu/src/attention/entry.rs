@@ -368,7 +368,7 @@ entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| {
         Out,
     >(&p)
 });
-// Its 192-key form for long rows (`kernels::select`).
+// Its 192-key form for long rows (the host's `plan::select` picks it).
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, |p| {
     const T: TileShape = WGMMA_FP8PV_LONG_D128;
