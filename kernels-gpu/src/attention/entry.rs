@@ -117,274 +117,126 @@ unsafe fn wgmma_forward<
     }
 }
 
+/// The call of `mma::forward` for tile shape `$t` and copy loop `$copies`,
+/// its derived constants spelled out once (inside an `entry!` body, where
+/// `Out` is the entry's output format).
+macro_rules! mma_call {
+    ($p:ident, $t:expr, $copies:ty) => {{
+        const T: TileShape = $t;
+        mma::forward::<
+            { T.head_dim as usize },
+            { T.block_n as usize },
+            { T.stages as usize },
+            { T.warps as usize },
+            { T.head_dim as usize / 32 },
+            { T.head_dim as usize / 8 },
+            { T.block_n as usize / 8 },
+            $copies,
+            Out,
+        >(&$p)
+    }};
+}
+
+/// The call of `split::forward` for tile shape `$t`, `$chains` softmax
+/// chains and its policies (where the merge's exchange lies, how the tile
+/// rows lie, how Q·K^T is multiplied).
+macro_rules! split_call {
+    ($p:ident, $t:expr, chains: $chains:literal, $exchange:ty, $rows:ty, $scores:ty) => {{
+        const T: TileShape = $t;
+        split::forward::<
+            { T.head_dim as usize },
+            { T.block_n as usize },
+            { T.stages as usize },
+            { T.block_m as usize / 16 },
+            { T.splits as usize },
+            { T.head_dim as usize / 32 },
+            { T.head_dim as usize / 8 },
+            { T.block_n as usize / 8 },
+            { T.head_dim as usize / 8 / T.splits as usize },
+            $chains,
+            $exchange,
+            $rows,
+            $scores,
+            Out,
+        >(&$p)
+    }};
+}
+
+/// The call of [`wgmma_forward`] for tile shape `$t`, `$chains` softmax
+/// chains and P·V form `$pv`.
+#[cfg(target_feature = "sm_90a")]
+macro_rules! wgmma_call {
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {{
+        const T: TileShape = $t;
+        wgmma_forward::<
+            { T.head_dim as usize },
+            { T.warps as usize / 4 },
+            { T.block_n as usize },
+            { T.block_n as usize / 8 },
+            { T.stages as usize },
+            { T.head_dim as usize / 32 },
+            { T.head_dim as usize / 8 },
+            $chains,
+            { T.block_n as usize / <$pv>::KEYS_PER_PRODUCT },
+            $pv,
+            Out,
+        >(&$p)
+    }};
+}
+
 // `mma`: unrolled copies ([`Unrolled`]) measured faster at D = 128 and
 // slower at D = 64 (see lab/).
-entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, |p| {
-    const T: TileShape = MMA_D64;
-    mma::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.warps as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        Rolled,
-        Out,
-    >(&p)
-});
-entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| {
-    const T: TileShape = MMA_D128;
-    mma::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.warps as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        Unrolled,
-        Out,
-    >(&p)
-});
+entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled));
+entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| mma_call!(p, MMA_D128, Unrolled));
 
-entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| {
-    const T: TileShape = SPLIT_D64;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        1,
-        InTiles,
-        PlanRows,
-        WarpMma,
-        Out,
-    >(&p)
-});
-entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| {
-    const T: TileShape = SPLIT_D128;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        1,
-        InTiles,
-        PlanRows,
-        WarpMma,
-        Out,
-    >(&p)
-});
+entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma));
+entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma));
 // `split-wg`: each key group a warpgroup whose Q·K^T is one `wgmma`.
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, |p| {
-    const T: TileShape = SPLIT_WG_D64;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        1,
-        InTiles,
-        PlanRows,
-        WarpgroupWgmma,
-        Out,
-    >(&p)
+    split_call!(p, SPLIT_WG_D64, chains: 1, InTiles, PlanRows, WarpgroupWgmma)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_split_wg_d128 / sdpa_split_wg_d128_bf16, |p| {
-    const T: TileShape = SPLIT_WG_D128;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        1,
-        InTiles,
-        PlanRows,
-        WarpgroupWgmma,
-        Out,
-    >(&p)
+    split_call!(p, SPLIT_WG_D128, chains: 1, InTiles, PlanRows, WarpgroupWgmma)
 });
 // `split-n64` at D = 64: four softmax chains (spelled out, see
 // `split::forward`) and the exchange apart measured faster; four chains
 // measured slower for `split` and for `split-n64` at D = 128 (see lab/).
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_split_n64_d64 / sdpa_split_n64_d64_bf16, |p| {
-    const T: TileShape = SPLIT_N64_D64;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        4,
-        Apart,
-        PlanRows,
-        WarpMma,
-        Out,
-    >(&p)
+    split_call!(p, SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma)
 });
 // (`kernels` sizes its shared memory with the exchange apart.)
 #[cfg(target_feature = "sm_90a")]
 const _: () = assert!(SPLIT_N64_D64_EXCHANGE_APART);
 // The same with Q, K and V copied as 128-byte pair rows, for even lengths
-// (`kernels::SPLIT_N64_PAIRS_KEYS`).
+// (the host's `plan::select` picks it).
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16, |p| {
-    const T: TileShape = SPLIT_N64_D64;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        4,
-        Apart,
-        PairRows,
-        WarpMma,
-        Out,
-    >(&p)
+    split_call!(p, SPLIT_N64_D64, chains: 4, Apart, PairRows, WarpMma)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, |p| {
-    const T: TileShape = SPLIT_N64_D128;
-    split::forward::<
-        { T.head_dim as usize },
-        { T.block_n as usize },
-        { T.stages as usize },
-        { T.block_m as usize / 16 },
-        { T.splits as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        { T.block_n as usize / 8 },
-        { T.head_dim as usize / 8 / T.splits as usize },
-        1,
-        InTiles,
-        PlanRows,
-        WarpMma,
-        Out,
-    >(&p)
+    split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma)
 });
 
 // `wgmma`: the softmax's row maximum and sum as four chains
 // (`online::fold_row`) measured faster at D = 128 and slower at D = 64,
 // where two blocks per SM hide the longer chain (see lab/).
 #[cfg(target_feature = "sm_90a")]
-entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, |p| {
-    const T: TileShape = WGMMA_D64;
-    wgmma_forward::<
-        { T.head_dim as usize },
-        { T.warps as usize / 4 },
-        { T.block_n as usize },
-        { T.block_n as usize / 8 },
-        { T.stages as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        1,
-        { T.block_n as usize / PvF16::KEYS_PER_PRODUCT },
-        PvF16,
-        Out,
-    >(&p)
-});
+entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvF16));
 #[cfg(target_feature = "sm_90a")]
-entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, |p| {
-    const T: TileShape = WGMMA_D128;
-    wgmma_forward::<
-        { T.head_dim as usize },
-        { T.warps as usize / 4 },
-        { T.block_n as usize },
-        { T.block_n as usize / 8 },
-        { T.stages as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        4,
-        { T.block_n as usize / PvF16::KEYS_PER_PRODUCT },
-        PvF16,
-        Out,
-    >(&p)
-});
+entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, |p| wgmma_call!(p, WGMMA_D128, chains: 4, PvF16));
 // `wgmma-fp8pv` (opt-in): P·V on E4M3 operands.
 #[cfg(target_feature = "sm_90a")]
-entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, |p| {
-    const T: TileShape = WGMMA_D64;
-    wgmma_forward::<
-        { T.head_dim as usize },
-        { T.warps as usize / 4 },
-        { T.block_n as usize },
-        { T.block_n as usize / 8 },
-        { T.stages as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        1,
-        { T.block_n as usize / PvE4M3::KEYS_PER_PRODUCT },
-        PvE4M3,
-        Out,
-    >(&p)
-});
+entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3));
 #[cfg(target_feature = "sm_90a")]
-entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| {
-    const T: TileShape = WGMMA_D128;
-    wgmma_forward::<
-        { T.head_dim as usize },
-        { T.warps as usize / 4 },
-        { T.block_n as usize },
-        { T.block_n as usize / 8 },
-        { T.stages as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        4,
-        { T.block_n as usize / PvE4M3::KEYS_PER_PRODUCT },
-        PvE4M3,
-        Out,
-    >(&p)
-});
+entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3));
 // Its 192-key form for long rows (the host's `plan::select` picks it).
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, |p| {
-    const T: TileShape = WGMMA_FP8PV_LONG_D128;
-    wgmma_forward::<
-        { T.head_dim as usize },
-        { T.warps as usize / 4 },
-        { T.block_n as usize },
-        { T.block_n as usize / 8 },
-        { T.stages as usize },
-        { T.head_dim as usize / 32 },
-        { T.head_dim as usize / 8 },
-        4,
-        { T.block_n as usize / PvE4M3::KEYS_PER_PRODUCT },
-        PvE4M3,
-        Out,
-    >(&p)
+    wgmma_call!(p, WGMMA_FP8PV_LONG_D128, chains: 4, PvE4M3)
 });
 
 // The `kv_tiles` prepasses (see `kernels::Prepass`), one per head dimension
