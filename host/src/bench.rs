@@ -150,19 +150,9 @@ impl BenchShape {
     }
 }
 
-/// The shapes `sdpa bench` and `sdpa plan` take when none are given
-/// (`B,H,S,D[,causal]`): the two short mission shapes, then the
-/// long-sequence targets. `cargo xtask bench` times the same list.
-pub const DEFAULT_SHAPES: [&str; 8] = [
-    "2,8,256,64",
-    "1,8,512,64",
-    "4,16,2048,64",
-    "2,16,8192,64",
-    "2,16,8192,64,causal",
-    "4,16,4096,128",
-    "1,16,16384,128",
-    "1,16,16384,128,causal",
-];
+/// The shapes `sdpa bench` and `sdpa plan` take when none are given: the
+/// record set ([`kernels_gpu::record::SHAPES`]).
+pub use kernels_gpu::record::SHAPES as DEFAULT_SHAPES;
 
 /// One timed (variant, shape, launch mode), with its correctness check.
 #[derive(Clone, Debug, Serialize)]

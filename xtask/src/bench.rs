@@ -17,19 +17,9 @@ use crate::baselines;
 use crate::benchdata::{self, Gathered, Shape};
 use crate::util::{self, Args, Result};
 
-/// The shapes timed when none are given (`B,H,S,D[,causal]`): the two
-/// short mission shapes, then the long-sequence targets; the same list as
-/// `sdpa bench`'s default (`sdpa::bench::DEFAULT_SHAPES`).
-pub const DEFAULT_SHAPES: [&str; 8] = [
-    "2,8,256,64",
-    "1,8,512,64",
-    "4,16,2048,64",
-    "2,16,8192,64",
-    "2,16,8192,64,causal",
-    "4,16,4096,128",
-    "1,16,16384,128",
-    "1,16,16384,128,causal",
-];
+/// The shapes timed when none are given: the record set, as `sdpa
+/// bench` takes it.
+pub use kernels_gpu::record::SHAPES as DEFAULT_SHAPES;
 
 /// The `nvidia-smi --query-gpu` fields recorded with a bench.
 const SMI_FIELDS: &str = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,persistence_mode,serial";
