@@ -33,9 +33,10 @@ impl TileShape {
 
 /// A kernel's shared-memory plan, by kind, with the choices that change it:
 /// the one signature ([`SmemPlan::total`], const) by which the kernel table
-/// sizes every launch. Each kind's byte offsets are its own type
-/// ([`MmaSmemPlan`], [`SplitSmemPlan`], [`WgmmaSmemPlan`],
-/// [`KvTilesSmemPlan`]), which its kernel builds from the same shape.
+/// sizes every kernel's launch. Each kind's byte offsets are its own type
+/// ([`MmaSmemPlan`], [`SplitSmemPlan`], [`WgmmaSmemPlan`]), which its
+/// kernel builds from the same shape; the `kv_tiles` prepass, sized by its
+/// head dimension alone, has [`KvTilesSmemPlan`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SmemPlan {
     /// The `mma` kernel's.
@@ -51,9 +52,6 @@ pub enum SmemPlan {
         /// `Vt` holds E4M3 keys and no rows of ones.
         pv_e4m3: bool,
     },
-    /// The `kv_tiles` prepass's (one [`TILE_KEYS`]-key tile; of the shape
-    /// only the head dimension counts).
-    KvTiles,
 }
 
 impl SmemPlan {
@@ -63,7 +61,6 @@ impl SmemPlan {
             SmemPlan::Mma => MmaSmemPlan::new(t).total,
             SmemPlan::Split { exchange_apart } => SplitSmemPlan::new(t, exchange_apart).total,
             SmemPlan::Wgmma { pv_e4m3 } => WgmmaSmemPlan::new(t, pv_e4m3).total,
-            SmemPlan::KvTiles => KvTilesSmemPlan::new(t.head_dim).total,
         }
     }
 }
