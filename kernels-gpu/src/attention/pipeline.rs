@@ -28,17 +28,6 @@ impl<const STAGES: usize> Ring<STAGES> {
         let stages = STAGES as u32;
         Self { stage: i % stages, parity: (i / stages) % 2 }
     }
-
-    /// Steps to the next use: the next stage, or past the last one, stage
-    /// 0 with the parity flipped.
-    #[inline(always)]
-    pub const fn advance(&mut self) {
-        self.stage += 1;
-        if self.stage == STAGES as u32 {
-            self.stage = 0;
-            self.parity ^= 1;
-        }
-    }
 }
 
 /// Waits until the use `at` of a stage has landed: the phase of its
