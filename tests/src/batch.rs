@@ -174,8 +174,8 @@ impl EntryReport {
 }
 
 impl fmt::Display for EntryReport {
-    /// `sdpa_mma_d64: 10000 cases, 0 failures, worst rel_l2 3.1e-3, worst
-    /// max_rel 1.2e-2, 12.3 s (device 4.1 s, references 150.2 core-s)`.
+    /// `<entry>: <n> cases, <f> failures, worst rel_l2 <e>, worst max_rel
+    /// <e>, <t> s (device <t> s, references <t> core-s)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,

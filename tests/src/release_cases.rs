@@ -71,7 +71,11 @@ pub fn release_case(kernel: &KernelInfo, seed: u64) -> FuzzCase {
     FuzzCase { shape, scale_exponents: scale_exponents(kernel, &mut rng), seed }
 }
 
-/// `(seq_q, seq_kv)`: which of them sits on a tile edge is drawn first.
+/// `(seq_q, seq_kv)`, by one of five draws (in sixteenths): the query
+/// length on a query edge and the key length log-uniform up to two key
+/// blocks (6), the other way round (6), both on edges (2: either drawn
+/// first, the other among those that fit beside it), swapped (1) and both
+/// tiny (1); every length within the room the cost cap leaves.
 fn lengths(kernel: &KernelInfo, rng: &mut SplitMix64) -> (usize, usize) {
     let (q_edges, k_edges) = (query_edges(kernel), key_edges(kernel));
     let (block_m, block_n) = (kernel.tiles.block_m as usize, kernel.tiles.block_n as usize);
