@@ -36,7 +36,8 @@ pub struct Prepared {
     pub softmax_scale: f32,
     /// The f64 reference output `[B, Hq, Sq, D]`.
     pub reference: Vec<f64>,
-    /// Seconds of one core it took to make.
+    /// Seconds its worker thread took to make it (about core seconds
+    /// where the workers do not outnumber the cores).
     pub seconds: f64,
 }
 
@@ -123,7 +124,7 @@ pub struct EntryReport {
     pub seconds: f64,
     /// Seconds the calling thread spent in the device closure.
     pub device_seconds: f64,
-    /// Core seconds the workers spent in [`prepare`].
+    /// Seconds the workers spent in [`prepare`], summed.
     pub reference_seconds: f64,
 }
 
