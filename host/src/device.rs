@@ -406,3 +406,89 @@ pub(crate) fn check_device(tensor: &'static str, ordinal: usize, expected: usize
 pub(crate) fn check_align(tensor: &'static str, address: u64, align: u64) -> Result<(), AttnError> {
     if address.is_multiple_of(align) { Ok(()) } else { Err(AttnError::Misaligned { tensor, address, align }) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Options;
+    use crate::validate::Problem;
+    use kernels_gpu::kernels::KERNELS;
+    use kernels_gpu::variant::Variant;
+
+    const HOPPER: Target = Target { sm90a: true, multiprocessors: 132 };
+    const ADA: Target = Target { sm90a: false, multiprocessors: 58 };
+
+    fn plan(q: [usize; 4], kv: [usize; 4], variant: Variant, target: Target) -> Plan {
+        let opts = Options::new().variant(variant);
+        Plan::new(Problem::new(q, kv, kv, &opts).unwrap(), opts.variant, target).unwrap()
+    }
+
+    #[test]
+    fn scale_lengths_follow_the_layout() {
+        let (q, kv) = ([3, 8, 100, 64], [3, 2, 300, 64]);
+        assert_eq!(ScaleLayout::PerHead.lens(q, kv), (8, 2));
+        // FlashAttention-3's descales: [B, Hkv] for all three.
+        assert_eq!(ScaleLayout::PerBatchHead.lens(q, kv), (6, 6));
+        assert_eq!(ScaleLayout::PerHead.batch_stride(2), 0);
+        assert_eq!(ScaleLayout::PerBatchHead.batch_stride(2), 2);
+    }
+
+    #[test]
+    fn workspace_size_is_the_prepass_scratch_and_the_tile_maps_the_kernel_reads() {
+        let (q, kv) = ([2, 8, 1000, 128], [2, 4, 1000, 128]);
+        let wgmma = plan(q, kv, Variant::Wgmma, HOPPER);
+        let size = WorkspaceSize::of(&wgmma, HOPPER);
+        assert_eq!(size.kv_tiles_bytes as u64, kv_tiles_of(&wgmma).total_bytes());
+        // At D = 128 `wgmma` cuts K in its prepass, so reads no tensor map.
+        assert!(size.kv_tiles_bytes > 0 && !size.tile_maps);
+        assert_eq!(size.bytes(), size.kv_tiles_bytes);
+        // `split` on sm_90a copies by tensor copies and has no prepass; on sm_89 neither.
+        let split = WorkspaceSize::of(&plan(q, kv, Variant::Split, HOPPER), HOPPER);
+        assert_eq!(split, WorkspaceSize { kv_tiles_bytes: 0, tile_maps: true });
+        assert_eq!(split.bytes(), 384);
+        assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Split, ADA), ADA), WorkspaceSize::default());
+        assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Mma, HOPPER), HOPPER), WorkspaceSize::default());
+        // A workspace for both serves both; neither alone serves the other.
+        let both = size.max(split);
+        assert!(both.holds(size) && both.holds(split));
+        assert!(!size.holds(split) && !split.holds(size));
+        assert!(WorkspaceSize::default().holds(WorkspaceSize::default()));
+        // A longer key sequence needs more scratch.
+        let longer = WorkspaceSize::of(&plan(q, [2, 4, 4000, 128], Variant::Wgmma, HOPPER), HOPPER);
+        assert!(!size.holds(longer) && longer.holds(size));
+    }
+
+    #[test]
+    fn every_kernel_with_a_prepass_needs_scratch() {
+        let mut checked = 0;
+        for kernel in KERNELS.iter().filter(|k| k.prepass.is_some() && k.runs_on(256, 256)) {
+            let d = kernel.tiles.head_dim as usize;
+            let opts = Options::new().variant(kernel.variant).output(kernel.output);
+            let problem = Problem::new([1, 2, 256, d], [1, 2, 256, d], [1, 2, 256, d], &opts).unwrap();
+            let p = Plan::new(problem, opts.variant, HOPPER).unwrap().with_kernel(kernel).unwrap();
+            assert!(WorkspaceSize::of(&p, HOPPER).kv_tiles_bytes > 0, "{}", kernel.entry);
+            checked += 1;
+        }
+        assert!(checked >= 4, "only {checked} kernels with a prepass");
+    }
+
+    #[test]
+    fn buffer_lengths_alignment_and_devices_are_typed_errors() {
+        assert!(check_len("codes", 2 * 3 * 4 * 64, [2, 3, 4, 64]).is_ok());
+        match check_len("codes", 10, [2, 3, 4, 64]) {
+            Err(AttnError::BufferLength { tensor, expected: 1536, actual: 10 }) => assert_eq!(tensor, "codes"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(check_len("o", 0, [usize::MAX, 2, 1, 1]), Err(AttnError::TooLarge(_))));
+        assert!(check_align("q", 0x7f00_0000_0100, TENSOR_ALIGN).is_ok());
+        assert!(matches!(
+            check_align("k", 0x7f00_0000_0101, TENSOR_ALIGN),
+            Err(AttnError::Misaligned { tensor: "k", align: 16, .. })
+        ));
+        assert!(check_align("q_scale", 0x104, 4).is_ok());
+        assert!(matches!(
+            check_device("v", 1, 0),
+            Err(AttnError::WrongDevice { tensor: "v", ordinal: 1, expected: 0 })
+        ));
+    }
+}

@@ -41,6 +41,10 @@ pub mod reference;
 pub mod tensor;
 pub mod validate;
 
+/// The cudarc this crate is built on: its context, stream and view types
+/// appear in the device API ([`device`], [`Attention::on_stream`]).
+pub use cudarc;
+
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
 pub use device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize};
 pub use embedded::ImageChoice;
