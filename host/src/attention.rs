@@ -16,7 +16,9 @@ use cudarc::driver::sys::{
     CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
     CUstreamCaptureStatus,
 };
-use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+};
 use cudarc::nvrtc::Ptx;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::{AttnParams, TileMaps};
@@ -535,14 +537,20 @@ impl Attention {
         self.check_launch(dev, how)?;
         let p = dev.plan.problem();
         check_output(out.shape, out.dtype, p)?;
+        // cudarc's guards record each buffer's use (where the context tracks
+        // events, `Attention::on_stream`) when dropped: after the launch.
         let stream = &self.stream;
-        let scales = dev.scales.device_ptr(stream).0;
+        let (scales, _scales_use) = dev.scales.device_ptr(stream);
+        let (q, _q_use) = dev.q.data.device_ptr(stream);
+        let (k, _k_use) = dev.k.data.device_ptr(stream);
+        let (v, _v_use) = dev.v.data.device_ptr(stream);
+        let (o, _o_use) = out.o.device_ptr_mut(stream);
         let f32_size = size_of::<f32>() as u64;
         let buffers = Buffers {
-            q: dev.q.data.device_ptr(stream).0,
-            k: dev.k.data.device_ptr(stream).0,
-            v: dev.v.data.device_ptr(stream).0,
-            o: out.o.device_ptr(stream).0,
+            q,
+            k,
+            v,
+            o,
             scales: [scales, scales + p.heads_q as u64 * f32_size, scales + (p.heads_q + p.heads_kv) as u64 * f32_size],
             scale_batch_stride: ScaleLayout::PerHead.batch_stride(p.heads_kv),
             kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(stream).0),
