@@ -177,6 +177,25 @@ impl Attention {
         Attention::load_on(stream, image)
     }
 
+    /// The same loaded kernels, for work on `stream` instead: no module is
+    /// loaded again, so a binding can keep one per framework stream. The
+    /// stream must belong to this `Attention`'s CUDA context
+    /// ([`AttnError::OtherContext`] otherwise).
+    pub fn for_stream(&self, stream: Arc<CudaStream>) -> Result<Attention, AttnError> {
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            return Err(AttnError::OtherContext { ordinal: stream.context().ordinal(), expected: self.info.ordinal });
+        }
+        Ok(Attention {
+            ctx: self.ctx.clone(),
+            stream,
+            functions: self.functions.clone(),
+            prepasses: self.prepasses.clone(),
+            info: self.info.clone(),
+            load: self.load,
+            sm90a: self.sm90a,
+        })
+    }
+
     /// Loads the kernels of the image `image` names on `stream`'s context,
     /// for work on `stream`.
     fn load_on(stream: Arc<CudaStream>, image: ImageChoice) -> Result<Attention, AttnError> {

@@ -130,6 +130,15 @@ pub enum AttnError {
         /// The `Attention`'s device.
         expected: usize,
     },
+    /// A stream of another CUDA context than the `Attention`'s
+    /// ([`crate::Attention::for_stream`]).
+    #[error("the stream belongs to another CUDA context (device {ordinal}) than this Attention's (device {expected})")]
+    OtherContext {
+        /// The stream's device.
+        ordinal: usize,
+        /// The `Attention`'s device.
+        expected: usize,
+    },
     /// A variant this device (or the loaded image) cannot run.
     #[error("variant {variant} is not available here: {reason}")]
     VariantUnavailable {

@@ -256,8 +256,13 @@ fn raw_pointer_views_give_the_same_bits() {
         assert_eq!(stream.clone_dtoh(&inputs.q).expect("q back"), q.data);
         println!("{} {qs:?}: raw views identical", variant.name());
     }
+    // The same kernels on another stream of the context, without a reload.
+    let (q, k, v) = random_problem([1, 2, 300, 64], [1, 2, 300, 64], 8);
+    let opts = Options::new().variant(Variant::Mma);
+    let other = attn.for_stream(ctx.new_stream().expect("stream")).expect("for_stream");
+    assert_eq!(other.forward(&q, &k, &v, &opts).expect("forward").bits, attn.forward(&q, &k, &v, &opts).unwrap().bits);
     stream.synchronize().expect("sync");
-    drop(attn);
+    drop((attn, other));
     drop(stream);
     owner.synchronize().expect("the borrowed stream is still alive");
 }
