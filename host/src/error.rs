@@ -202,11 +202,12 @@ pub enum AttnError {
         /// What the workspace holds.
         available: crate::device::WorkspaceSize,
     },
-    /// A run during CUDA-graph capture with inputs whose tensor maps the
-    /// workspace does not hold yet (see [`crate::device::Workspace`]).
+    /// A run during CUDA-graph capture with a new set of buffers when the
+    /// workspace's capture slots for tensor maps are all taken (see
+    /// [`crate::device::Workspace`]).
     #[error(
-        "the workspace holds no tensor maps for these inputs and cannot copy them in during graph capture: \
-         run once with these buffers before capturing"
+        "the workspace's {} capture slots for tensor maps are taken by other buffers: use another workspace",
+        crate::device::CAPTURE_MAP_SLOTS
     )]
     WorkspaceInCapture,
     /// A CUDA driver call failed.
