@@ -7,9 +7,9 @@
 //! # let (q, k, v): (sdpa::Fp8Tensor, sdpa::Fp8Tensor, sdpa::Fp8Tensor) = todo!();
 //! let attn = sdpa::Attention::new(0)?; // loads the embedded kernels
 //! // The recommended variant for this device and problem:
-//! let o = attn.forward(&q, &k, &v, &sdpa::Options { causal: true, ..Default::default() })?;
+//! let o = attn.forward(&q, &k, &v, &sdpa::Options::new().causal(true))?;
 //! // Or one variant by name, planned once and run on the device:
-//! let opts = sdpa::Options { variant: sdpa::Variant::Mma.into(), ..Default::default() };
+//! let opts = sdpa::Options::new().variant(sdpa::Variant::Mma);
 //! let plan = attn.plan(&q, &k, &v, &opts)?;
 //! let dev = attn.upload(&plan, &q, &k, &v)?;
 //! let mut out = attn.alloc_output(&dev)?;
@@ -22,22 +22,36 @@
 //! with Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (E4M3 with one f32
 //! dequantization scale per head) and O `[B, Hq, Sq, D]` in f16 or, with
 //! `Options::output`, bf16.
+//!
+//! Frameworks with buffers already on the GPU, scales on the device (per
+//! head or per (batch, KV head)) and a stream of their own use [`device`]:
+//! [`Attention::on_stream`], [`Attention::plan_shapes`] and
+//! [`Attention::run_views`], which allocates and copies nothing.
 
 pub mod attention;
+#[doc(hidden)]
 pub mod bench;
+pub mod device;
 pub mod embedded;
 pub mod error;
 pub mod io;
 mod launch;
+#[doc(hidden)]
 pub mod metrics;
 pub mod options;
 pub mod plan;
 pub mod quant;
+#[doc(hidden)]
 pub mod reference;
 pub mod tensor;
 pub mod validate;
 
+/// The cudarc this crate is built on: its context, stream and view types
+/// appear in the device API ([`device`], [`Attention::on_stream`]).
+pub use cudarc;
+
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
+pub use device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize};
 pub use embedded::ImageChoice;
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};
