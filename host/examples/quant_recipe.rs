@@ -31,14 +31,70 @@ struct Recipe {
 }
 
 const RECIPES: [Recipe; 8] = [
-    Recipe { name: "per head", group: ScaleGroup::PerHead, rotation: Rotation::None, signs: false, rotate_v: false, p_e4m3: false },
-    Recipe { name: "per (b,h)", group: ScaleGroup::PerBatchHead, rotation: Rotation::None, signs: false, rotate_v: false, p_e4m3: false },
-    Recipe { name: "per head + H(QK)", group: ScaleGroup::PerHead, rotation: Rotation::Hadamard, signs: false, rotate_v: false, p_e4m3: false },
-    Recipe { name: "per head + signed H(QK)", group: ScaleGroup::PerHead, rotation: Rotation::Hadamard, signs: true, rotate_v: false, p_e4m3: false },
-    Recipe { name: "per (b,h) + H(QK)", group: ScaleGroup::PerBatchHead, rotation: Rotation::Hadamard, signs: false, rotate_v: false, p_e4m3: false },
-    Recipe { name: "per head, P e4m3", group: ScaleGroup::PerHead, rotation: Rotation::None, signs: false, rotate_v: false, p_e4m3: true },
-    Recipe { name: "per head + H(QK), P e4m3", group: ScaleGroup::PerHead, rotation: Rotation::Hadamard, signs: false, rotate_v: false, p_e4m3: true },
-    Recipe { name: "per head + H(QKV) [not buildable]", group: ScaleGroup::PerHead, rotation: Rotation::Hadamard, signs: false, rotate_v: true, p_e4m3: false },
+    Recipe {
+        name: "per head",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per (b,h)",
+        group: ScaleGroup::PerBatchHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per head + H(QK)",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per head + signed H(QK)",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: true,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per (b,h) + H(QK)",
+        group: ScaleGroup::PerBatchHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per head, P e4m3",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: true,
+    },
+    Recipe {
+        name: "per head + H(QK), P e4m3",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: true,
+    },
+    Recipe {
+        name: "per head + H(QKV) [not buildable]",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: true,
+        p_e4m3: false,
+    },
 ];
 
 /// Standard normal values, or with FlashAttention-3's outliers added.
@@ -139,7 +195,9 @@ fn main() {
         [b, h, s] => (b, h, s),
         _ => (2, 4, 1024),
     };
-    println!("B={batch} H={heads} S={seq}, non-causal, scale 1/sqrt(D); error of O vs f64 attention on the unquantized inputs");
+    println!(
+        "B={batch} H={heads} S={seq}, non-causal, scale 1/sqrt(D); error of O vs f64 attention on the unquantized inputs"
+    );
     println!("| distribution | D | recipe | RMSE | rel L2 |");
     println!("|---|---|---|---|---|");
     for outliers in [false, true] {
@@ -147,7 +205,8 @@ fn main() {
             let shape = [batch, heads, seq, dim];
             let n = batch * heads * seq * dim;
             let mut rng = SplitMix64::new(0x5eed ^ (dim as u64) ^ ((outliers as u64) << 8));
-            let (q, k, v) = (values(n, outliers, &mut rng), values(n, outliers, &mut rng), values(n, outliers, &mut rng));
+            let (q, k, v) =
+                (values(n, outliers, &mut rng), values(n, outliers, &mut rng), values(n, outliers, &mut rng));
             let signs: Vec<f32> = (0..dim).map(|_| if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 }).collect();
             let wide = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<_>>();
             let reference = attention(&wide(&q), &wide(&k), &wide(&v), shape, false);
