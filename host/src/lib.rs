@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod options;
 pub mod plan;
 pub mod quant;
+pub mod quantize;
 pub mod reference;
 pub mod tensor;
 pub mod validate;

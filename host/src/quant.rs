@@ -186,20 +186,9 @@ pub fn random_problem(q_shape: [usize; 4], kv_shape: [usize; 4], seed: u64) -> (
     (make("q", q_shape, 0), make("k", kv_shape, 1), make("v", kv_shape, 2))
 }
 
-/// Whether the quantizer rotates each row of a tensor before it quantizes
-/// it. Given to Q and K alike, a rotation leaves `Q·Kᵀ` unchanged in exact
-/// arithmetic (`(QR)(KR)ᵀ = Q R Rᵀ Kᵀ = Q Kᵀ` for an orthogonal `R`) while
-/// it spreads a row's outliers over all its dimensions, so that E4M3's
-/// relative rounding error no longer concentrates on the few products that
-/// dominate a score. V is never rotated (its rotation would not cancel).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rotation {
-    /// Quantize the values as they are.
-    None,
-    /// Multiply each row of `D` values by the normalised Walsh–Hadamard
-    /// matrix `H_D / sqrt(D)` first (see [`hadamard_row`]).
-    Hadamard,
-}
+/// Whether the quantizer rotates each row before it quantizes it (the
+/// kernels' policy, re-exported): see `kernels_gpu::quantize::Rotation`.
+pub use kernels_gpu::quantize::Rotation;
 
 /// Which elements share one dequantization scale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -110,8 +110,9 @@ pub enum Rotation {
 pub const fn hadamard_norm(head_dim: u32) -> f32 {
     match head_dim {
         64 => 0.125,
-        // 1 / sqrt(128) = 0.08838834764831845..., to the nearest f32.
-        128 => 0.088_388_35,
+        // 1 / sqrt(128) = 0.0883883476..., to the nearest f32
+        // (0.0883883461...), by its bits.
+        128 => f32::from_bits(0x3DB5_04F3),
         _ => 0.0,
     }
 }
