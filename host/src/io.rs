@@ -32,7 +32,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use thiserror::Error;
 
 use crate::error::AttnError;
-use crate::quant;
+use crate::quant::{self, Rotation, ScaleGroup};
 use crate::tensor::{Fp8Input, Fp8Tensor, Output};
 use kernels_gpu::quantize::InputDtype;
 use kernels_gpu::variant::OutputDtype;
@@ -341,9 +341,10 @@ pub struct FloatTensor {
     pub dtype: InputDtype,
     /// `[batch, heads, seq, head_dim]`.
     pub shape: [usize; 4],
-    /// 1.0 per head: what validation reads as the scales of a tensor not
-    /// yet quantized (its real scales are validated once it is).
-    unit_scales: Vec<f32>,
+    /// The per-head scales the GPU quantizer will give these values under
+    /// the rotation they were read for ([`quant::scales_as_gpu`]): what
+    /// validation reads before the GPU is touched.
+    pub scales: Vec<f32>,
 }
 
 impl FloatTensor {
@@ -359,7 +360,7 @@ impl FloatTensor {
 }
 
 /// What validation reads: the shape, the element count, and the scales (a
-/// float tensor's unit placeholders, see [`FloatTensor`]).
+/// float tensor's as the GPU quantizer will compute them).
 impl Fp8Input for InputTensor {
     fn shape(&self) -> [usize; 4] {
         match self {
@@ -376,14 +377,16 @@ impl Fp8Input for InputTensor {
     fn scales(&self) -> &[f32] {
         match self {
             InputTensor::Fp8(t) => &t.scales,
-            InputTensor::Float(t) => &t.unit_scales,
+            InputTensor::Float(t) => &t.scales,
         }
     }
 }
 
-/// Reads tensor `name` as its file holds it. Float values must be finite
-/// (an error names the first one that is not, as the quantizer would).
-fn read_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<InputTensor, IoError> {
+/// Reads tensor `name` as its file holds it, a float tensor's scales
+/// computed as the GPU quantizer will under `rotation`. Float values must
+/// be finite (an error names the first one that is not, as the per-head
+/// quantizer does).
+fn read_tensor(path: &Path, st: &SafeTensors, name: &'static str, rotation: Rotation) -> Result<InputTensor, IoError> {
     let view = tensor(path, st, name)?;
     let shape: [usize; 4] = view.shape().try_into().map_err(|_| IoError::WrongRank {
         path: path.to_path_buf(),
@@ -424,10 +427,11 @@ fn read_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Inpu
             dtype: view.dtype().to_string(),
         });
     }
-    let t = FloatTensor { bytes: bytes.to_vec(), dtype, shape, unit_scales: vec![1.0; heads] };
-    if let Some(flat) = t.values().iter().position(|x| !x.is_finite()) {
+    let mut t = FloatTensor { bytes: bytes.to_vec(), dtype, shape, scales: Vec::new() };
+    let values = t.values();
+    if let Some(flat) = values.iter().position(|x| !x.is_finite()) {
         // The message the per-head quantizer gives for the same input.
-        let x = t.values()[flat];
+        let x = values[flat];
         let [_, _, seq, dim] = shape;
         let (b, h, s, d) = (flat / (heads * seq * dim), flat / (seq * dim) % heads, flat / dim % seq, flat % dim);
         let source = AttnError::InvalidScale {
@@ -436,13 +440,16 @@ fn read_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Inpu
         };
         return Err(IoError::Attn { path: path.to_path_buf(), source });
     }
+    t.scales = quant::scales_as_gpu(name, &values, shape, rotation, ScaleGroup::PerHead)
+        .map_err(|source| IoError::Attn { path: path.to_path_buf(), source })?
+        .0;
     Ok(InputTensor::Float(t))
 }
 
 /// Reads tensor `name` as an E4M3 tensor, quantizing float inputs per head
 /// on the CPU.
 fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8Tensor, IoError> {
-    match read_tensor(path, st, name)? {
+    match read_tensor(path, st, name, Rotation::None)? {
         InputTensor::Fp8(t) => Ok(t),
         InputTensor::Float(t) => quant::quantize_per_head_named(name, &t.values(), t.shape)
             .map_err(|source| IoError::Attn { path: path.to_path_buf(), source }),
@@ -462,14 +469,20 @@ pub struct RawInputs {
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module
 /// docs) as the file holds them: float tensors are left for the GPU
-/// quantizer (`sdpa run`). Shapes are not checked against each other here.
+/// quantizer (`sdpa run`), with the scales it will give them, float `q` and
+/// `k` rotated as `qk_rotation` says. Shapes are not checked against each
+/// other here.
 ///
 /// # Errors
 /// Every problem with the file, as an [`IoError`] naming it.
-pub fn load_raw_inputs(path: &Path) -> Result<RawInputs, IoError> {
+pub fn load_raw_inputs(path: &Path, qk_rotation: Rotation) -> Result<RawInputs, IoError> {
     let bytes = read_file(path)?;
     let st = parse(path, &bytes)?;
-    Ok(RawInputs { q: read_tensor(path, &st, "q")?, k: read_tensor(path, &st, "k")?, v: read_tensor(path, &st, "v")? })
+    Ok(RawInputs {
+        q: read_tensor(path, &st, "q", qk_rotation)?,
+        k: read_tensor(path, &st, "k", qk_rotation)?,
+        v: read_tensor(path, &st, "v", Rotation::None)?,
+    })
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module

@@ -45,8 +45,8 @@ enum Command {
     ///
     /// The input holds tensors `q` [B, Hq, Sq, D] and `k`, `v` [B, Hkv, Skv, D]:
     /// F8_E4M3 codes with optional F32 per-head scales `q_scale`, `k_scale`,
-    /// `v_scale` (default 1.0), or F16/BF16/F32 values, quantized on the GPU per head by
-    /// amax. The output holds `o` [B, Hq, Sq, D] in F16 (BF16 with
+    /// `v_scale` (default 1.0), or F16/BF16/F32 values, quantized on the GPU
+    /// per head by amax (see --hadamard). The output holds `o` [B, Hq, Sq, D] in F16 (BF16 with
     /// --out-dtype bf16). Exit code 2 for a
     /// problem with the arguments or files, 1 for a GPU or driver failure.
     Run(RunArgs),
@@ -334,7 +334,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     let opts = Options { causal: args.causal, scale: args.scale, variant, output: args.out_dtype };
 
-    let inputs = io::load_raw_inputs(&args.input).map_err(Failure::usage)?;
+    let qk_rotation = if args.hadamard { Rotation::Hadamard } else { Rotation::None };
+    let inputs = io::load_raw_inputs(&args.input, qk_rotation).map_err(Failure::usage)?;
     let float = |t: &InputTensor| matches!(t, InputTensor::Float(_));
     if args.hadamard && !(float(&inputs.q) && float(&inputs.k)) {
         return Err(Failure::usage(format!(
@@ -342,23 +343,23 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             args.input.display()
         )));
     }
-    // Every input problem is reported before the GPU is touched (the
-    // scales of float inputs, still to be quantized, are checked after).
-    validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
+    // Every input problem is reported before the GPU is touched (float
+    // inputs with the scales the GPU quantizer will give them).
+    let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
         .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
     // So is an output path that cannot be written.
     let output = io::OutputFile::create(&args.output).map_err(Failure::usage)?;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
+    let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
     let start = Instant::now();
     // Loaded at the first float input.
     let mut quantizer = None;
-    let qk_rotation = if args.hadamard { Rotation::Hadamard } else { Rotation::None };
     let mut to_device = |t, rotation| device_input(&attn, &mut quantizer, t, rotation);
     let q = to_device(inputs.q, qk_rotation).map_err(Failure::attn)?;
     let k = to_device(inputs.k, qk_rotation).map_err(Failure::attn)?;
     let v = to_device(inputs.v, Rotation::None).map_err(Failure::attn)?;
-    let problem = validate::validate(&q, &k, &v, &opts).map_err(Failure::attn)?;
-    let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
+    // The plan's scales are the CPU's prediction of the quantizer's:
+    // `prepare` refuses inputs whose scales differ.
     let dev = attn.prepare(&plan, q, k, v).map_err(Failure::attn)?;
     let mut out = attn.alloc_output(&dev).map_err(Failure::attn)?;
     attn.run(&dev, &mut out).map_err(Failure::attn)?;

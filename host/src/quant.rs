@@ -237,25 +237,24 @@ pub fn scale_of_amax(amax: f32) -> f32 {
     if amax == 0.0 { 1.0 } else { amax / kernels_gpu::fp8::E4M3_MAX }
 }
 
-/// Quantizes `values` (row-major `[B, H, S, D]`) to E4M3 exactly as the GPU
-/// quantizer does: each row rotated first if `rotation` says so
-/// ([`hadamard_row`]), one scale per `group` ([`scale_of_amax`] of the
-/// group's rotated values), and each code the E4M3 value nearest to the f32
-/// quotient `x / scale` (ties to even, saturating at ±448). Returns the codes
-/// and the scales (`H` of them per head, `B * H` per (batch, head)).
+/// The scales the GPU quantizer gives `values` (row-major `[B, H, S, D]`):
+/// each row rotated first if `rotation` says so ([`hadamard_row`]), one
+/// scale per `group`, [`scale_of_amax`] of the group's largest rotated
+/// magnitude (`H` scales per head, `B * H` per (batch, head), indexed
+/// `b * H + h`). With them, the rotated values.
 ///
 /// # Errors
 /// [`AttnError::BufferLength`] when `values.len()` does not match `shape`;
-/// [`AttnError::InvalidScale`] when a group holds a non-finite value or its
-/// `amax / 448` underflows to zero; [`AttnError::TooLarge`] when the element
-/// count overflows `usize`.
-pub fn quantize_as_gpu(
+/// [`AttnError::InvalidScale`] when a group holds a non-finite (rotated)
+/// value or its `amax / 448` underflows to zero; [`AttnError::TooLarge`]
+/// when the element count overflows `usize`.
+pub fn scales_as_gpu(
     name: &str,
     values: &[f32],
     shape: [usize; 4],
     rotation: Rotation,
     group: ScaleGroup,
-) -> Result<(Vec<u8>, Vec<f32>), AttnError> {
+) -> Result<(Vec<f32>, Vec<f32>), AttnError> {
     let expected = shape
         .iter()
         .try_fold(1usize, |n, &x| n.checked_mul(x))
@@ -268,40 +267,64 @@ pub fn quantize_as_gpu(
     if rotation == Rotation::Hadamard && dim > 0 {
         rotated.chunks_exact_mut(dim).for_each(hadamard_row);
     }
-    let slice_len = expected / (batch * heads).max(1);
-    let group_of = |slice: usize| match group {
-        ScaleGroup::PerHead => slice % heads,
-        ScaleGroup::PerBatchHead => slice,
-    };
-    let groups = match group {
-        ScaleGroup::PerHead => heads,
-        ScaleGroup::PerBatchHead => batch * heads,
+    let slice_len = (expected / (batch * heads).max(1)).max(1);
+    let (groups, what) = match group {
+        ScaleGroup::PerHead => (heads, "head"),
+        ScaleGroup::PerBatchHead => (batch * heads, "(batch, head)"),
     };
     let mut amax = vec![0.0f32; groups];
-    for (slice, chunk) in rotated.chunks(slice_len.max(1)).enumerate() {
-        let m = &mut amax[group_of(slice)];
+    for (slice, chunk) in rotated.chunks(slice_len).enumerate() {
+        let g = group_of(group, heads, slice);
         for &x in chunk {
             if !x.is_finite() {
                 return Err(AttnError::InvalidScale {
-                    what: format!("{name} scale of group {} (a value is {x})", group_of(slice)),
+                    what: format!("{name} scale of {what} {g} (a rotated value is {x})"),
                     value: x.abs(),
                 });
             }
-            *m = m.max(x.abs());
+            amax[g] = amax[g].max(x.abs());
         }
     }
     let scales: Vec<f32> = amax.iter().map(|&a| scale_of_amax(a)).collect();
     for (g, (&scale, &a)) in scales.iter().zip(&amax).enumerate() {
         if scale == 0.0 {
             return Err(AttnError::InvalidScale {
-                what: format!("{name} scale of group {g} (amax / 448 with amax = {a:e})"),
+                what: format!("{name} scale of {what} {g} (amax / 448 with amax = {a:e})"),
                 value: scale,
             });
         }
     }
-    let mut codes = vec![0u8; expected];
-    for (slice, (chunk, out)) in rotated.chunks(slice_len.max(1)).zip(codes.chunks_mut(slice_len.max(1))).enumerate() {
-        let scale = scales[group_of(slice)];
+    Ok((scales, rotated))
+}
+
+/// The scale group of slice `(b, h)` (`slice = b * heads + h`).
+fn group_of(group: ScaleGroup, heads: usize, slice: usize) -> usize {
+    match group {
+        ScaleGroup::PerHead => slice % heads,
+        ScaleGroup::PerBatchHead => slice,
+    }
+}
+
+/// Quantizes `values` (row-major `[B, H, S, D]`) to E4M3 exactly as the GPU
+/// quantizer does: the scales of [`scales_as_gpu`], and each code the E4M3
+/// value nearest to the f32 quotient `x / scale` of the rotated value (ties
+/// to even, saturating at ±448). Returns the codes and the scales.
+///
+/// # Errors
+/// As [`scales_as_gpu`].
+pub fn quantize_as_gpu(
+    name: &str,
+    values: &[f32],
+    shape: [usize; 4],
+    rotation: Rotation,
+    group: ScaleGroup,
+) -> Result<(Vec<u8>, Vec<f32>), AttnError> {
+    let (scales, rotated) = scales_as_gpu(name, values, shape, rotation, group)?;
+    let [batch, heads, ..] = shape;
+    let slice_len = (rotated.len() / (batch * heads).max(1)).max(1);
+    let mut codes = vec![0u8; rotated.len()];
+    for (slice, (chunk, out)) in rotated.chunks(slice_len).zip(codes.chunks_mut(slice_len)).enumerate() {
+        let scale = scales[group_of(group, heads, slice)];
         for (c, &x) in out.iter_mut().zip(chunk) {
             *c = encode_e4m3((x / scale) as f64);
         }
