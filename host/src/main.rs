@@ -46,9 +46,9 @@ enum Command {
     /// The input holds tensors `q` [B, Hq, Sq, D] and `k`, `v` [B, Hkv, Skv, D]:
     /// F8_E4M3 codes with optional F32 per-head scales `q_scale`, `k_scale`,
     /// `v_scale` (default 1.0), or F16/BF16/F32 values, quantized on the GPU
-    /// per head by amax (see --hadamard). The output holds `o` [B, Hq, Sq, D] in F16 (BF16 with
-    /// --out-dtype bf16). Exit code 2 for a
-    /// problem with the arguments or files, 1 for a GPU or driver failure.
+    /// per head by amax (see --hadamard). The output holds `o` [B, Hq, Sq, D]
+    /// in F16 (BF16 with --out-dtype bf16). Exit code 2 for a problem with
+    /// the arguments or files, 1 for a GPU or driver failure.
     Run(RunArgs),
     /// Time kernel variants on shapes (each first checked against the f64
     /// reference on sampled rows), and print a table.

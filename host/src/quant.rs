@@ -307,8 +307,9 @@ fn group_of(group: ScaleGroup, heads: usize, slice: usize) -> usize {
 
 /// Quantizes `values` (row-major `[B, H, S, D]`) to E4M3 exactly as the GPU
 /// quantizer does: the scales of [`scales_as_gpu`], and each code the E4M3
-/// value nearest to the f32 quotient `x / scale` of the rotated value (ties
-/// to even, saturating at ±448). Returns the codes and the scales.
+/// value nearest to the f32 product `x * (1 / scale)` of the rotated value
+/// (the reciprocal an f32 division; ties to even, saturating at ±448).
+/// Returns the codes and the scales.
 ///
 /// # Errors
 /// As [`scales_as_gpu`].
@@ -324,9 +325,9 @@ pub fn quantize_as_gpu(
     let slice_len = (rotated.len() / (batch * heads).max(1)).max(1);
     let mut codes = vec![0u8; rotated.len()];
     for (slice, (chunk, out)) in rotated.chunks(slice_len).zip(codes.chunks_mut(slice_len)).enumerate() {
-        let scale = scales[group_of(group, heads, slice)];
+        let inverse = 1.0 / scales[group_of(group, heads, slice)];
         for (c, &x) in out.iter_mut().zip(chunk) {
-            *c = encode_e4m3((x / scale) as f64);
+            *c = encode_e4m3((x * inverse) as f64);
         }
     }
     Ok((codes, scales))

@@ -75,9 +75,9 @@ fn scales_follow_the_group() {
     let (_, per_batch_head) = quantize_as_gpu("x", &values, shape, Rotation::None, ScaleGroup::PerBatchHead).unwrap();
     assert_eq!(per_batch_head, vec![1.0 / 448.0, 3.0 / 448.0, 5.0 / 448.0, 7.0 / 448.0]);
     // The group's largest magnitude lands on -448 (code 0xFE); others are
-    // the nearest code to the f32 quotient.
+    // the nearest code to the f32 product with the f32 reciprocal.
     assert_eq!(codes[(2 + 1) * 64 + 7], 0xFE);
-    assert_eq!(codes[0], encode_e4m3((0.5f32 / per_head[0]) as f64));
+    assert_eq!(codes[0], encode_e4m3((0.5f32 * (1.0 / per_head[0])) as f64));
 }
 
 #[test]

@@ -226,12 +226,14 @@ unsafe fn encode<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizePara
     // SAFETY: `amax` holds one u32 per group, complete since the amax pass.
     let amax = f32::from_bits(unsafe { core::ptr::read((p.amax as *const u32).add(group)) });
     let scale = if amax == 0.0 { 1.0 } else { amax / E4M3_MAX };
+    // One division per thread; each value then takes a multiplication.
+    let inverse = 1.0 / scale;
     let rows = Rows::new::<HEAD_DIM>(p, x, h, b);
     for step in 0..Rows::steps(HEAD_DIM) {
         let lane_row = rows.at::<HEAD_DIM>(step);
         // SAFETY: every lane of the warp runs every step (the launch contract).
         let values = unsafe { rotated::<I, R, HEAD_DIM>(p, &lane_row) };
-        let codes = pack_e4m3x4(values.map(|v| v / scale));
+        let codes = pack_e4m3x4(values.map(|v| v * inverse));
         if lane_row.valid {
             // SAFETY: the row lies inside `codes`; `at` is a multiple of 4.
             unsafe { core::ptr::write((p.codes as *mut u8).add(lane_row.at).cast::<u32>(), codes) };

@@ -11,8 +11,9 @@
 //!   NaN). The host zeroes `amax` before.
 //! - [`Pass::Encode`] reads its group's amax, takes the scale `amax / 448`
 //!   (1.0 for an all-zero group), writes each code as the E4M3 value nearest
-//!   to `x / scale` (ties to even, saturating at ±448), and the group's
-//!   scale from its blocks that start a slice.
+//!   to `x * (1 / scale)` (both f32 operations rounded to nearest; ties to
+//!   even, saturating at ±448), and the group's scale from its blocks that
+//!   start a slice.
 //!
 //! A scale group is a head (`group = h`, over every batch) or a (batch,
 //! head) (`group = b * H + h`): [`QuantizeParams::group_batch_stride`] is 0
