@@ -6,7 +6,7 @@ use crate::options::Options;
 use crate::tensor::Fp8Input;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::HEAD_DIMS;
-use kernels_gpu::schedule::{self, MAX_GRID_YZ, MAX_SEQ_LEN};
+use kernels_gpu::schedule::{MAX_GRID_YZ, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
 use kernels_gpu::variant::OutputDtype;
 
