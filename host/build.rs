@@ -55,7 +55,9 @@ fn rebuild_requested() -> bool {
         Ok("1") => true,
         Ok("0") => false,
         Ok("") | Err(std::env::VarError::NotPresent) => cfg!(feature = "build-kernels"),
-        Ok(other) => fail(&format!("{BUILD_KERNELS_ENV}={other}: expected 1 (build the kernels) or 0 (shipped images)")),
+        Ok(other) => {
+            fail(&format!("{BUILD_KERNELS_ENV}={other}: expected 1 (build the kernels) or 0 (shipped images)"))
+        }
         Err(e) => fail(&format!("{BUILD_KERNELS_ENV}: {e}")),
     }
 }

@@ -86,8 +86,9 @@ impl Load {
     }
 
     /// The module the driver loads: the cubin, or the PTX it compiles.
-    /// [`select`] and [`choose`] name the PTX only of an image that has it
-    /// (see [`of_capability`]).
+    /// [`select`] and [`choose`] name the PTX only of an image that has it:
+    /// the PTX of every arch where the build had no ptxas, of the portable
+    /// archs in the shipped images.
     pub fn module(&self) -> Ptx {
         match self {
             Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),

@@ -94,7 +94,9 @@ fn compare(shipped_dir: &Path, fresh: &Path) -> Result<()> {
                 let changed: Vec<&str> = new.lines().filter(|l| !old.lines().any(|o| o == *l)).collect();
                 problems.push(format!("{file} differs; a fresh build says:\n    {}", changed.join("\n    ")));
             }
-            Ok(bytes) => problems.push(format!("{file} differs ({} bytes shipped, {} built)", bytes.len(), built.len())),
+            Ok(bytes) => {
+                problems.push(format!("{file} differs ({} bytes shipped, {} built)", bytes.len(), built.len()))
+            }
         }
     }
     let entries = std::fs::read_dir(shipped_dir).map_err(|e| format!("{}: {e}", shipped_dir.display()))?;
