@@ -181,3 +181,49 @@ fn digest_of(line: &str) -> Result<String> {
         Err(format!("not a sha256sum line: `{}`", line.trim()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder under the system's temporary folder.
+    fn folder(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-images-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Writes every shipped file and a manifest into `dir`, each holding its name.
+    fn fill(dir: &Path) {
+        for file in shipped::files().into_iter().chain([shipped::MANIFEST.to_string()]) {
+            std::fs::write(dir.join(&file), &file).unwrap();
+        }
+    }
+
+    #[test]
+    fn compare_accepts_equal_folders_and_names_each_difference() {
+        let (shipped_dir, fresh) = (folder("shipped"), folder("fresh"));
+        fill(&shipped_dir);
+        fill(&fresh);
+        compare(&shipped_dir, &fresh).unwrap();
+
+        std::fs::write(shipped_dir.join("sm_89.ptx"), "stale").unwrap();
+        std::fs::remove_file(shipped_dir.join("sm_90a.cubin")).unwrap();
+        std::fs::write(shipped_dir.join("sm_80.cubin"), "").unwrap();
+        let e = compare(&shipped_dir, &fresh).unwrap_err();
+        assert!(e.contains("sm_89.ptx differs (5 bytes shipped, 9 built)"), "{e}");
+        assert!(e.contains("sm_90a.cubin is missing"), "{e}");
+        assert!(e.contains("sm_80.cubin is not a shipped image"), "{e}");
+        assert!(!e.contains("sm_89.cubin"), "{e}");
+        for dir in [shipped_dir, fresh] {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn digests_are_read_from_sha256sum_lines_only() {
+        assert_eq!(sha256_of(b"").unwrap(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert!(digest_of("sha256sum: no such file").is_err());
+    }
+}
