@@ -20,7 +20,6 @@ use cudarc::driver::sys::{
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
 };
-use cudarc::nvrtc::Ptx;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::AttnParams;
 use kernels_gpu::schedule;
@@ -212,10 +211,7 @@ impl Attention {
             return Err(AttnError::UnsupportedDevice { name, major: capability.0, minor: capability.1 });
         }
         let load = embedded::choose(&image, &name, capability)?;
-        let module = ctx.load_module(match load {
-            Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
-            Load::Ptx(img) => Ptx::from_src(img.ptx),
-        })?;
+        let module = ctx.load_module(load.module())?;
         let sm90a = load.is_sm90a();
         let mut functions = Vec::with_capacity(KERNELS.len());
         let mut prepasses = Vec::new();

@@ -261,25 +261,9 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
         println!("  (none)");
     }
     for image in images {
-        match image.cubin {
-            Some(cubin) => println!(
-                "  {:<8} (cc {}.{})  cubin ({} bytes) + PTX ({} bytes)",
-                image.arch,
-                image.capability.0,
-                image.capability.1,
-                cubin.len(),
-                image.ptx.len()
-            ),
-            None => println!(
-                "  {:<8} (cc {}.{})  PTX only ({} bytes)",
-                image.arch,
-                image.capability.0,
-                image.capability.1,
-                image.ptx.len()
-            ),
-        }
+        let (major, minor) = image.capability;
+        println!("  {:<8} (cc {major}.{minor})  {}", image.arch, image.describe());
     }
-
     println!();
     println!("kernels:");
     println!(

@@ -19,12 +19,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
-use cudarc::nvrtc::Ptx;
 pub use kernels_gpu::quantize::{InputDtype, Rotation};
 use kernels_gpu::quantize::{Pass, QUANTIZE_KERNELS, QuantizeKernel, QuantizeParams, THREADS, grid};
 
 use crate::attention::Attention;
-use crate::embedded::Load;
 use crate::error::AttnError;
 use crate::launch;
 use crate::quant::ScaleGroup;
@@ -59,10 +57,7 @@ impl Quantizer {
     /// [`AttnError::Driver`] when the module or an entry cannot be loaded.
     pub fn new(attention: &Attention) -> Result<Quantizer, AttnError> {
         let stream = attention.stream().clone();
-        let module = stream.context().load_module(match attention.load() {
-            Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
-            Load::Ptx(img) => Ptx::from_src(img.ptx),
-        })?;
+        let module = stream.context().load_module(attention.load().module())?;
         let functions = QUANTIZE_KERNELS
             .iter()
             .map(|k| Ok((k, module.load_function(k.entry)?)))
