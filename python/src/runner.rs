@@ -1,0 +1,181 @@
+//! The GPU side of a call. Per (device, stream): the kernels loaded on the
+//! caller's stream (`sdpa::Attention::on_stream`), the plans made so far
+//! (one per shape, causality, scale and output type) and one workspace,
+//! grown as plans need; so a call in the steady state plans, allocates and
+//! copies nothing.
+//!
+//! CUDA graphs: a run captured into a graph keeps using its workspace's
+//! scratch and tensor maps at every replay, so once a workspace has been
+//! captured it is kept (for the graph) and never run again outside a
+//! capture; the next ordinary run on that stream takes a new one. A capture
+//! cannot copy tensor maps in (`AttnError::WorkspaceInCapture`): the kernels
+//! that read them need a run on the capturing stream, with the same
+//! tensors, before the capture.
+//!
+//! This module and `dlpack` hold the binding's `unsafe`: raw device
+//! addresses and a raw stream handle, from PyTorch, turned into the `sdpa`
+//! crate's views.
+
+use crate::args::Call;
+use cudarc::driver::sys::{CUstream, CUstreamCaptureStatus};
+use cudarc::driver::{CudaContext, CudaStream};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize, raw};
+use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// What selects a plan on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PlanKey {
+    q: [usize; 4],
+    kv: [usize; 4],
+    causal: bool,
+    /// The softmax scale's bits.
+    scale: u32,
+    output: OutputDtype,
+}
+
+/// The kernels on one caller stream, its plans and its workspace.
+struct Runner {
+    attention: Attention,
+    plans: HashMap<PlanKey, Plan>,
+    workspace: Option<Workspace>,
+    /// `workspace` has been captured into a CUDA graph.
+    workspace_captured: bool,
+    /// Workspaces of earlier captures, alive for as long as their graphs
+    /// may replay (the process).
+    captured: Vec<Workspace>,
+}
+
+/// Every device's context and every (device, stream)'s runner.
+#[derive(Default)]
+struct Runners {
+    contexts: HashMap<usize, Arc<CudaContext>>,
+    runners: HashMap<(usize, usize), Runner>,
+}
+
+static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::default()));
+
+/// Runs `call` on the caller's stream `stream` (a `CUstream` of device
+/// `call.ordinal`'s primary context, e.g. `torch.cuda.current_stream().
+/// cuda_stream`).
+///
+/// The caller (the Python op) keeps every tensor of `call` alive for the
+/// duration of the call, and the caching allocator of PyTorch keeps their
+/// memory until the work queued on the stream has finished.
+pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), AttnError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let runner = runners.runner(call.ordinal, stream)?;
+    let key = PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    runner.run(call, key)
+}
+
+/// The variant the plan for these shapes runs on device `ordinal` (with the
+/// kernels loaded for stream `stream`).
+pub fn recommended_variant(
+    ordinal: usize,
+    stream: usize,
+    q: [usize; 4],
+    kv: [usize; 4],
+    causal: bool,
+    output: OutputDtype,
+) -> Result<&'static str, AttnError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let runner = runners.runner(ordinal, stream)?;
+    let plan = runner.attention.plan_shapes(q, kv, kv, &Options::new().causal(causal).output(output))?;
+    Ok(plan.variant().name())
+}
+
+impl Runners {
+    /// The runner of (`ordinal`, `stream`), made on first use.
+    fn runner(&mut self, ordinal: usize, stream: usize) -> Result<&mut Runner, AttnError> {
+        if !self.runners.contains_key(&(ordinal, stream)) {
+            let ctx = self.context(ordinal)?;
+            // SAFETY: `stream` is a live stream of the device's primary
+            // context (PyTorch's current stream on that device, which
+            // `CudaContext::new` retains), and PyTorch keeps its streams for
+            // the life of the process.
+            let borrowed: Arc<CudaStream> = unsafe { raw::borrow_stream(&ctx, stream as CUstream) };
+            let attention = Attention::on_stream(borrowed, ImageChoice::from_env())?;
+            let runner =
+                Runner { attention, plans: HashMap::new(), workspace: None, workspace_captured: false, captured: Vec::new() };
+            self.runners.insert((ordinal, stream), runner);
+        }
+        Ok(self.runners.get_mut(&(ordinal, stream)).expect("inserted above"))
+    }
+
+    /// Device `ordinal`'s primary context, retained once.
+    fn context(&mut self, ordinal: usize) -> Result<Arc<CudaContext>, AttnError> {
+        if let Some(ctx) = self.contexts.get(&ordinal) {
+            return Ok(ctx.clone());
+        }
+        let count = CudaContext::device_count().map_err(|e| AttnError::NoDriver(e.to_string()))? as usize;
+        if ordinal >= count {
+            return Err(AttnError::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        // SAFETY: the buffers made through this context object are the
+        // workspaces, each made, used and (for graphs) kept on the one
+        // stream of its runner, so stream order alone orders their uses;
+        // the tensors come from PyTorch as raw addresses, which cudarc does
+        // not track.
+        unsafe { ctx.disable_event_tracking() };
+        self.contexts.insert(ordinal, ctx.clone());
+        Ok(ctx)
+    }
+}
+
+impl Runner {
+    /// Plans (once per key), makes sure of a workspace, and runs.
+    fn run(&mut self, call: &Call, key: PlanKey) -> Result<(), AttnError> {
+        if !self.plans.contains_key(&key) {
+            let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
+            let plan = self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?;
+            self.plans.insert(key, plan);
+        }
+        let plan = &self.plans[&key];
+        let capturing = self.attention.stream().capture_status()?
+            != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        if !capturing && self.workspace_captured {
+            self.captured.extend(self.workspace.take());
+            self.workspace_captured = false;
+        }
+        let needed = WorkspaceSize::of(plan, self.attention.target());
+        match (&mut self.workspace, capturing) {
+            (None, _) => self.workspace = Some(self.attention.workspace(plan)?),
+            (Some(ws), false) => self.attention.grow_workspace(ws, plan)?,
+            (Some(ws), true) if !ws.size().holds(needed) => {
+                return Err(AttnError::WorkspaceTooSmall { needed, available: ws.size() });
+            }
+            (Some(_), true) => {}
+        }
+        let ws = self.workspace.as_mut().expect("made above");
+        let stream = self.attention.stream();
+        let [qs, ks, vs] = call.descales;
+        // SAFETY: the addresses are the first elements of live PyTorch CUDA
+        // tensors on this device of exactly these shapes (checked from
+        // their DLPack descriptions; `from_raw` checks them again against
+        // the driver's records), which the caller keeps alive during the
+        // call and PyTorch's allocator keeps until the stream's work ends;
+        // the output is a fresh tensor nothing else reads or writes.
+        let (q, k, v, scales, mut out) = unsafe {
+            (
+                Fp8View::from_raw(stream, call.q.address, call.q.shape)?,
+                Fp8View::from_raw(stream, call.k.address, call.k.shape)?,
+                Fp8View::from_raw(stream, call.v.address, call.v.shape)?,
+                DeviceScales::from_raw(
+                    stream,
+                    [qs.address, ks.address, vs.address],
+                    [qs.shape[0] * qs.shape[1], ks.shape[0] * ks.shape[1], vs.shape[0] * vs.shape[1]],
+                    ScaleLayout::PerBatchHead,
+                )?,
+                OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, call.out.shape)?,
+            )
+        };
+        self.attention.run_views(plan, &q, &k, &v, &scales, &mut out, ws)?;
+        if capturing && ws.size().bytes() > 0 {
+            self.workspace_captured = true;
+        }
+        Ok(())
+    }
+}
