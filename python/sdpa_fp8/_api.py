@@ -254,4 +254,6 @@ def recommended_variant(
     else:
         index = None if device is None else torch.device(device).index
         ordinal = torch.cuda.current_device() if index is None else index
-    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), OUTPUT_NAMES[out_dtype], ordinal)
+    stream = torch.cuda.current_stream(ordinal).cuda_stream
+    output = OUTPUT_NAMES[out_dtype]
+    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream)

@@ -2,7 +2,9 @@
 //! and checked before any GPU work: element types, ranks, contiguity, how
 //! the shapes fit together and that every tensor is on one CUDA device.
 
-use crate::dlpack::{CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides};
+use crate::dlpack::{
+    CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
+};
 use sdpa::OutputDtype;
 use std::fmt;
 
@@ -206,8 +208,11 @@ impl Tensors {
                 return Err(ArgError::Devices { what, ordinal: info.device.device_id, expected: expected.device_id });
             }
         }
-        usize::try_from(expected.device_id)
-            .map_err(|_| ArgError::Devices { what: "q", ordinal: expected.device_id, expected: 0 })
+        usize::try_from(expected.device_id).map_err(|_| ArgError::Devices {
+            what: "q",
+            ordinal: expected.device_id,
+            expected: 0,
+        })
     }
 }
 

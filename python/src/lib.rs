@@ -12,6 +12,7 @@ use args::Tensors;
 use dlpack::read_capsule;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use sdpa::OutputDtype;
 
 /// Runs attention into `out`: Q, K, V `[B, H, S, D]` E4M3 (DLPack
@@ -39,11 +40,15 @@ fn attention(
         q: read_capsule(q, "q")?,
         k: read_capsule(k, "k")?,
         v: read_capsule(v, "v")?,
-        descales: [read_capsule(q_descale, "q_descale")?, read_capsule(k_descale, "k_descale")?, read_capsule(v_descale, "v_descale")?],
+        descales: [
+            read_capsule(q_descale, "q_descale")?,
+            read_capsule(k_descale, "k_descale")?,
+            read_capsule(v_descale, "v_descale")?,
+        ],
         out: read_capsule(out, "out")?,
     };
     let call = tensors.check().map_err(errors::from_arg)?;
-    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_attn)
+    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
 }
 
 /// The kernel variant the library recommends for Q `[B, Hq, Sq, D]` and
@@ -60,14 +65,14 @@ fn recommended_variant(
 ) -> PyResult<&'static str> {
     let output = OutputDtype::from_name(out_dtype)
         .ok_or_else(|| PyValueError::new_err(format!("unknown output type {out_dtype:?} (f16 or bf16)")))?;
-    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, output).map_err(errors::from_attn)
+    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, output).map_err(errors::from_run)
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("HEAD_DIMS", kernels_gpu::kernels::HEAD_DIMS.to_vec())?;
-    m.add("RECORD_SHAPES", kernels_gpu::record::SHAPES.to_vec())?;
+    m.add("HEAD_DIMS", PyTuple::new(m.py(), kernels_gpu::kernels::HEAD_DIMS)?)?;
+    m.add("RECORD_SHAPES", PyTuple::new(m.py(), kernels_gpu::record::SHAPES)?)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(recommended_variant, m)?)?;
     Ok(())

@@ -8,21 +8,54 @@
 //! scratch and tensor maps at every replay, so once a workspace has been
 //! captured it is kept (for the graph) and never run again outside a
 //! capture; the next ordinary run on that stream takes a new one. A capture
-//! cannot copy tensor maps in (`AttnError::WorkspaceInCapture`): the kernels
-//! that read them need a run on the capturing stream, with the same
-//! tensors, before the capture.
+//! records launches only: it cannot load the kernels (the first call on a
+//! stream), allocate a workspace, or copy tensor maps in
+//! (`AttnError::WorkspaceInCapture`), so each of these is refused with an
+//! error before anything is recorded, and a run on the capturing stream
+//! with the same tensors before the capture avoids all three.
 //!
 //! This module and `dlpack` hold the binding's `unsafe`: raw device
 //! addresses and a raw stream handle, from PyTorch, turned into the `sdpa`
 //! crate's views.
 
 use crate::args::Call;
-use cudarc::driver::sys::{CUstream, CUstreamCaptureStatus};
-use cudarc::driver::{CudaContext, CudaStream};
+use sdpa::cudarc::driver::sys::{CUstream, CUstreamCaptureStatus};
+use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize, raw};
 use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex};
+
+/// Why a run failed: the library refused or failed, or a CUDA-graph capture
+/// reached a call that would have to load kernels or allocate.
+#[derive(Debug)]
+pub enum RunError {
+    /// The library's error.
+    Attn(AttnError),
+    /// A call during capture that needs what a capture cannot record.
+    Capture(&'static str),
+}
+
+impl From<AttnError> for RunError {
+    fn from(e: AttnError) -> Self {
+        RunError::Attn(e)
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Attn(e) => e.fmt(f),
+            RunError::Capture(why) => write!(f, "{why}: run the call once on the capturing stream before capturing"),
+        }
+    }
+}
+
+/// A capture reached the first call on its stream (which loads the kernels).
+const FIRST_CALL_IN_CAPTURE: &str = "the first call on a CUDA stream loads the kernels, which a graph capture cannot";
+/// A capture reached a call whose workspace is missing or too small.
+const WORKSPACE_IN_CAPTURE: &str = "this call needs a larger workspace, which a graph capture cannot allocate";
 
 /// What selects a plan on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,10 +96,11 @@ static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::
 /// The caller (the Python op) keeps every tensor of `call` alive for the
 /// duration of the call, and the caching allocator of PyTorch keeps their
 /// memory until the work queued on the stream has finished.
-pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), AttnError> {
+pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let runner = runners.runner(call.ordinal, stream)?;
-    let key = PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let key =
+        PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
     runner.run(call, key)
 }
 
@@ -79,7 +113,7 @@ pub fn recommended_variant(
     kv: [usize; 4],
     causal: bool,
     output: OutputDtype,
-) -> Result<&'static str, AttnError> {
+) -> Result<&'static str, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let runner = runners.runner(ordinal, stream)?;
     let plan = runner.attention.plan_shapes(q, kv, kv, &Options::new().causal(causal).output(output))?;
@@ -88,7 +122,7 @@ pub fn recommended_variant(
 
 impl Runners {
     /// The runner of (`ordinal`, `stream`), made on first use.
-    fn runner(&mut self, ordinal: usize, stream: usize) -> Result<&mut Runner, AttnError> {
+    fn runner(&mut self, ordinal: usize, stream: usize) -> Result<&mut Runner, RunError> {
         if !self.runners.contains_key(&(ordinal, stream)) {
             let ctx = self.context(ordinal)?;
             // SAFETY: `stream` is a live stream of the device's primary
@@ -96,9 +130,17 @@ impl Runners {
             // `CudaContext::new` retains), and PyTorch keeps its streams for
             // the life of the process.
             let borrowed: Arc<CudaStream> = unsafe { raw::borrow_stream(&ctx, stream as CUstream) };
+            if capturing(&borrowed)? {
+                return Err(RunError::Capture(FIRST_CALL_IN_CAPTURE));
+            }
             let attention = Attention::on_stream(borrowed, ImageChoice::from_env())?;
-            let runner =
-                Runner { attention, plans: HashMap::new(), workspace: None, workspace_captured: false, captured: Vec::new() };
+            let runner = Runner {
+                attention,
+                plans: HashMap::new(),
+                workspace: None,
+                workspace_captured: false,
+                captured: Vec::new(),
+            };
             self.runners.insert((ordinal, stream), runner);
         }
         Ok(self.runners.get_mut(&(ordinal, stream)).expect("inserted above"))
@@ -127,27 +169,24 @@ impl Runners {
 
 impl Runner {
     /// Plans (once per key), makes sure of a workspace, and runs.
-    fn run(&mut self, call: &Call, key: PlanKey) -> Result<(), AttnError> {
+    fn run(&mut self, call: &Call, key: PlanKey) -> Result<(), RunError> {
         if !self.plans.contains_key(&key) {
             let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
             let plan = self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?;
             self.plans.insert(key, plan);
         }
         let plan = &self.plans[&key];
-        let capturing = self.attention.stream().capture_status()?
-            != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let capturing = capturing(self.attention.stream())?;
         if !capturing && self.workspace_captured {
             self.captured.extend(self.workspace.take());
             self.workspace_captured = false;
         }
         let needed = WorkspaceSize::of(plan, self.attention.target());
         match (&mut self.workspace, capturing) {
-            (None, _) => self.workspace = Some(self.attention.workspace(plan)?),
+            (None, false) => self.workspace = Some(self.attention.workspace(plan)?),
             (Some(ws), false) => self.attention.grow_workspace(ws, plan)?,
-            (Some(ws), true) if !ws.size().holds(needed) => {
-                return Err(AttnError::WorkspaceTooSmall { needed, available: ws.size() });
-            }
-            (Some(_), true) => {}
+            (Some(ws), true) if ws.size().holds(needed) => {}
+            (_, true) => return Err(RunError::Capture(WORKSPACE_IN_CAPTURE)),
         }
         let ws = self.workspace.as_mut().expect("made above");
         let stream = self.attention.stream();
@@ -178,4 +217,9 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// Whether `stream` is being captured into a CUDA graph.
+fn capturing(stream: &CudaStream) -> Result<bool, AttnError> {
+    Ok(stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
 }

@@ -184,7 +184,7 @@ def test_quantize_round_trips_within_e4m3_precision(layout):
 
 def test_quantize_groups_heads_for_a_query_descale():
     x = torch.randn(3, 20, 8, 128)
-    codes, descale = sdpa_fp8.quantize(x, num_heads_k=2)
+    _codes, descale = sdpa_fp8.quantize(x, num_heads_k=2)
     assert tuple(descale.shape) == (3, 2)
     expected = x.abs().amax(dim=(1, 3)).view(3, 2, 4).amax(dim=2) / 448
     torch.testing.assert_close(descale, expected)
