@@ -21,7 +21,18 @@ def _capsule(t: torch.Tensor) -> object:
     return to_dlpack(t.view(torch.uint8) if t.dtype == E4M3 else t)
 
 
-@torch.library.custom_op("sdpa_fp8::attention", mutates_args=(), device_types="cuda")
+def _stride_tags() -> tuple[torch.Tag, ...]:
+    """The strongest stride tag this torch has: under ``torch.compile``,
+    inductor then hands the op its inputs contiguous, as the kernels read
+    them (and as the traced call made them)."""
+    for name in ("needs_contiguous_strides", "needs_exact_strides", "needs_fixed_stride_order"):
+        tag = getattr(torch.Tag, name, None)
+        if tag is not None:
+            return (tag,)
+    return ()
+
+
+@torch.library.custom_op("sdpa_fp8::attention", mutates_args=(), device_types="cuda", tags=_stride_tags())
 def attention_op(
     q: torch.Tensor,
     k: torch.Tensor,

@@ -194,3 +194,17 @@ def test_quantize_groups_heads_for_a_query_descale():
         sdpa_fp8.quantize(x, num_heads_k=3)
     with pytest.raises(TypeError, match="floating-point"):
         sdpa_fp8.quantize(x.to(torch.int32))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_the_call_as_one_graph(backend):
+    # Meta tensors stand in for CUDA ones: dynamo traces the checks, the
+    # layout copies and the custom op (through its fake) with no graph break.
+    torch._dynamo.reset()
+
+    def block(q, k, v, descale):
+        return sdpa_fp8.attention(q, k, v, q_descale=descale, k_descale=descale, v_descale=descale, causal=True)
+
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    o = compiled(meta(2, 100, 8, 64), meta(2, 300, 2, 64), meta(2, 300, 2, 64), meta(2, 2, dtype=torch.float32))
+    assert tuple(o.shape) == (2, 100, 8, 64) and o.dtype == torch.bfloat16

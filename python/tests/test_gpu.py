@@ -186,18 +186,22 @@ def test_cuda_graph_capture_and_replay():
 
     # New values into the captured buffers, then replay.
     n8, nk8, nv8, nqd, nkd, nvd = make_inputs(2, 8, 2, 256, 384, 64, "bhsd", seed=8)
-    for dst, src in ((q8, n8), (k8, nk8), (v8, nv8), (qd, nqd), (kd, nkd), (vd, nvd)):
+    for dst, src in ((q8, n8), (k8, nk8), (v8, nv8)):
+        dst.view(torch.uint8).copy_(src.view(torch.uint8))
+    for dst, src in ((qd, nqd), (kd, nkd), (vd, nvd)):
         dst.copy_(src)
     graph.replay()
     torch.cuda.synchronize()
     ref = reference(q8, k8, v8, qd, kd, vd, scale=64**-0.5, causal=True, layout="bhsd")
     assert rel_l2(static_out, ref) < TOLERANCE
 
-    # An ordinary call on the stream with other inputs afterwards must not
-    # disturb what the graph reads: replay again and compare.
+    # An ordinary call on the stream with other inputs (other values at
+    # other addresses) afterwards must not disturb what the graph reads:
+    # replay again and compare.
+    o8, ok8, ov8, _, _, _ = make_inputs(2, 8, 2, 256, 384, 64, "bhsd", seed=10)
+    stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        other = [t.view(torch.uint8).clone().view(E4M3) for t in (n8, nk8, nv8)]
-        sdpa_fp8.attention(*other, **kwargs)
+        sdpa_fp8.attention(o8, ok8, ov8, **kwargs)
     replayed = static_out.clone()
     graph.replay()
     torch.cuda.synchronize()
