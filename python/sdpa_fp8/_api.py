@@ -3,6 +3,7 @@
 before anything is launched."""
 
 import math
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 import torch
@@ -228,22 +229,23 @@ def quantize(
 
 
 def recommended_variant(
-    q_shape: tuple[int, int, int, int],
-    k_shape: tuple[int, int, int, int],
+    q_shape: Sequence[int],
+    k_shape: Sequence[int],
     *,
     causal: bool = False,
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
     device: int | torch.device | None = None,
 ) -> str:
-    """The kernel variant ``attention`` runs for these shapes on ``device``
-    (the current CUDA device by default): the library's recommendation, by
-    the name ``sdpa bench --variants`` and ``sdpa info`` use."""
+    """The kernel variant ``attention`` runs for Q and K of these shapes (in
+    ``layout``, e.g. ``q.shape``) on ``device`` (the current CUDA device by
+    default): the library's recommendation, by the name ``sdpa bench
+    --variants`` and ``sdpa info`` use."""
     _check_layout(layout)
     if out_dtype not in OUTPUT_NAMES:
         raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
 
-    def bhsd(shape: tuple[int, int, int, int]) -> list[int]:
+    def bhsd(shape: Sequence[int]) -> list[int]:
         dims = [int(n) for n in shape]
         if len(dims) != 4:
             raise ValueError(f"shapes must have 4 dimensions, got {shape}")

@@ -2,7 +2,9 @@
 the native module) before anything is launched, the fake implementation's
 shapes, and ``quantize``."""
 
+import importlib.util
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -208,3 +210,17 @@ def test_torch_compile_traces_the_call_as_one_graph(backend):
     compiled = torch.compile(block, fullgraph=True, backend=backend)
     o = compiled(meta(2, 100, 8, 64), meta(2, 300, 2, 64), meta(2, 300, 2, 64), meta(2, 2, dtype=torch.float32))
     assert tuple(o.shape) == (2, 100, 8, 64) and o.dtype == torch.bfloat16
+
+
+def test_the_example_runs_or_says_it_needs_a_gpu(capsys):
+    path = Path(__file__).parents[1] / "examples" / "attention.py"
+    spec = importlib.util.spec_from_file_location("attention_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    code = example.main()
+    printed = capsys.readouterr()
+    if torch.cuda.is_available():
+        assert code == 0 and "relative L2 difference" in printed.out
+    else:
+        assert code == 1 and "needs a CUDA GPU" in printed.err
