@@ -7,7 +7,12 @@
 # bring: install it there with `pip install --no-deps`.
 #
 # maturin and ziglang come from PyPI into a virtual environment under
-# target/ (made on first use). Usage: scripts/build-wheel.sh [extra maturin args]
+# target/ (made on first use). With WITH_PYTEST=1, pytest and its
+# dependencies (pure-Python wheels, for CPython 3.12) are downloaded into
+# .whl/pytest/ too, for a GPU machine that lacks them:
+# `pip install --no-index --no-deps .whl/pytest/*.whl` there.
+#
+# Usage: [WITH_PYTEST=1] scripts/build-wheel.sh [extra maturin args]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,3 +32,9 @@ PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --release --zig --compatibility
 
 wheel=$(ls -t "$out"/sdpa_fp8-*.whl | head -n 1)
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"
+
+if [[ "${WITH_PYTEST:-0}" == 1 ]]; then
+    "$venv/bin/pip" download --quiet pytest --python-version 3.12 --only-binary=:all: \
+        --platform manylinux_2_28_x86_64 -d "$out/pytest"
+    echo "pytest: $(ls "$out/pytest" | tr '\n' ' ')"
+fi
