@@ -1,18 +1,20 @@
-//! The GPU side of a call. Per (device, stream): the kernels loaded on the
-//! caller's stream (`sdpa::Attention::on_stream`), the plans made so far
-//! (one per shape, causality, scale and output type) and one workspace,
-//! grown as plans need; so a call in the steady state plans, allocates and
-//! copies nothing.
+//! The GPU side of a call. Per device: the kernels, loaded once
+//! (`sdpa::Attention::on_stream`); per (device, stream): those kernels on
+//! the caller's stream (`Attention::for_stream`), the plans made so far (one
+//! per shape, causality, scale and output type) and one workspace, grown as
+//! plans need; so a call in the steady state plans, allocates and copies
+//! nothing but its tensor maps when the inputs moved.
 //!
-//! CUDA graphs: a run captured into a graph keeps using its workspace's
-//! scratch and tensor maps at every replay, so once a workspace has been
-//! captured it is kept (for the graph) and never run again outside a
-//! capture; the next ordinary run on that stream takes a new one. A capture
-//! records launches only: it cannot load the kernels (the first call on a
-//! stream), allocate a workspace, or copy tensor maps in
-//! (`AttnError::WorkspaceInCapture`), so each of these is refused with an
-//! error before anything is recorded, and a run on the capturing stream
-//! with the same tensors before the capture avoids all three.
+//! CUDA graphs: a run captured into a graph uses its workspace at every
+//! replay, so a captured workspace is kept (for the graph) and never run
+//! again outside a capture: the next ordinary run on that stream takes a
+//! new one. A capture records launches only, so it cannot load the kernels
+//! or allocate a workspace: the first call on a device, or a capture whose
+//! stream has no workspace large enough, is refused before anything is
+//! recorded, unless another stream of the device has one, which the
+//! capture then takes over (`torch.cuda.graph` synchronizes the device
+//! before capturing, so no earlier work still uses it). So one run of the
+//! same shapes anywhere on the device before the capture is enough.
 //!
 //! This module and `dlpack` hold the binding's `unsafe`: raw device
 //! addresses and a raw stream handle, from PyTorch, turned into the `sdpa`
@@ -52,9 +54,10 @@ impl fmt::Display for RunError {
     }
 }
 
-/// A capture reached the first call on its stream (which loads the kernels).
-const FIRST_CALL_IN_CAPTURE: &str = "the first call on a CUDA stream loads the kernels, which a graph capture cannot";
-/// A capture reached a call whose workspace is missing or too small.
+/// A capture reached the first call on its device (which loads the kernels).
+const FIRST_CALL_IN_CAPTURE: &str = "the first call on a CUDA device loads the kernels, which a graph capture cannot";
+/// A capture reached a call for which no stream of the device has a large
+/// enough workspace.
 const WORKSPACE_IN_CAPTURE: &str = "this call needs a larger workspace, which a graph capture cannot allocate";
 
 /// What selects a plan on one device.
@@ -71,7 +74,7 @@ struct PlanKey {
 /// The kernels on one caller stream, its plans and its workspace.
 struct Runner {
     attention: Attention,
-    plans: HashMap<PlanKey, Plan>,
+    plans: HashMap<PlanKey, Arc<Plan>>,
     workspace: Option<Workspace>,
     /// `workspace` has been captured into a CUDA graph.
     workspace_captured: bool,
@@ -98,10 +101,9 @@ static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::
 /// memory until the work queued on the stream has finished.
 pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let runner = runners.runner(call.ordinal, stream)?;
     let key =
         PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
-    runner.run(call, key)
+    runners.run(call, key, stream)
 }
 
 /// The variant the plan for these shapes runs on device `ordinal` (with the
@@ -121,7 +123,38 @@ pub fn recommended_variant(
 }
 
 impl Runners {
-    /// The runner of (`ordinal`, `stream`), made on first use.
+    /// Plans, finds a workspace (taking one over from another stream of the
+    /// device during a capture, where none here is large enough), and runs.
+    fn run(&mut self, call: &Call, key: PlanKey, stream: usize) -> Result<(), RunError> {
+        let id = (call.ordinal, stream);
+        let runner = self.runner(call.ordinal, stream)?;
+        let plan = runner.plan(key)?;
+        let capturing = capturing(runner.attention.stream())?;
+        let needed = WorkspaceSize::of(&plan, runner.attention.target());
+        if capturing && !runner.workspace.as_ref().is_some_and(|ws| ws.size().holds(needed)) {
+            let adopted = self.take_workspace(id, needed).ok_or(RunError::Capture(WORKSPACE_IN_CAPTURE))?;
+            let runner = self.runners.get_mut(&id).expect("made above");
+            // The one it had stays alive: freeing it would be recorded too.
+            runner.captured.extend(runner.workspace.replace(adopted));
+            runner.workspace_captured = true;
+        }
+        self.runners.get_mut(&id).expect("made above").run(call, &plan, capturing, needed)
+    }
+
+    /// A workspace that holds `needed`, taken from another stream's runner
+    /// of the same device (which makes a new one on its next run).
+    fn take_workspace(&mut self, (ordinal, stream): (usize, usize), needed: WorkspaceSize) -> Option<Workspace> {
+        self.runners.iter_mut().filter(|(id, _)| id.0 == ordinal && id.1 != stream).find_map(|(_, donor)| {
+            if !donor.workspace.as_ref()?.size().holds(needed) {
+                return None;
+            }
+            donor.workspace_captured = false;
+            donor.workspace.take()
+        })
+    }
+
+    /// The runner of (`ordinal`, `stream`), made on first use: the device's
+    /// kernels, loaded by its first runner, on this stream.
     fn runner(&mut self, ordinal: usize, stream: usize) -> Result<&mut Runner, RunError> {
         if !self.runners.contains_key(&(ordinal, stream)) {
             let ctx = self.context(ordinal)?;
@@ -130,10 +163,12 @@ impl Runners {
             // `CudaContext::new` retains), and PyTorch keeps its streams for
             // the life of the process.
             let borrowed: Arc<CudaStream> = unsafe { raw::borrow_stream(&ctx, stream as CUstream) };
-            if capturing(&borrowed)? {
-                return Err(RunError::Capture(FIRST_CALL_IN_CAPTURE));
-            }
-            let attention = Attention::on_stream(borrowed, ImageChoice::from_env())?;
+            let loaded = self.runners.iter().find(|(id, _)| id.0 == ordinal).map(|(_, r)| &r.attention);
+            let attention = match loaded {
+                Some(loaded) => loaded.for_stream(borrowed)?,
+                None if capturing(&borrowed)? => return Err(RunError::Capture(FIRST_CALL_IN_CAPTURE)),
+                None => Attention::on_stream(borrowed, ImageChoice::from_env())?,
+            };
             let runner = Runner {
                 attention,
                 plans: HashMap::new(),
@@ -168,20 +203,24 @@ impl Runners {
 }
 
 impl Runner {
-    /// Plans (once per key), makes sure of a workspace, and runs.
-    fn run(&mut self, call: &Call, key: PlanKey) -> Result<(), RunError> {
-        if !self.plans.contains_key(&key) {
-            let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
-            let plan = self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?;
-            self.plans.insert(key, plan);
+    /// The plan for `key`, made once.
+    fn plan(&mut self, key: PlanKey) -> Result<Arc<Plan>, AttnError> {
+        if let Some(plan) = self.plans.get(&key) {
+            return Ok(plan.clone());
         }
-        let plan = &self.plans[&key];
-        let capturing = capturing(self.attention.stream())?;
+        let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
+        let plan = Arc::new(self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?);
+        self.plans.insert(key, plan.clone());
+        Ok(plan)
+    }
+
+    /// Makes sure of a workspace that holds `needed` (outside a capture:
+    /// a new one after a capture, grown as needed), and runs `plan`.
+    fn run(&mut self, call: &Call, plan: &Plan, capturing: bool, needed: WorkspaceSize) -> Result<(), RunError> {
         if !capturing && self.workspace_captured {
             self.captured.extend(self.workspace.take());
             self.workspace_captured = false;
         }
-        let needed = WorkspaceSize::of(plan, self.attention.target());
         match (&mut self.workspace, capturing) {
             (None, false) => self.workspace = Some(self.attention.workspace(plan)?),
             (Some(ws), false) => self.attention.grow_workspace(ws, plan)?,

@@ -3,6 +3,9 @@ same (dequantized) inputs, both layouts, odd and unequal lengths, causal
 masking, grouped-query attention, per-(batch, head) descales, streams,
 ``torch.compile`` and CUDA graphs. Skipped where torch sees no CUDA device."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -209,21 +212,41 @@ def test_cuda_graph_capture_and_replay():
     assert rel_l2(static_out, ref) < TOLERANCE
 
 
-def test_a_capture_without_a_run_before_it_fails_cleanly_or_is_right():
-    """bshd inputs are copied inside the capture, to addresses no run has
-    seen: kernels that read tensor maps refuse (RuntimeError, nothing
-    launched); the others capture as usual."""
-    q8, k8, v8, qd, kd, vd = make_inputs(1, 4, 4, 128, 128, 64, "bshd", seed=9)
-    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd}
-    stream = torch.cuda.Stream()
+def test_a_capture_on_another_stream_with_bshd_copies():
+    """One run of the shapes on any stream before the capture is enough: the
+    capture (on torch's own capture stream) takes that run's workspace, and
+    the bshd layout's copies, made inside the capture at addresses no run
+    has seen, get tensor maps of their own."""
+    q8, k8, v8, qd, kd, vd = make_inputs(1, 4, 2, 200, 300, 64, "bshd", seed=9)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    sdpa_fp8.attention(q8, k8, v8, **kwargs)  # on the current stream
     graph = torch.cuda.CUDAGraph()
-    try:
-        with torch.cuda.graph(graph, stream=stream):
-            out = sdpa_fp8.attention(q8, k8, v8, **kwargs)
-    except RuntimeError as e:
-        assert "before capturing" in str(e)
-        return
+    with torch.cuda.graph(graph):
+        out = sdpa_fp8.attention(q8, k8, v8, **kwargs)
+    n8, nk8, nv8, _, _, _ = make_inputs(1, 4, 2, 200, 300, 64, "bshd", seed=11)
+    for dst, src in ((q8, n8), (k8, nk8), (v8, nv8)):
+        dst.view(torch.uint8).copy_(src.view(torch.uint8))
     graph.replay()
     torch.cuda.synchronize()
-    ref = reference(q8, k8, v8, qd, kd, vd, scale=64**-0.5, causal=False, layout="bshd")
+    ref = reference(q8, k8, v8, qd, kd, vd, scale=64**-0.5, causal=True, layout="bshd")
     assert rel_l2(bhsd(out, "bshd"), ref) < TOLERANCE
+
+
+def test_a_capture_before_any_run_on_the_device_is_refused_cleanly():
+    """In a fresh process, the first call on the device inside a capture
+    would load the kernels: refused with a RuntimeError that says what to
+    do, before anything is recorded."""
+    script = """
+import torch, sdpa_fp8
+q = torch.zeros(1, 64, 2, 64, device="cuda").to(torch.float8_e4m3fn)
+graph = torch.cuda.CUDAGraph()
+try:
+    with torch.cuda.graph(graph):
+        sdpa_fp8.attention(q, q, q)
+except RuntimeError as e:
+    print("refused:", e)
+"""
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "refused: the first call on a CUDA device loads the kernels" in done.stdout
+    assert "before capturing" in done.stdout
