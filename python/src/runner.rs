@@ -21,7 +21,7 @@
 //! crate's views.
 
 use crate::args::Call;
-use sdpa::cudarc::driver::sys::{CUstream, CUstreamCaptureStatus};
+use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize, raw};
 use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
@@ -185,6 +185,11 @@ impl Runners {
     fn context(&mut self, ordinal: usize) -> Result<Arc<CudaContext>, AttnError> {
         if let Some(ctx) = self.contexts.get(&ordinal) {
             return Ok(ctx.clone());
+        }
+        // SAFETY: only tries to load libcuda by its known names (cudarc
+        // would panic on its first call without it).
+        if !unsafe { sys::is_culib_present() } {
+            return Err(AttnError::NoDriver("libcuda could not be loaded".into()));
         }
         let count = CudaContext::device_count().map_err(|e| AttnError::NoDriver(e.to_string()))? as usize;
         if ordinal >= count {

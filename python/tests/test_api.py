@@ -139,6 +139,20 @@ def test_the_native_module_checks_types_and_shapes_before_the_device():
         _native.attention(*args, 0.125, False, 0)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where no CUDA driver is")
+def test_without_a_driver_the_native_module_raises_a_runtime_error():
+    try:
+        import ctypes
+
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        pass
+    else:
+        pytest.skip("libcuda is present (a driver without a usable GPU)")
+    with pytest.raises(RuntimeError, match="no CUDA driver"):
+        _native.recommended_variant([1, 8, 256, 64], [1, 8, 256, 64], False, "f16", 0, 0)
+
+
 def test_the_native_module_refuses_strided_tensors_and_non_capsules():
     q = torch.zeros(1, 16, 4, 64, dtype=torch.uint8).transpose(1, 2)
     kv = torch.zeros(1, 2, 16, 64, dtype=torch.uint8)
