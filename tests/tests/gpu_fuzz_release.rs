@@ -37,12 +37,11 @@ const PRINTED_FAILURES: usize = 20;
 /// downloaded, as f32.
 fn run_on_gpu(attn: &Attention, kernel: &'static KernelInfo, p: &Prepared) -> Result<Vec<f32>, String> {
     let on_gpu = || -> Result<Vec<f32>, AttnError> {
-        let opts = Options {
-            causal: p.case.shape.causal,
-            scale: Some(p.softmax_scale),
-            variant: kernel.variant.into(),
-            output: kernel.output,
-        };
+        let opts = Options::new()
+            .causal(p.case.shape.causal)
+            .scale(p.softmax_scale)
+            .variant(kernel.variant)
+            .output(kernel.output);
         let plan = attn.plan(&p.q, &p.k, &p.v, &opts)?.with_kernel(kernel)?;
         let dev = attn.upload(&plan, &p.q, &p.k, &p.v)?;
         let mut out = attn.alloc_output(&dev)?;

@@ -168,7 +168,7 @@ fn gpu_attention(
         quantizer.quantize(&DeviceFloatTensor { data, dtype: InputDtype::F16, shape }, rotation).expect("quantizes")
     };
     let (q, k, v) = (dev(x[0], rotation), dev(x[1], rotation), dev(x[2], Rotation::None));
-    let opts = Options { causal, ..Options::default() };
+    let opts = Options::new().causal(causal);
     let plan = attn.plan(&q, &k, &v, &opts).expect("plans");
     let problem = attn.prepare(&plan, q, k, v).expect("prepares");
     let mut out = attn.alloc_output(&problem).expect("allocates");
@@ -269,7 +269,7 @@ fn quantizer_time_against_attention() {
         });
         let unit = vec![1.0f32; s.heads];
         let [q, k, v] = codes.map(|data| DeviceFp8Tensor { data, shape, scales: unit.clone() });
-        let opts = Options { causal: s.causal, ..Options::default() };
+        let opts = Options::new().causal(s.causal);
         let plan = attn.plan(&q, &k, &v, &opts).expect("plans");
         let problem = attn.prepare(&plan, q, k, v).expect("prepares");
         let mut out = attn.alloc_output(&problem).expect("allocates");

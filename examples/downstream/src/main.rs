@@ -38,5 +38,5 @@ fn attention() -> Result<sdpa::Output, AttnError> {
     let k = quantize_per_head(&random_normal(shape, 2), shape)?;
     let v = quantize_per_head(&random_normal(shape, 3), shape)?;
     let attn = sdpa::Attention::new(0)?;
-    attn.forward(&q, &k, &v, &sdpa::Options { causal: true, ..Default::default() })
+    attn.forward(&q, &k, &v, &sdpa::Options::new().causal(true))
 }
