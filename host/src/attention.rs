@@ -1,7 +1,7 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    CAPTURE_MAP_SLOTS, DeviceScales, Fp8View, MAP_SLOTS, OutputViewMut, ScaleLayout, TENSOR_ALIGN, TileMapKey,
+    DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, ScaleLayout, TENSOR_ALIGN, TileMapKey,
     Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
@@ -288,7 +288,7 @@ impl Attention {
         };
         let (tile_maps, staging) = if size.tile_maps {
             let maps = self.stream.alloc_zeros::<u64>(MAP_SLOTS * MAP_WORDS)?;
-            (Some(maps), Some(MapStaging::new(&self.ctx, CAPTURE_MAP_SLOTS)?))
+            (Some(maps), Some(MapStaging::new(&self.ctx, MAP_SLOTS)?))
         } else {
             (None, None)
         };
@@ -297,17 +297,16 @@ impl Attention {
             size,
             kv_tiles,
             tile_maps,
-            maps_for: None,
             staging,
-            captured: Vec::new(),
+            map_slots: MapSlots::new(MAP_SLOTS),
         })
     }
 
     /// Runs `plan` on device views, asynchronously on this `Attention`'s
     /// stream: Q, K and V codes, their scales on the device and the output,
     /// all borrowed, with the scratch from `ws`. Nothing is allocated or
-    /// copied, except Q's, K's and V's tensor maps when their addresses
-    /// changed since `ws` last ran (see [`Workspace`]).
+    /// copied, except Q's, K's and V's tensor maps for addresses `ws` holds
+    /// no maps for (see [`Workspace`]).
     ///
     /// The views must have the plan's shapes ([`AttnError::NotPlanned`]),
     /// O the plan's output type, every buffer this device
@@ -378,61 +377,42 @@ impl Attention {
     }
 
     /// The device address of `ws`'s tensor maps for Q, K and V at
-    /// `addresses`: slot 0, encoded and copied in when it holds others,
-    /// outside capture; inside capture, the captured slot for these
-    /// addresses (taken now if none is), copied in by the graph.
+    /// `addresses`: the slot that holds them, copying nothing, or else one
+    /// they are written into, as [`Workspace`] describes.
     fn tile_maps_in(&self, ws: &mut Workspace, plan: &Plan, addresses: [u64; 3]) -> Result<u64, AttnError> {
-        let p = plan.problem();
-        let key = TileMapKey { entry: plan.kernel().entry, q_shape: p.q_shape(), kv_shape: p.kv_shape(), addresses };
+        let key = TileMapKey::of(plan, addresses);
         let (Some(maps), Some(staging)) = (ws.tile_maps.as_mut(), ws.staging.as_mut()) else {
             return Err(AttnError::WorkspaceTooSmall {
                 needed: WorkspaceSize::of(plan, self.target()),
                 available: ws.size,
             });
         };
-        let slot_bytes = (MAP_WORDS * size_of::<u64>()) as u64;
+        let capturing = self.stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         let base = maps.device_ptr(&self.stream).0;
-        if self.stream.capture_status()? == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
-            if ws.maps_for != Some(key) {
-                ws.maps_for = None;
-                self.stream.memcpy_htod(&self.encode_tile_maps(plan, addresses)?, &mut maps.slice_mut(..MAP_WORDS))?;
-                ws.maps_for = Some(key);
+        let slot_address = |index: usize| base + (index * MAP_WORDS * size_of::<u64>()) as u64;
+        match ws.map_slots.find(key, capturing)? {
+            MapSlot::Ready(index) => Ok(slot_address(index)),
+            MapSlot::Staged(index) => {
+                staging.copy(index, slot_address(index), &self.stream)?;
+                if !capturing {
+                    ws.map_slots.written(index);
+                }
+                Ok(slot_address(index))
             }
-            return Ok(base);
+            MapSlot::Vacant(index) => {
+                let words = encode_tile_maps(&key)?;
+                if capturing {
+                    // The graph copies from the pinned source at each replay.
+                    staging.write(index, &words);
+                    staging.copy(index, slot_address(index), &self.stream)?;
+                } else {
+                    let slot = index * MAP_WORDS..(index + 1) * MAP_WORDS;
+                    self.stream.memcpy_htod(&words, &mut maps.slice_mut(slot))?;
+                }
+                ws.map_slots.fill(index, key, capturing);
+                Ok(slot_address(index))
+            }
         }
-        let taken = ws.captured.iter().position(|k| *k == key);
-        let index = match taken {
-            Some(i) => i,
-            None if ws.captured.len() < staging.slots() => {
-                let i = ws.captured.len();
-                staging.write(i, &self.encode_tile_maps(plan, addresses)?);
-                ws.captured.push(key);
-                i
-            }
-            None => return Err(AttnError::WorkspaceInCapture),
-        };
-        let slot = base + (1 + index as u64) * slot_bytes;
-        staging.copy(index, slot, &self.stream)?;
-        Ok(slot)
-    }
-
-    /// Q's, K's and V's tensor maps (`TileMaps`, as 48 words) for the
-    /// plan's kernel, for the inputs at `addresses`.
-    fn encode_tile_maps(&self, plan: &Plan, [q, k, v]: [u64; 3]) -> Result<[u64; MAP_WORDS], AttnError> {
-        let (p, kernel) = (plan.problem(), plan.kernel());
-        let (d, tiles) = (p.head_dim as u32, kernel.tiles);
-        let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
-        let map = |address, rows: usize, heads: u32, box_rows: u32| {
-            launch::encode_tile_map(address, d, rows as u32, heads, box_rows, kernel.pair_rows)
-        };
-        let maps = [
-            map(q, p.seq_q, q_heads, tiles.block_m)?,
-            map(k, p.seq_kv, kv_heads, tiles.block_n)?,
-            map(v, p.seq_kv, kv_heads, tiles.block_n)?,
-        ];
-        let mut words = [0; MAP_WORDS];
-        words.copy_from_slice(&maps.concat());
-        Ok(words)
     }
 
     /// The device and the image loaded on it.
@@ -533,7 +513,7 @@ impl Attention {
         };
         let tile_maps = if size.tile_maps {
             let addresses = [&q, &k, &v].map(|t| t.data.device_ptr(&self.stream).0);
-            Some(self.stream.clone_htod(&self.encode_tile_maps(plan, addresses)?)?)
+            Some(self.stream.clone_htod(&encode_tile_maps(&TileMapKey::of(plan, addresses))?)?)
         } else {
             None
         };
@@ -770,4 +750,20 @@ fn check_output(shape: [usize; 4], dtype: OutputDtype, p: &Problem) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// Q's, K's and V's tensor maps (`TileMaps`, as 48 words) for `key`.
+fn encode_tile_maps(key: &TileMapKey) -> Result<[u64; MAP_WORDS], AttnError> {
+    let [q, k, v] = key.addresses;
+    let map = |address, rows, heads, box_rows| {
+        launch::encode_tile_map(address, key.head_dim, rows, heads, box_rows, key.pair_rows)
+    };
+    let maps = [
+        map(q, key.q_rows, key.q_heads, key.q_box_rows)?,
+        map(k, key.kv_rows, key.kv_heads, key.kv_box_rows)?,
+        map(v, key.kv_rows, key.kv_heads, key.kv_box_rows)?,
+    ];
+    let mut words = [0; MAP_WORDS];
+    words.copy_from_slice(&maps.concat());
+    Ok(words)
 }

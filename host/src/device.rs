@@ -44,13 +44,18 @@ use std::marker::PhantomData;
 
 pub use crate::launch::raw;
 use crate::launch::staging::MapStaging;
+pub(crate) use map_slots::{MapSlot, MapSlots};
+
+mod map_slots;
 
 /// How many sets of Q, K, V buffers (their tensor maps) one [`Workspace`]
-/// serves inside CUDA-graph captures over its life.
-pub const CAPTURE_MAP_SLOTS: usize = 8;
+/// serves inside CUDA-graph captures over its life: one call per layer of
+/// a 126-layer model captured into one graph, on distinct buffers.
+pub const CAPTURE_MAP_SLOTS: usize = 127;
 
-/// Sets of tensor maps a workspace holds on the device: slot 0 for runs
-/// outside capture, then one per captured set of buffers.
+/// Sets of tensor maps a workspace holds (384 bytes each on the device and
+/// in pinned host memory, 48 KiB in all): those captures may pin, and one
+/// more that runs outside capture can always write.
 pub(crate) const MAP_SLOTS: usize = 1 + CAPTURE_MAP_SLOTS;
 
 /// Byte alignment the kernels need of Q, K, V and O (16-byte copies and
@@ -329,8 +334,7 @@ impl WorkspaceSize {
     }
 
     /// Device bytes in all: the scratch, and where there are tensor maps
-    /// one set for runs outside capture and [`CAPTURE_MAP_SLOTS`] for
-    /// captured runs.
+    /// [`CAPTURE_MAP_SLOTS`] + 1 sets of them (see [`Workspace`]).
     pub fn bytes(&self) -> usize {
         self.kv_tiles_bytes + if self.tile_maps { MAP_SLOTS * size_of::<TileMaps>() } else { 0 }
     }
@@ -357,40 +361,76 @@ impl WorkspaceSize {
 ///
 /// Kernels that copy tiles by tensor copies (the `split` family, and
 /// `wgmma` at D = 64, on sm_90a) also need Q's, K's and V's tensor maps,
-/// which name the buffers' addresses. Outside capture the workspace keeps
-/// the maps of the last addresses it ran: other addresses are encoded on
-/// the host and copied in (384 bytes, in stream order), the same ones copy
-/// nothing. Inside CUDA-graph capture each new set of addresses takes one
-/// of [`CAPTURE_MAP_SLOTS`] slots for the workspace's life (pinned host
-/// memory the graph copies from at each replay, and a device slot of its
-/// own); when they are used up, a capture with yet other addresses is
-/// refused with [`AttnError::WorkspaceInCapture`].
+/// which name the buffers' addresses. The workspace keeps
+/// [`CAPTURE_MAP_SLOTS`] + 1 slots of maps, each found by what it holds
+/// (the maps' dimensions and the three addresses), since maps once written
+/// never change:
+/// - a run with maps a slot holds copies nothing, inside CUDA-graph
+///   capture too: run once eagerly with the buffers a graph will use, and
+///   the captured graph holds only the kernel launch;
+/// - a run outside capture with new maps encodes them on the host and
+///   copies them (384 bytes, in stream order) into an empty slot or the
+///   least recently used one no capture used;
+/// - a capture with new maps records the copy from pinned host memory into
+///   a slot of their own, so each replay runs that copy before the kernel.
+///
+/// A slot a capture used is kept for the workspace's life (a graph may
+/// replay it); when [`CAPTURE_MAP_SLOTS`] are kept, a capture with yet
+/// other buffers is refused with [`AttnError::WorkspaceInCapture`] (use
+/// another workspace), and runs outside capture still have a slot.
 ///
 /// A graph captured with a workspace uses its memory: keep the workspace
 /// alive while the graph may replay, and order replays and other runs with
-/// the same workspace on one stream (they share the scratch).
+/// the same workspace on one stream (they share the scratch and the slots).
 pub struct Workspace {
     pub(crate) ordinal: usize,
     pub(crate) size: WorkspaceSize,
     pub(crate) kv_tiles: Option<CudaSlice<u8>>,
     /// [`MAP_SLOTS`] sets of tensor maps (`TileMaps`, 48 words each).
     pub(crate) tile_maps: Option<CudaSlice<u64>>,
-    /// What slot 0's maps were encoded for (runs outside capture).
-    pub(crate) maps_for: Option<TileMapKey>,
-    /// The pinned sources of the captured slots, and what each slot
-    /// (1, 2, ... in order) holds.
+    /// The pinned host sources of the slots captures filled (slot `i`'s at
+    /// index `i`).
     pub(crate) staging: Option<MapStaging>,
-    pub(crate) captured: Vec<TileMapKey>,
+    /// What each slot holds.
+    pub(crate) map_slots: MapSlots<TileMapKey>,
 }
 
-/// The inputs a set of tensor maps describes: the kernel (its box shapes),
-/// Q's and K/V's shapes and the three addresses.
+/// What a set of tensor maps is made from, all it depends on: the
+/// dimensions of Q's and K/V's maps and the three addresses
+/// (`attention::encode_tile_maps`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TileMapKey {
-    pub(crate) entry: &'static str,
-    pub(crate) q_shape: [usize; 4],
-    pub(crate) kv_shape: [usize; 4],
+    pub(crate) head_dim: u32,
+    /// Q's rows per head and heads (batch x heads), and its box rows.
+    pub(crate) q_rows: u32,
+    pub(crate) q_heads: u32,
+    pub(crate) q_box_rows: u32,
+    /// K's and V's rows per head and heads, and their box rows.
+    pub(crate) kv_rows: u32,
+    pub(crate) kv_heads: u32,
+    pub(crate) kv_box_rows: u32,
+    /// The kernel reads row pairs (`KernelInfo::pair_rows`).
+    pub(crate) pair_rows: bool,
+    /// Q's, K's and V's device addresses.
     pub(crate) addresses: [u64; 3],
+}
+
+impl TileMapKey {
+    /// The maps `plan`'s kernel reads for inputs at `addresses`.
+    pub(crate) fn of(plan: &Plan, addresses: [u64; 3]) -> TileMapKey {
+        let (p, kernel) = (plan.problem(), plan.kernel());
+        TileMapKey {
+            head_dim: p.head_dim as u32,
+            q_rows: p.seq_q as u32,
+            q_heads: (p.batch * p.heads_q) as u32,
+            q_box_rows: kernel.tiles.block_m,
+            kv_rows: p.seq_kv as u32,
+            kv_heads: (p.batch * p.heads_kv) as u32,
+            kv_box_rows: kernel.tiles.block_n,
+            pair_rows: kernel.pair_rows,
+            addresses,
+        }
+    }
 }
 
 impl Workspace {

@@ -6,7 +6,7 @@
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/device_api --ignored --nocapture --test-threads=1`.
 
-use sdpa::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use sdpa::cudarc::driver::{CudaContext, CudaGraph, CudaSlice, CudaStream, DevicePtr, sys};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, raw};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
@@ -359,12 +359,36 @@ fn view_mistakes_are_typed_errors() {
     stream.synchronize().expect("sync");
 }
 
-/// CUDA-graph capture of `run_views` (buffers without cudarc events) with
-/// buffers the workspace never ran
-/// eagerly (as a framework's graph pool gives them): two runs on different
-/// inputs recorded into one graph replay to the eager bits of each, after
-/// eager runs on yet other buffers in between; past `CAPTURE_MAP_SLOTS`
-/// sets of buffers a capture is refused with a typed error.
+/// The kernel launches and the other nodes (copies) of a captured graph.
+fn graph_nodes(graph: &CudaGraph) -> (usize, usize) {
+    let mut count = 0;
+    // SAFETY: `graph` owns a live graph; a null node array asks for the
+    // count only.
+    unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut count) }.result().expect("count");
+    let mut nodes = vec![std::ptr::null_mut(); count];
+    // SAFETY: `nodes` has room for `count` nodes of the same live graph.
+    unsafe { sys::cuGraphGetNodes(graph.cu_graph(), nodes.as_mut_ptr(), &mut count) }.result().expect("nodes");
+    let kernels = nodes[..count]
+        .iter()
+        .filter(|&&node| {
+            let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+            // SAFETY: `node` is a node of the live graph, `kind` a place for its type.
+            unsafe { sys::cuGraphNodeGetType(node, &mut kind) }.result().expect("node type");
+            kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL
+        })
+        .count();
+    (kernels, count - kernels)
+}
+
+/// CUDA-graph capture of `run_views` (buffers without cudarc events).
+/// With buffers the workspace never ran eagerly (as a framework's graph
+/// pool gives them): two runs on different inputs recorded into one graph
+/// (with a tensor-map copy each, for kernels that read tensor maps) replay
+/// to the eager bits of each, after eager runs on yet other buffers in
+/// between; past `CAPTURE_MAP_SLOTS` sets of buffers a capture is refused
+/// with a typed error. With buffers the workspace ran eagerly first, the
+/// graph holds the kernel launches only (1 node a run, 2 with a prepass)
+/// and replays to the same bits.
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn run_views_captures_into_a_graph() {
@@ -408,6 +432,10 @@ fn run_views_captures_into_a_graph() {
         let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture");
         recorded.expect("captured runs");
         let graph = graph.expect("a graph");
+        let sizes = sdpa::WorkspaceSize::of(&plan, attn.target());
+        let kernels_per_run = if sizes.kv_tiles_bytes > 0 { 2 } else { 1 };
+        let copies = if sizes.tile_maps { 2 } else { 0 };
+        assert_eq!(graph_nodes(&graph), (2 * kernels_per_run, copies), "{} {qs:?}: first graph", variant.name());
         // Eager runs on other buffers with the same workspace, then the replay.
         let other = upload(&stream, &problems[1].0, &problems[1].1, &problems[1].2);
         let mut scratch = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
@@ -418,8 +446,30 @@ fn run_views_captures_into_a_graph() {
             assert_eq!(got, want[i], "{} {qs:?}: replayed run {i} differs from the eager run", variant.name());
         }
         stream.synchronize().expect("sync");
+        // Run eagerly with a fresh workspace first: the capture then records
+        // the kernels only, and replays to the eager bits.
+        let mut warm_ws = attn.workspace(&plan).expect("workspace");
+        for (i, o) in outs.iter_mut().enumerate() {
+            run_into(&inputs[i], o, &mut warm_ws).expect("eager warm-up");
+            stream.memset_zeros(o).expect("clear");
+        }
+        stream.synchronize().expect("sync");
+        capture();
+        let [o0, o1] = &mut outs;
+        let recorded = run_into(&inputs[0], o0, &mut warm_ws).and_then(|()| run_into(&inputs[1], o1, &mut warm_ws));
+        let warm_graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture");
+        recorded.expect("captured runs");
+        let warm_graph = warm_graph.expect("a graph");
+        assert_eq!(graph_nodes(&warm_graph), (2 * kernels_per_run, 0), "{} {qs:?}: warm graph", variant.name());
+        run_into(&other, &mut scratch, &mut warm_ws).expect("eager between");
+        warm_graph.launch().expect("replay");
+        for (i, o) in outs.iter().enumerate() {
+            let got = stream.clone_dtoh(o).expect("back");
+            assert_eq!(got, want[i], "{} {qs:?}: warm replay of run {i} differs from the eager run", variant.name());
+        }
+        stream.synchronize().expect("sync");
         // Past the capture slots: a typed error (kernels with tensor maps only).
-        if sdpa::WorkspaceSize::of(&plan, attn.target()).tile_maps {
+        if sizes.tile_maps {
             let [b, h, sq, d] = qs;
             let big = stream.alloc_zeros::<u8>(b * h * sq * d + 16 * (CAPTURE_MAP_SLOTS + 1)).expect("alloc");
             let [dk, dv] = [inputs[0].k.as_view(), inputs[0].v.as_view()].map(|v| Fp8View::new(v, kvs).unwrap());
@@ -436,6 +486,10 @@ fn run_views_captures_into_a_graph() {
             let refused = results.iter().position(|r| matches!(r, Err(AttnError::WorkspaceInCapture)));
             assert_eq!(refused, Some(CAPTURE_MAP_SLOTS - 2), "{} {qs:?}: {results:?}", variant.name());
         }
-        println!("{} {qs:?}: two captured runs replay to the eager bits", variant.name());
+        println!(
+            "{} {qs:?}: two captured runs replay to the eager bits ({} kernel nodes; {copies} map copies unless run eagerly first)",
+            variant.name(),
+            2 * kernels_per_run
+        );
     }
 }

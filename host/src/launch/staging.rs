@@ -1,7 +1,7 @@
 //! Pinned host memory from which tensor maps are copied to the device inside
 //! CUDA-graph capture: a captured copy reads its source at every replay, so
-//! each captured set of maps keeps a slot of its own that is never rewritten
-//! with other maps.
+//! each set of maps a capture wrote keeps a slot of its own that is never
+//! rewritten (the workspace's pinned slots, `device::MapSlots`).
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError, PinnedHostSlice, sys};
 use kernels_gpu::params::TileMaps;
@@ -33,7 +33,8 @@ impl MapStaging {
     }
 
     /// Writes `maps` into slot `slot` (`slot < slots()`; a slot no queued
-    /// or captured copy reads yet).
+    /// or captured copy reads yet: written once, when a capture first fills
+    /// the slot).
     pub(crate) fn write(&mut self, slot: usize, maps: &[u64; MAP_WORDS]) {
         assert!(slot < self.slots(), "staging slot {slot} of {}", self.slots());
         // SAFETY: the slot lies inside the pinned allocation (checked above),
