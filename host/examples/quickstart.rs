@@ -12,7 +12,7 @@ fn main() -> Result<(), sdpa::AttnError> {
     let v = quantize_per_head(&random_normal(kvs, 3), kvs)?;
 
     let attn = sdpa::Attention::new(0)?; // device 0; loads the embedded kernels
-    let o = attn.forward(&q, &k, &v, &sdpa::Options { causal: true, ..Default::default() })?;
+    let o = attn.forward(&q, &k, &v, &sdpa::Options::new().causal(true))?;
     println!("o {:?}, o[0] = {}", o.shape, o.values()[0]);
     Ok(())
 }

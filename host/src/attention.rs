@@ -1,5 +1,9 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
+use crate::device::{
+    DeviceScales, Fp8View, OutputViewMut, ScaleLayout, TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align,
+    check_device, kv_tiles_of,
+};
 use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
 use crate::launch;
@@ -7,14 +11,15 @@ use crate::options::Options;
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use crate::tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
-use crate::validate::validate;
+use crate::validate::{Problem, validate};
 use cudarc::driver::sys::{
     CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
+    CUstreamCaptureStatus,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
-use kernels_gpu::params::{AttnParams, KvTiles};
+use kernels_gpu::params::{AttnParams, TileMaps};
 use kernels_gpu::schedule;
 use kernels_gpu::variant::{OutputDtype, Variant};
 use std::sync::Arc;
@@ -25,6 +30,8 @@ const DEFAULT_SMEM_LIMIT: u32 = 48 * 1024;
 /// The bit pattern written over outputs before a checked run: a NaN read as
 /// f16 (exponent 0x1F, mantissa 0x3C1) and as bf16 (exponent 0xFF,
 /// mantissa 0x41), so it never passes as a value of either output type.
+/// Test tooling, hidden from the documented API.
+#[doc(hidden)]
 pub const POISON: u16 = 0x7FC1;
 
 /// What was found on the device.
@@ -144,6 +151,35 @@ impl Attention {
             return Err(AttnError::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal)?;
+        // This context object is the library's own: see `disable_event_tracking`.
+        launch::disable_event_tracking(&ctx);
+        // A stream of our own: CUDA graphs cannot capture the legacy default stream.
+        let stream = ctx.new_stream()?;
+        Attention::load_on(stream, image)
+    }
+
+    /// Loads the embedded image `image` names (as [`Attention::with_image`])
+    /// on the context of the caller's `stream`, and runs every upload,
+    /// launch, download and capture of the returned `Attention` on that
+    /// stream: a framework's current stream (see
+    /// [`crate::device::raw::borrow_stream`] for a raw `CUstream`). The
+    /// context's cudarc event tracking is left as the caller set it: where
+    /// it is on (cudarc's default), uses of cudarc buffers are ordered
+    /// across streams by cudarc's events; where it is off, the caller
+    /// orders them. The legacy default stream cannot be captured into CUDA
+    /// graphs.
+    pub fn on_stream(stream: Arc<CudaStream>, image: ImageChoice) -> Result<Attention, AttnError> {
+        if !launch::driver_present() {
+            return Err(AttnError::NoDriver("libcuda could not be loaded".into()));
+        }
+        Attention::load_on(stream, image)
+    }
+
+    /// Loads the kernels of the image `image` names on `stream`'s context,
+    /// for work on `stream`.
+    fn load_on(stream: Arc<CudaStream>, image: ImageChoice) -> Result<Attention, AttnError> {
+        let ctx = stream.context().clone();
+        let ordinal = ctx.ordinal();
         let capability = ctx.compute_capability()?;
         let name = ctx.name()?;
         if capability < (8, 9) {
@@ -170,9 +206,6 @@ impl Attention {
             }
             functions.push((kernel, func));
         }
-        launch::disable_event_tracking(&ctx);
-        // A stream of our own: CUDA graphs cannot capture the legacy default stream.
-        let stream = ctx.new_stream()?;
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let info = DeviceInfo {
             ordinal,
@@ -197,6 +230,156 @@ impl Attention {
     /// shapes and scales.
     pub fn plan<T: Fp8Input>(&self, q: &T, k: &T, v: &T, opts: &Options) -> Result<Plan, AttnError> {
         Plan::new(validate(q, k, v, opts)?, opts.variant, self.target())
+    }
+
+    /// As [`Attention::plan`] from the shapes alone (Q `[B, Hq, Sq, D]`, K
+    /// and V `[B, Hkv, Skv, D]`), for inputs whose scales live on the device
+    /// ([`Attention::run_views`]): no scale value is read, so none is
+    /// checked (see [`crate::device::DeviceScales`]), and the kernels take
+    /// the unfused exponent, exact for every valid scale.
+    pub fn plan_shapes(&self, q: [usize; 4], k: [usize; 4], v: [usize; 4], opts: &Options) -> Result<Plan, AttnError> {
+        Plan::new(Problem::new(q, k, v, opts)?, opts.variant, self.target())
+    }
+
+    /// A workspace that serves `plan` ([`WorkspaceSize::of`]), allocated
+    /// now on this `Attention`'s stream.
+    pub fn workspace(&self, plan: &Plan) -> Result<Workspace, AttnError> {
+        self.alloc_workspace(WorkspaceSize::of(plan, self.target()))
+    }
+
+    /// Enlarges `ws` where it is too small for `plan` (reallocating it, on
+    /// this stream; its earlier uses on the stream finish first), and leaves
+    /// it as it is where it already serves.
+    pub fn grow_workspace(&self, ws: &mut Workspace, plan: &Plan) -> Result<(), AttnError> {
+        let needed = WorkspaceSize::of(plan, self.target());
+        check_device("workspace", ws.ordinal, self.info.ordinal)?;
+        if !ws.size.holds(needed) {
+            *ws = self.alloc_workspace(ws.size.max(needed))?;
+        }
+        Ok(())
+    }
+
+    fn alloc_workspace(&self, size: WorkspaceSize) -> Result<Workspace, AttnError> {
+        let kv_tiles = match size.kv_tiles_bytes {
+            0 => None,
+            bytes => Some(self.stream.alloc_zeros::<u8>(bytes)?),
+        };
+        let words = size_of::<TileMaps>() / size_of::<u64>();
+        let tile_maps = if size.tile_maps { Some(self.stream.alloc_zeros::<u64>(words)?) } else { None };
+        Ok(Workspace { ordinal: self.info.ordinal, size, kv_tiles, tile_maps, maps_for: None })
+    }
+
+    /// Runs `plan` on device views, asynchronously on this `Attention`'s
+    /// stream: Q, K and V codes, their scales on the device and the output,
+    /// all borrowed, with the scratch from `ws`. Nothing is allocated or
+    /// copied, except Q's, K's and V's tensor maps when their addresses
+    /// changed since `ws` last ran (see [`Workspace`]).
+    ///
+    /// The views must have the plan's shapes ([`AttnError::NotPlanned`]),
+    /// O the plan's output type, every buffer this device
+    /// ([`AttnError::WrongDevice`]), Q, K, V and O 16-byte alignment and the
+    /// scales the lengths of their layout ([`ScaleLayout::lens`]). A plan
+    /// made by [`Attention::plan`] from host tensors may be run here too:
+    /// it keeps the exponent its scales allowed, so the device scales must
+    /// be those values.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_views(
+        &self,
+        plan: &Plan,
+        q: &Fp8View,
+        k: &Fp8View,
+        v: &Fp8View,
+        scales: &DeviceScales,
+        out: &mut OutputViewMut,
+        ws: &mut Workspace,
+    ) -> Result<(), AttnError> {
+        let p = plan.problem();
+        for (name, view, shape) in [("q", q, p.q_shape()), ("k", k, p.kv_shape()), ("v", v, p.kv_shape())] {
+            if view.shape() != shape {
+                return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", view.shape())));
+            }
+            check_device(name, view.ordinal(), self.info.ordinal)?;
+        }
+        check_output(out.shape(), out.dtype(), p)?;
+        check_device("o", out.ordinal(), self.info.ordinal)?;
+        scales.check(p.q_shape(), p.kv_shape(), self.info.ordinal)?;
+        check_device("workspace", ws.ordinal, self.info.ordinal)?;
+        let needed = WorkspaceSize::of(plan, self.target());
+        if !ws.size.holds(needed) {
+            return Err(AttnError::WorkspaceTooSmall { needed, available: ws.size });
+        }
+        let stream = &self.stream;
+        let (q_at, _q_use) = q.codes.address(stream);
+        let (k_at, _k_use) = k.codes.address(stream);
+        let (v_at, _v_use) = v.codes.address(stream);
+        let (o_at, _o_use) = out.bits.address(stream);
+        let (q_scale, _qs_use) = scales.q.address(stream);
+        let (k_scale, _ks_use) = scales.k.address(stream);
+        let (v_scale, _vs_use) = scales.v.address(stream);
+        for (name, address) in [("q", q_at), ("k", k_at), ("v", v_at), ("o", o_at)] {
+            check_align(name, address, TENSOR_ALIGN)?;
+        }
+        for (name, address) in [("q_scale", q_scale), ("k_scale", k_scale), ("v_scale", v_scale)] {
+            check_align(name, address, align_of::<f32>() as u64)?;
+        }
+        let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, [q_at, k_at, v_at])? } else { 0 };
+        let (kv_tiles, _tiles_use) = match ws.kv_tiles.as_ref().filter(|_| needed.kv_tiles_bytes > 0) {
+            Some(t) => {
+                let (address, guard) = t.device_ptr(stream);
+                (address, Some(guard))
+            }
+            None => (0, None),
+        };
+        let buffers = Buffers {
+            q: q_at,
+            k: k_at,
+            v: v_at,
+            o: o_at,
+            scales: [q_scale, k_scale, v_scale],
+            scale_batch_stride: scales.layout().batch_stride(p.heads_kv),
+            kv_tiles,
+            tile_maps,
+        };
+        self.launch_buffers(plan, &buffers, Launch::Ordered)
+    }
+
+    /// The device address of `ws`'s tensor maps for Q, K and V at
+    /// `addresses`, encoded and copied in when `ws` holds others.
+    fn tile_maps_in(&self, ws: &mut Workspace, plan: &Plan, addresses: [u64; 3]) -> Result<u64, AttnError> {
+        let p = plan.problem();
+        let key = TileMapKey { entry: plan.kernel().entry, q_shape: p.q_shape(), kv_shape: p.kv_shape(), addresses };
+        let Some(maps) = ws.tile_maps.as_mut() else {
+            return Err(AttnError::WorkspaceTooSmall {
+                needed: WorkspaceSize::of(plan, self.target()),
+                available: ws.size,
+            });
+        };
+        if ws.maps_for != Some(key) {
+            if self.stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+                return Err(AttnError::WorkspaceInCapture);
+            }
+            ws.maps_for = None;
+            self.stream.memcpy_htod(&self.encode_tile_maps(plan, addresses)?, maps)?;
+            ws.maps_for = Some(key);
+        }
+        Ok(maps.device_ptr(&self.stream).0)
+    }
+
+    /// Q's, K's and V's tensor maps (`TileMaps`, as 48 words) for the
+    /// plan's kernel, for the inputs at `addresses`.
+    fn encode_tile_maps(&self, plan: &Plan, [q, k, v]: [u64; 3]) -> Result<Vec<u64>, AttnError> {
+        let (p, kernel) = (plan.problem(), plan.kernel());
+        let (d, tiles) = (p.head_dim as u32, kernel.tiles);
+        let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
+        let map = |address, rows: usize, heads: u32, box_rows: u32| {
+            launch::encode_tile_map(address, d, rows as u32, heads, box_rows, kernel.pair_rows)
+        };
+        let maps = [
+            map(q, p.seq_q, q_heads, tiles.block_m)?,
+            map(k, p.seq_kv, kv_heads, tiles.block_n)?,
+            map(v, p.seq_kv, kv_heads, tiles.block_n)?,
+        ];
+        Ok(maps.concat())
     }
 
     /// The device and the image loaded on it.
@@ -290,32 +473,18 @@ impl Attention {
         k: DeviceFp8Tensor,
         v: DeviceFp8Tensor,
     ) -> Result<DeviceProblem, AttnError> {
-        let (p, kernel) = (plan.problem(), plan.kernel());
-        let tiles = kv_tiles_of(plan);
-        let kv_tiles = if kernel.prepass.is_some() && !self.prepasses.is_empty() {
-            Some(self.stream.alloc_zeros::<u8>(tiles.total_bytes() as usize)?)
+        let size = WorkspaceSize::of(plan, self.target());
+        let kv_tiles = match size.kv_tiles_bytes {
+            0 => None,
+            bytes => Some(self.stream.alloc_zeros::<u8>(bytes)?),
+        };
+        let tile_maps = if size.tile_maps {
+            let addresses = [&q, &k, &v].map(|t| t.data.device_ptr(&self.stream).0);
+            Some(self.stream.clone_htod(&self.encode_tile_maps(plan, addresses)?)?)
         } else {
             None
         };
-        // The split family (Q, K, V) and `wgmma` (K, at D = 64) on sm_90a
-        // copy tiles by tensor copies.
-        let tile_maps = if self.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32) {
-            let (d, tiles) = (p.head_dim as u32, kernel.tiles);
-            let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
-            let map = |t: &DeviceFp8Tensor, rows: usize, heads: u32, box_rows: u32| {
-                let address = t.data.device_ptr(&self.stream).0;
-                launch::encode_tile_map(address, d, rows as u32, heads, box_rows, kernel.pair_rows)
-            };
-            let maps = [
-                map(&q, p.seq_q, q_heads, tiles.block_m)?,
-                map(&k, p.seq_kv, kv_heads, tiles.block_n)?,
-                map(&v, p.seq_kv, kv_heads, tiles.block_n)?,
-            ];
-            Some(self.stream.clone_htod(&maps.concat())?)
-        } else {
-            None
-        };
-        let scales = self.stream.clone_htod(&p.scales)?;
+        let scales = self.stream.clone_htod(&plan.problem().scales)?;
         Ok(DeviceProblem { plan: plan.clone(), q, k, v, scales, kv_tiles, tile_maps })
     }
 
@@ -328,6 +497,7 @@ impl Attention {
 
     /// Overwrites every output element with a NaN ([`POISON`]), so an
     /// element a kernel fails to write cannot pass a check.
+    #[doc(hidden)]
     pub fn poison(&self, out: &mut DeviceOutput) -> Result<(), AttnError> {
         let poison = vec![POISON; out.o.len()];
         self.stream.memcpy_htod(&poison, &mut out.o)?;
@@ -363,34 +533,45 @@ impl Attention {
 
     fn launch(&self, dev: &DeviceProblem, out: &mut DeviceOutput, how: Launch) -> Result<(), AttnError> {
         self.check_launch(dev, how)?;
+        let p = dev.plan.problem();
+        check_output(out.shape, out.dtype, p)?;
+        let stream = &self.stream;
+        let scales = dev.scales.device_ptr(stream).0;
+        let f32_size = size_of::<f32>() as u64;
+        let buffers = Buffers {
+            q: dev.q.data.device_ptr(stream).0,
+            k: dev.k.data.device_ptr(stream).0,
+            v: dev.v.data.device_ptr(stream).0,
+            o: out.o.device_ptr(stream).0,
+            scales: [scales, scales + p.heads_q as u64 * f32_size, scales + (p.heads_q + p.heads_kv) as u64 * f32_size],
+            scale_batch_stride: ScaleLayout::PerHead.batch_stride(p.heads_kv),
+            kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(stream).0),
+            tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(stream).0),
+        };
+        self.launch_buffers(&dev.plan, &buffers, how)
+    }
+
+    /// Launches `plan`'s kernel (and its prepass) on `buffers`, which the
+    /// caller checked against the plan.
+    fn launch_buffers(&self, plan: &Plan, buffers: &Buffers, how: Launch) -> Result<(), AttnError> {
         let overlap = how == Launch::Overlapped;
-        let (p, kernel) = (dev.plan.problem(), dev.plan.kernel());
-        if out.shape != p.q_shape() || out.dtype != p.output {
-            return Err(AttnError::ShapeMismatch(format!(
-                "output buffer is {:?} {} but the problem needs {:?} {}",
-                out.shape,
-                out.dtype.name(),
-                p.q_shape(),
-                p.output.name()
-            )));
-        }
+        let (p, kernel) = (plan.problem(), plan.kernel());
         let func = self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f).ok_or_else(|| {
             AttnError::VariantUnavailable {
                 variant: kernel.variant.name(),
                 reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", kernel.entry, self.info.image),
             }
         })?;
-        let scales = dev.scales.device_ptr(&self.stream).0;
-        let f32_size = std::mem::size_of::<f32>() as u64;
+        let [q_scale, k_scale, v_scale] = buffers.scales;
         let params = AttnParams {
-            q: dev.q.data.device_ptr(&self.stream).0,
-            k: dev.k.data.device_ptr(&self.stream).0,
-            v: dev.v.data.device_ptr(&self.stream).0,
-            o: out.o.device_ptr(&self.stream).0,
-            q_scale: scales,
-            k_scale: scales + p.heads_q as u64 * f32_size,
-            v_scale: scales + (p.heads_q + p.heads_kv) as u64 * f32_size,
-            kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(&self.stream).0),
+            q: buffers.q,
+            k: buffers.k,
+            v: buffers.v,
+            o: buffers.o,
+            q_scale,
+            k_scale,
+            v_scale,
+            kv_tiles: buffers.kv_tiles,
             batch: p.batch as u32,
             heads_q: p.heads_q as u32,
             heads_kv: p.heads_kv as u32,
@@ -400,7 +581,8 @@ impl Attention {
             causal: p.causal as u32,
             fused_exponent: p.fused_exponent as u32,
             kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
-            tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(&self.stream).0),
+            tile_maps: buffers.tile_maps,
+            scale_batch_stride: buffers.scale_batch_stride,
         };
         if let Some(pre) = kernel.prepass {
             let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
@@ -411,7 +593,7 @@ impl Attention {
                 });
             };
             let cfg = LaunchConfig {
-                grid_dim: (kv_tiles_of(&dev.plan).tiles_per_head, p.heads_kv as u32, p.batch as u32),
+                grid_dim: (kv_tiles_of(plan).tiles_per_head, p.heads_kv as u32, p.batch as u32),
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: pre.smem_bytes,
             };
@@ -436,6 +618,7 @@ impl Attention {
 
     /// Device time in milliseconds of `launches` back-to-back runs, measured
     /// with CUDA events around them (after the stream drains).
+    #[doc(hidden)]
     pub fn time_runs(&self, dev: &DeviceProblem, out: &mut DeviceOutput, launches: usize) -> Result<f32, AttnError> {
         self.time_between_events(|| {
             for _ in 0..launches {
@@ -467,6 +650,7 @@ impl Attention {
     }
 
     /// Device time in milliseconds of one replay of a captured graph.
+    #[doc(hidden)]
     pub fn time_replay(&self, runs: &CapturedRuns) -> Result<f32, AttnError> {
         self.time_between_events(|| Ok(runs.graph.launch()?))
     }
@@ -499,8 +683,33 @@ pub struct CapturedRuns {
     pub launches: usize,
 }
 
-/// The layout of a plan's `kv_tiles` scratch (one prepass block per tile).
-fn kv_tiles_of(plan: &Plan) -> KvTiles {
-    let (p, pv_e4m3) = (plan.problem(), plan.variant().pv_e4m3());
-    KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32, pv_e4m3)
+/// The device addresses a launch reads and writes (checked against its
+/// plan by the caller), and how its scales are laid out.
+struct Buffers {
+    q: u64,
+    k: u64,
+    v: u64,
+    o: u64,
+    /// Q's, K's and V's scales.
+    scales: [u64; 3],
+    /// `AttnParams::scale_batch_stride`.
+    scale_batch_stride: u32,
+    /// The `kv_tiles` scratch, or 0.
+    kv_tiles: u64,
+    /// Q's, K's and V's tensor maps, or 0.
+    tile_maps: u64,
+}
+
+/// Refuses an output of `shape` and `dtype` for problem `p`.
+fn check_output(shape: [usize; 4], dtype: OutputDtype, p: &Problem) -> Result<(), AttnError> {
+    if shape != p.q_shape() || dtype != p.output {
+        return Err(AttnError::ShapeMismatch(format!(
+            "output buffer is {:?} {} but the problem needs {:?} {}",
+            shape,
+            dtype.name(),
+            p.q_shape(),
+            p.output.name()
+        )));
+    }
+    Ok(())
 }

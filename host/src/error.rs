@@ -3,8 +3,10 @@
 
 use thiserror::Error;
 
-/// Why a call was refused or failed. Each variant names the problem.
+/// Why a call was refused or failed. Each variant names the problem; more
+/// may come, so a `match` needs a wildcard arm.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum AttnError {
     /// Tensors whose shapes do not fit together.
     #[error("shape mismatch: {0}")]
@@ -162,6 +164,42 @@ pub enum AttnError {
     /// scales).
     #[error("inputs do not match the plan: {0}")]
     NotPlanned(String),
+    /// A device buffer at an address the kernels cannot use (Q, K, V and O
+    /// need 16-byte alignment, the scales 4).
+    #[error("{tensor} is at device address {address:#x}, which is not {align}-byte aligned")]
+    Misaligned {
+        /// Which buffer.
+        tensor: &'static str,
+        /// Its address.
+        address: u64,
+        /// The alignment it needs.
+        align: u64,
+    },
+    /// A raw address ([`crate::device::raw`]) that the driver does not know
+    /// as device memory.
+    #[error("{tensor} at {address:#x} is not CUDA device memory")]
+    NotDeviceMemory {
+        /// Which buffer.
+        tensor: &'static str,
+        /// The address given.
+        address: u64,
+    },
+    /// A [`crate::device::Workspace`] smaller than the plan needs (see
+    /// [`crate::Attention::grow_workspace`]).
+    #[error("workspace too small: it holds {available:?}, the plan needs {needed:?}")]
+    WorkspaceTooSmall {
+        /// What the plan needs.
+        needed: crate::device::WorkspaceSize,
+        /// What the workspace holds.
+        available: crate::device::WorkspaceSize,
+    },
+    /// A run during CUDA-graph capture with inputs whose tensor maps the
+    /// workspace does not hold yet (see [`crate::device::Workspace`]).
+    #[error(
+        "the workspace holds no tensor maps for these inputs and cannot copy them in during graph capture: \
+         run once with these buffers before capturing"
+    )]
+    WorkspaceInCapture,
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),

@@ -1,5 +1,8 @@
 //! The only `unsafe` on the host: probing for the driver, turning off
-//! cudarc's per-launch event tracking, and launching a kernel.
+//! cudarc's per-launch event tracking, launching a kernel, and ([`raw`])
+//! device memory and streams from other libraries' raw handles.
+
+pub mod raw;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, sys,
@@ -83,11 +86,15 @@ pub(crate) fn encode_tile_map(
     Ok(map.opaque)
 }
 
-/// Stops cudarc from recording events around every launch: the library uses
-/// one stream, in order, so they only cost time.
+/// Stops cudarc from recording events around every launch, for a context
+/// object `Attention::with_image` made for itself (contexts handed in by a
+/// caller, `Attention::on_stream`, keep the caller's setting): the library
+/// issues all its work on its one stream, in order, so they only cost time.
 pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
-    // SAFETY: all work is issued on the context's single default stream, so
-    // stream order alone keeps buffers alive and ordered (cudarc's contract).
+    // SAFETY: buffers made through this context object are made, used and
+    // freed on the `Attention`'s one stream, so stream order alone keeps
+    // them alive and ordered (cudarc's contract); tensors made on another
+    // stream are ordered by an explicit join (`Attention::prepare`).
     unsafe { ctx.disable_event_tracking() }
 }
 

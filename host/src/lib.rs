@@ -7,9 +7,9 @@
 //! # let (q, k, v): (sdpa::Fp8Tensor, sdpa::Fp8Tensor, sdpa::Fp8Tensor) = todo!();
 //! let attn = sdpa::Attention::new(0)?; // loads the embedded kernels
 //! // The recommended variant for this device and problem:
-//! let o = attn.forward(&q, &k, &v, &sdpa::Options { causal: true, ..Default::default() })?;
+//! let o = attn.forward(&q, &k, &v, &sdpa::Options::new().causal(true))?;
 //! // Or one variant by name, planned once and run on the device:
-//! let opts = sdpa::Options { variant: sdpa::Variant::Mma.into(), ..Default::default() };
+//! let opts = sdpa::Options::new().variant(sdpa::Variant::Mma);
 //! let plan = attn.plan(&q, &k, &v, &opts)?;
 //! let dev = attn.upload(&plan, &q, &k, &v)?;
 //! let mut out = attn.alloc_output(&dev)?;
@@ -24,20 +24,29 @@
 //! `Options::output`, bf16.
 
 pub mod attention;
+#[doc(hidden)]
 pub mod bench;
+pub mod device;
 pub mod embedded;
 pub mod error;
 pub mod io;
 mod launch;
+#[doc(hidden)]
 pub mod metrics;
 pub mod options;
 pub mod plan;
 pub mod quant;
+#[doc(hidden)]
 pub mod reference;
 pub mod tensor;
 pub mod validate;
 
+/// The cudarc this crate is built on: its context, stream and view types
+/// appear in the device API ([`device`], [`Attention::on_stream`]).
+pub use cudarc;
+
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
+pub use device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize};
 pub use embedded::ImageChoice;
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};

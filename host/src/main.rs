@@ -322,7 +322,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     {
         return Err(Failure::attn(AttnError::InvalidScale { what: "--scale".to_string(), value: scale }));
     }
-    let opts = Options { causal: args.causal, scale: args.scale, variant, output: args.out_dtype };
+    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
+    opts.scale = args.scale;
 
     let inputs = io::load_inputs(&args.input).map_err(Failure::usage)?;
     // Every input problem is reported before the GPU is touched.

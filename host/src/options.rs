@@ -46,8 +46,11 @@ impl From<Variant> for VariantChoice {
     }
 }
 
-/// How to run attention.
+/// How to run attention: `Options::new()` (the defaults) and its setters,
+/// e.g. `Options::new().causal(true).output(OutputDtype::Bf16)`. More
+/// fields may come, so outside this crate it is built by its setters.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Options {
     /// Causal masking, aligned so the last query sees the last key.
     pub causal: bool,
@@ -58,6 +61,34 @@ pub struct Options {
     /// The element type of O: f16 (the default) or bf16, whose range lifts
     /// f16's limit on V's scales.
     pub output: OutputDtype,
+}
+
+impl Options {
+    /// The defaults: not causal, `1 / sqrt(head_dim)`, the recommended
+    /// variant, f16 output.
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// With causal masking or without.
+    pub fn causal(self, causal: bool) -> Options {
+        Options { causal, ..self }
+    }
+
+    /// With softmax scale `scale` (instead of `1 / sqrt(head_dim)`).
+    pub fn scale(self, scale: f32) -> Options {
+        Options { scale: Some(scale), ..self }
+    }
+
+    /// With the variant `variant` (a [`Variant`] or a [`VariantChoice`]).
+    pub fn variant(self, variant: impl Into<VariantChoice>) -> Options {
+        Options { variant: variant.into(), ..self }
+    }
+
+    /// With output element type `output`.
+    pub fn output(self, output: OutputDtype) -> Options {
+        Options { output, ..self }
+    }
 }
 
 /// Looks a variant up by name, with an error that lists the known ones.

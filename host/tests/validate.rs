@@ -19,7 +19,7 @@ const SM90A: Target = Target { sm90a: true, multiprocessors: 132 };
 #[test]
 fn a_valid_problem_passes_and_its_plan_picks_the_kernel() {
     let (q, kv) = (tensor([2, 8, 77, 64]), tensor([2, 2, 300, 64]));
-    let opts = Options { causal: true, ..Default::default() };
+    let opts = Options::new().causal(true);
     let p = check(&q, &kv, &kv, &opts).unwrap();
     assert_eq!((p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim), (2, 8, 2, 77, 300, 64));
     assert_eq!(p.softmax_scale, 0.125);
@@ -138,7 +138,7 @@ fn heads_must_divide() {
 fn bad_scales_are_refused() {
     let t = tensor([1, 2, 8, 64]);
     for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, -1.0] {
-        let opts = Options { scale: Some(bad), ..Default::default() };
+        let opts = Options::new().scale(bad);
         match check(&t, &t, &t, &opts) {
             Err(AttnError::InvalidScale { what, .. }) => assert_eq!(what, "softmax scale"),
             other => panic!("softmax scale {bad}: {other:?}"),
@@ -244,7 +244,7 @@ fn bf16_output_takes_v_scales_beyond_f16s_range() {
     let with = |vs: f32, output: OutputDtype| {
         let mut v = t.clone();
         v.scales[1] = vs;
-        check(&t, &t, &v, &Options { output, ..Default::default() })
+        check(&t, &t, &v, &Options::new().output(output))
     };
     // 448 x 146 = 65408 fits f16; 448 x 147 does not.
     assert!(with(146.0, OutputDtype::F16).is_ok());

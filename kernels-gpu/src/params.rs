@@ -7,8 +7,11 @@ use crate::schedule::FastDiv;
 /// Tensors are contiguous row-major: Q `[batch, heads_q, seq_q, HEAD_DIM]`,
 /// K and V `[batch, heads_kv, seq_kv, HEAD_DIM]` as E4M3 bytes, O
 /// `[batch, heads_q, seq_q, HEAD_DIM]` as f16 bits. The scales are device
-/// pointers to f32 arrays: `q_scale[heads_q]`, `k_scale[heads_kv]`,
-/// `v_scale[heads_kv]` (real value = fp8 value * scale).
+/// pointers to f32 arrays (real value = fp8 value * scale), laid out as
+/// [`AttnParams::scale_batch_stride`] says: per head, `q_scale[heads_q]`,
+/// `k_scale[heads_kv]`, `v_scale[heads_kv]`; or per (batch, key/value head),
+/// each `[batch, heads_kv]` (FlashAttention-3's descales: a query head takes
+/// its key/value head's Q scale).
 /// The host validates every field before a launch; the kernels trust them.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,6 +61,21 @@ pub struct AttnParams {
     /// `split` family's Q, K and V, `wgmma`'s K at D = 64); 0 where none
     /// were made.
     pub tile_maps: u64,
+    /// Scales between one batch's and the next's in each scale array: 0
+    /// for one scale per head shared by the batch (Q's indexed by query
+    /// head, K's and V's by key/value head), `heads_kv` for one per (batch,
+    /// key/value head) (all three indexed by `batch * heads_kv + kv head`,
+    /// see [`scale_index`]).
+    pub scale_batch_stride: u32,
+}
+
+/// Where a block's Q and K/V scales sit in their arrays (`(q, kv)`), for
+/// query head `head` of key/value head `kv_head` in batch `batch`, under
+/// [`AttnParams::scale_batch_stride`] `stride`.
+#[inline(always)]
+pub const fn scale_index(stride: u32, batch: u32, head: u32, kv_head: u32) -> (u32, u32) {
+    let kv = batch * stride + kv_head;
+    (if stride == 0 { head } else { kv }, kv)
 }
 
 /// The tensor maps (`cuTensorMapEncodeTiled` descriptors, 128 bytes each)
@@ -190,6 +208,15 @@ impl KvTiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scales_per_head_ignore_the_batch_per_batch_head_follow_the_kv_head() {
+        // Per head: Q by query head 5, K/V by key/value head 2, any batch.
+        assert_eq!(scale_index(0, 3, 5, 2), (5, 2));
+        // Per (batch, key/value head) with 4 key/value heads: Q shares K's entry.
+        assert_eq!(scale_index(4, 3, 5, 2), (14, 14));
+        assert_eq!(scale_index(4, 0, 1, 0), (0, 0));
+    }
 
     #[test]
     fn kv_tiles_are_packed_without_overlap_vt_first_k_where_copied() {

@@ -198,7 +198,7 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
     let shape = case.shape;
     let (q, k, mut v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
     v.scales.iter_mut().for_each(|s| *s *= case.v_factor);
-    let opts = Options { causal: shape.causal, scale: None, variant: variant.into(), output: case.output };
+    let opts = Options::new().causal(shape.causal).variant(variant).output(case.output);
     let plan = attn.plan(&q, &k, &v, &opts)?;
     let dev = attn.upload(&plan, &q, &k, &v)?;
     let scale = plan.problem().softmax_scale as f64;
@@ -244,7 +244,7 @@ pub fn upload_kernel(
     (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
     causal: bool,
 ) -> Result<DeviceProblem, AttnError> {
-    let opts = Options { causal, scale: None, variant: kernel.variant.into(), output: kernel.output };
+    let opts = Options::new().causal(causal).variant(kernel.variant).output(kernel.output);
     let plan = attn.plan(q, k, v, &opts)?.with_kernel(kernel)?;
     attn.upload(&plan, q, k, v)
 }

@@ -73,7 +73,7 @@ fn cases_are_valid_and_scores_finite_in_f32() {
     let all = all_cases();
     assert!(all.len() >= 40, "{} cases", all.len());
     for case in &all {
-        let opts = Options { causal: case.causal, scale: None, variant: Variant::Mma.into(), output: OutputDtype::F16 };
+        let opts = Options::new().causal(case.causal).variant(Variant::Mma).output(OutputDtype::F16);
         validate(&case.q, &case.k, &case.v, &opts).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         // The largest |score| any kernel forms (codes at most 448), in f32.
         let dim = case.q.shape[3] as f32;

@@ -50,7 +50,7 @@ fn problems(attn: &Attention) -> Vec<Problem> {
         .filter(|(_, (variant, _, _))| available.contains(variant))
         .map(|(i, &(variant, shape, causal))| {
             let (q, k, v) = random_problem(shape, shape, 11 + i as u64);
-            let opts = Options { causal, variant: variant.into(), ..Options::default() };
+            let opts = Options::new().causal(causal).variant(variant);
             Problem { label: format!("{} {shape:?} causal={causal}", variant.name()), q, k, v, opts }
         })
         .collect()

@@ -47,7 +47,7 @@ fn device_inputs_give_the_bits_of_host_uploads() {
         }
         let (q, k, v) = random_problem(shape, shape, 7);
         for output in OutputDtype::ALL {
-            let opts = Options { causal, scale: None, variant: variant.into(), output };
+            let opts = Options::new().causal(causal).variant(variant).output(output);
             let plan = attn.plan(&q, &k, &v, &opts).expect("plan");
             let (want, _) = run(&attn, &attn.upload(&plan, &q, &k, &v).expect("upload"));
             let same_stream = [&q, &k, &v].map(|t| attn.to_device(t).expect("to_device"));
@@ -59,7 +59,7 @@ fn device_inputs_give_the_bits_of_host_uploads() {
             // The tensors back, for the other masking.
             let [dq, dk, dv] = dev.into_inputs();
             assert_eq!((dq.shape, dk.shape, dv.shape), (q.shape, k.shape, v.shape));
-            let flipped = attn.plan(&q, &k, &v, &Options { causal: !causal, ..opts }).expect("plan");
+            let flipped = attn.plan(&q, &k, &v, &opts.causal(!causal)).expect("plan");
             let (want, _) = run(&attn, &attn.upload(&flipped, &q, &k, &v).expect("upload"));
             let (got, _) = run(&attn, &attn.prepare(&flipped, dq, dk, dv).expect("prepare again"));
             assert_eq!(got, want, "{} {shape:?}: reused tensors differ", variant.name());

@@ -4,7 +4,7 @@
 
 use crate::arch::{cp_async, grid_dep, sreg};
 use crate::layout::RowLayout;
-use crate::params::AttnParams;
+use crate::params::{self, AttnParams};
 use crate::schedule;
 use crate::softmax;
 
@@ -61,12 +61,14 @@ impl BlockJob {
         // return in about issue order, so behind a block's 34 KB of copies
         // they would delay the first softmax (`split` measured slower with
         // them read after the prologue copies, see lab/).
-        // SAFETY: the scale arrays have heads_q / heads_kv entries (host-validated).
+        let (q_index, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, head, kv_head);
+        // SAFETY: the scale arrays hold these entries in the layout
+        // `scale_batch_stride` names (host-validated).
         let (q_scale, k_scale, v_scale) = unsafe {
             (
-                *(p.q_scale as *const f32).add(head as usize),
-                *(p.k_scale as *const f32).add(kv_head as usize),
-                *(p.v_scale as *const f32).add(kv_head as usize),
+                *(p.q_scale as *const f32).add(q_index as usize),
+                *(p.k_scale as *const f32).add(kv_index as usize),
+                *(p.v_scale as *const f32).add(kv_index as usize),
             )
         };
         BlockJob {

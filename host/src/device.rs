@@ -1,0 +1,494 @@
+//! The device API for frameworks: borrowed, typed views of buffers that
+//! already live on the GPU (Q, K, V as E4M3 codes, O as f16 or bf16 bits,
+//! the dequantization scales as f32), and the reusable [`Workspace`] a plan
+//! needs, so that [`crate::Attention::run_views`] copies and allocates
+//! nothing.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), sdpa::AttnError> {
+//! use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout};
+//! let ctx = cudarc::driver::CudaContext::new(0)?;
+//! let stream = ctx.new_stream()?; // the framework's stream
+//! let attn = sdpa::Attention::on_stream(stream.clone(), sdpa::ImageChoice::Auto)?;
+//! let (shape, opts) = ([1, 8, 512, 64], sdpa::Options::new().causal(true));
+//! let plan = attn.plan_shapes(shape, shape, shape, &opts)?;
+//! let mut ws = attn.workspace(&plan)?; // once, reused by every call
+//! # let (q, k, v) = (stream.alloc_zeros::<u8>(1 << 18)?, stream.alloc_zeros::<u8>(1 << 18)?, stream.alloc_zeros::<u8>(1 << 18)?);
+//! # let (qs, ks, vs) = (stream.alloc_zeros::<f32>(8)?, stream.alloc_zeros::<f32>(8)?, stream.alloc_zeros::<f32>(8)?);
+//! let mut o = stream.alloc_zeros::<u16>(1 << 18)?;
+//! let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+//! attn.run_views(
+//!     &plan,
+//!     &Fp8View::new(q.as_view(), shape)?,
+//!     &Fp8View::new(k.as_view(), shape)?,
+//!     &Fp8View::new(v.as_view(), shape)?,
+//!     &scales,
+//!     &mut OutputViewMut::new(o.as_view_mut(), sdpa::OutputDtype::F16, shape)?,
+//!     &mut ws,
+//! )?;
+//! # Ok(()) }
+//! ```
+//!
+//! Views check their own lengths against their shapes when made; `run_views`
+//! checks them against the plan, their device and their alignment, so a
+//! mistake is an [`AttnError`], never a launch. Scale *values* are not read
+//! on the host: see [`DeviceScales`] for what a bad scale does.
+
+use crate::error::AttnError;
+use crate::plan::Plan;
+use crate::plan::target::Target;
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, SyncOnDrop};
+use kernels_gpu::params::{KvTiles, TileMaps};
+use kernels_gpu::variant::OutputDtype;
+use std::marker::PhantomData;
+
+pub use crate::launch::raw;
+
+/// Byte alignment the kernels need of Q, K, V and O (16-byte copies and
+/// tensor copies).
+pub const TENSOR_ALIGN: u64 = 16;
+
+/// How the Q, K and V dequantization scales are laid out on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ScaleLayout {
+    /// One scale per head, shared by the batch: Q's `[Hq]`, K's and V's
+    /// `[Hkv]` (as the host tensors' scales).
+    PerHead,
+    /// One scale per (batch, key/value head), FlashAttention-3's FP8
+    /// descales: Q's, K's and V's each `[B, Hkv]`, row-major; the query
+    /// heads of a group share their key/value head's Q scale.
+    PerBatchHead,
+}
+
+impl ScaleLayout {
+    /// How many scales Q's array and K's (and V's) arrays hold for inputs
+    /// Q `[B, Hq, Sq, D]` and K, V `[B, Hkv, Skv, D]`.
+    pub fn lens(self, q_shape: [usize; 4], kv_shape: [usize; 4]) -> (usize, usize) {
+        match self {
+            ScaleLayout::PerHead => (q_shape[1], kv_shape[1]),
+            ScaleLayout::PerBatchHead => (kv_shape[0] * kv_shape[1], kv_shape[0] * kv_shape[1]),
+        }
+    }
+
+    /// `kernels_gpu::params::AttnParams::scale_batch_stride` for `heads_kv`
+    /// key/value heads.
+    pub(crate) fn batch_stride(self, heads_kv: usize) -> u32 {
+        match self {
+            ScaleLayout::PerHead => 0,
+            ScaleLayout::PerBatchHead => heads_kv as u32,
+        }
+    }
+}
+
+/// Device memory a view reads: a cudarc view (whose uses cudarc orders
+/// across streams where its context tracks events), or a bare address from
+/// another library ([`raw`]) that is never freed here.
+pub(crate) enum Memory<'a, T> {
+    View(CudaView<'a, T>),
+    Raw(RawMemory<'a>),
+}
+
+/// Device memory a view writes; as [`Memory`].
+pub(crate) enum MemoryMut<'a, T> {
+    View(CudaViewMut<'a, T>),
+    Raw(RawMemory<'a>),
+}
+
+/// A device allocation owned elsewhere: its address, its length in
+/// elements and its device; `'a` is the caller's promise of how long it
+/// lives ([`raw`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawMemory<'a> {
+    pub(crate) address: u64,
+    pub(crate) len: usize,
+    pub(crate) ordinal: usize,
+    pub(crate) lifetime: PhantomData<&'a ()>,
+}
+
+impl<T> Memory<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Memory::View(v) => v.len(),
+            Memory::Raw(r) => r.len,
+        }
+    }
+
+    fn ordinal(&self) -> usize {
+        match self {
+            Memory::View(v) => v.stream().context().ordinal(),
+            Memory::Raw(r) => r.ordinal,
+        }
+    }
+
+    /// The address for work on `stream`, and cudarc's guard that records
+    /// the use when dropped (after the launch).
+    pub(crate) fn address<'s>(&'s self, stream: &'s CudaStream) -> (u64, Option<SyncOnDrop<'s>>) {
+        match self {
+            Memory::View(v) => {
+                let (address, guard) = v.device_ptr(stream);
+                (address, Some(guard))
+            }
+            Memory::Raw(r) => (r.address, None),
+        }
+    }
+}
+
+impl<T> MemoryMut<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            MemoryMut::View(v) => v.len(),
+            MemoryMut::Raw(r) => r.len,
+        }
+    }
+
+    fn ordinal(&self) -> usize {
+        match self {
+            MemoryMut::View(v) => v.stream().context().ordinal(),
+            MemoryMut::Raw(r) => r.ordinal,
+        }
+    }
+
+    /// As [`Memory::address`], for a write.
+    pub(crate) fn address<'s>(&'s mut self, stream: &'s CudaStream) -> (u64, Option<SyncOnDrop<'s>>) {
+        match self {
+            MemoryMut::View(v) => {
+                let (address, guard) = cudarc::driver::DevicePtrMut::device_ptr_mut(v, stream);
+                (address, Some(guard))
+            }
+            MemoryMut::Raw(r) => (r.address, None),
+        }
+    }
+}
+
+/// An E4M3 tensor `[batch, heads, seq, head_dim]` on the device, contiguous
+/// row-major, borrowed (Q, K or V).
+pub struct Fp8View<'a> {
+    pub(crate) codes: Memory<'a, u8>,
+    shape: [usize; 4],
+}
+
+impl<'a> Fp8View<'a> {
+    /// E4M3 codes as bytes; `codes` must hold exactly the shape's elements
+    /// ([`AttnError::BufferLength`] otherwise).
+    pub fn new(codes: CudaView<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
+        Fp8View::checked(Memory::View(codes), shape)
+    }
+
+    /// E4M3 codes typed as `float8::F8E4M3` (cudarc's `f8` type), viewed as
+    /// their bytes without a copy.
+    pub fn from_e4m3(codes: CudaView<'a, float8::F8E4M3>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
+        Fp8View::new(crate::launch::raw::e4m3_as_bytes(codes), shape)
+    }
+
+    pub(crate) fn checked(codes: Memory<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
+        check_len("codes", codes.len(), shape)?;
+        Ok(Fp8View { codes, shape })
+    }
+
+    /// `[batch, heads, seq, head_dim]`.
+    pub fn shape(&self) -> [usize; 4] {
+        self.shape
+    }
+
+    /// The device the codes live on.
+    pub fn ordinal(&self) -> usize {
+        self.codes.ordinal()
+    }
+}
+
+/// The output `[batch, heads_q, seq_q, head_dim]` on the device,
+/// contiguous row-major, borrowed for writing: 16-bit elements, f16 or
+/// bf16 bits.
+pub struct OutputViewMut<'a> {
+    pub(crate) bits: MemoryMut<'a, u16>,
+    dtype: OutputDtype,
+    shape: [usize; 4],
+}
+
+impl<'a> OutputViewMut<'a> {
+    /// Elements of `dtype` as their bits; `bits` must hold exactly the
+    /// shape's elements ([`AttnError::BufferLength`] otherwise).
+    pub fn new(bits: CudaViewMut<'a, u16>, dtype: OutputDtype, shape: [usize; 4]) -> Result<Self, AttnError> {
+        OutputViewMut::checked(MemoryMut::View(bits), dtype, shape)
+    }
+
+    /// A whole `half::f16` buffer (cudarc's `f16` type), written as bits.
+    pub fn from_f16(o: &'a mut CudaSlice<half::f16>, shape: [usize; 4]) -> Result<Self, AttnError> {
+        OutputViewMut::new(crate::launch::raw::halves_as_bits(o), OutputDtype::F16, shape)
+    }
+
+    /// A whole `half::bf16` buffer (cudarc's `f16` feature's bf16), written
+    /// as bits.
+    pub fn from_bf16(o: &'a mut CudaSlice<half::bf16>, shape: [usize; 4]) -> Result<Self, AttnError> {
+        OutputViewMut::new(crate::launch::raw::halves_as_bits(o), OutputDtype::Bf16, shape)
+    }
+
+    pub(crate) fn checked(bits: MemoryMut<'a, u16>, dtype: OutputDtype, shape: [usize; 4]) -> Result<Self, AttnError> {
+        check_len("o", bits.len(), shape)?;
+        Ok(OutputViewMut { bits, dtype, shape })
+    }
+
+    /// `[batch, heads_q, seq_q, head_dim]`.
+    pub fn shape(&self) -> [usize; 4] {
+        self.shape
+    }
+
+    /// What the elements are.
+    pub fn dtype(&self) -> OutputDtype {
+        self.dtype
+    }
+
+    /// The device the buffer lives on.
+    pub fn ordinal(&self) -> usize {
+        self.bits.ordinal()
+    }
+}
+
+/// The f32 dequantization scales of Q, K and V on the device (real value =
+/// fp8 value x scale), laid out as [`ScaleLayout`] says.
+///
+/// The host never reads them, so it cannot refuse a bad one: the kernels
+/// use what they find. A NaN, infinite, zero or negative scale, or a
+/// product `softmax_scale x q_scale x k_scale` that overflows f32, gives
+/// NaN (or meaningless) output rows for the heads it belongs to, and the
+/// other heads' rows are unaffected; a V scale with `448 x v_scale` past the
+/// output type's range (65504 for f16) can give infinite elements. The host
+/// API ([`crate::Attention::plan`]) refuses all of these. Plans made from
+/// shapes alone ([`crate::Attention::plan_shapes`]) run the unfused
+/// exponent, exact for every valid scale.
+pub struct DeviceScales<'a> {
+    pub(crate) q: Memory<'a, f32>,
+    pub(crate) k: Memory<'a, f32>,
+    pub(crate) v: Memory<'a, f32>,
+    layout: ScaleLayout,
+}
+
+impl<'a> DeviceScales<'a> {
+    /// Q's, K's and V's scales, each a view of exactly the length `layout`
+    /// gives for the plan's shapes ([`ScaleLayout::lens`]; checked when run).
+    pub fn new(q: CudaView<'a, f32>, k: CudaView<'a, f32>, v: CudaView<'a, f32>, layout: ScaleLayout) -> Self {
+        DeviceScales { q: Memory::View(q), k: Memory::View(k), v: Memory::View(v), layout }
+    }
+
+    pub(crate) fn from_memory(q: Memory<'a, f32>, k: Memory<'a, f32>, v: Memory<'a, f32>, layout: ScaleLayout) -> Self {
+        DeviceScales { q, k, v, layout }
+    }
+
+    /// How the scales are laid out.
+    pub fn layout(&self) -> ScaleLayout {
+        self.layout
+    }
+
+    /// Checks the arrays' lengths and devices against the shapes of Q
+    /// and K/V.
+    pub(crate) fn check(&self, q_shape: [usize; 4], kv_shape: [usize; 4], ordinal: usize) -> Result<(), AttnError> {
+        let (q_len, kv_len) = self.layout.lens(q_shape, kv_shape);
+        for (name, memory, expected) in
+            [("q_scale", &self.q, q_len), ("k_scale", &self.k, kv_len), ("v_scale", &self.v, kv_len)]
+        {
+            if memory.len() != expected {
+                return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: memory.len() });
+            }
+            check_device(name, memory.ordinal(), ordinal)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a plan needs of a [`Workspace`]: bytes of `kv_tiles` scratch for
+/// kernels with a prepass, and a slot for Q's, K's and V's tensor maps for
+/// kernels that copy tiles by tensor copies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkspaceSize {
+    /// Bytes of the `kv_tiles` scratch (`kernels_gpu::params::KvTiles`).
+    pub kv_tiles_bytes: usize,
+    /// Whether the plan's kernel reads tensor maps
+    /// (`kernels_gpu::params::TileMaps`).
+    pub tile_maps: bool,
+}
+
+impl WorkspaceSize {
+    /// What `plan` needs on `target`.
+    pub fn of(plan: &Plan, target: Target) -> WorkspaceSize {
+        let (p, kernel) = (plan.problem(), plan.kernel());
+        WorkspaceSize {
+            kv_tiles_bytes: if kernel.prepass.is_some() { kv_tiles_of(plan).total_bytes() as usize } else { 0 },
+            tile_maps: target.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32),
+        }
+    }
+
+    /// Device bytes in all.
+    pub fn bytes(&self) -> usize {
+        self.kv_tiles_bytes + if self.tile_maps { size_of::<TileMaps>() } else { 0 }
+    }
+
+    /// Whether a workspace of this size serves a plan that needs `needed`.
+    pub fn holds(&self, needed: WorkspaceSize) -> bool {
+        self.kv_tiles_bytes >= needed.kv_tiles_bytes && (self.tile_maps || !needed.tile_maps)
+    }
+
+    /// The larger of the two in each part.
+    pub fn max(self, other: WorkspaceSize) -> WorkspaceSize {
+        WorkspaceSize {
+            kv_tiles_bytes: self.kv_tiles_bytes.max(other.kv_tiles_bytes),
+            tile_maps: self.tile_maps || other.tile_maps,
+        }
+    }
+}
+
+/// The device scratch plans need, allocated once
+/// ([`crate::Attention::workspace`]) and reused, so a run allocates
+/// nothing. A workspace too small for a plan is refused with
+/// [`AttnError::WorkspaceTooSmall`]; [`crate::Attention::grow_workspace`]
+/// enlarges one explicitly.
+///
+/// It also keeps the tensor maps of the last Q, K and V addresses it ran:
+/// a run with other addresses encodes new ones on the host and copies them
+/// in (48 words, in stream order); with the same addresses it copies
+/// nothing. During CUDA-graph capture that copy cannot be recorded, so a
+/// captured run must use the addresses the workspace last ran outside
+/// capture ([`AttnError::WorkspaceInCapture`] otherwise): run once before
+/// capturing, with the buffers the graph will use.
+pub struct Workspace {
+    pub(crate) ordinal: usize,
+    pub(crate) size: WorkspaceSize,
+    pub(crate) kv_tiles: Option<CudaSlice<u8>>,
+    pub(crate) tile_maps: Option<CudaSlice<u64>>,
+    /// What the maps in `tile_maps` were encoded for.
+    pub(crate) maps_for: Option<TileMapKey>,
+}
+
+/// The inputs a set of tensor maps describes: the kernel (its box shapes),
+/// Q's and K/V's shapes and the three addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TileMapKey {
+    pub(crate) entry: &'static str,
+    pub(crate) q_shape: [usize; 4],
+    pub(crate) kv_shape: [usize; 4],
+    pub(crate) addresses: [u64; 3],
+}
+
+impl Workspace {
+    /// What it holds.
+    pub fn size(&self) -> WorkspaceSize {
+        self.size
+    }
+
+    /// The device it lives on.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+}
+
+/// The layout of a plan's `kv_tiles` scratch (one prepass block per tile).
+pub(crate) fn kv_tiles_of(plan: &Plan) -> KvTiles {
+    let (p, pv_e4m3) = (plan.problem(), plan.variant().pv_e4m3());
+    KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32, pv_e4m3)
+}
+
+/// Refuses a buffer of `len` elements for `shape`.
+fn check_len(tensor: &str, len: usize, shape: [usize; 4]) -> Result<(), AttnError> {
+    let expected = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    match expected {
+        Some(expected) if expected == len => Ok(()),
+        Some(expected) => Err(AttnError::BufferLength { tensor: tensor.to_string(), expected, actual: len }),
+        None => Err(AttnError::TooLarge(format!("{tensor} shape {shape:?} overflows the address space"))),
+    }
+}
+
+/// Refuses memory on device `ordinal` for an `Attention` on `expected`.
+pub(crate) fn check_device(tensor: &'static str, ordinal: usize, expected: usize) -> Result<(), AttnError> {
+    if ordinal == expected { Ok(()) } else { Err(AttnError::WrongDevice { tensor, ordinal, expected }) }
+}
+
+/// Refuses an address not aligned to `align` bytes.
+pub(crate) fn check_align(tensor: &'static str, address: u64, align: u64) -> Result<(), AttnError> {
+    if address.is_multiple_of(align) { Ok(()) } else { Err(AttnError::Misaligned { tensor, address, align }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Options;
+    use crate::validate::Problem;
+    use kernels_gpu::kernels::KERNELS;
+    use kernels_gpu::variant::Variant;
+
+    const HOPPER: Target = Target { sm90a: true, multiprocessors: 132 };
+    const ADA: Target = Target { sm90a: false, multiprocessors: 58 };
+
+    fn plan(q: [usize; 4], kv: [usize; 4], variant: Variant, target: Target) -> Plan {
+        let opts = Options::new().variant(variant);
+        Plan::new(Problem::new(q, kv, kv, &opts).unwrap(), opts.variant, target).unwrap()
+    }
+
+    #[test]
+    fn scale_lengths_follow_the_layout() {
+        let (q, kv) = ([3, 8, 100, 64], [3, 2, 300, 64]);
+        assert_eq!(ScaleLayout::PerHead.lens(q, kv), (8, 2));
+        // FlashAttention-3's descales: [B, Hkv] for all three.
+        assert_eq!(ScaleLayout::PerBatchHead.lens(q, kv), (6, 6));
+        assert_eq!(ScaleLayout::PerHead.batch_stride(2), 0);
+        assert_eq!(ScaleLayout::PerBatchHead.batch_stride(2), 2);
+    }
+
+    #[test]
+    fn workspace_size_is_the_prepass_scratch_and_the_tile_maps_the_kernel_reads() {
+        let (q, kv) = ([2, 8, 1000, 128], [2, 4, 1000, 128]);
+        let wgmma = plan(q, kv, Variant::Wgmma, HOPPER);
+        let size = WorkspaceSize::of(&wgmma, HOPPER);
+        assert_eq!(size.kv_tiles_bytes as u64, kv_tiles_of(&wgmma).total_bytes());
+        // At D = 128 `wgmma` cuts K in its prepass, so reads no tensor map.
+        assert!(size.kv_tiles_bytes > 0 && !size.tile_maps);
+        assert_eq!(size.bytes(), size.kv_tiles_bytes);
+        // `split` on sm_90a copies by tensor copies and has no prepass; on sm_89 neither.
+        let split = WorkspaceSize::of(&plan(q, kv, Variant::Split, HOPPER), HOPPER);
+        assert_eq!(split, WorkspaceSize { kv_tiles_bytes: 0, tile_maps: true });
+        assert_eq!(split.bytes(), 384);
+        assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Split, ADA), ADA), WorkspaceSize::default());
+        assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Mma, HOPPER), HOPPER), WorkspaceSize::default());
+        // A workspace for both serves both; neither alone serves the other.
+        let both = size.max(split);
+        assert!(both.holds(size) && both.holds(split));
+        assert!(!size.holds(split) && !split.holds(size));
+        assert!(WorkspaceSize::default().holds(WorkspaceSize::default()));
+        // A longer key sequence needs more scratch.
+        let longer = WorkspaceSize::of(&plan(q, [2, 4, 4000, 128], Variant::Wgmma, HOPPER), HOPPER);
+        assert!(!size.holds(longer) && longer.holds(size));
+    }
+
+    #[test]
+    fn every_kernel_with_a_prepass_needs_scratch() {
+        let mut checked = 0;
+        for kernel in KERNELS.iter().filter(|k| k.prepass.is_some() && k.runs_on(256, 256)) {
+            let d = kernel.tiles.head_dim as usize;
+            let opts = Options::new().variant(kernel.variant).output(kernel.output);
+            let problem = Problem::new([1, 2, 256, d], [1, 2, 256, d], [1, 2, 256, d], &opts).unwrap();
+            let p = Plan::new(problem, opts.variant, HOPPER).unwrap().with_kernel(kernel).unwrap();
+            assert!(WorkspaceSize::of(&p, HOPPER).kv_tiles_bytes > 0, "{}", kernel.entry);
+            checked += 1;
+        }
+        assert!(checked >= 4, "only {checked} kernels with a prepass");
+    }
+
+    #[test]
+    fn buffer_lengths_alignment_and_devices_are_typed_errors() {
+        assert!(check_len("codes", 2 * 3 * 4 * 64, [2, 3, 4, 64]).is_ok());
+        match check_len("codes", 10, [2, 3, 4, 64]) {
+            Err(AttnError::BufferLength { tensor, expected: 1536, actual: 10 }) => assert_eq!(tensor, "codes"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(check_len("o", 0, [usize::MAX, 2, 1, 1]), Err(AttnError::TooLarge(_))));
+        assert!(check_align("q", 0x7f00_0000_0100, TENSOR_ALIGN).is_ok());
+        assert!(matches!(
+            check_align("k", 0x7f00_0000_0101, TENSOR_ALIGN),
+            Err(AttnError::Misaligned { tensor: "k", align: 16, .. })
+        ));
+        assert!(check_align("q_scale", 0x104, 4).is_ok());
+        assert!(matches!(
+            check_device("v", 1, 0),
+            Err(AttnError::WrongDevice { tensor: "v", ordinal: 1, expected: 0 })
+        ));
+    }
+}

@@ -1,0 +1,160 @@
+//! Device memory and streams from raw handles, for bindings that get them
+//! from another library (PyTorch's data pointers and current stream,
+//! candle built on another cudarc version): the views made here never own
+//! nor free what they point at. Also the reinterpretations of typed cudarc
+//! buffers (E4M3, f16, bf16) as the bytes and bits the kernels take.
+
+use crate::device::{DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, RawMemory, ScaleLayout};
+use crate::error::AttnError;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, sys};
+use kernels_gpu::variant::OutputDtype;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A cudarc stream for a CUDA stream another library owns (e.g.
+/// `torch.cuda.current_stream().cuda_stream`), on `ctx`; dropping it does
+/// not destroy the stream. Pass it to [`crate::Attention::on_stream`].
+///
+/// # Safety
+/// `stream` is a live CUDA stream of `ctx`'s CUDA context (for PyTorch,
+/// the device's primary context, which `CudaContext::new(ordinal)`
+/// retains), and its owner keeps it alive while the returned stream, or an
+/// `Attention` made on it, is used.
+pub unsafe fn borrow_stream(ctx: &Arc<CudaContext>, stream: sys::CUstream) -> Arc<CudaStream> {
+    // SAFETY: the caller's promise above is cudarc's contract for this call.
+    unsafe { ctx.wrap_borrowed_stream(stream) }
+}
+
+impl<'a> Fp8View<'a> {
+    /// The E4M3 tensor of `shape` at device address `address` (its
+    /// `shape.product()` bytes), on `stream`'s device. Checks what the driver
+    /// can tell: that `address` is device memory of that device
+    /// ([`AttnError::WrongDevice`], [`AttnError::NotDeviceMemory`]) whose
+    /// allocation holds the bytes ([`AttnError::BufferLength`]).
+    ///
+    /// # Safety
+    /// The memory stays allocated, and is not written by other work while
+    /// attention may read it, for `'a`; work that writes it is ordered
+    /// before the run on the run's stream.
+    pub unsafe fn from_raw(stream: &CudaStream, address: u64, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
+        let len = elements("codes", shape)?;
+        Fp8View::checked(Memory::Raw(raw_memory(stream, "codes", address, len, 1)?), shape)
+    }
+}
+
+impl<'a> OutputViewMut<'a> {
+    /// The output of `shape` and `dtype` at device address `address` (its
+    /// `shape.product()` 16-bit elements), checked as [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// The memory stays allocated, and is neither read nor written by other
+    /// work while attention may write it, for `'a`.
+    pub unsafe fn from_raw(
+        stream: &CudaStream,
+        address: u64,
+        dtype: OutputDtype,
+        shape: [usize; 4],
+    ) -> Result<OutputViewMut<'a>, AttnError> {
+        let len = elements("o", shape)?;
+        OutputViewMut::checked(MemoryMut::Raw(raw_memory(stream, "o", address, len, 2)?), dtype, shape)
+    }
+}
+
+impl<'a> DeviceScales<'a> {
+    /// Q's, K's and V's f32 scales at device addresses `addresses` (Q's,
+    /// K's, V's), of lengths `lens` (elements; as [`ScaleLayout::lens`]
+    /// gives, checked when run), laid out as `layout`; each checked as
+    /// [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`], for each array.
+    pub unsafe fn from_raw(
+        stream: &CudaStream,
+        addresses: [u64; 3],
+        lens: [usize; 3],
+        layout: ScaleLayout,
+    ) -> Result<DeviceScales<'a>, AttnError> {
+        let memory = |name, i: usize| raw_memory(stream, name, addresses[i], lens[i], 4).map(Memory::Raw);
+        Ok(DeviceScales::from_memory(memory("q_scale", 0)?, memory("k_scale", 1)?, memory("v_scale", 2)?, layout))
+    }
+}
+
+/// E4M3 codes typed as `float8::F8E4M3`, as their bytes.
+pub(crate) fn e4m3_as_bytes(codes: CudaView<'_, float8::F8E4M3>) -> CudaView<'_, u8> {
+    let len = codes.len();
+    // SAFETY: `F8E4M3` is one byte and every byte is a valid `u8`; the
+    // length in bytes is the length in codes, so the view always exists.
+    unsafe { codes.transmute::<u8>(len) }.expect("a one-byte type views as its bytes")
+}
+
+/// A whole f16 or bf16 buffer as its 16-bit patterns.
+pub(crate) fn halves_as_bits<T: HalfFloat>(o: &mut CudaSlice<T>) -> CudaViewMut<'_, u16> {
+    let len = o.len();
+    // SAFETY: `T` is a 2-byte float (`HalfFloat`) whose every bit pattern
+    // is a valid `u16` and the reverse; the length in u16 is the length in
+    // `T`, so the view always exists.
+    unsafe { o.transmute_mut::<u16>(len) }.expect("a two-byte type views as its bits")
+}
+
+/// The 16-bit floats an output buffer may hold.
+pub(crate) trait HalfFloat {}
+impl HalfFloat for half::f16 {}
+impl HalfFloat for half::bf16 {}
+
+/// Elements of `shape`, or the overflow error.
+fn elements(tensor: &str, shape: [usize; 4]) -> Result<usize, AttnError> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| AttnError::TooLarge(format!("{tensor} shape {shape:?} overflows the address space")))
+}
+
+/// `len` elements of `size` bytes at `address`, checked against what the
+/// driver knows of the address: device memory of `stream`'s device, inside
+/// one allocation.
+fn raw_memory<'a>(
+    stream: &CudaStream,
+    tensor: &'static str,
+    address: u64,
+    len: usize,
+    size: usize,
+) -> Result<RawMemory<'a>, AttnError> {
+    let ordinal = stream.context().ordinal();
+    let (device, start, range) =
+        pointer_range(stream, address).map_err(|_| AttnError::NotDeviceMemory { tensor, address })?;
+    crate::device::check_device(tensor, device, ordinal)?;
+    let available = if address < start { 0 } else { (start + range as u64 - address) as usize / size };
+    if available < len {
+        return Err(AttnError::BufferLength { tensor: tensor.to_string(), expected: len, actual: available });
+    }
+    Ok(RawMemory { address, len, ordinal, lifetime: PhantomData })
+}
+
+/// The device ordinal, allocation start and allocation size of a device
+/// address, as the driver reports them (an error for an address that is not
+/// device memory).
+fn pointer_range(stream: &CudaStream, address: u64) -> Result<(usize, u64, usize), cudarc::driver::DriverError> {
+    stream.context().bind_to_thread()?;
+    let (mut ordinal, mut start, mut size): (i32, u64, usize) = (-1, 0, 0);
+    let mut attributes = [
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data = [
+        (&mut ordinal as *mut i32).cast::<std::ffi::c_void>(),
+        (&mut start as *mut u64).cast::<std::ffi::c_void>(),
+        (&mut size as *mut usize).cast::<std::ffi::c_void>(),
+    ];
+    // SAFETY: three attributes and three out-pointers to live locals of the
+    // types the driver writes for them (int, CUdeviceptr, size_t); the call
+    // only reads the driver's records of `address`.
+    unsafe {
+        sys::cuPointerGetAttributes(attributes.len() as u32, attributes.as_mut_ptr(), data.as_mut_ptr(), address)
+            .result()?;
+    }
+    if ordinal < 0 || size == 0 {
+        return Err(cudarc::driver::DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE));
+    }
+    Ok((ordinal as usize, start, size))
+}

@@ -1,0 +1,402 @@
+//! The device API a framework calls (`sdpa::device`): `Attention::on_stream`
+//! on a caller's stream, `plan_shapes` and `run_views` over borrowed cudarc
+//! buffers, scales on the device per head or per (batch, KV head), a
+//! reused `Workspace`, raw-pointer views, and what a bad device scale does.
+//!
+//! Ignored without a GPU; on a GPU machine:
+//! `gpu-bundle/bin/device_api --ignored --nocapture --test-threads=1`.
+
+use sdpa::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, raw};
+use sdpa::metrics::{GATE, compare};
+use sdpa::quant::{from_codes, random_problem};
+use sdpa::reference::attention_f64;
+use sdpa::tensor::to_f32;
+use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Plan, Variant};
+use std::sync::Arc;
+
+/// An `Attention` on a stream the test made, as a framework would.
+fn on_own_stream() -> (Arc<CudaStream>, Attention) {
+    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
+    let stream = ctx.new_stream().expect("stream");
+    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    (stream, attn)
+}
+
+/// Q, K, V codes on the device.
+struct Inputs {
+    q: CudaSlice<u8>,
+    k: CudaSlice<u8>,
+    v: CudaSlice<u8>,
+}
+
+fn upload(stream: &Arc<CudaStream>, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> Inputs {
+    let copy = |t: &Fp8Tensor| stream.clone_htod(&t.data).expect("copy");
+    Inputs { q: copy(q), k: copy(k), v: copy(v) }
+}
+
+/// Views of `inputs` as Q `q` and K, V `kv`.
+fn views(inputs: &Inputs, q: [usize; 4], kv: [usize; 4]) -> [Fp8View<'_>; 3] {
+    [Fp8View::new(inputs.q.as_view(), q), Fp8View::new(inputs.k.as_view(), kv), Fp8View::new(inputs.v.as_view(), kv)]
+        .map(|v| v.expect("view"))
+}
+
+/// Runs `plan` on `inputs` with scales `[q, k, v]` laid out as `layout`,
+/// into a fresh output, and returns its bits.
+fn run(
+    attn: &Attention,
+    plan: &Plan,
+    inputs: &Inputs,
+    scales: [&[f32]; 3],
+    layout: ScaleLayout,
+    ws: &mut Workspace,
+) -> Result<Vec<u16>, AttnError> {
+    let stream = attn.stream();
+    let p = plan.problem();
+    let [qs, ks, vs] = scales.map(|s| stream.clone_htod(s).expect("scales"));
+    let mut o = stream.alloc_zeros::<u16>(p.q_len()).expect("o");
+    attn.run_views(
+        plan,
+        &Fp8View::new(inputs.q.as_view(), p.q_shape())?,
+        &Fp8View::new(inputs.k.as_view(), p.kv_shape())?,
+        &Fp8View::new(inputs.v.as_view(), p.kv_shape())?,
+        &DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), layout),
+        &mut OutputViewMut::new(o.as_view_mut(), p.output, p.q_shape())?,
+        ws,
+    )?;
+    let bits = stream.clone_dtoh(&o).expect("copy back");
+    stream.synchronize().expect("sync");
+    Ok(bits)
+}
+
+/// The variants this device runs, one shape each (odd lengths, GQA, causal).
+fn cases(attn: &Attention) -> Vec<(Variant, [usize; 4], [usize; 4], bool)> {
+    let sm90a = attn.device().image.starts_with("sm_90a");
+    [
+        (Variant::SplitN64, [2, 8, 256, 64], [2, 8, 256, 64], false),
+        (Variant::Split, [1, 8, 333, 128], [1, 2, 500, 128], true),
+        (Variant::Wgmma, [1, 4, 1000, 128], [1, 4, 1000, 128], true),
+        (Variant::Wgmma, [2, 4, 700, 64], [2, 2, 900, 64], false),
+        (Variant::Mma, [1, 2, 300, 64], [1, 2, 300, 64], true),
+    ]
+    .into_iter()
+    .filter(|(v, ..)| sm90a || *v == Variant::Mma || *v == Variant::Split)
+    .collect()
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn views_on_a_callers_stream_give_the_bits_of_the_host_api() {
+    let (stream, attn) = on_own_stream();
+    let mut checked = 0;
+    for (variant, qs, kvs, causal) in cases(&attn) {
+        let (q, k, v) = random_problem(qs, kvs, 11);
+        let inputs = upload(&stream, &q, &k, &v);
+        for output in OutputDtype::ALL {
+            let opts = Options::new().causal(causal).variant(variant).output(output);
+            let want = attn.forward(&q, &k, &v, &opts).expect("forward").bits;
+            // A plan from the host tensors keeps their exponent: the same bits.
+            let plan = attn.plan(&q, &k, &v, &opts).expect("plan");
+            let mut ws = attn.workspace(&plan).expect("workspace");
+            let scales = [&q.scales[..], &k.scales, &v.scales];
+            let got = run(&attn, &plan, &inputs, scales, ScaleLayout::PerHead, &mut ws).expect("run_views");
+            assert_eq!(got, want, "{} {qs:?} {}: run_views differs from forward", variant.name(), output.name());
+            // From shapes alone: the unfused exponent, the same bits where the
+            // host plan took it too, else within the gate's tolerance.
+            let shapes = attn.plan_shapes(qs, kvs, kvs, &opts).expect("plan_shapes");
+            assert_eq!(shapes.kernel(), plan.kernel());
+            let got = run(&attn, &shapes, &inputs, scales, ScaleLayout::PerHead, &mut ws).expect("run_views");
+            if !plan.problem().fused_exponent {
+                assert_eq!(got, want, "{} {qs:?}: plan_shapes differs", variant.name());
+            }
+            let reference = attention_f64(&q, &k, &v, causal, plan.problem().softmax_scale as f64);
+            let values: Vec<f32> = got.iter().map(|&b| to_f32(output, b)).collect();
+            let stats = compare(&values, &reference, 6e-2);
+            assert!(GATE.passes(&stats), "{} {qs:?} plan_shapes: {stats}", variant.name());
+            checked += 1;
+            println!(
+                "{} q{qs:?} kv{kvs:?} causal={causal} {}: identical; shapes-only {stats}",
+                variant.name(),
+                output.name()
+            );
+        }
+    }
+    assert!(checked > 0, "nothing ran");
+}
+
+/// FlashAttention-3's layout: every scale `[B, Hkv]`, a query head taking
+/// its key/value head's Q scale; each batch checked against the f64
+/// reference of its own scales.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn per_batch_head_scales_match_the_f64_reference() {
+    let (stream, attn) = on_own_stream();
+    for (variant, qs, kvs, causal) in cases(&attn) {
+        let [batch, heads_q, seq_q, d] = qs;
+        let heads_kv = kvs[1];
+        let (q, k, v) = random_problem(qs, kvs, 23);
+        let inputs = upload(&stream, &q, &k, &v);
+        // Scales that differ by batch and head, over two decades.
+        let per = |base: f32, b: usize, h: usize| base * (1.0 + b as f32) * (0.5 + 0.37 * h as f32);
+        let table =
+            |base: f32| -> Vec<f32> { (0..batch).flat_map(|b| (0..heads_kv).map(move |h| per(base, b, h))).collect() };
+        let (q_scales, k_scales, v_scales) = (table(0.02), table(0.03), table(0.01));
+        let opts = Options::new().causal(causal).variant(variant);
+        let plan = attn.plan_shapes(qs, kvs, kvs, &opts).expect("plan_shapes");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let scales = [&q_scales[..], &k_scales, &v_scales];
+        let got = run(&attn, &plan, &inputs, scales, ScaleLayout::PerBatchHead, &mut ws).expect("run_views");
+        let group = heads_q / heads_kv;
+        for b in 0..batch {
+            let slice = |t: &Fp8Tensor, scales: Vec<f32>| {
+                let n = t.data.len() / batch;
+                from_codes(t.data[b * n..(b + 1) * n].to_vec(), [1, t.shape[1], t.shape[2], t.shape[3]], scales)
+            };
+            let kv_scale = |s: &[f32]| s[b * heads_kv..(b + 1) * heads_kv].to_vec();
+            let qb = slice(&q, (0..heads_q).map(|h| q_scales[b * heads_kv + h / group]).collect());
+            let (kb, vb) = (slice(&k, kv_scale(&k_scales)), slice(&v, kv_scale(&v_scales)));
+            let reference = attention_f64(&qb, &kb, &vb, causal, plan.problem().softmax_scale as f64);
+            let n = heads_q * seq_q * d;
+            let values: Vec<f32> = got[b * n..(b + 1) * n].iter().map(|&x| to_f32(OutputDtype::F16, x)).collect();
+            let max_ref = reference.iter().fold(0f64, |m, x| m.max(x.abs()));
+            let stats = compare(&values, &reference, 6e-2 * max_ref.max(1e-30));
+            assert!(
+                stats.nan_count == 0 && stats.rel_l2 <= GATE.rel_l2,
+                "{} batch {b}: {stats} (max |ref| {max_ref:.3e})",
+                variant.name()
+            );
+            println!("{} q{qs:?} kv{kvs:?} batch {b}: {stats}", variant.name());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn a_reused_workspace_allocates_nothing() {
+    let (stream, attn) = on_own_stream();
+    let ctx = stream.context();
+    for (variant, qs, kvs, causal) in cases(&attn) {
+        let (q, k, v) = random_problem(qs, kvs, 5);
+        let inputs = upload(&stream, &q, &k, &v);
+        let [qsd, ksd, vsd] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+        let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().causal(causal).variant(variant)).expect("plan");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let mut o = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let mut call = |ws: &mut Workspace| {
+            attn.run_views(
+                &plan,
+                &Fp8View::new(inputs.q.as_view(), qs).unwrap(),
+                &Fp8View::new(inputs.k.as_view(), kvs).unwrap(),
+                &Fp8View::new(inputs.v.as_view(), kvs).unwrap(),
+                &DeviceScales::new(qsd.as_view(), ksd.as_view(), vsd.as_view(), ScaleLayout::PerHead),
+                &mut OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap(),
+                ws,
+            )
+            .expect("run_views");
+        };
+        call(&mut ws);
+        stream.synchronize().expect("sync");
+        let (free_before, _) = ctx.mem_get_info().expect("mem info");
+        for _ in 0..100 {
+            call(&mut ws);
+        }
+        stream.synchronize().expect("sync");
+        let (free_after, _) = ctx.mem_get_info().expect("mem info");
+        assert_eq!(free_after, free_before, "{}: 100 calls changed free device memory", variant.name());
+        println!("{} {qs:?}: 100 calls, free memory {free_after} bytes before and after", variant.name());
+    }
+}
+
+/// The binding path: a borrowed `CUstream`, views from raw addresses (never
+/// freed by the views), and the driver's checks of those addresses.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn raw_pointer_views_give_the_same_bits() {
+    let ctx = CudaContext::new(0).expect("a GPU");
+    let owner = ctx.new_stream().expect("stream");
+    // SAFETY: `owner` is a live stream of `ctx` and outlives the borrow.
+    let stream = unsafe { raw::borrow_stream(&ctx, owner.cu_stream()) };
+    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    for (variant, qs, kvs, causal) in cases(&attn) {
+        let (q, k, v) = random_problem(qs, kvs, 3);
+        let opts = Options::new().causal(causal).variant(variant);
+        let want = attn.forward(&q, &k, &v, &opts).expect("forward").bits;
+        let plan = attn.plan(&q, &k, &v, &opts).expect("plan");
+        let inputs = upload(&stream, &q, &k, &v);
+        let scales = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+        let o = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let at = |t: &CudaSlice<u8>| t.device_ptr(&stream).0;
+        let at_f32 = |t: &CudaSlice<f32>| t.device_ptr(&stream).0;
+        let o_at = o.device_ptr(&stream).0;
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        // SAFETY: every address is a live cudarc allocation of the stated
+        // length, alive (and not otherwise used) until the end of the loop body.
+        unsafe {
+            let dq = Fp8View::from_raw(&stream, at(&inputs.q), qs).expect("q");
+            let dk = Fp8View::from_raw(&stream, at(&inputs.k), kvs).expect("k");
+            let dv = Fp8View::from_raw(&stream, at(&inputs.v), kvs).expect("v");
+            let lens = [q.scales.len(), k.scales.len(), v.scales.len()];
+            let addresses = [at_f32(&scales[0]), at_f32(&scales[1]), at_f32(&scales[2])];
+            let ds = DeviceScales::from_raw(&stream, addresses, lens, ScaleLayout::PerHead).expect("scales");
+            let mut out = OutputViewMut::from_raw(&stream, o_at, OutputDtype::F16, qs).expect("o");
+            attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, &mut ws).expect("run_views");
+            // The driver's checks: a host address, a shape past the allocation.
+            let host = q.data.as_ptr() as u64;
+            assert!(matches!(Fp8View::from_raw(&stream, host, qs), Err(AttnError::NotDeviceMemory { .. })));
+            let [b, h, s, d] = qs;
+            assert!(matches!(
+                Fp8View::from_raw(&stream, at(&inputs.q), [b, h, s + 1, d]),
+                Err(AttnError::BufferLength { .. })
+            ));
+        }
+        let got = stream.clone_dtoh(&o).expect("copy back");
+        stream.synchronize().expect("sync");
+        assert_eq!(got, want, "{} {qs:?}: raw views differ", variant.name());
+        // The views freed nothing: the buffers are still usable.
+        assert_eq!(stream.clone_dtoh(&inputs.q).expect("q back"), q.data);
+        println!("{} {qs:?}: raw views identical", variant.name());
+    }
+    stream.synchronize().expect("sync");
+    drop(attn);
+    drop(stream);
+    owner.synchronize().expect("the borrowed stream is still alive");
+}
+
+/// A NaN scale gives NaN rows for the heads it belongs to and leaves every
+/// other row's bits as they were (the documented behaviour of
+/// `DeviceScales`, which the host cannot check).
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn a_nan_device_scale_poisons_only_its_heads() {
+    let (stream, attn) = on_own_stream();
+    for (variant, qs, kvs, causal) in cases(&attn) {
+        let [batch, heads_q, seq_q, d] = qs;
+        let heads_kv = kvs[1];
+        let group = heads_q / heads_kv;
+        let (q, k, v) = random_problem(qs, kvs, 9);
+        let inputs = upload(&stream, &q, &k, &v);
+        let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().causal(causal).variant(variant)).expect("plan");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let ones = vec![0.05f32; batch * heads_kv];
+        let good = run(&attn, &plan, &inputs, [&ones, &ones, &ones], ScaleLayout::PerBatchHead, &mut ws).unwrap();
+        // (last batch, KV head 0) gets a NaN K scale.
+        let bad_at = (batch - 1) * heads_kv;
+        let mut bad_k = ones.clone();
+        bad_k[bad_at] = f32::NAN;
+        let bad = run(&attn, &plan, &inputs, [&ones, &bad_k, &ones], ScaleLayout::PerBatchHead, &mut ws).unwrap();
+        let rows = seq_q * d;
+        for (head, (g, b)) in good.chunks(rows).zip(bad.chunks(rows)).enumerate() {
+            let (bi, h) = (head / heads_q, head % heads_q);
+            let hit = bi == batch - 1 && h / group == 0;
+            let key_end_zero = g.iter().all(|&x| x == 0);
+            if hit && !key_end_zero {
+                assert!(
+                    b.iter().zip(g).all(|(&x, &y)| y == 0 || to_f32(OutputDtype::F16, x).is_nan()),
+                    "{} head {head}: a NaN scale must give NaN rows",
+                    variant.name()
+                );
+            } else if !hit {
+                assert_eq!(b, g, "{} head {head}: untouched by the NaN scale, yet changed", variant.name());
+            }
+        }
+        println!("{} {qs:?}: NaN rows in the bad scale's {group} heads only", variant.name());
+    }
+}
+
+/// Mistakes in views, scales and workspaces are typed errors before a launch.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn view_mistakes_are_typed_errors() {
+    let (stream, attn) = on_own_stream();
+    let (qs, kvs) = ([1, 4, 256, 64], [1, 2, 256, 64]);
+    let (q, k, v) = random_problem(qs, kvs, 1);
+    let inputs = upload(&stream, &q, &k, &v);
+    let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().variant(Variant::Mma)).expect("plan");
+    let mut ws = attn.workspace(&plan).expect("workspace");
+    let scales = [&q.scales[..], &k.scales, &v.scales];
+    // Scales of the wrong layout's length.
+    let err = run(&attn, &plan, &inputs, scales, ScaleLayout::PerBatchHead, &mut ws).unwrap_err();
+    assert!(
+        matches!(err, AttnError::BufferLength { ref tensor, expected: 2, actual: 4 } if tensor == "q_scale"),
+        "{err}"
+    );
+    // A view whose length is not its shape's.
+    let short = inputs.q.slice(1..);
+    assert!(matches!(Fp8View::new(short, qs), Err(AttnError::BufferLength { .. })));
+    // A misaligned view (one byte in) of the right length.
+    let big = stream.alloc_zeros::<u8>(inputs.q.len() + 16).expect("alloc");
+    let shifted = Fp8View::new(big.slice(1..1 + inputs.q.len()), qs).expect("view");
+    let [qsd, ksd, vsd] = scales.map(|s| stream.clone_htod(s).expect("scales"));
+    let ds = DeviceScales::new(qsd.as_view(), ksd.as_view(), vsd.as_view(), ScaleLayout::PerHead);
+    let mut o = stream.alloc_zeros::<u16>(inputs.q.len()).expect("o");
+    let k_view = Fp8View::new(inputs.k.as_view(), kvs).unwrap();
+    let v_view = Fp8View::new(inputs.v.as_view(), kvs).unwrap();
+    let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap();
+    let err = attn.run_views(&plan, &shifted, &k_view, &v_view, &ds, &mut out, &mut ws).unwrap_err();
+    assert!(matches!(err, AttnError::Misaligned { tensor: "q", align: 16, .. }), "{err}");
+    // Views of other shapes than the plan's.
+    let err = attn.run_views(&plan, &k_view, &k_view, &v_view, &ds, &mut out, &mut ws).unwrap_err();
+    assert!(matches!(err, AttnError::NotPlanned(_)), "{err}");
+    // A bf16 output for an f16 plan.
+    let mut bf16 = OutputViewMut::new(o.as_view_mut(), OutputDtype::Bf16, qs).unwrap();
+    let q_view = Fp8View::new(inputs.q.as_view(), qs).unwrap();
+    let err = attn.run_views(&plan, &q_view, &k_view, &v_view, &ds, &mut bf16, &mut ws).unwrap_err();
+    assert!(matches!(err, AttnError::ShapeMismatch(_)), "{err}");
+    // A workspace made for a plan without scratch, for one with a prepass.
+    if attn.device().image.starts_with("sm_90a") {
+        let wgmma = attn.plan_shapes(qs, kvs, kvs, &Options::new().variant(Variant::Wgmma)).expect("plan");
+        let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap();
+        let err = attn.run_views(&wgmma, &q_view, &k_view, &v_view, &ds, &mut out, &mut ws).unwrap_err();
+        assert!(matches!(err, AttnError::WorkspaceTooSmall { .. }), "{err}");
+        attn.grow_workspace(&mut ws, &wgmma).expect("grow");
+        attn.run_views(&wgmma, &q_view, &k_view, &v_view, &ds, &mut out, &mut ws).expect("after growing");
+        // And it still serves the first plan.
+        attn.run_views(&plan, &q_view, &k_view, &v_view, &ds, &mut out, &mut ws).expect("the first plan");
+    }
+    stream.synchronize().expect("sync");
+}
+
+/// CUDA-graph capture of `run_views`: with the buffers the workspace last
+/// ran, the replay gives the eager bits; with new buffers, a typed error.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn run_views_captures_into_a_graph() {
+    use sdpa::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let (stream, attn) = on_own_stream();
+    for (variant, qs, kvs, causal) in cases(&attn) {
+        let (q, k, v) = random_problem(qs, kvs, 4);
+        let inputs = upload(&stream, &q, &k, &v);
+        let other = upload(&stream, &q, &k, &v);
+        let [qsd, ksd, vsd] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+        let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().causal(causal).variant(variant)).expect("plan");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let mut o = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let ds = DeviceScales::new(qsd.as_view(), ksd.as_view(), vsd.as_view(), ScaleLayout::PerHead);
+        let [dq, dk, dv] = views(&inputs, qs, kvs);
+        let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap();
+        attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, &mut ws).expect("eager");
+        let want = stream.clone_dtoh(&o).expect("back");
+        stream.memset_zeros(&mut o).expect("clear");
+        stream.synchronize().expect("sync");
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).expect("capture");
+        let [oq, ok, ov] = views(&other, qs, kvs);
+        let (captured, moved) = {
+            let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap();
+            let captured = attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, &mut ws);
+            (captured, attn.run_views(&plan, &oq, &ok, &ov, &ds, &mut out, &mut ws))
+        };
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture");
+        captured.expect("captured run");
+        let needs_maps = sdpa::WorkspaceSize::of(&plan, attn.target()).tile_maps;
+        match moved {
+            Err(AttnError::WorkspaceInCapture) => assert!(needs_maps),
+            Ok(()) => assert!(!needs_maps, "new addresses in capture must be refused where maps are needed"),
+            Err(e) => panic!("{e}"),
+        }
+        graph.expect("a graph").launch().expect("replay");
+        let got = stream.clone_dtoh(&o).expect("back");
+        stream.synchronize().expect("sync");
+        assert_eq!(got, want, "{} {qs:?}: the replay differs from the eager run", variant.name());
+        println!("{} {qs:?}: replay identical; new buffers in capture refused: {needs_maps}", variant.name());
+    }
+}
