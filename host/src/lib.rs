@@ -26,6 +26,8 @@
 pub mod attention;
 #[doc(hidden)]
 pub mod bench;
+#[cfg(feature = "candle")]
+pub mod candle;
 pub mod device;
 pub mod embedded;
 pub mod error;
