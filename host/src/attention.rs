@@ -1,12 +1,13 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    DeviceScales, Fp8View, OutputViewMut, ScaleLayout, TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align,
-    check_device, kv_tiles_of,
+    CAPTURE_MAP_SLOTS, DeviceScales, Fp8View, MAP_SLOTS, OutputViewMut, ScaleLayout, TENSOR_ALIGN, TileMapKey,
+    Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
 use crate::launch;
+use crate::launch::staging::{MAP_WORDS, MapStaging};
 use crate::options::Options;
 use crate::plan::Plan;
 use crate::plan::target::Target;
@@ -16,10 +17,12 @@ use cudarc::driver::sys::{
     CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
     CUstreamCaptureStatus,
 };
-use cudarc::driver::{CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+};
 use cudarc::nvrtc::Ptx;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
-use kernels_gpu::params::{AttnParams, TileMaps};
+use kernels_gpu::params::AttnParams;
 use kernels_gpu::schedule;
 use kernels_gpu::variant::{OutputDtype, Variant};
 use std::sync::Arc;
@@ -166,13 +169,36 @@ impl Attention {
     /// context's cudarc event tracking is left as the caller set it: where
     /// it is on (cudarc's default), uses of cudarc buffers are ordered
     /// across streams by cudarc's events; where it is off, the caller
-    /// orders them. The legacy default stream cannot be captured into CUDA
-    /// graphs.
+    /// orders them. CUDA-graph capture forbids waiting on events recorded
+    /// outside it, which cudarc does for buffers it tracks: to capture runs
+    /// ([`Attention::capture`], or `run_views` between the stream's
+    /// `begin_capture` and `end_capture`), make their buffers with event
+    /// tracking off, or pass raw views ([`crate::device::raw`]). The legacy
+    /// default stream cannot be captured.
     pub fn on_stream(stream: Arc<CudaStream>, image: ImageChoice) -> Result<Attention, AttnError> {
         if !launch::driver_present() {
             return Err(AttnError::NoDriver("libcuda could not be loaded".into()));
         }
         Attention::load_on(stream, image)
+    }
+
+    /// The same loaded kernels, for work on `stream` instead: no module is
+    /// loaded again, so a binding can keep one per framework stream. The
+    /// stream must belong to this `Attention`'s CUDA context
+    /// ([`AttnError::OtherContext`] otherwise).
+    pub fn for_stream(&self, stream: Arc<CudaStream>) -> Result<Attention, AttnError> {
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            return Err(AttnError::OtherContext { ordinal: stream.context().ordinal(), expected: self.info.ordinal });
+        }
+        Ok(Attention {
+            ctx: self.ctx.clone(),
+            stream,
+            functions: self.functions.clone(),
+            prepasses: self.prepasses.clone(),
+            info: self.info.clone(),
+            load: self.load,
+            sm90a: self.sm90a,
+        })
     }
 
     /// Loads the kernels of the image `image` names on `stream`'s context,
@@ -264,9 +290,21 @@ impl Attention {
             0 => None,
             bytes => Some(self.stream.alloc_zeros::<u8>(bytes)?),
         };
-        let words = size_of::<TileMaps>() / size_of::<u64>();
-        let tile_maps = if size.tile_maps { Some(self.stream.alloc_zeros::<u64>(words)?) } else { None };
-        Ok(Workspace { ordinal: self.info.ordinal, size, kv_tiles, tile_maps, maps_for: None })
+        let (tile_maps, staging) = if size.tile_maps {
+            let maps = self.stream.alloc_zeros::<u64>(MAP_SLOTS * MAP_WORDS)?;
+            (Some(maps), Some(MapStaging::new(&self.ctx, CAPTURE_MAP_SLOTS)?))
+        } else {
+            (None, None)
+        };
+        Ok(Workspace {
+            ordinal: self.info.ordinal,
+            size,
+            kv_tiles,
+            tile_maps,
+            maps_for: None,
+            staging,
+            captured: Vec::new(),
+        })
     }
 
     /// Runs `plan` on device views, asynchronously on this `Attention`'s
@@ -344,30 +382,47 @@ impl Attention {
     }
 
     /// The device address of `ws`'s tensor maps for Q, K and V at
-    /// `addresses`, encoded and copied in when `ws` holds others.
+    /// `addresses`: slot 0, encoded and copied in when it holds others,
+    /// outside capture; inside capture, the captured slot for these
+    /// addresses (taken now if none is), copied in by the graph.
     fn tile_maps_in(&self, ws: &mut Workspace, plan: &Plan, addresses: [u64; 3]) -> Result<u64, AttnError> {
         let p = plan.problem();
         let key = TileMapKey { entry: plan.kernel().entry, q_shape: p.q_shape(), kv_shape: p.kv_shape(), addresses };
-        let Some(maps) = ws.tile_maps.as_mut() else {
+        let (Some(maps), Some(staging)) = (ws.tile_maps.as_mut(), ws.staging.as_mut()) else {
             return Err(AttnError::WorkspaceTooSmall {
                 needed: WorkspaceSize::of(plan, self.target()),
                 available: ws.size,
             });
         };
-        if ws.maps_for != Some(key) {
-            if self.stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
-                return Err(AttnError::WorkspaceInCapture);
+        let slot_bytes = (MAP_WORDS * size_of::<u64>()) as u64;
+        let base = maps.device_ptr(&self.stream).0;
+        if self.stream.capture_status()? == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            if ws.maps_for != Some(key) {
+                ws.maps_for = None;
+                self.stream.memcpy_htod(&self.encode_tile_maps(plan, addresses)?, &mut maps.slice_mut(..MAP_WORDS))?;
+                ws.maps_for = Some(key);
             }
-            ws.maps_for = None;
-            self.stream.memcpy_htod(&self.encode_tile_maps(plan, addresses)?, maps)?;
-            ws.maps_for = Some(key);
+            return Ok(base);
         }
-        Ok(maps.device_ptr(&self.stream).0)
+        let taken = ws.captured.iter().position(|k| *k == key);
+        let index = match taken {
+            Some(i) => i,
+            None if ws.captured.len() < staging.slots() => {
+                let i = ws.captured.len();
+                staging.write(i, &self.encode_tile_maps(plan, addresses)?);
+                ws.captured.push(key);
+                i
+            }
+            None => return Err(AttnError::WorkspaceInCapture),
+        };
+        let slot = base + (1 + index as u64) * slot_bytes;
+        staging.copy(index, slot, &self.stream)?;
+        Ok(slot)
     }
 
     /// Q's, K's and V's tensor maps (`TileMaps`, as 48 words) for the
     /// plan's kernel, for the inputs at `addresses`.
-    fn encode_tile_maps(&self, plan: &Plan, [q, k, v]: [u64; 3]) -> Result<Vec<u64>, AttnError> {
+    fn encode_tile_maps(&self, plan: &Plan, [q, k, v]: [u64; 3]) -> Result<[u64; MAP_WORDS], AttnError> {
         let (p, kernel) = (plan.problem(), plan.kernel());
         let (d, tiles) = (p.head_dim as u32, kernel.tiles);
         let (q_heads, kv_heads) = ((p.batch * p.heads_q) as u32, (p.batch * p.heads_kv) as u32);
@@ -379,7 +434,9 @@ impl Attention {
             map(k, p.seq_kv, kv_heads, tiles.block_n)?,
             map(v, p.seq_kv, kv_heads, tiles.block_n)?,
         ];
-        Ok(maps.concat())
+        let mut words = [0; MAP_WORDS];
+        words.copy_from_slice(&maps.concat());
+        Ok(words)
     }
 
     /// The device and the image loaded on it.
@@ -535,14 +592,20 @@ impl Attention {
         self.check_launch(dev, how)?;
         let p = dev.plan.problem();
         check_output(out.shape, out.dtype, p)?;
+        // cudarc's guards record each buffer's use (where the context tracks
+        // events, `Attention::on_stream`) when dropped: after the launch.
         let stream = &self.stream;
-        let scales = dev.scales.device_ptr(stream).0;
+        let (scales, _scales_use) = dev.scales.device_ptr(stream);
+        let (q, _q_use) = dev.q.data.device_ptr(stream);
+        let (k, _k_use) = dev.k.data.device_ptr(stream);
+        let (v, _v_use) = dev.v.data.device_ptr(stream);
+        let (o, _o_use) = out.o.device_ptr_mut(stream);
         let f32_size = size_of::<f32>() as u64;
         let buffers = Buffers {
-            q: dev.q.data.device_ptr(stream).0,
-            k: dev.k.data.device_ptr(stream).0,
-            v: dev.v.data.device_ptr(stream).0,
-            o: out.o.device_ptr(stream).0,
+            q,
+            k,
+            v,
+            o,
             scales: [scales, scales + p.heads_q as u64 * f32_size, scales + (p.heads_q + p.heads_kv) as u64 * f32_size],
             scale_batch_stride: ScaleLayout::PerHead.batch_stride(p.heads_kv),
             kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(stream).0),

@@ -43,6 +43,15 @@ use kernels_gpu::variant::OutputDtype;
 use std::marker::PhantomData;
 
 pub use crate::launch::raw;
+use crate::launch::staging::MapStaging;
+
+/// How many sets of Q, K, V buffers (their tensor maps) one [`Workspace`]
+/// serves inside CUDA-graph captures over its life.
+pub const CAPTURE_MAP_SLOTS: usize = 8;
+
+/// Sets of tensor maps a workspace holds on the device: slot 0 for runs
+/// outside capture, then one per captured set of buffers.
+pub(crate) const MAP_SLOTS: usize = 1 + CAPTURE_MAP_SLOTS;
 
 /// Byte alignment the kernels need of Q, K, V and O (16-byte copies and
 /// tensor copies).
@@ -318,9 +327,11 @@ impl WorkspaceSize {
         }
     }
 
-    /// Device bytes in all.
+    /// Device bytes in all: the scratch, and where there are tensor maps
+    /// one set for runs outside capture and [`CAPTURE_MAP_SLOTS`] for
+    /// captured runs.
     pub fn bytes(&self) -> usize {
-        self.kv_tiles_bytes + if self.tile_maps { size_of::<TileMaps>() } else { 0 }
+        self.kv_tiles_bytes + if self.tile_maps { MAP_SLOTS * size_of::<TileMaps>() } else { 0 }
     }
 
     /// Whether a workspace of this size serves a plan that needs `needed`.
@@ -343,20 +354,32 @@ impl WorkspaceSize {
 /// [`AttnError::WorkspaceTooSmall`]; [`crate::Attention::grow_workspace`]
 /// enlarges one explicitly.
 ///
-/// It also keeps the tensor maps of the last Q, K and V addresses it ran:
-/// a run with other addresses encodes new ones on the host and copies them
-/// in (48 words, in stream order); with the same addresses it copies
-/// nothing. During CUDA-graph capture that copy cannot be recorded, so a
-/// captured run must use the addresses the workspace last ran outside
-/// capture ([`AttnError::WorkspaceInCapture`] otherwise): run once before
-/// capturing, with the buffers the graph will use.
+/// Kernels that copy tiles by tensor copies (the `split` family, and
+/// `wgmma` at D = 64, on sm_90a) also need Q's, K's and V's tensor maps,
+/// which name the buffers' addresses. Outside capture the workspace keeps
+/// the maps of the last addresses it ran: other addresses are encoded on
+/// the host and copied in (384 bytes, in stream order), the same ones copy
+/// nothing. Inside CUDA-graph capture each new set of addresses takes one
+/// of [`CAPTURE_MAP_SLOTS`] slots for the workspace's life (pinned host
+/// memory the graph copies from at each replay, and a device slot of its
+/// own); when they are used up, a capture with yet other addresses is
+/// refused with [`AttnError::WorkspaceInCapture`].
+///
+/// A graph captured with a workspace uses its memory: keep the workspace
+/// alive while the graph may replay, and order replays and other runs with
+/// the same workspace on one stream (they share the scratch).
 pub struct Workspace {
     pub(crate) ordinal: usize,
     pub(crate) size: WorkspaceSize,
     pub(crate) kv_tiles: Option<CudaSlice<u8>>,
+    /// [`MAP_SLOTS`] sets of tensor maps (`TileMaps`, 48 words each).
     pub(crate) tile_maps: Option<CudaSlice<u64>>,
-    /// What the maps in `tile_maps` were encoded for.
+    /// What slot 0's maps were encoded for (runs outside capture).
     pub(crate) maps_for: Option<TileMapKey>,
+    /// The pinned sources of the captured slots, and what each slot
+    /// (1, 2, ... in order) holds.
+    pub(crate) staging: Option<MapStaging>,
+    pub(crate) captured: Vec<TileMapKey>,
 }
 
 /// The inputs a set of tensor maps describes: the kernel (its box shapes),
@@ -445,7 +468,7 @@ mod tests {
         // `split` on sm_90a copies by tensor copies and has no prepass; on sm_89 neither.
         let split = WorkspaceSize::of(&plan(q, kv, Variant::Split, HOPPER), HOPPER);
         assert_eq!(split, WorkspaceSize { kv_tiles_bytes: 0, tile_maps: true });
-        assert_eq!(split.bytes(), 384);
+        assert_eq!(split.bytes(), 384 * MAP_SLOTS);
         assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Split, ADA), ADA), WorkspaceSize::default());
         assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Mma, HOPPER), HOPPER), WorkspaceSize::default());
         // A workspace for both serves both; neither alone serves the other.

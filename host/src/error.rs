@@ -130,6 +130,15 @@ pub enum AttnError {
         /// The `Attention`'s device.
         expected: usize,
     },
+    /// A stream of another CUDA context than the `Attention`'s
+    /// ([`crate::Attention::for_stream`]).
+    #[error("the stream belongs to another CUDA context (device {ordinal}) than this Attention's (device {expected})")]
+    OtherContext {
+        /// The stream's device.
+        ordinal: usize,
+        /// The `Attention`'s device.
+        expected: usize,
+    },
     /// A variant this device (or the loaded image) cannot run.
     #[error("variant {variant} is not available here: {reason}")]
     VariantUnavailable {
@@ -193,11 +202,12 @@ pub enum AttnError {
         /// What the workspace holds.
         available: crate::device::WorkspaceSize,
     },
-    /// A run during CUDA-graph capture with inputs whose tensor maps the
-    /// workspace does not hold yet (see [`crate::device::Workspace`]).
+    /// A run during CUDA-graph capture with a new set of buffers when the
+    /// workspace's capture slots for tensor maps are all taken (see
+    /// [`crate::device::Workspace`]).
     #[error(
-        "the workspace holds no tensor maps for these inputs and cannot copy them in during graph capture: \
-         run once with these buffers before capturing"
+        "the workspace's {} capture slots for tensor maps are taken by other buffers: use another workspace",
+        crate::device::CAPTURE_MAP_SLOTS
     )]
     WorkspaceInCapture,
     /// A CUDA driver call failed.

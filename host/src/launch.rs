@@ -1,8 +1,10 @@
 //! The only `unsafe` on the host: probing for the driver, turning off
-//! cudarc's per-launch event tracking, launching a kernel, and ([`raw`])
-//! device memory and streams from other libraries' raw handles.
+//! cudarc's per-launch event tracking, launching a kernel, ([`raw`])
+//! device memory and streams from other libraries' raw handles, and
+//! ([`staging`]) the pinned copies of tensor maps made during graph capture.
 
 pub mod raw;
+pub(crate) mod staging;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, sys,

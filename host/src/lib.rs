@@ -22,6 +22,11 @@
 //! with Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (E4M3 with one f32
 //! dequantization scale per head) and O `[B, Hq, Sq, D]` in f16 or, with
 //! `Options::output`, bf16.
+//!
+//! Frameworks with buffers already on the GPU, scales on the device (per
+//! head or per (batch, KV head)) and a stream of their own use [`device`]:
+//! [`Attention::on_stream`], [`Attention::plan_shapes`] and
+//! [`Attention::run_views`], which allocates and copies nothing.
 
 pub mod attention;
 #[doc(hidden)]

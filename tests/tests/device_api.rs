@@ -256,8 +256,13 @@ fn raw_pointer_views_give_the_same_bits() {
         assert_eq!(stream.clone_dtoh(&inputs.q).expect("q back"), q.data);
         println!("{} {qs:?}: raw views identical", variant.name());
     }
+    // The same kernels on another stream of the context, without a reload.
+    let (q, k, v) = random_problem([1, 2, 300, 64], [1, 2, 300, 64], 8);
+    let opts = Options::new().variant(Variant::Mma);
+    let other = attn.for_stream(ctx.new_stream().expect("stream")).expect("for_stream");
+    assert_eq!(other.forward(&q, &k, &v, &opts).expect("forward").bits, attn.forward(&q, &k, &v, &opts).unwrap().bits);
     stream.synchronize().expect("sync");
-    drop(attn);
+    drop((attn, other));
     drop(stream);
     owner.synchronize().expect("the borrowed stream is still alive");
 }
@@ -356,47 +361,83 @@ fn view_mistakes_are_typed_errors() {
     stream.synchronize().expect("sync");
 }
 
-/// CUDA-graph capture of `run_views`: with the buffers the workspace last
-/// ran, the replay gives the eager bits; with new buffers, a typed error.
+/// CUDA-graph capture of `run_views` (buffers without cudarc events) with
+/// buffers the workspace never ran
+/// eagerly (as a framework's graph pool gives them): two runs on different
+/// inputs recorded into one graph replay to the eager bits of each, after
+/// eager runs on yet other buffers in between; past `CAPTURE_MAP_SLOTS`
+/// sets of buffers a capture is refused with a typed error.
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn run_views_captures_into_a_graph() {
     use sdpa::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-    let (stream, attn) = on_own_stream();
+    use sdpa::device::CAPTURE_MAP_SLOTS;
+    // Capture forbids waiting on events recorded outside it, which cudarc
+    // does for buffers it tracks: these are made untracked.
+    let ctx = CudaContext::new(0).expect("a GPU");
+    // SAFETY: every buffer of this test is made, used and freed on `stream`.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    let capture = || stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).expect("capture");
     for (variant, qs, kvs, causal) in cases(&attn) {
-        let (q, k, v) = random_problem(qs, kvs, 4);
-        let inputs = upload(&stream, &q, &k, &v);
-        let other = upload(&stream, &q, &k, &v);
-        let [qsd, ksd, vsd] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+        let problems = [1, 2].map(|seed| random_problem(qs, kvs, seed));
         let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().causal(causal).variant(variant)).expect("plan");
-        let mut ws = attn.workspace(&plan).expect("workspace");
-        let mut o = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let [qsd, ksd, vsd] = [&problems[0].0.scales, &problems[0].1.scales, &problems[0].2.scales]
+            .map(|s| stream.clone_htod(s).expect("scales"));
         let ds = DeviceScales::new(qsd.as_view(), ksd.as_view(), vsd.as_view(), ScaleLayout::PerHead);
-        let [dq, dk, dv] = views(&inputs, qs, kvs);
-        let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap();
-        attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, &mut ws).expect("eager");
-        let want = stream.clone_dtoh(&o).expect("back");
-        stream.memset_zeros(&mut o).expect("clear");
-        stream.synchronize().expect("sync");
-        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).expect("capture");
-        let [oq, ok, ov] = views(&other, qs, kvs);
-        let (captured, moved) = {
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let inputs = problems.each_ref().map(|(q, k, v)| upload(&stream, q, k, v));
+        let mut outs = [0, 1].map(|_| stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o"));
+        let run_into = |i: &Inputs, o: &mut CudaSlice<u16>, ws: &mut Workspace| {
+            let [dq, dk, dv] = views(i, qs, kvs);
             let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).unwrap();
-            let captured = attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, &mut ws);
-            (captured, attn.run_views(&plan, &oq, &ok, &ov, &ds, &mut out, &mut ws))
+            attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, ws)
         };
-        let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture");
-        captured.expect("captured run");
-        let needs_maps = sdpa::WorkspaceSize::of(&plan, attn.target()).tile_maps;
-        match moved {
-            Err(AttnError::WorkspaceInCapture) => assert!(needs_maps),
-            Ok(()) => assert!(!needs_maps, "new addresses in capture must be refused where maps are needed"),
-            Err(e) => panic!("{e}"),
+        // The eager bits, with a workspace of their own.
+        let mut eager_ws = attn.workspace(&plan).expect("workspace");
+        let want = [0, 1].map(|i| {
+            run_into(&inputs[i], &mut outs[i], &mut eager_ws).expect("eager");
+            stream.clone_dtoh(&outs[i]).expect("back")
+        });
+        for o in &mut outs {
+            stream.memset_zeros(o).expect("clear");
         }
-        graph.expect("a graph").launch().expect("replay");
-        let got = stream.clone_dtoh(&o).expect("back");
         stream.synchronize().expect("sync");
-        assert_eq!(got, want, "{} {qs:?}: the replay differs from the eager run", variant.name());
-        println!("{} {qs:?}: replay identical; new buffers in capture refused: {needs_maps}", variant.name());
+        capture();
+        let [o0, o1] = &mut outs;
+        let recorded = run_into(&inputs[0], o0, &mut ws).and_then(|()| run_into(&inputs[1], o1, &mut ws));
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture");
+        recorded.expect("captured runs");
+        let graph = graph.expect("a graph");
+        // Eager runs on other buffers with the same workspace, then the replay.
+        let other = upload(&stream, &problems[1].0, &problems[1].1, &problems[1].2);
+        let mut scratch = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        run_into(&other, &mut scratch, &mut ws).expect("eager between");
+        graph.launch().expect("replay");
+        for (i, o) in outs.iter().enumerate() {
+            let got = stream.clone_dtoh(o).expect("back");
+            assert_eq!(got, want[i], "{} {qs:?}: replayed run {i} differs from the eager run", variant.name());
+        }
+        stream.synchronize().expect("sync");
+        // Past the capture slots: a typed error (kernels with tensor maps only).
+        if sdpa::WorkspaceSize::of(&plan, attn.target()).tile_maps {
+            let [b, h, sq, d] = qs;
+            let big = stream.alloc_zeros::<u8>(b * h * sq * d + 16 * (CAPTURE_MAP_SLOTS + 1)).expect("alloc");
+            let [dk, dv] = [inputs[0].k.as_view(), inputs[0].v.as_view()].map(|v| Fp8View::new(v, kvs).unwrap());
+            capture();
+            let results: Vec<_> = (0..=CAPTURE_MAP_SLOTS)
+                .map(|i| {
+                    let dq = Fp8View::new(big.slice(16 * i..16 * i + b * h * sq * d), qs).unwrap();
+                    let mut out = OutputViewMut::new(scratch.as_view_mut(), OutputDtype::F16, qs).unwrap();
+                    attn.run_views(&plan, &dq, &dk, &dv, &ds, &mut out, &mut ws)
+                })
+                .collect();
+            drop(stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture"));
+            // Two slots went to the first graph's buffers.
+            let refused = results.iter().position(|r| matches!(r, Err(AttnError::WorkspaceInCapture)));
+            assert_eq!(refused, Some(CAPTURE_MAP_SLOTS - 2), "{} {qs:?}: {results:?}", variant.name());
+        }
+        println!("{} {qs:?}: two captured runs replay to the eager bits", variant.name());
     }
 }
