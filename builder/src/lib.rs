@@ -5,6 +5,7 @@
 
 pub mod launch_bounds;
 pub mod report;
+pub mod shipped;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +17,14 @@ pub struct Arch {
     pub name: &'static str,
     /// Compute capability as (major, minor).
     pub capability: (u32, u32),
+}
+
+impl Arch {
+    /// Whether it is an arch-specific target (`sm_90a`): its code runs only
+    /// on devices of exactly its capability.
+    pub fn arch_specific(&self) -> bool {
+        self.name.ends_with('a')
+    }
 }
 
 /// Hopper (H100/H200): the arch we win on.
@@ -83,6 +92,16 @@ pub fn build_ptx(cargo: &Path, workspace: &Path, arch: Arch, target_dir: &Path) 
     let out = ptx.with_extension("bounded.ptx");
     std::fs::write(&out, bounded).map_err(|e| BuildError(format!("writing {}: {e}", out.display())))?;
     Ok(out)
+}
+
+/// `rustc -V` of the toolchain `cargo` (a path, as for [`build_ptx`]) builds
+/// with when run in `workspace`: the `rustc` beside it (a rustup toolchain's
+/// own), else the `rustc` rustup picks there.
+pub fn toolchain_version(cargo: &Path, workspace: &Path) -> Option<String> {
+    let beside = cargo.with_file_name("rustc");
+    let rustc = if beside.is_file() { beside } else { PathBuf::from("rustc") };
+    let out = Command::new(rustc).arg("-V").current_dir(workspace).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Where `cargo xtask setup` installs ptxas: `<workspace>/target/cuda-tools`.

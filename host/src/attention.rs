@@ -20,7 +20,6 @@ use cudarc::driver::sys::{
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
 };
-use cudarc::nvrtc::Ptx;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::AttnParams;
 use kernels_gpu::schedule;
@@ -212,10 +211,7 @@ impl Attention {
             return Err(AttnError::UnsupportedDevice { name, major: capability.0, minor: capability.1 });
         }
         let load = embedded::choose(&image, &name, capability)?;
-        let module = ctx.load_module(match load {
-            Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
-            Load::Ptx(img) => Ptx::from_src(img.ptx),
-        })?;
+        let module = ctx.load_module(load.module())?;
         let sm90a = load.is_sm90a();
         let mut functions = Vec::with_capacity(KERNELS.len());
         let mut prepasses = Vec::new();
@@ -261,8 +257,8 @@ impl Attention {
     /// As [`Attention::plan`] from the shapes alone (Q `[B, Hq, Sq, D]`, K
     /// and V `[B, Hkv, Skv, D]`), for inputs whose scales live on the device
     /// ([`Attention::run_views`]): no scale value is read, so none is
-    /// checked (see [`crate::device::DeviceScales`]), and the kernels take
-    /// the unfused exponent, exact for every valid scale.
+    /// checked (see [`crate::device::DeviceScales`]); each block of the
+    /// kernels picks its exponent from the scales it reads.
     pub fn plan_shapes(&self, q: [usize; 4], k: [usize; 4], v: [usize; 4], opts: &Options) -> Result<Plan, AttnError> {
         Plan::new(Problem::new(q, k, v, opts)?, opts.variant, self.target())
     }
@@ -642,7 +638,6 @@ impl Attention {
             seq_kv: p.seq_kv as u32,
             softmax_scale: p.softmax_scale,
             causal: p.causal as u32,
-            fused_exponent: p.fused_exponent as u32,
             kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
             tile_maps: buffers.tile_maps,
             scale_batch_stride: buffers.scale_batch_stride,

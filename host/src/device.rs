@@ -263,9 +263,10 @@ impl<'a> OutputViewMut<'a> {
 /// NaN (or meaningless) output rows for the heads it belongs to, and the
 /// other heads' rows are unaffected; a V scale with `448 x v_scale` past the
 /// output type's range (65504 for f16) can give infinite elements. The host
-/// API ([`crate::Attention::plan`]) refuses all of these. Plans made from
-/// shapes alone ([`crate::Attention::plan_shapes`]) run the unfused
-/// exponent, exact for every valid scale.
+/// API ([`crate::Attention::plan`]) refuses all of these. The `wgmma`
+/// kernels choose their fused or unfused exponent per block from the scales
+/// they read, so a plan from shapes alone runs as fast as one from host
+/// tensors.
 pub struct DeviceScales<'a> {
     pub(crate) q: Memory<'a, f32>,
     pub(crate) k: Memory<'a, f32>,

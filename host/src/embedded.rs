@@ -1,8 +1,11 @@
-//! The kernel images embedded at build time by `build.rs`: PTX for every
-//! arch, and a cubin wherever ptxas was available during the build; and
-//! which one a device loads.
+//! The kernel images embedded at build time by `build.rs`: by default the
+//! images shipped in the crate's `images/` folder (a cubin for every arch,
+//! PTX for the portable ones), or, when the kernels are built from their
+//! sources, PTX for every arch and a cubin wherever ptxas was available;
+//! and which one a device loads.
 
 use crate::error::AttnError;
+use cudarc::nvrtc::Ptx;
 
 /// One compiled form of the kernel crate.
 #[derive(Clone, Copy, Debug)]
@@ -11,9 +14,11 @@ pub struct Image {
     pub arch: &'static str,
     /// Compute capability the arch targets.
     pub capability: (i32, i32),
-    /// The PTX text (the driver can JIT it).
-    pub ptx: &'static str,
-    /// The cubin from ptxas, when the build had ptxas.
+    /// The PTX text (the driver can JIT it), where it is embedded: the
+    /// shipped images leave out the PTX of arch-specific archs, which runs
+    /// only where their cubin does.
+    pub ptx: Option<&'static str>,
+    /// The cubin from ptxas, where the build had one.
     pub cubin: Option<&'static [u8]>,
 }
 
@@ -24,6 +29,27 @@ impl Image {
     pub fn arch_specific(&self) -> bool {
         self.arch.ends_with('a')
     }
+
+    /// What it holds, e.g. "cubin (173088 bytes) + PTX (436336 bytes)".
+    pub fn describe(&self) -> String {
+        match (self.cubin, self.ptx) {
+            (Some(cubin), Some(ptx)) => format!("cubin ({} bytes) + PTX ({} bytes)", cubin.len(), ptx.len()),
+            (Some(cubin), None) => format!("cubin only ({} bytes)", cubin.len()),
+            (None, Some(ptx)) => format!("PTX only ({} bytes)", ptx.len()),
+            (None, None) => "nothing".to_string(),
+        }
+    }
+}
+
+/// Where the embedded images came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum ImageOrigin {
+    /// The images shipped with the crate (`images/`, made by `cargo xtask
+    /// images` and checked against the kernel sources by CI).
+    Shipped,
+    /// Built from the kernel sources by this build (the `build-kernels`
+    /// feature or `SDPA_BUILD_KERNELS=1`, as in this repository's workspace).
+    BuiltFromSources,
 }
 
 /// The arch of the image with the Hopper-only kernels.
@@ -59,6 +85,17 @@ impl Load {
         self.image().arch == SM90A
     }
 
+    /// The module the driver loads: the cubin, or the PTX it compiles.
+    /// [`select`] and [`choose`] name the PTX only of an image that has it:
+    /// the PTX of every arch where the build had no ptxas, of the portable
+    /// archs in the shipped images.
+    pub fn module(&self) -> Ptx {
+        match self {
+            Load::Cubin(img) => Ptx::from_binary(img.cubin.unwrap_or_default().to_vec()),
+            Load::Ptx(img) => Ptx::from_src(img.ptx.unwrap_or_default()),
+        }
+    }
+
     /// A short description, e.g. "sm_90a cubin".
     pub fn describe(&self) -> String {
         match self {
@@ -83,6 +120,11 @@ pub fn select(cc: (i32, i32)) -> Option<Load> {
 /// capability is the image's own and the build had ptxas (a cubin runs
 /// only on the arch it was made for), else its PTX, which the driver
 /// compiles for the device.
+///
+/// Every image has one or the other, and the PTX wherever it has no cubin
+/// for the device: the build embeds PTX for every arch when it has no
+/// ptxas, and the shipped images leave out only arch-specific PTX, whose
+/// cubin is for the one capability that PTX runs on.
 fn of_capability(img: &'static Image, cc: (i32, i32)) -> Load {
     match img.cubin {
         Some(_) if img.capability == cc => Load::Cubin(img),
@@ -184,9 +226,14 @@ pub fn choose(choice: &ImageChoice, device: &str, cc: (i32, i32)) -> Result<Load
 /// What built this binary, for results files.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct BuildInfo {
-    /// `git rev-parse --short=12 HEAD` at build time, `-dirty` if tracked files differed.
+    /// Where the kernel images came from.
+    pub images: ImageOrigin,
+    /// `git rev-parse --short=12 HEAD` at build time, `-dirty` if tracked
+    /// files differed; for a packaged crate, the commit it was packaged
+    /// from; "unknown" when neither is known.
     pub commit: &'static str,
-    /// `rustc -V` of the toolchain that built the kernels.
+    /// `rustc -V` of the toolchain that built the kernels (the shipped
+    /// images' manifest says which).
     pub toolchain: &'static str,
     /// The ptxas release that made the cubins, or "none (PTX only)".
     pub ptxas: &'static str,
@@ -194,6 +241,7 @@ pub struct BuildInfo {
 
 /// The build metadata recorded by `build.rs`.
 pub const BUILD: BuildInfo = BuildInfo {
+    images: ORIGIN,
     commit: env!("SDPA_BUILD_COMMIT"),
     toolchain: env!("SDPA_BUILD_TOOLCHAIN"),
     ptxas: env!("SDPA_BUILD_PTXAS"),

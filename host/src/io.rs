@@ -7,8 +7,10 @@
 //!   that many elements, e.g. `[heads]`; a missing one means 1.0 for every
 //!   head), or
 //! - `F16`, `BF16` or `F32` values, which are quantized per head by amax
-//!   ([`crate::quant`]); a `*_scale` tensor alongside a float input is an
-//!   error, as it would be ignored.
+//!   ([`load_inputs`]: on the CPU, [`crate::quant`]; [`load_raw_inputs`]
+//!   leaves them to the GPU quantizer, [`crate::quantize`], as `sdpa run`
+//!   does); a `*_scale` tensor alongside a float input is an error, as it
+//!   would be ignored.
 //!
 //! The tensors may mix the two kinds. An output file holds one `F16` tensor
 //! `o`.
@@ -30,8 +32,9 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use thiserror::Error;
 
 use crate::error::AttnError;
-use crate::quant;
-use crate::tensor::{Fp8Tensor, Output};
+use crate::quant::{self, Rotation, ScaleGroup};
+use crate::tensor::{Fp8Input, Fp8Tensor, Output};
+use kernels_gpu::quantize::InputDtype;
 use kernels_gpu::variant::OutputDtype;
 
 /// Why a tensor file could not be read or written. Each message is one line
@@ -319,8 +322,71 @@ fn load_scales(path: &Path, st: &SafeTensors, name: &str, heads: usize) -> Resul
     Ok(scales)
 }
 
-/// Reads tensor `name` as an E4M3 tensor, quantizing float inputs.
-fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8Tensor, IoError> {
+/// One input tensor as its file holds it: E4M3 codes with their scales, or
+/// float values still to be quantized.
+#[derive(Debug)]
+pub enum InputTensor {
+    /// `F8_E4M3` codes and per-head scales.
+    Fp8(Fp8Tensor),
+    /// `F16`, `BF16` or `F32` values, all finite.
+    Float(FloatTensor),
+}
+
+/// A float tensor `[batch, heads, seq, head_dim]` as read from a file.
+#[derive(Debug)]
+pub struct FloatTensor {
+    /// The elements' little-endian bytes, row-major.
+    pub bytes: Vec<u8>,
+    /// The element type.
+    pub dtype: InputDtype,
+    /// `[batch, heads, seq, head_dim]`.
+    pub shape: [usize; 4],
+    /// The per-head scales the GPU quantizer will give these values under
+    /// the rotation they were read for ([`quant::scales_as_gpu`]): what
+    /// validation reads before the GPU is touched.
+    pub scales: Vec<f32>,
+}
+
+impl FloatTensor {
+    /// The values, widened to f32.
+    pub fn values(&self) -> Vec<f32> {
+        let bytes = &self.bytes;
+        match self.dtype {
+            InputDtype::F32 => f32s(bytes),
+            InputDtype::F16 => bytes.as_chunks::<2>().0.iter().map(|&c| f16::from_le_bytes(c).to_f32()).collect(),
+            InputDtype::Bf16 => bytes.as_chunks::<2>().0.iter().map(|&c| bf16::from_le_bytes(c).to_f32()).collect(),
+        }
+    }
+}
+
+/// What validation reads: the shape, the element count, and the scales (a
+/// float tensor's as the GPU quantizer will compute them).
+impl Fp8Input for InputTensor {
+    fn shape(&self) -> [usize; 4] {
+        match self {
+            InputTensor::Fp8(t) => t.shape,
+            InputTensor::Float(t) => t.shape,
+        }
+    }
+    fn code_count(&self) -> usize {
+        match self {
+            InputTensor::Fp8(t) => t.data.len(),
+            InputTensor::Float(t) => t.bytes.len() / t.dtype.bytes(),
+        }
+    }
+    fn scales(&self) -> &[f32] {
+        match self {
+            InputTensor::Fp8(t) => &t.scales,
+            InputTensor::Float(t) => &t.scales,
+        }
+    }
+}
+
+/// Reads tensor `name` as its file holds it, a float tensor's scales
+/// computed as the GPU quantizer will under `rotation`. Float values must
+/// be finite (an error names the first one that is not, as the per-head
+/// quantizer does).
+fn read_tensor(path: &Path, st: &SafeTensors, name: &'static str, rotation: Rotation) -> Result<InputTensor, IoError> {
     let view = tensor(path, st, name)?;
     let shape: [usize; 4] = view.shape().try_into().map_err(|_| IoError::WrongRank {
         path: path.to_path_buf(),
@@ -335,14 +401,14 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8T
     }
     let heads = shape[1];
     let bytes = view.data();
-    let floats: Vec<f32> = match view.dtype() {
+    let dtype = match view.dtype() {
         Dtype::F8_E4M3 => {
             let scales = load_scales(path, st, name, heads)?;
-            return Ok(quant::from_codes(bytes.to_vec(), shape, scales));
+            return Ok(InputTensor::Fp8(quant::from_codes(bytes.to_vec(), shape, scales)));
         }
-        Dtype::F32 => f32s(bytes),
-        Dtype::F16 => bytes.as_chunks::<2>().0.iter().map(|&c| f16::from_le_bytes(c).to_f32()).collect(),
-        Dtype::BF16 => bytes.as_chunks::<2>().0.iter().map(|&c| bf16::from_le_bytes(c).to_f32()).collect(),
+        Dtype::F32 => InputDtype::F32,
+        Dtype::F16 => InputDtype::F16,
+        Dtype::BF16 => InputDtype::Bf16,
         other => {
             return Err(IoError::UnsupportedDtype {
                 path: path.to_path_buf(),
@@ -361,8 +427,62 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8T
             dtype: view.dtype().to_string(),
         });
     }
-    quant::quantize_per_head_named(name, &floats, shape)
-        .map_err(|source| IoError::Attn { path: path.to_path_buf(), source })
+    let mut t = FloatTensor { bytes: bytes.to_vec(), dtype, shape, scales: Vec::new() };
+    let values = t.values();
+    if let Some(flat) = values.iter().position(|x| !x.is_finite()) {
+        // The message the per-head quantizer gives for the same input.
+        let x = values[flat];
+        let [_, _, seq, dim] = shape;
+        let (b, h, s, d) = (flat / (heads * seq * dim), flat / (seq * dim) % heads, flat / dim % seq, flat % dim);
+        let source = AttnError::InvalidScale {
+            what: format!("{name} scale of head {h} (amax / 448; element [{b}, {h}, {s}, {d}] is {x})"),
+            value: x.abs() / kernels_gpu::fp8::E4M3_MAX,
+        };
+        return Err(IoError::Attn { path: path.to_path_buf(), source });
+    }
+    t.scales = quant::scales_as_gpu(name, &values, shape, rotation, ScaleGroup::PerHead)
+        .map_err(|source| IoError::Attn { path: path.to_path_buf(), source })?
+        .0;
+    Ok(InputTensor::Float(t))
+}
+
+/// Reads tensor `name` as an E4M3 tensor, quantizing float inputs per head
+/// on the CPU.
+fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8Tensor, IoError> {
+    match read_tensor(path, st, name, Rotation::None)? {
+        InputTensor::Fp8(t) => Ok(t),
+        InputTensor::Float(t) => quant::quantize_per_head_named(name, &t.values(), t.shape)
+            .map_err(|source| IoError::Attn { path: path.to_path_buf(), source }),
+    }
+}
+
+/// `q`, `k` and `v` as their file holds them (see [`InputTensor`]).
+#[derive(Debug)]
+pub struct RawInputs {
+    /// Queries `[B, Hq, Sq, D]`.
+    pub q: InputTensor,
+    /// Keys `[B, Hkv, Skv, D]`.
+    pub k: InputTensor,
+    /// Values `[B, Hkv, Skv, D]`.
+    pub v: InputTensor,
+}
+
+/// Loads `q`, `k` and `v` from a safetensors file (format in the module
+/// docs) as the file holds them: float tensors are left for the GPU
+/// quantizer (`sdpa run`), with the scales it will give them, float `q` and
+/// `k` rotated as `qk_rotation` says. Shapes are not checked against each
+/// other here.
+///
+/// # Errors
+/// Every problem with the file, as an [`IoError`] naming it.
+pub fn load_raw_inputs(path: &Path, qk_rotation: Rotation) -> Result<RawInputs, IoError> {
+    let bytes = read_file(path)?;
+    let st = parse(path, &bytes)?;
+    Ok(RawInputs {
+        q: read_tensor(path, &st, "q", qk_rotation)?,
+        k: read_tensor(path, &st, "k", qk_rotation)?,
+        v: read_tensor(path, &st, "v", Rotation::None)?,
+    })
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module

@@ -164,3 +164,36 @@ pub(crate) fn launch(
         sys::cuLaunchKernelEx(&config, func.cu_function(), arg_pointers.as_mut_ptr(), std::ptr::null_mut()).result()
     }
 }
+
+/// The quantizer's argument block, marked as plain bytes for cudarc.
+#[repr(transparent)]
+struct QuantizeArgs(kernels_gpu::quantize::QuantizeParams);
+
+// SAFETY: `QuantizeParams` is `repr(C)`, `Copy`, holds only integers (four
+// u64 then four u32: no padding), and is the kernels' parameter type itself.
+unsafe impl DeviceRepr for QuantizeArgs {}
+
+/// Launches one pass of the quantizer (`func`, an entry of
+/// `kernels_gpu::quantize::QUANTIZE_KERNELS`) over `params` on `stream`.
+///
+/// Safety argument: the caller (`Quantizer::quantize_into`, the only one)
+/// checked the shape against the kernel (head dim, grid limits), that
+/// `params.input`, `params.codes`, `params.amax` and `params.scales` are the
+/// device addresses of live buffers on `stream`'s context holding at least
+/// the elements and scale groups the shape needs (borrowed for the call;
+/// stream order keeps later frees behind the kernel), the input 16-byte
+/// aligned, and passes `cfg` from `kernels_gpu::quantize::grid` with
+/// `THREADS` threads and no shared memory.
+pub(crate) fn launch_quantize(
+    stream: &CudaStream,
+    func: &CudaFunction,
+    cfg: LaunchConfig,
+    params: kernels_gpu::quantize::QuantizeParams,
+) -> Result<(), DriverError> {
+    let args = QuantizeArgs(params);
+    let mut builder = stream.launch_builder(func);
+    builder.arg(&args);
+    // SAFETY: see the function's safety argument above.
+    unsafe { builder.launch(cfg) }?;
+    Ok(())
+}

@@ -43,6 +43,7 @@ pub mod metrics;
 pub mod options;
 pub mod plan;
 pub mod quant;
+pub mod quantize;
 #[doc(hidden)]
 pub mod reference;
 pub mod tensor;

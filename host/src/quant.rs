@@ -185,3 +185,150 @@ pub fn random_problem(q_shape: [usize; 4], kv_shape: [usize; 4], seed: u64) -> (
     };
     (make("q", q_shape, 0), make("k", kv_shape, 1), make("v", kv_shape, 2))
 }
+
+/// Whether the quantizer rotates each row before it quantizes it (the
+/// kernels' policy, re-exported): see `kernels_gpu::quantize::Rotation`.
+pub use kernels_gpu::quantize::Rotation;
+
+/// Which elements share one dequantization scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleGroup {
+    /// One scale per head, over every batch (`scales[h]`), as the attention
+    /// kernels take them.
+    PerHead,
+    /// One scale per (batch, head) (`scales[b * H + h]`).
+    PerBatchHead,
+}
+
+/// The normalised Walsh–Hadamard transform of one row, in place, in f32,
+/// exactly as the GPU quantizer computes it: butterflies of span 1, 2, 4,
+/// ..., `D/2` (each replaces the pair `(a, b)` at `(i, i + span)` by
+/// `(a + b, a - b)`), then every element times the f32 nearest to
+/// `1 / sqrt(D)`. `row.len()` must be a power of two (64 and 128 here).
+pub fn hadamard_row(row: &mut [f32]) {
+    let dim = row.len();
+    debug_assert!(dim.is_power_of_two(), "hadamard_row: D = {dim} is not a power of two");
+    let mut span = 1;
+    while span < dim {
+        for start in (0..dim).step_by(2 * span) {
+            for i in start..start + span {
+                let (a, b) = (row[i], row[i + span]);
+                row[i] = a + b;
+                row[i + span] = a - b;
+            }
+        }
+        span *= 2;
+    }
+    let norm = hadamard_norm(dim);
+    for x in row.iter_mut() {
+        *x *= norm;
+    }
+}
+
+/// The f32 nearest to `1 / sqrt(dim)`: the normalisation of
+/// [`hadamard_row`] (exact for even powers of two, e.g. `1/8` at `D = 64`).
+pub fn hadamard_norm(dim: usize) -> f32 {
+    (1.0 / (dim as f64).sqrt()) as f32
+}
+
+/// The dequantization scale of a group whose largest magnitude is `amax`:
+/// `amax / 448` in f32, or 1.0 for an all-zero group (as the GPU quantizer).
+pub fn scale_of_amax(amax: f32) -> f32 {
+    if amax == 0.0 { 1.0 } else { amax / kernels_gpu::fp8::E4M3_MAX }
+}
+
+/// The scales the GPU quantizer gives `values` (row-major `[B, H, S, D]`):
+/// each row rotated first if `rotation` says so ([`hadamard_row`]), one
+/// scale per `group`, [`scale_of_amax`] of the group's largest rotated
+/// magnitude (`H` scales per head, `B * H` per (batch, head), indexed
+/// `b * H + h`). With them, the rotated values.
+///
+/// # Errors
+/// [`AttnError::BufferLength`] when `values.len()` does not match `shape`;
+/// [`AttnError::InvalidScale`] when a group holds a non-finite (rotated)
+/// value or its `amax / 448` underflows to zero; [`AttnError::TooLarge`]
+/// when the element count overflows `usize`.
+pub fn scales_as_gpu(
+    name: &str,
+    values: &[f32],
+    shape: [usize; 4],
+    rotation: Rotation,
+    group: ScaleGroup,
+) -> Result<(Vec<f32>, Vec<f32>), AttnError> {
+    let expected = shape
+        .iter()
+        .try_fold(1usize, |n, &x| n.checked_mul(x))
+        .ok_or_else(|| AttnError::TooLarge(format!("{name} shape {shape:?} has more elements than usize holds")))?;
+    if values.len() != expected {
+        return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: values.len() });
+    }
+    let [batch, heads, _, dim] = shape;
+    let mut rotated = values.to_vec();
+    if rotation == Rotation::Hadamard && dim > 0 {
+        rotated.chunks_exact_mut(dim).for_each(hadamard_row);
+    }
+    let slice_len = (expected / (batch * heads).max(1)).max(1);
+    let (groups, what) = match group {
+        ScaleGroup::PerHead => (heads, "head"),
+        ScaleGroup::PerBatchHead => (batch * heads, "(batch, head)"),
+    };
+    let mut amax = vec![0.0f32; groups];
+    for (slice, chunk) in rotated.chunks(slice_len).enumerate() {
+        let g = group_of(group, heads, slice);
+        for &x in chunk {
+            if !x.is_finite() {
+                return Err(AttnError::InvalidScale {
+                    what: format!("{name} scale of {what} {g} (a rotated value is {x})"),
+                    value: x.abs(),
+                });
+            }
+            amax[g] = amax[g].max(x.abs());
+        }
+    }
+    let scales: Vec<f32> = amax.iter().map(|&a| scale_of_amax(a)).collect();
+    for (g, (&scale, &a)) in scales.iter().zip(&amax).enumerate() {
+        if scale == 0.0 {
+            return Err(AttnError::InvalidScale {
+                what: format!("{name} scale of {what} {g} (amax / 448 with amax = {a:e})"),
+                value: scale,
+            });
+        }
+    }
+    Ok((scales, rotated))
+}
+
+/// The scale group of slice `(b, h)` (`slice = b * heads + h`).
+fn group_of(group: ScaleGroup, heads: usize, slice: usize) -> usize {
+    match group {
+        ScaleGroup::PerHead => slice % heads,
+        ScaleGroup::PerBatchHead => slice,
+    }
+}
+
+/// Quantizes `values` (row-major `[B, H, S, D]`) to E4M3 exactly as the GPU
+/// quantizer does: the scales of [`scales_as_gpu`], and each code the E4M3
+/// value nearest to the f32 product `x * (1 / scale)` of the rotated value
+/// (the reciprocal an f32 division; ties to even, saturating at ±448).
+/// Returns the codes and the scales.
+///
+/// # Errors
+/// As [`scales_as_gpu`].
+pub fn quantize_as_gpu(
+    name: &str,
+    values: &[f32],
+    shape: [usize; 4],
+    rotation: Rotation,
+    group: ScaleGroup,
+) -> Result<(Vec<u8>, Vec<f32>), AttnError> {
+    let (scales, rotated) = scales_as_gpu(name, values, shape, rotation, group)?;
+    let [batch, heads, ..] = shape;
+    let slice_len = (rotated.len() / (batch * heads).max(1)).max(1);
+    let mut codes = vec![0u8; rotated.len()];
+    for (slice, (chunk, out)) in rotated.chunks(slice_len).zip(codes.chunks_mut(slice_len)).enumerate() {
+        let inverse = 1.0 / scales[group_of(group, heads, slice)];
+        for (c, &x) in out.iter_mut().zip(chunk) {
+            *c = encode_e4m3((x * inverse) as f64);
+        }
+    }
+    Ok((codes, scales))
+}

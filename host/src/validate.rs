@@ -6,7 +6,7 @@ use crate::options::Options;
 use crate::tensor::Fp8Input;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::HEAD_DIMS;
-use kernels_gpu::schedule::{self, MAX_GRID_YZ, MAX_SEQ_LEN};
+use kernels_gpu::schedule::{MAX_GRID_YZ, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
 use kernels_gpu::variant::OutputDtype;
 
@@ -37,10 +37,6 @@ pub struct Problem {
     /// K's, then V's (empty for a problem validated from its shapes alone,
     /// [`Problem::new`]).
     pub scales: Vec<f32>,
-    /// Every head's largest possible score allows `wgmma`'s fused exponent
-    /// (see [`fused_exponent`]); set by [`validate`] from the scales (false
-    /// until then: the unfused exponent is always exact).
-    pub fused_exponent: bool,
 }
 
 impl Problem {
@@ -102,7 +98,6 @@ impl Problem {
             causal: opts.causal,
             output: opts.output,
             scales: Vec::new(),
-            fused_exponent: false,
         })
     }
 
@@ -160,7 +155,6 @@ pub fn validate<T: Fp8Input>(q: &T, k: &T, v: &T, opts: &Options) -> Result<Prob
         }
     }
     check_scale_products(&problem, q, k, v)?;
-    problem.fused_exponent = fused_exponent(problem.softmax_scale, q, k);
     problem.scales = [q.scales(), k.scales(), v.scales()].concat();
     Ok(problem)
 }
@@ -184,20 +178,6 @@ impl Problem {
         }
         Ok(())
     }
-}
-
-/// Whether every query head's score factor (`softmax_scale x q_scale x
-/// k_scale`, K's head by grouped-query attention) allows the fused exponent
-/// (`softmax::fused_exponent_ok`). Shapes and scale counts as validated.
-pub fn fused_exponent<T: Fp8Input>(softmax_scale: f32, q: &T, k: &T) -> bool {
-    let [_, heads_q, _, head_dim] = q.shape();
-    let heads_kv = k.shape()[1];
-    q.scales().iter().enumerate().all(|(h, &qs)| {
-        let kv = schedule::kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
-        k.scales().get(kv).is_some_and(|&ks| {
-            softmax::fused_exponent_ok(softmax::score_scale_log2(softmax_scale, qs, ks), head_dim as u32)
-        })
-    })
 }
 
 /// The kernels fold `softmax_scale * q_scale * k_scale * log2(e)` into one

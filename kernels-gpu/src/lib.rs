@@ -29,6 +29,7 @@ pub mod fp8;
 pub mod kernels;
 pub mod layout;
 pub mod params;
+pub mod quantize;
 pub mod record;
 pub mod schedule;
 pub mod softmax;

@@ -50,10 +50,6 @@ pub struct AttnParams {
     pub softmax_scale: f32,
     /// 1 for causal (bottom-right aligned) masking, 0 for none.
     pub causal: u32,
-    /// 1 when every head's largest possible score allows the fused exponent
-    /// (`softmax::fused_exponent_ok`), else 0; the `wgmma` entries run their
-    /// fused or their unfused body on it (the other kernels ignore it).
-    pub fused_exponent: u32,
     /// Query head -> key/value head: `schedule::kv_group(heads_q, heads_kv)`.
     pub kv_group: FastDiv,
     /// Device address of the problem's [`TileMaps`] (64-byte aligned) for

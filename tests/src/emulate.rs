@@ -11,7 +11,9 @@ use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{
     block_needs_mask, blocks, key_end, key_rotation, key_visible, kv_head, rotated_block, walks_rotated,
 };
-use kernels_gpu::softmax::{LAZY_MAX_SLACK, RowMax, exponent, merge_splits, output_scale, score_scale_log2};
+use kernels_gpu::softmax::{
+    LAZY_MAX_SLACK, RowMax, exponent, fused_exponent_ok, merge_splits, output_scale, score_scale_log2,
+};
 use kernels_gpu::tiles::TileShape;
 use kernels_gpu::variant::Variant;
 use sdpa::Fp8Tensor;
@@ -63,7 +65,8 @@ struct Head<'a> {
     seq_kv: u32,
     dim: usize,
     score_scale: f32,
-    /// The kernel takes the fused exponent (`wgmma` only, decided per problem).
+    /// The kernel takes the fused exponent (`wgmma` only, decided per block
+    /// from its head's score factor).
     fused: bool,
     /// The running maxima's slack (`RowMax::update`): `LAZY_MAX_SLACK` for
     /// `wgmma`'s body, 0 for the others.
@@ -81,6 +84,7 @@ impl<'a> Head<'a> {
         let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
         let q_len = seq_q * dim;
         let kv_len = seq_kv * dim;
+        let score_scale = score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]);
         Head {
             q: &x.q.data[(b * heads_q + h) * q_len..][..q_len],
             k: &x.k.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
@@ -88,8 +92,8 @@ impl<'a> Head<'a> {
             seq_q: seq_q as u32,
             seq_kv: seq_kv as u32,
             dim,
-            score_scale: score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]),
-            fused: variant.runs_wgmma_body() && sdpa::validate::fused_exponent(x.softmax_scale, x.q, x.k),
+            score_scale,
+            fused: variant.runs_wgmma_body() && fused_exponent_ok(score_scale, dim as u32),
             max_slack: if variant.runs_wgmma_body() { LAZY_MAX_SLACK } else { 0.0 },
             pv_e4m3: variant.pv_e4m3(),
             v_scale: x.v.scales[kvh],

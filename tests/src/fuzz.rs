@@ -25,8 +25,9 @@ pub fn case_inputs(case: &FuzzCase) -> (Fp8Tensor, Fp8Tensor, Fp8Tensor) {
     (q, k, v)
 }
 
-/// The largest |value| of a reference output (at least the smallest normal f64).
-fn magnitude(reference: &[f64]) -> f64 {
+/// The largest |value| of a reference output (at least the smallest
+/// normal f64): what `judge`'s `max_rel` is relative to.
+pub fn magnitude(reference: &[f64]) -> f64 {
     reference.iter().fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()))
 }
 

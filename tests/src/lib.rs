@@ -1,10 +1,14 @@
 //! Shared test harness: the correctness-gate cases and the check that runs
-//! one case on the GPU against the f64 reference, the fuzzing strategy, and
-//! the CPU emulation of the kernels' tile schedules.
+//! one case on the GPU against the f64 reference, the fuzzing strategy
+//! (`shapes`, `fuzz`) and the release-scale fuzz's cases and batching
+//! (`release_cases`, `batch`), and the CPU emulation of the kernels' tile
+//! schedules.
 
 pub mod adversarial;
+pub mod batch;
 pub mod emulate;
 pub mod fuzz;
+pub mod release_cases;
 pub mod shapes;
 
 use kernels_gpu::kernels::KernelInfo;

@@ -3,6 +3,7 @@
 //! kernel's own tile shape, so a new variant gets its own edges for free.
 
 use kernels_gpu::kernels::KernelInfo;
+use kernels_gpu::params::TILE_KEYS;
 use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
 
@@ -50,6 +51,18 @@ pub struct FuzzCase {
     pub seed: u64,
 }
 
+/// The smallest scale exponent of Q, K and V (factor 10^-3).
+pub const SCALE_EXPONENT_MIN: i8 = -3;
+/// The largest scale exponent of Q and of K, and of their sum (the
+/// product of their factors at most 10; [`fuzz_cases`] says why).
+pub const QK_EXPONENT_MAX: i8 = 1;
+
+/// The largest scale exponent of V for `kernel`: 30 for a kernel that
+/// writes bf16 (outputs far beyond f16's range), else 3.
+pub fn v_exponent_max(kernel: &KernelInfo) -> i8 {
+    if kernel.output == OutputDtype::Bf16 { 30 } else { 3 }
+}
+
 /// Lengths on and around the multiples of `block` (k*block - 1, k*block,
 /// k*block + 1 for k = 1..=max_multiple), plus 1 and 2.
 pub fn edge_lengths(block: usize, max_multiple: usize) -> Vec<usize> {
@@ -87,25 +100,18 @@ pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) 
     let heads = (prop::sample::select(vec![1usize, 2]), prop::sample::select(vec![1usize, 2, 4]))
         .prop_map(move |(kv, group)| (kv * group, kv))
         .prop_filter("heads_q within the limit", move |(hq, _)| *hq <= max_heads_q);
-    let v_max = if kernel.output == OutputDtype::Bf16 { 30 } else { 3 };
-    let scales = (-3i8..=1, -3i8..=1, -3i8..=v_max)
-        .prop_filter("q*k scale product at most 10", |(q, k, _)| q + k <= 1)
+    let scales = (
+        SCALE_EXPONENT_MIN..=QK_EXPONENT_MAX,
+        SCALE_EXPONENT_MIN..=QK_EXPONENT_MAX,
+        SCALE_EXPONENT_MIN..=v_exponent_max(kernel),
+    )
+        .prop_filter("q*k scale product at most 10", |(q, k, _)| q + k <= QK_EXPONENT_MAX)
         .prop_map(|(q, k, v)| [q, k, v]);
-    // A kernel that runs only even lengths (`KernelInfo::runs_on`) sees an
-    // odd edge moved one row up or down, still straddling the tile edge.
-    let pair_rows = kernel.pair_rows;
-    let even = move |len: usize, up: bool| {
-        if len % 2 == 0 || !pair_rows {
-            len
-        } else if len == 1 || up {
-            len + 1
-        } else {
-            len - 1
-        }
-    };
+    let kernel = *kernel;
     (1usize..=2, heads, lengths, any::<bool>(), scales, any::<u64>()).prop_map(
         move |(batch, (heads_q, heads_kv), (seq_q, seq_kv), causal, scale_exponents, seed)| {
-            let (seq_q, seq_kv) = (even(seq_q, seed % 2 == 0), even(seq_kv, seed % 4 < 2));
+            let seq_q = runnable_length(&kernel, seq_q, seed % 2 == 0);
+            let seq_kv = runnable_length(&kernel, seq_kv, seed % 4 < 2);
             FuzzCase {
                 shape: CaseShape { batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal },
                 scale_exponents,
@@ -113,4 +119,48 @@ pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) 
             }
         },
     )
+}
+
+/// `len` as `kernel` runs it: unchanged, but for a kernel that runs only
+/// even lengths (`KernelInfo::runs_on`) an odd length moves one row up
+/// (`up`, or from 1) or down, still straddling the tile edge it was on.
+pub fn runnable_length(kernel: &KernelInfo, len: usize, up: bool) -> usize {
+    if len % 2 == 0 || !kernel.pair_rows {
+        len
+    } else if len == 1 || up {
+        len + 1
+    } else {
+        len - 1
+    }
+}
+
+/// The query lengths on and around `kernel`'s query tile edges: one and
+/// two blocks of BLOCK_M rows (and more for blocks under 64 rows, up to
+/// 128 rows), each -1, +0, +1, plus 1 and 2 ([`edge_lengths`]).
+pub fn query_edges(kernel: &KernelInfo) -> Vec<usize> {
+    let block = kernel.tiles.block_m as usize;
+    edge_lengths(block, (128 / block).max(2))
+}
+
+/// The key lengths on and around `kernel`'s key tile edges: every multiple
+/// of BLOCK_N up to one block past the blocks it has in flight (its key
+/// groups x its K/V stages, where its ring of stages wraps), each -1, +0,
+/// +1, plus 1 and 2; for a kernel with a `kv_tiles` prepass, also every
+/// multiple of the prepass's tile ([`kernels_gpu::params::TILE_KEYS`]) up
+/// to there, where its first key block changes size.
+pub fn key_edges(kernel: &KernelInfo) -> Vec<usize> {
+    let t = kernel.tiles;
+    let block = t.block_n.max(8) as usize;
+    let blocks = (t.splits * t.stages.max(1)) as usize + 1;
+    let mut edges = edge_lengths(block, blocks);
+    if kernel.prepass.is_some() {
+        let tile = TILE_KEYS as usize;
+        for len in edge_lengths(tile, blocks * block / tile) {
+            if !edges.contains(&len) {
+                edges.push(len);
+            }
+        }
+    }
+    edges.sort_unstable();
+    edges
 }

@@ -82,7 +82,9 @@ pub fn run(args: &[String]) -> Result<()> {
 
 /// The rows of one arch: every `KERNELS` entry built for it (reported or
 /// not; sm_90a-only entries are not built for other archs; a prepass that
-/// two kernels share, once), then the reported entries `KERNELS` lacks.
+/// two kernels share, once), the quantizer's entries
+/// (`kernels_gpu::quantize::QUANTIZE_KERNELS`), then the reported entries
+/// neither table has.
 fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let built = KERNELS.iter().filter(|k| !k.sm90a_only || arch.name == "sm_90a");
     let mut tabled: Vec<_> = built
@@ -91,6 +93,9 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
             std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads)))
         })
         .collect();
+    // The quantizer's entries (plain PTX, both archs): no dynamic smem.
+    let quantizer = kernels_gpu::quantize::QUANTIZE_KERNELS.iter();
+    tabled.extend(quantizer.map(|k| ("quantize", k.entry, 0, kernels_gpu::quantize::THREADS)));
     let mut seen = std::collections::HashSet::new();
     tabled.retain(|&(_, entry, _, _)| seen.insert(entry));
     let mut rows: Vec<Row> = tabled

@@ -1,5 +1,5 @@
-//! `cargo xtask`: the project's build and gate commands (setup, ptx, gate,
-//! bundle, sanitize, sass, bench, record). One module per command; arguments are parsed by hand to keep
+//! `cargo xtask`: the project's build and gate commands (setup, ptx, images,
+//! gate, bundle, sanitize, sass, bench, record). One module per command; arguments are parsed by hand to keep
 //! this crate quick to build.
 
 mod baselines;
@@ -11,6 +11,7 @@ mod check;
 mod codegen;
 mod gate;
 mod gpu;
+mod images;
 mod occupancy;
 mod ptx;
 mod record;
@@ -33,6 +34,9 @@ commands:
   codegen [--check]          write the generated sources (the wgmma wrappers); with
                              --check, fail naming each committed one that is stale
   ptx [--arch sm_90a|sm_89]  build the kernels into target/kernels/<arch>/ (PTX, kernels.cubin)
+  images [--check]           write the kernel images the library ships (host/images/: a cubin
+                             per arch, the sm_89 PTX, manifest.toml); with --check, build
+                             them afresh and fail naming each shipped file that differs
   gate [--update-budgets] [--no-gpu] [--record] [--bench PATH] [--baseline PATH] [--update]
                              resource gate: ptxas figures of every entry on every arch
                              against budgets.toml (no spills, no stack, smem limits);
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         "setup" => setup::run(rest),
         "codegen" => codegen::run(rest),
         "ptx" => ptx::run(rest),
+        "images" => images::run(rest),
         "gate" => gate::run(rest),
         "bundle" => bundle::run(rest),
         "sanitize" => sanitize::run(rest),

@@ -16,6 +16,7 @@ pub mod ldmatrix;
 pub mod math;
 pub mod mbarrier;
 pub mod mma;
+pub mod quant;
 pub mod shfl;
 pub mod smem;
 pub mod sreg;

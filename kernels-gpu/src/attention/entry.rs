@@ -13,6 +13,7 @@ use crate::params::AttnParams;
 use crate::tiles::TileShape;
 #[cfg(target_feature = "sm_90a")]
 use {
+    super::block::BlockJob,
     super::merge::Apart,
     super::online::{FusedFma, Unfused},
     super::prepass,
@@ -22,6 +23,7 @@ use {
         SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64,
         WGMMA_D128, WGMMA_FP8PV_LONG_D128,
     },
+    crate::softmax,
 };
 
 /// Emits PTX entry points that run `$body` with the launch's parameters
@@ -59,8 +61,10 @@ macro_rules! entry {
     };
 }
 
-/// `wgmma::forward` with the fused or the unfused exponent, as the host
-/// decided (`AttnParams::fused_exponent`): one monomorph of each.
+/// `wgmma::forward` with the fused or the unfused exponent, as the block's
+/// own score factor allows (`softmax::fused_exponent_ok`): one monomorph of
+/// each, chosen per block from the scales it reads, so no host check of
+/// scale values is needed.
 ///
 /// # Safety
 /// As `wgmma::forward`.
@@ -81,9 +85,10 @@ unsafe fn wgmma_forward<
 >(
     p: &AttnParams,
 ) {
-    // SAFETY: forwarded.
+    // SAFETY: forwarded (host-validated parameters).
     unsafe {
-        if p.fused_exponent != 0 {
+        let job = BlockJob::new::<HEAD_DIM>(p, 64 * WARPGROUPS as u32);
+        if softmax::fused_exponent_ok(job.score_scale_log2, HEAD_DIM as u32) {
             wgmma::forward::<
                 HEAD_DIM,
                 WARPGROUPS,
@@ -97,7 +102,7 @@ unsafe fn wgmma_forward<
                 PV_STEPS,
                 Pv,
                 Out,
-            >(p)
+            >(p, job)
         } else {
             wgmma::forward::<
                 HEAD_DIM,
@@ -112,7 +117,7 @@ unsafe fn wgmma_forward<
                 PV_STEPS,
                 Pv,
                 Out,
-            >(p)
+            >(p, job)
         }
     }
 }

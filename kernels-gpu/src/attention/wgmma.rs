@@ -81,8 +81,9 @@ use step::{issue_first_scores, issue_scores_and_pv, pv_landed, release, rescale,
 /// `SOFTMAX_CHAINS`: how each row's block maximum and sum are folded (1 or
 /// 4 chains, `online::fold_row`);
 /// `E`: how the softmax computes its exponent ([`online::FusedFma`], one
-/// FFMA, which the entry picks when the host set
-/// `AttnParams::fused_exponent`, or [`online::Unfused`]).
+/// FFMA, which the entry picks when the block's score factor allows it, or
+/// [`online::Unfused`]); `job`: the block's rows and heads
+/// ([`BlockJob::new`] at this tile's `block_m`).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -104,6 +105,7 @@ pub unsafe fn forward<
     Out: OutputFormat,
 >(
     p: &AttnParams,
+    job: BlockJob,
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
@@ -144,8 +146,6 @@ pub unsafe fn forward<
     let warpgroup = warp / 4;
     let warp_row = 64 * warpgroup + 16 * (warp % 4);
 
-    // SAFETY: host-validated parameters.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
     let key_blocks = if multi && job.key_end > 0 {
         schedule::blocks(job.key_end + lead_keys, block_n)

@@ -1,0 +1,233 @@
+//! Which quantizer recipe keeps FP8 attention closest to float64 on the
+//! unquantized inputs? A CPU experiment (the table of `lab/quantizer.md`).
+//!
+//! For each distribution (standard normal; FlashAttention-3's outliers,
+//! N(0,1) + N(0,100)·Bernoulli(0.001), in Q, K and V alike) and head dim, it
+//! quantizes Q, K and V with each recipe, runs attention in f64 on the
+//! dequantized values (P·V exact, as the f16-P `wgmma`/`mma` kernels come
+//! within f16 rounding of; or with P rounded to E4M3, as `wgmma-fp8pv`), and
+//! prints the output's RMSE and relative L2 error against f64 attention on
+//! the unquantized values.
+//!
+//! Run: `cargo run --release -p sdpa --example quant_recipe [B H S]`
+//! (default 2 4 1024).
+
+use kernels_gpu::fp8::e4m3_to_f32;
+use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, encode_e4m3, quantize_as_gpu};
+
+/// One way to quantize the three tensors.
+struct Recipe {
+    name: &'static str,
+    group: ScaleGroup,
+    /// Rotation of Q and K.
+    rotation: Rotation,
+    /// Random ±1 signs on each dimension of Q and K before the rotation.
+    signs: bool,
+    /// V rotated too, and the output rotated back (not something the
+    /// kernels could do: it shows what V's own rounding costs).
+    rotate_v: bool,
+    /// P rounded to E4M3 before P·V (`wgmma-fp8pv`).
+    p_e4m3: bool,
+}
+
+const RECIPES: [Recipe; 8] = [
+    Recipe {
+        name: "per head",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per (b,h)",
+        group: ScaleGroup::PerBatchHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per head + H(QK)",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per head + signed H(QK)",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: true,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per (b,h) + H(QK)",
+        group: ScaleGroup::PerBatchHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+    },
+    Recipe {
+        name: "per head, P e4m3",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: true,
+    },
+    Recipe {
+        name: "per head + H(QK), P e4m3",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: true,
+    },
+    Recipe {
+        name: "per head + H(QKV) [not buildable]",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: true,
+        p_e4m3: false,
+    },
+];
+
+/// Standard normal values, or with FlashAttention-3's outliers added.
+fn values(n: usize, outliers: bool, rng: &mut SplitMix64) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            let mut x = rng.next_normal_pair().0;
+            if outliers && rng.next_f64() < 0.001 {
+                x += 10.0 * rng.next_normal_pair().0;
+            }
+            x as f32
+        })
+        .collect()
+}
+
+/// Non-causal attention in f64, `[B, H, S, D]` all alike, scale `1/sqrt(D)`;
+/// P rounded to E4M3 before P·V when `p_e4m3`.
+fn attention(q: &[f64], k: &[f64], v: &[f64], shape: [usize; 4], p_e4m3: bool) -> Vec<f64> {
+    let [batch, heads, seq, dim] = shape;
+    let scale = 1.0 / (dim as f64).sqrt();
+    let mut out = vec![0.0; q.len()];
+    let mut p = vec![0.0; seq];
+    for slice in 0..batch * heads {
+        let at = slice * seq * dim;
+        let (qs, ks, vs) = (&q[at..][..seq * dim], &k[at..][..seq * dim], &v[at..][..seq * dim]);
+        for i in 0..seq {
+            let qi = &qs[i * dim..][..dim];
+            for (j, pj) in p.iter_mut().enumerate() {
+                *pj = scale * qi.iter().zip(&ks[j * dim..][..dim]).map(|(a, b)| a * b).sum::<f64>();
+            }
+            let m = p.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            p.iter_mut().for_each(|x| *x = (*x - m).exp());
+            let l: f64 = p.iter().sum();
+            if p_e4m3 {
+                p.iter_mut().for_each(|x| *x = e4m3_to_f32(encode_e4m3(*x)) as f64);
+            }
+            let o = &mut out[at + i * dim..][..dim];
+            for (j, &pj) in p.iter().enumerate() {
+                for (od, vd) in o.iter_mut().zip(&vs[j * dim..][..dim]) {
+                    *od += pj * vd;
+                }
+            }
+            o.iter_mut().for_each(|x| *x /= l);
+        }
+    }
+    out
+}
+
+/// The dequantized values of `x` under `recipe`: rotated (and signed, if the
+/// recipe says so; the signs cancel in Q·Kᵀ as both carry them) when
+/// `rotate`.
+fn dequantized(x: &[f32], shape: [usize; 4], recipe: &Recipe, rotate: bool, signs: &[f32]) -> Vec<f64> {
+    let dim = shape[3];
+    let mut input = x.to_vec();
+    if rotate && recipe.signs {
+        input.chunks_exact_mut(dim).for_each(|row| row.iter_mut().zip(signs).for_each(|(a, s)| *a *= s));
+    }
+    let rotation = if rotate { recipe.rotation } else { Rotation::None };
+    let (codes, scales) = quantize_as_gpu("x", &input, shape, rotation, recipe.group).expect("finite inputs quantize");
+    let slice_len = shape[2] * dim;
+    codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let slice = i / slice_len;
+            let g = match recipe.group {
+                ScaleGroup::PerHead => slice % shape[1],
+                ScaleGroup::PerBatchHead => slice,
+            };
+            e4m3_to_f32(c) as f64 * scales[g] as f64
+        })
+        .collect()
+}
+
+/// Rotates each row of `x` back (the normalised Hadamard matrix is its own
+/// inverse), in f64.
+fn unrotate(x: &mut [f64], dim: usize) {
+    for row in x.chunks_exact_mut(dim) {
+        let mut span = 1;
+        while span < dim {
+            for start in (0..dim).step_by(2 * span) {
+                for i in start..start + span {
+                    let (a, b) = (row[i], row[i + span]);
+                    row[i] = a + b;
+                    row[i + span] = a - b;
+                }
+            }
+            span *= 2;
+        }
+        let norm = 1.0 / (dim as f64).sqrt();
+        row.iter_mut().for_each(|v| *v *= norm);
+    }
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("B H S are integers")).collect();
+    let (batch, heads, seq) = match args[..] {
+        [b, h, s] => (b, h, s),
+        _ => (2, 4, 1024),
+    };
+    println!(
+        "B={batch} H={heads} S={seq}, non-causal, scale 1/sqrt(D); error of O vs f64 attention on the unquantized inputs"
+    );
+    println!("| distribution | D | recipe | RMSE | rel L2 |");
+    println!("|---|---|---|---|---|");
+    for outliers in [false, true] {
+        for dim in [64, 128] {
+            let shape = [batch, heads, seq, dim];
+            let n = batch * heads * seq * dim;
+            let mut rng = SplitMix64::new(0x5eed ^ (dim as u64) ^ ((outliers as u64) << 8));
+            let (q, k, v) =
+                (values(n, outliers, &mut rng), values(n, outliers, &mut rng), values(n, outliers, &mut rng));
+            let signs: Vec<f32> = (0..dim).map(|_| if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 }).collect();
+            let wide = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<_>>();
+            let reference = attention(&wide(&q), &wide(&k), &wide(&v), shape, false);
+            let norm = reference.iter().map(|x| x * x).sum::<f64>().sqrt();
+            for recipe in &RECIPES {
+                let dq = dequantized(&q, shape, recipe, true, &signs);
+                let dk = dequantized(&k, shape, recipe, true, &signs);
+                let dv = dequantized(&v, shape, recipe, recipe.rotate_v, &signs);
+                let mut o = attention(&dq, &dk, &dv, shape, recipe.p_e4m3);
+                if recipe.rotate_v {
+                    unrotate(&mut o, dim);
+                }
+                let err2: f64 = o.iter().zip(&reference).map(|(a, b)| (a - b) * (a - b)).sum();
+                let dist = if outliers { "outlier" } else { "normal" };
+                println!(
+                    "| {dist} | {dim} | {} | {:.2e} | {:.2e} |",
+                    recipe.name,
+                    (err2 / n as f64).sqrt(),
+                    err2.sqrt() / norm
+                );
+            }
+        }
+    }
+}

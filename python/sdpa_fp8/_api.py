@@ -1,0 +1,261 @@
+"""The public calls: ``attention`` (FlashAttention-3's FP8 interface),
+``quantize`` and ``recommended_variant``, with every argument checked
+before anything is launched."""
+
+import math
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
+
+import torch
+
+from . import _native
+from ._op import E4M3, attention_op
+
+Layout = Literal["bshd", "bhsd"]
+"""Where the sequence and head axes are: ``"bshd"`` is ``[batch, seq,
+heads, head_dim]`` (FlashAttention's), ``"bhsd"`` ``[batch, heads, seq,
+head_dim]`` (the kernels' own, no copy)."""
+
+LAYOUTS: tuple[Layout, ...] = ("bshd", "bhsd")
+
+# The output types the kernels write, by the names the native module uses.
+OUTPUT_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+
+# E4M3's largest finite value: quantize maps each group's amax onto it.
+E4M3_MAX = 448.0
+
+
+class _Dims(NamedTuple):
+    """The problem's sizes, read from ``[B, H, S, D]`` views."""
+
+    batch: int
+    heads_q: int
+    heads_kv: int
+    seq_q: int
+    seq_kv: int
+    head_dim: int
+
+
+def _check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+
+
+def _as_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
+    """``t`` as a ``[B, H, S, D]`` view (no copy)."""
+    return t.transpose(1, 2) if layout == "bshd" else t
+
+
+def _check_device(tensors: dict[str, torch.Tensor], device: torch.device) -> None:
+    """Every tensor on one CUDA device (``meta`` tensors are allowed for
+    shape inference: the op's fake implementation serves them)."""
+    if device.type not in ("cuda", "meta"):
+        raise ValueError(f"q must be a CUDA tensor, got one on {device}")
+    for name, t in tensors.items():
+        if t.device != device:
+            raise ValueError(f"{name} is on {t.device}, but q is on {device}")
+
+
+def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: Layout) -> _Dims:
+    """Types, ranks and shapes of Q, K and V; the sizes as ``[B, H, S, D]``."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != E4M3:
+            raise TypeError(
+                f"{name} must be torch.float8_e4m3fn (E4M3 codes; sdpa_fp8.quantize makes them), got {t.dtype}"
+            )
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have 4 dimensions ({layout}), got shape {tuple(t.shape)}")
+    qb, kb, vb = (_as_bhsd(t, layout) for t in (q, k, v))
+    batch, heads_q, seq_q, head_dim = qb.shape
+    _, heads_kv, seq_kv, _ = kb.shape
+    if kb.shape != vb.shape:
+        raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+    if kb.shape[0] != batch or kb.shape[3] != head_dim:
+        raise ValueError(
+            f"q and k must agree on batch and head_dim ({layout}), got {tuple(q.shape)} and {tuple(k.shape)}"
+        )
+    if head_dim not in _native.HEAD_DIMS:
+        raise ValueError(f"head_dim {head_dim} is not supported (supported: {_native.HEAD_DIMS})")
+    if min(batch, heads_q, heads_kv, seq_q, seq_kv) == 0:
+        raise ValueError(f"zero-sized dimension: q {tuple(q.shape)}, k {tuple(k.shape)}")
+    if heads_q % heads_kv != 0:
+        raise ValueError(f"query heads ({heads_q}) must be a multiple of key/value heads ({heads_kv})")
+    _check_device({"k": k, "v": v}, q.device)
+    return _Dims(batch, heads_q, heads_kv, seq_q, seq_kv, head_dim)
+
+
+def _descale(name: str, t: torch.Tensor | None, dims: _Dims, device: torch.device) -> torch.Tensor:
+    """A ``(batch, num_heads_k)`` float32 contiguous descale on ``device``:
+    the caller's (checked), or ones where it gave none."""
+    shape = (dims.batch, dims.heads_kv)
+    if t is None:
+        return torch.ones(shape, dtype=torch.float32, device=device)
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor or None, got {type(t).__name__}")
+    if t.dtype != torch.float32:
+        raise TypeError(f"{name} must be torch.float32, got {t.dtype}")
+    if tuple(t.shape) != shape:
+        raise ValueError(f"{name} must have shape (batch, num_heads_k) = {shape}, got {tuple(t.shape)}")
+    if t.device != device:
+        raise ValueError(f"{name} is on {t.device}, but q is on {device}")
+    return t.contiguous()
+
+
+def _contiguous_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
+    """``t`` as a contiguous ``[B, H, S, D]`` tensor: a copy for ``bshd``
+    (or a strided input), done on the uint8 bits so every backend can copy
+    it."""
+    bhsd = _as_bhsd(t, layout)
+    if bhsd.is_contiguous():
+        return bhsd
+    return bhsd.view(torch.uint8).contiguous().view(E4M3)
+
+
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    q_descale: torch.Tensor | None = None,
+    k_descale: torch.Tensor | None = None,
+    v_descale: torch.Tensor | None = None,
+    softmax_scale: float | None = None,
+    causal: bool = False,
+    out_dtype: torch.dtype = torch.bfloat16,
+    layout: Layout = "bshd",
+) -> torch.Tensor:
+    """FP8 attention, ``O = softmax(softmax_scale * Q K^T [+ mask]) V``, as
+    FlashAttention-3's FP8 ``flash_attn_func`` takes it.
+
+    Args:
+        q: E4M3 (``torch.float8_e4m3fn``) ``[B, Sq, Hq, D]``
+            (``[B, Hq, Sq, D]`` with ``layout="bhsd"``), on a CUDA device.
+        k, v: E4M3 ``[B, Skv, Hkv, D]`` (``[B, Hkv, Skv, D]``), ``Hq`` a
+            multiple of ``Hkv`` (grouped-query attention; query head ``h``
+            reads key/value head ``h // (Hq // Hkv)``). ``D`` is 64 or 128.
+        q_descale, k_descale, v_descale: float32 ``(B, Hkv)``: the value of
+            an element is its E4M3 code times its descale; query head ``h``
+            takes the descale of its key/value head. ``None`` means 1.
+        softmax_scale: the factor on Q K^T, ``1 / sqrt(D)`` by default.
+        causal: mask keys after the query's position, aligned bottom-right
+            (the last query sees the last key); a row that sees no key is 0.
+        out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
+        layout: ``"bshd"`` (default) or ``"bhsd"``. The kernels read
+            ``[B, H, S, D]`` contiguous, so ``bshd`` inputs are copied into
+            that layout first (one transpose each) and the output is
+            returned as a ``[B, Sq, Hq, D]`` view of the kernels' ``[B, Hq,
+            Sq, D]`` result; ``bhsd`` inputs that are contiguous are read in
+            place.
+
+    Returns:
+        O, in ``out_dtype`` and ``layout``, on q's device; the work is queued
+        on the current CUDA stream.
+
+    Raises:
+        TypeError: an argument of the wrong type or dtype.
+        ValueError: shapes that do not fit together, an unsupported head
+            dimension, tensors off the GPU or on different devices, a bad
+            ``softmax_scale``, ``out_dtype`` or ``layout``.
+        RuntimeError: a CUDA failure (no driver, a device the kernels cannot
+            run on).
+    """
+    _check_layout(layout)
+    dims = _check_inputs(q, k, v, layout)
+    if out_dtype not in OUTPUT_NAMES:
+        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+    if softmax_scale is None:
+        softmax_scale = 1.0 / math.sqrt(dims.head_dim)
+    softmax_scale = float(softmax_scale)
+    if not (math.isfinite(softmax_scale) and softmax_scale > 0):
+        raise ValueError(f"softmax_scale must be finite and positive, got {softmax_scale}")
+    scales = [
+        _descale(name, t, dims, q.device)
+        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
+    ]
+    out = attention_op(
+        _contiguous_bhsd(q, layout),
+        _contiguous_bhsd(k, layout),
+        _contiguous_bhsd(v, layout),
+        *scales,
+        softmax_scale,
+        bool(causal),
+        out_dtype,
+    )
+    return _as_bhsd(out, layout)
+
+
+def quantize(
+    x: torch.Tensor,
+    *,
+    num_heads_k: int | None = None,
+    layout: Layout = "bshd",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """E4M3 codes of ``x`` and their float32 descales, one per (batch, head
+    group): the group's largest magnitude maps to 448, E4M3's largest value.
+
+    Args:
+        x: a floating tensor ``[B, S, H, D]`` (``[B, H, S, D]`` with
+            ``layout="bhsd"``).
+        num_heads_k: group the ``H`` heads into this many groups of
+            consecutive heads (a query tensor's key/value heads, for the
+            ``(B, num_heads_k)`` Q descale ``attention`` takes); ``None``
+            means one group per head (K and V).
+        layout: ``"bshd"`` (default) or ``"bhsd"``.
+
+    Returns:
+        ``(codes, descale)``: ``codes`` a ``torch.float8_e4m3fn`` tensor of
+        ``x``'s shape and layout, ``descale`` float32 ``(B, num_heads_k or
+        H)``, such that ``codes * descale`` (per head) approximates ``x``. A
+        group of zeros gets descale 1.
+    """
+    _check_layout(layout)
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point torch.Tensor, got {getattr(x, 'dtype', type(x).__name__)}")
+    if x.dim() != 4:
+        raise ValueError(f"x must have 4 dimensions ({layout}), got shape {tuple(x.shape)}")
+    batch, heads = _as_bhsd(x, layout).shape[:2]
+    groups = heads if num_heads_k is None else int(num_heads_k)
+    if groups <= 0 or heads % groups != 0:
+        raise ValueError(f"num_heads_k ({num_heads_k}) must divide the {heads} heads of x")
+    amax = _as_bhsd(x, layout).abs().amax(dim=(2, 3)).float()
+    amax = amax.view(batch, groups, heads // groups).amax(dim=2)
+    descale = torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+    per_head = descale.repeat_interleave(heads // groups, dim=1)
+    per_head = per_head[:, None, :, None] if layout == "bshd" else per_head[:, :, None, None]
+    codes = (x.float() / per_head).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3)
+    return codes, descale
+
+
+def recommended_variant(
+    q_shape: Sequence[int],
+    k_shape: Sequence[int],
+    *,
+    causal: bool = False,
+    out_dtype: torch.dtype = torch.bfloat16,
+    layout: Layout = "bshd",
+    device: int | torch.device | None = None,
+) -> str:
+    """The kernel variant ``attention`` runs for Q and K of these shapes (in
+    ``layout``, e.g. ``q.shape``) on ``device`` (the current CUDA device by
+    default): the library's recommendation, by the name ``sdpa bench
+    --variants`` and ``sdpa info`` use."""
+    _check_layout(layout)
+    if out_dtype not in OUTPUT_NAMES:
+        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+
+    def bhsd(shape: Sequence[int]) -> list[int]:
+        dims = [int(n) for n in shape]
+        if len(dims) != 4:
+            raise ValueError(f"shapes must have 4 dimensions, got {shape}")
+        return [dims[0], dims[2], dims[1], dims[3]] if layout == "bshd" else dims
+
+    if isinstance(device, int):
+        ordinal = device
+    else:
+        index = None if device is None else torch.device(device).index
+        ordinal = torch.cuda.current_device() if index is None else index
+    stream = torch.cuda.current_stream(ordinal).cuda_stream
+    output = OUTPUT_NAMES[out_dtype]
+    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream)

@@ -1,0 +1,371 @@
+//! The arguments of one attention call, read from their DLPack descriptions
+//! and checked before any GPU work: element types, ranks, contiguity, how
+//! the shapes fit together and that every tensor is on one CUDA device.
+
+use crate::dlpack::{
+    CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
+};
+use sdpa::OutputDtype;
+use std::fmt;
+
+/// An element type the binding takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    /// E4M3 codes: DLPack `float8_e4m3fn`, or their bits as `uint8`.
+    E4m3,
+    /// IEEE half.
+    F16,
+    /// bfloat16.
+    Bf16,
+    /// IEEE single.
+    F32,
+}
+
+impl Element {
+    /// The element type of a DLPack dtype, where it is one of these.
+    fn of(info: &TensorInfo) -> Option<Element> {
+        let dtype = info.dtype;
+        if dtype.lanes != 1 {
+            return None;
+        }
+        match (dtype.code, dtype.bits) {
+            (CODE_UINT, 8) | (CODE_FLOAT8_E4M3FN, 8) => Some(Element::E4m3),
+            (CODE_FLOAT, 16) => Some(Element::F16),
+            (CODE_BFLOAT, 16) => Some(Element::Bf16),
+            (CODE_FLOAT, 32) => Some(Element::F32),
+            _ => None,
+        }
+    }
+}
+
+/// Why the arguments were refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgError {
+    /// A tensor of an element type the argument cannot take.
+    Dtype {
+        /// Which argument.
+        what: &'static str,
+        /// What it may be.
+        expected: &'static str,
+        /// What it is, as DLPack (code, bits, lanes).
+        found: (u8, u8, u16),
+    },
+    /// A tensor of the wrong rank.
+    Rank {
+        /// Which argument.
+        what: &'static str,
+        /// Its shape.
+        shape: Vec<i64>,
+        /// The rank it needs.
+        expected: usize,
+    },
+    /// A tensor that is not contiguous row-major.
+    NotContiguous {
+        /// Which argument.
+        what: &'static str,
+        /// Its shape.
+        shape: Vec<i64>,
+        /// Its strides, in elements.
+        strides: Vec<i64>,
+    },
+    /// An output the producer marked read-only.
+    ReadOnly,
+    /// Shapes that do not fit together.
+    Shape(String),
+    /// A tensor that is not in CUDA device memory.
+    NotCuda {
+        /// Which argument.
+        what: &'static str,
+        /// Its DLPack device type.
+        device_type: i32,
+    },
+    /// Tensors on different devices.
+    Devices {
+        /// Which argument.
+        what: &'static str,
+        /// Its device.
+        ordinal: i32,
+        /// Q's device.
+        expected: i32,
+    },
+}
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgError::Dtype { what, expected, found: (code, bits, lanes) } => {
+                write!(f, "{what} must be {expected}, got DLPack dtype (code {code}, bits {bits}, lanes {lanes})")
+            }
+            ArgError::Rank { what, shape, expected } => {
+                write!(f, "{what} must have {expected} dimensions, got shape {shape:?}")
+            }
+            ArgError::NotContiguous { what, shape, strides } => {
+                write!(f, "{what} must be contiguous row-major, got shape {shape:?} with strides {strides:?}")
+            }
+            ArgError::ReadOnly => write!(f, "out is read-only"),
+            ArgError::Shape(why) => write!(f, "{why}"),
+            ArgError::NotCuda { what, device_type } => {
+                write!(f, "{what} must be a CUDA tensor, got DLPack device type {device_type} (CUDA is 2)")
+            }
+            ArgError::Devices { what, ordinal, expected } => {
+                write!(f, "{what} is on CUDA device {ordinal}, but q is on device {expected}")
+            }
+        }
+    }
+}
+
+impl ArgError {
+    /// Whether the error is about an element type (a Python `TypeError`)
+    /// rather than a value (`ValueError`).
+    pub fn is_type_error(&self) -> bool {
+        matches!(self, ArgError::Dtype { .. })
+    }
+}
+
+/// One checked tensor: its first element's device address and its shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand<const N: usize> {
+    /// Device address of the first element.
+    pub address: u64,
+    /// Sizes.
+    pub shape: [usize; N],
+}
+
+/// A call's checked arguments: Q, K, V `[B, H, S, D]` E4M3, the three
+/// descales `(B, Hkv)` f32, the output `[B, Hq, Sq, D]` f16 or bf16, all on
+/// CUDA device `ordinal`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The CUDA device.
+    pub ordinal: usize,
+    /// Q.
+    pub q: Operand<4>,
+    /// K.
+    pub k: Operand<4>,
+    /// V.
+    pub v: Operand<4>,
+    /// Q's, K's and V's descales.
+    pub descales: [Operand<2>; 3],
+    /// The output.
+    pub out: Operand<4>,
+    /// The output's element type.
+    pub out_dtype: OutputDtype,
+}
+
+/// The tensors of one call, as their capsules described them.
+pub struct Tensors {
+    /// Q.
+    pub q: TensorInfo,
+    /// K.
+    pub k: TensorInfo,
+    /// V.
+    pub v: TensorInfo,
+    /// Q's, K's and V's descales.
+    pub descales: [TensorInfo; 3],
+    /// The output.
+    pub out: TensorInfo,
+}
+
+/// Names of the descale arguments, in `Tensors::descales` order.
+const DESCALE_NAMES: [&str; 3] = ["q_descale", "k_descale", "v_descale"];
+
+impl Tensors {
+    /// Checks the tensors, types and layouts first, then how their shapes
+    /// fit together, then their devices (so that the checks that need no GPU
+    /// come first).
+    pub fn check(&self) -> Result<Call, ArgError> {
+        let q = operand::<4>(&self.q, "q", &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)")?;
+        let k = operand::<4>(&self.k, "k", &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)")?;
+        let v = operand::<4>(&self.v, "v", &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)")?;
+        let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
+        for (i, info) in self.descales.iter().enumerate() {
+            descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
+        }
+        let out = operand::<4>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
+        if self.out.read_only {
+            return Err(ArgError::ReadOnly);
+        }
+        let out_dtype = match Element::of(&self.out) {
+            Some(Element::Bf16) => OutputDtype::Bf16,
+            _ => OutputDtype::F16,
+        };
+        check_shapes(q.shape, k.shape, v.shape, &descales, out.shape)?;
+        let ordinal = self.check_devices()?;
+        Ok(Call { ordinal, q, k, v, descales, out, out_dtype })
+    }
+
+    /// Every tensor on the CUDA device Q is on; that device's ordinal.
+    fn check_devices(&self) -> Result<usize, ArgError> {
+        let expected = self.q.device;
+        let named = [("q", &self.q), ("k", &self.k), ("v", &self.v), ("out", &self.out)]
+            .into_iter()
+            .chain(DESCALE_NAMES.into_iter().zip(&self.descales));
+        for (what, info) in named {
+            if info.device.device_type != DEVICE_CUDA {
+                return Err(ArgError::NotCuda { what, device_type: info.device.device_type });
+            }
+            if info.device.device_id != expected.device_id {
+                return Err(ArgError::Devices { what, ordinal: info.device.device_id, expected: expected.device_id });
+            }
+        }
+        usize::try_from(expected.device_id).map_err(|_| ArgError::Devices {
+            what: "q",
+            ordinal: expected.device_id,
+            expected: 0,
+        })
+    }
+}
+
+/// A tensor of one of `elements`, rank `N`, contiguous row-major.
+fn operand<const N: usize>(
+    info: &TensorInfo,
+    what: &'static str,
+    elements: &[Element],
+    expected: &'static str,
+) -> Result<Operand<N>, ArgError> {
+    if !Element::of(info).is_some_and(|e| elements.contains(&e)) {
+        let d = info.dtype;
+        return Err(ArgError::Dtype { what, expected, found: (d.code, d.bits, d.lanes) });
+    }
+    let mut shape = [0usize; N];
+    if info.shape.len() != N || info.shape.iter().any(|&n| n < 0) {
+        return Err(ArgError::Rank { what, shape: info.shape.clone(), expected: N });
+    }
+    for (to, &from) in shape.iter_mut().zip(&info.shape) {
+        *to = from as usize;
+    }
+    if !is_contiguous(&info.shape, &info.strides) {
+        return Err(ArgError::NotContiguous { what, shape: info.shape.clone(), strides: info.strides.clone() });
+    }
+    Ok(Operand { address: info.address, shape })
+}
+
+/// Whether `strides` lay `shape` out compactly in row-major order (the
+/// stride of a dimension of size 1 does not matter; an empty tensor is
+/// contiguous).
+fn is_contiguous(shape: &[i64], strides: &[i64]) -> bool {
+    if shape.contains(&0) {
+        return true;
+    }
+    let expected = row_major_strides(shape);
+    shape.iter().zip(strides).zip(&expected).all(|((&n, &s), &e)| n == 1 || s == e)
+}
+
+/// Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (equal), the descales
+/// `(B, Hkv)` and the output Q's shape.
+fn check_shapes(
+    q: [usize; 4],
+    k: [usize; 4],
+    v: [usize; 4],
+    descales: &[Operand<2>; 3],
+    out: [usize; 4],
+) -> Result<(), ArgError> {
+    if k != v {
+        return Err(ArgError::Shape(format!("k and v must have the same shape, got {k:?} and {v:?}")));
+    }
+    if q[0] != k[0] || q[3] != k[3] {
+        return Err(ArgError::Shape(format!("q {q:?} and k {k:?} must agree on batch and head_dim")));
+    }
+    let expected = [k[0], k[1]];
+    for (name, descale) in DESCALE_NAMES.iter().zip(descales) {
+        if descale.shape != expected {
+            return Err(ArgError::Shape(format!(
+                "{name} must have shape (batch, num_heads_k) = {expected:?}, got {:?}",
+                descale.shape
+            )));
+        }
+    }
+    if out != q {
+        return Err(ArgError::Shape(format!("out must have q's shape {q:?}, got {out:?}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dlpack::{DlDataType, DlDevice};
+
+    fn tensor(shape: &[i64], code: u8, bits: u8) -> TensorInfo {
+        TensorInfo {
+            address: 0x1000,
+            device: DlDevice { device_type: DEVICE_CUDA, device_id: 0 },
+            dtype: DlDataType { code, bits, lanes: 1 },
+            shape: shape.to_vec(),
+            strides: row_major_strides(shape),
+            read_only: false,
+        }
+    }
+
+    fn call(q: &[i64], kv: &[i64], descale: &[i64]) -> Tensors {
+        let e4m3 = |s: &[i64]| tensor(s, CODE_UINT, 8);
+        let f32s = || tensor(descale, CODE_FLOAT, 32);
+        Tensors {
+            q: e4m3(q),
+            k: e4m3(kv),
+            v: tensor(kv, CODE_FLOAT8_E4M3FN, 8),
+            descales: [f32s(), f32s(), f32s()],
+            out: tensor(q, CODE_BFLOAT, 16),
+        }
+    }
+
+    #[test]
+    fn a_grouped_query_call_passes_with_its_device_and_output_type() {
+        let checked = call(&[2, 8, 100, 64], &[2, 2, 300, 64], &[2, 2]).check().unwrap();
+        assert_eq!(checked.ordinal, 0);
+        assert_eq!(checked.q.shape, [2, 8, 100, 64]);
+        assert_eq!(checked.k.shape, [2, 2, 300, 64]);
+        assert_eq!(checked.out_dtype, OutputDtype::Bf16);
+    }
+
+    #[test]
+    fn a_half_precision_input_is_a_type_error() {
+        let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
+        t.k = tensor(&[1, 2, 16, 64], CODE_FLOAT, 16);
+        let e = t.check().unwrap_err();
+        assert!(e.is_type_error());
+        assert!(e.to_string().starts_with("k must be float8_e4m3fn"), "{e}");
+    }
+
+    #[test]
+    fn a_transposed_input_is_not_contiguous() {
+        let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
+        t.q.strides = vec![2048, 64, 128, 1];
+        assert!(matches!(t.check(), Err(ArgError::NotContiguous { what: "q", .. })));
+    }
+
+    #[test]
+    fn size_one_dimensions_may_have_any_stride() {
+        let mut t = call(&[1, 1, 16, 64], &[1, 1, 16, 64], &[1, 1]);
+        t.q.strides = vec![7, 9, 64, 1];
+        assert!(t.check().is_ok());
+    }
+
+    #[test]
+    fn mismatched_shapes_and_descales_are_refused() {
+        let e = call(&[1, 4, 16, 64], &[1, 2, 16, 128], &[1, 2]).check().unwrap_err();
+        assert!(e.to_string().contains("agree on batch and head_dim"), "{e}");
+        let e = call(&[1, 4, 16, 64], &[1, 2, 16, 64], &[1, 4]).check().unwrap_err();
+        assert!(e.to_string().starts_with("q_descale must have shape (batch, num_heads_k) = [1, 2]"), "{e}");
+        let mut t = call(&[1, 4, 16, 64], &[1, 2, 16, 64], &[1, 2]);
+        t.v = tensor(&[1, 2, 17, 64], CODE_UINT, 8);
+        assert!(t.check().unwrap_err().to_string().starts_with("k and v must have the same shape"));
+    }
+
+    #[test]
+    fn host_tensors_and_mixed_devices_are_refused_after_the_shape_checks() {
+        let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
+        t.v.device = DlDevice { device_type: 1, device_id: 0 };
+        assert_eq!(t.check(), Err(ArgError::NotCuda { what: "v", device_type: 1 }));
+        let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
+        t.descales[2].device.device_id = 1;
+        assert_eq!(t.check(), Err(ArgError::Devices { what: "v_descale", ordinal: 1, expected: 0 }));
+    }
+
+    #[test]
+    fn a_read_only_output_is_refused() {
+        let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
+        t.out.read_only = true;
+        assert_eq!(t.check(), Err(ArgError::ReadOnly));
+    }
+}

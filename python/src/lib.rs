@@ -1,0 +1,79 @@
+//! `sdpa_fp8._native`: the `sdpa` crate's FP8 attention on PyTorch CUDA
+//! tensors, handed over as DLPack capsules (no copies) and run on the
+//! caller's CUDA stream. The Python package (`sdpa_fp8`) wraps it in a
+//! `torch.library` custom op; see python/README.md.
+
+mod args;
+mod dlpack;
+mod errors;
+mod runner;
+
+use args::Tensors;
+use dlpack::read_capsule;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use sdpa::OutputDtype;
+
+/// Runs attention into `out`: Q, K, V `[B, H, S, D]` E4M3 (DLPack
+/// `float8_e4m3fn` or its `uint8` bits), the descales `(B, Hkv)` float32,
+/// `out` `[B, Hq, Sq, D]` float16 or bfloat16, all contiguous on one CUDA
+/// device, each as a DLPack capsule (`torch.utils.dlpack.to_dlpack`), which
+/// is only read. The work is queued on `stream` (a `CUstream` handle of that
+/// device, e.g. `torch.cuda.current_stream().cuda_stream`); the call returns
+/// without waiting for it. The argument checks run before any GPU work.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn attention(
+    q: &Bound<'_, PyAny>,
+    k: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+    q_descale: &Bound<'_, PyAny>,
+    k_descale: &Bound<'_, PyAny>,
+    v_descale: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    softmax_scale: f32,
+    causal: bool,
+    stream: usize,
+) -> PyResult<()> {
+    let tensors = Tensors {
+        q: read_capsule(q, "q")?,
+        k: read_capsule(k, "k")?,
+        v: read_capsule(v, "v")?,
+        descales: [
+            read_capsule(q_descale, "q_descale")?,
+            read_capsule(k_descale, "k_descale")?,
+            read_capsule(v_descale, "v_descale")?,
+        ],
+        out: read_capsule(out, "out")?,
+    };
+    let call = tensors.check().map_err(errors::from_arg)?;
+    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
+}
+
+/// The kernel variant the library recommends for Q `[B, Hq, Sq, D]` and
+/// K, V `[B, Hkv, Skv, D]` on CUDA device `device` (loading the kernels for
+/// `stream` there), by its stable name (`sdpa bench --variants`).
+#[pyfunction]
+fn recommended_variant(
+    q_shape: [usize; 4],
+    kv_shape: [usize; 4],
+    causal: bool,
+    out_dtype: &str,
+    device: usize,
+    stream: usize,
+) -> PyResult<&'static str> {
+    let output = OutputDtype::from_name(out_dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown output type {out_dtype:?} (f16 or bf16)")))?;
+    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, output).map_err(errors::from_run)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("HEAD_DIMS", PyTuple::new(m.py(), kernels_gpu::kernels::HEAD_DIMS)?)?;
+    m.add("RECORD_SHAPES", PyTuple::new(m.py(), kernels_gpu::record::SHAPES)?)?;
+    m.add_function(wrap_pyfunction!(attention, m)?)?;
+    m.add_function(wrap_pyfunction!(recommended_variant, m)?)?;
+    Ok(())
+}

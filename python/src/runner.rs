@@ -1,0 +1,269 @@
+//! The GPU side of a call. Per device: the kernels, loaded once
+//! (`sdpa::Attention::on_stream`); per (device, stream): those kernels on
+//! the caller's stream (`Attention::for_stream`), the plans made so far (one
+//! per shape, causality, scale and output type) and one workspace, grown as
+//! plans need; so a call in the steady state plans, allocates and copies
+//! nothing but its tensor maps when the inputs moved.
+//!
+//! CUDA graphs: a run captured into a graph uses its workspace at every
+//! replay, so a captured workspace is kept (for the graph) and never run
+//! again outside a capture: the next ordinary run on that stream takes a
+//! new one. A capture records launches only, so it cannot load the kernels
+//! or allocate a workspace: the first call on a device, or a capture whose
+//! stream has no workspace large enough, is refused before anything is
+//! recorded, unless another stream of the device has one, which the
+//! capture then takes over (`torch.cuda.graph` synchronizes the device
+//! before capturing, so no earlier work still uses it). So one run of the
+//! same shapes anywhere on the device before the capture is enough.
+//!
+//! This module and `dlpack` hold the binding's `unsafe`: raw device
+//! addresses and a raw stream handle, from PyTorch, turned into the `sdpa`
+//! crate's views.
+
+use crate::args::Call;
+use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
+use sdpa::cudarc::driver::{CudaContext, CudaStream};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize, raw};
+use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// Why a run failed: the library refused or failed, or a CUDA-graph capture
+/// reached a call that would have to load kernels or allocate.
+#[derive(Debug)]
+pub enum RunError {
+    /// The library's error.
+    Attn(AttnError),
+    /// A call during capture that needs what a capture cannot record.
+    Capture(&'static str),
+}
+
+impl From<AttnError> for RunError {
+    fn from(e: AttnError) -> Self {
+        RunError::Attn(e)
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Attn(e) => e.fmt(f),
+            RunError::Capture(why) => write!(f, "{why}: run the call once on the capturing stream before capturing"),
+        }
+    }
+}
+
+/// A capture reached the first call on its device (which loads the kernels).
+const FIRST_CALL_IN_CAPTURE: &str = "the first call on a CUDA device loads the kernels, which a graph capture cannot";
+/// A capture reached a call for which no stream of the device has a large
+/// enough workspace.
+const WORKSPACE_IN_CAPTURE: &str = "this call needs a larger workspace, which a graph capture cannot allocate";
+
+/// What selects a plan on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PlanKey {
+    q: [usize; 4],
+    kv: [usize; 4],
+    causal: bool,
+    /// The softmax scale's bits.
+    scale: u32,
+    output: OutputDtype,
+}
+
+/// The kernels on one caller stream, its plans and its workspace.
+struct Runner {
+    attention: Attention,
+    plans: HashMap<PlanKey, Arc<Plan>>,
+    workspace: Option<Workspace>,
+    /// `workspace` has been captured into a CUDA graph.
+    workspace_captured: bool,
+    /// Workspaces of earlier captures, alive for as long as their graphs
+    /// may replay (the process).
+    captured: Vec<Workspace>,
+}
+
+/// Every device's context and every (device, stream)'s runner.
+#[derive(Default)]
+struct Runners {
+    contexts: HashMap<usize, Arc<CudaContext>>,
+    runners: HashMap<(usize, usize), Runner>,
+}
+
+static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::default()));
+
+/// Runs `call` on the caller's stream `stream` (a `CUstream` of device
+/// `call.ordinal`'s primary context, e.g. `torch.cuda.current_stream().
+/// cuda_stream`).
+///
+/// The caller (the Python op) keeps every tensor of `call` alive for the
+/// duration of the call, and the caching allocator of PyTorch keeps their
+/// memory until the work queued on the stream has finished.
+pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), RunError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let key =
+        PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    runners.run(call, key, stream)
+}
+
+/// The variant the plan for these shapes runs on device `ordinal` (with the
+/// kernels loaded for stream `stream`).
+pub fn recommended_variant(
+    ordinal: usize,
+    stream: usize,
+    q: [usize; 4],
+    kv: [usize; 4],
+    causal: bool,
+    output: OutputDtype,
+) -> Result<&'static str, RunError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let runner = runners.runner(ordinal, stream)?;
+    let plan = runner.attention.plan_shapes(q, kv, kv, &Options::new().causal(causal).output(output))?;
+    Ok(plan.variant().name())
+}
+
+impl Runners {
+    /// Plans, finds a workspace (taking one over from another stream of the
+    /// device during a capture, where none here is large enough), and runs.
+    fn run(&mut self, call: &Call, key: PlanKey, stream: usize) -> Result<(), RunError> {
+        let id = (call.ordinal, stream);
+        let runner = self.runner(call.ordinal, stream)?;
+        let plan = runner.plan(key)?;
+        let capturing = capturing(runner.attention.stream())?;
+        let needed = WorkspaceSize::of(&plan, runner.attention.target());
+        if capturing && !runner.workspace.as_ref().is_some_and(|ws| ws.size().holds(needed)) {
+            let adopted = self.take_workspace(id, needed).ok_or(RunError::Capture(WORKSPACE_IN_CAPTURE))?;
+            let runner = self.runners.get_mut(&id).expect("made above");
+            // The one it had stays alive: freeing it would be recorded too.
+            runner.captured.extend(runner.workspace.replace(adopted));
+            runner.workspace_captured = true;
+        }
+        self.runners.get_mut(&id).expect("made above").run(call, &plan, capturing, needed)
+    }
+
+    /// A workspace that holds `needed`, taken from another stream's runner
+    /// of the same device (which makes a new one on its next run).
+    fn take_workspace(&mut self, (ordinal, stream): (usize, usize), needed: WorkspaceSize) -> Option<Workspace> {
+        self.runners.iter_mut().filter(|(id, _)| id.0 == ordinal && id.1 != stream).find_map(|(_, donor)| {
+            if !donor.workspace.as_ref()?.size().holds(needed) {
+                return None;
+            }
+            donor.workspace_captured = false;
+            donor.workspace.take()
+        })
+    }
+
+    /// The runner of (`ordinal`, `stream`), made on first use: the device's
+    /// kernels, loaded by its first runner, on this stream.
+    fn runner(&mut self, ordinal: usize, stream: usize) -> Result<&mut Runner, RunError> {
+        if !self.runners.contains_key(&(ordinal, stream)) {
+            let ctx = self.context(ordinal)?;
+            // SAFETY: `stream` is a live stream of the device's primary
+            // context (PyTorch's current stream on that device, which
+            // `CudaContext::new` retains), and PyTorch keeps its streams for
+            // the life of the process.
+            let borrowed: Arc<CudaStream> = unsafe { raw::borrow_stream(&ctx, stream as CUstream) };
+            let loaded = self.runners.iter().find(|(id, _)| id.0 == ordinal).map(|(_, r)| &r.attention);
+            let attention = match loaded {
+                Some(loaded) => loaded.for_stream(borrowed)?,
+                None if capturing(&borrowed)? => return Err(RunError::Capture(FIRST_CALL_IN_CAPTURE)),
+                None => Attention::on_stream(borrowed, ImageChoice::from_env())?,
+            };
+            let runner = Runner {
+                attention,
+                plans: HashMap::new(),
+                workspace: None,
+                workspace_captured: false,
+                captured: Vec::new(),
+            };
+            self.runners.insert((ordinal, stream), runner);
+        }
+        Ok(self.runners.get_mut(&(ordinal, stream)).expect("inserted above"))
+    }
+
+    /// Device `ordinal`'s primary context, retained once.
+    fn context(&mut self, ordinal: usize) -> Result<Arc<CudaContext>, AttnError> {
+        if let Some(ctx) = self.contexts.get(&ordinal) {
+            return Ok(ctx.clone());
+        }
+        // SAFETY: only tries to load libcuda by its known names (cudarc
+        // would panic on its first call without it).
+        if !unsafe { sys::is_culib_present() } {
+            return Err(AttnError::NoDriver("libcuda could not be loaded".into()));
+        }
+        let count = CudaContext::device_count().map_err(|e| AttnError::NoDriver(e.to_string()))? as usize;
+        if ordinal >= count {
+            return Err(AttnError::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        // SAFETY: the buffers made through this context object are the
+        // workspaces, each made, used and (for graphs) kept on the one
+        // stream of its runner, so stream order alone orders their uses;
+        // the tensors come from PyTorch as raw addresses, which cudarc does
+        // not track.
+        unsafe { ctx.disable_event_tracking() };
+        self.contexts.insert(ordinal, ctx.clone());
+        Ok(ctx)
+    }
+}
+
+impl Runner {
+    /// The plan for `key`, made once.
+    fn plan(&mut self, key: PlanKey) -> Result<Arc<Plan>, AttnError> {
+        if let Some(plan) = self.plans.get(&key) {
+            return Ok(plan.clone());
+        }
+        let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
+        let plan = Arc::new(self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?);
+        self.plans.insert(key, plan.clone());
+        Ok(plan)
+    }
+
+    /// Makes sure of a workspace that holds `needed` (outside a capture:
+    /// a new one after a capture, grown as needed), and runs `plan`.
+    fn run(&mut self, call: &Call, plan: &Plan, capturing: bool, needed: WorkspaceSize) -> Result<(), RunError> {
+        if !capturing && self.workspace_captured {
+            self.captured.extend(self.workspace.take());
+            self.workspace_captured = false;
+        }
+        match (&mut self.workspace, capturing) {
+            (None, false) => self.workspace = Some(self.attention.workspace(plan)?),
+            (Some(ws), false) => self.attention.grow_workspace(ws, plan)?,
+            (Some(ws), true) if ws.size().holds(needed) => {}
+            (_, true) => return Err(RunError::Capture(WORKSPACE_IN_CAPTURE)),
+        }
+        let ws = self.workspace.as_mut().expect("made above");
+        let stream = self.attention.stream();
+        let [qs, ks, vs] = call.descales;
+        // SAFETY: the addresses are the first elements of live PyTorch CUDA
+        // tensors on this device of exactly these shapes (checked from
+        // their DLPack descriptions; `from_raw` checks them again against
+        // the driver's records), which the caller keeps alive during the
+        // call and PyTorch's allocator keeps until the stream's work ends;
+        // the output is a fresh tensor nothing else reads or writes.
+        let (q, k, v, scales, mut out) = unsafe {
+            (
+                Fp8View::from_raw(stream, call.q.address, call.q.shape)?,
+                Fp8View::from_raw(stream, call.k.address, call.k.shape)?,
+                Fp8View::from_raw(stream, call.v.address, call.v.shape)?,
+                DeviceScales::from_raw(
+                    stream,
+                    [qs.address, ks.address, vs.address],
+                    [qs.shape[0] * qs.shape[1], ks.shape[0] * ks.shape[1], vs.shape[0] * vs.shape[1]],
+                    ScaleLayout::PerBatchHead,
+                )?,
+                OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, call.out.shape)?,
+            )
+        };
+        self.attention.run_views(plan, &q, &k, &v, &scales, &mut out, ws)?;
+        if capturing && ws.size().bytes() > 0 {
+            self.workspace_captured = true;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `stream` is being captured into a CUDA graph.
+fn capturing(stream: &CudaStream) -> Result<bool, AttnError> {
+    Ok(stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}

@@ -1,0 +1,240 @@
+"""What runs without a GPU: the import, argument checks (in Python and in
+the native module) before anything is launched, the fake implementation's
+shapes, and ``quantize``."""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.dlpack import to_dlpack
+
+import sdpa_fp8
+from sdpa_fp8 import _native
+
+E4M3 = torch.float8_e4m3fn
+
+
+def meta(*shape: int, dtype: torch.dtype = E4M3) -> torch.Tensor:
+    return torch.empty(shape, device="meta", dtype=dtype)
+
+
+def test_the_package_and_its_native_module_import():
+    assert sdpa_fp8.__version__ == _native.__version__
+    assert tuple(_native.HEAD_DIMS) == (64, 128)
+    assert "2,8,256,64" in _native.RECORD_SHAPES
+    assert torch.ops.sdpa_fp8.attention.default is not None
+
+
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16])
+def test_the_fake_implementation_gives_the_output_shape_and_type(layout, out_dtype):
+    # B=2, Hq=8, Hkv=2, Sq=100, Skv=300, D=64 in either layout.
+    if layout == "bshd":
+        q, k = meta(2, 100, 8, 64), meta(2, 300, 2, 64)
+        expected = (2, 100, 8, 64)
+    else:
+        q, k = meta(2, 8, 100, 64), meta(2, 2, 300, 64)
+        expected = (2, 8, 100, 64)
+    o = sdpa_fp8.attention(q, k, k, causal=True, out_dtype=out_dtype, layout=layout)
+    assert tuple(o.shape) == expected
+    assert o.dtype == out_dtype
+    assert o.device.type == "meta"
+
+
+def test_the_op_traces_with_fake_tensors():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        q, k = torch.empty(1, 4, 33, 128, dtype=E4M3), torch.empty(1, 4, 65, 128, dtype=E4M3)
+        s = torch.empty(1, 4)
+        o = torch.ops.sdpa_fp8.attention(q, k, k, s, s, s, 0.5, False, torch.bfloat16)
+    assert tuple(o.shape) == (1, 4, 33, 128)
+    assert o.dtype == torch.bfloat16
+
+
+def test_the_op_schema_takes_fa3s_arguments():
+    schema = str(torch.ops.sdpa_fp8.attention.default._schema)
+    assert schema.startswith("sdpa_fp8::attention(Tensor q, Tensor k, Tensor v, Tensor q_descale")
+    assert "float softmax_scale, bool causal, ScalarType out_dtype) -> Tensor" in schema
+
+
+def test_a_wrong_dtype_is_a_type_error():
+    q = meta(1, 16, 2, 64)
+    with pytest.raises(TypeError, match="k must be torch.float8_e4m3fn"):
+        sdpa_fp8.attention(q, meta(1, 16, 2, 64, dtype=torch.bfloat16), q)
+    with pytest.raises(TypeError, match="q_descale must be torch.float32"):
+        sdpa_fp8.attention(q, q, q, q_descale=meta(1, 2, dtype=torch.float16))
+    with pytest.raises(TypeError, match="v must be a torch.Tensor"):
+        sdpa_fp8.attention(q, q, "v")
+
+
+def test_host_tensors_are_refused():
+    q = torch.zeros(1, 16, 2, 64, dtype=E4M3)
+    with pytest.raises(ValueError, match="q must be a CUDA tensor, got one on cpu"):
+        sdpa_fp8.attention(q, q, q)
+    with pytest.raises(ValueError, match="k is on cpu, but q is on meta"):
+        sdpa_fp8.attention(meta(1, 16, 2, 64), q, meta(1, 16, 2, 64))
+
+
+@pytest.mark.parametrize(
+    ("q", "k", "v", "message"),
+    [
+        ((1, 16, 4, 64), (1, 16, 2, 64), (1, 17, 2, 64), "k and v must have the same shape"),
+        ((1, 16, 4, 64), (2, 16, 2, 64), (2, 16, 2, 64), "must agree on batch and head_dim"),
+        ((1, 16, 4, 64), (1, 16, 2, 128), (1, 16, 2, 128), "must agree on batch and head_dim"),
+        ((1, 16, 4, 96), (1, 16, 2, 96), (1, 16, 2, 96), "head_dim 96 is not supported"),
+        ((1, 16, 6, 64), (1, 16, 4, 64), (1, 16, 4, 64), r"query heads \(6\) must be a multiple"),
+        ((1, 0, 4, 64), (1, 16, 2, 64), (1, 16, 2, 64), "zero-sized dimension"),
+        ((16, 4, 64), (1, 16, 2, 64), (1, 16, 2, 64), "q must have 4 dimensions"),
+    ],
+)
+def test_mismatched_shapes_are_value_errors(q, k, v, message):
+    with pytest.raises(ValueError, match=message):
+        sdpa_fp8.attention(meta(*q), meta(*k), meta(*v))
+
+
+def test_a_descale_of_the_wrong_shape_is_refused():
+    q, k = meta(2, 16, 8, 64), meta(2, 16, 2, 64)
+    # FA3's shape is (batch, num_heads_k) for all three, Q's included.
+    with pytest.raises(ValueError, match=r"q_descale must have shape \(batch, num_heads_k\) = \(2, 2\), got \(2, 8\)"):
+        sdpa_fp8.attention(q, k, k, q_descale=meta(2, 8, dtype=torch.float32))
+    with pytest.raises(ValueError, match=r"v_descale must have shape .* got \(2,\)"):
+        sdpa_fp8.attention(q, k, k, v_descale=meta(2, dtype=torch.float32))
+
+
+def test_bad_options_are_refused():
+    q = meta(1, 16, 2, 64)
+    with pytest.raises(ValueError, match="layout must be one of"):
+        sdpa_fp8.attention(q, q, q, layout="sbhd")
+    with pytest.raises(ValueError, match="out_dtype must be"):
+        sdpa_fp8.attention(q, q, q, out_dtype=torch.float32)
+    for scale in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="softmax_scale must be finite and positive"):
+            sdpa_fp8.attention(q, q, q, softmax_scale=scale)
+
+
+def native_capsules(q_shape, kv_shape, descale_shape, *, q_dtype=torch.uint8, out_dtype=torch.bfloat16):
+    """DLPack capsules of host tensors, in the native call's argument order."""
+    q = torch.zeros(q_shape, dtype=q_dtype)
+    kv = torch.zeros(kv_shape, dtype=torch.uint8)
+    s = torch.ones(descale_shape)
+    out = torch.zeros(q_shape, dtype=out_dtype)
+    return [to_dlpack(t) for t in (q, kv, kv, s, s, s, out)]
+
+
+def test_the_native_module_checks_types_and_shapes_before_the_device():
+    args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2), q_dtype=torch.float16)
+    with pytest.raises(TypeError, match=r"q must be float8_e4m3fn \(or its uint8 bits\)"):
+        _native.attention(*args, 0.125, False, 0)
+    args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 4))
+    with pytest.raises(ValueError, match="q_descale must have shape"):
+        _native.attention(*args, 0.125, False, 0)
+    args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2), out_dtype=torch.float32)
+    with pytest.raises(TypeError, match="out must be float16 or bfloat16"):
+        _native.attention(*args, 0.125, False, 0)
+    args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2))
+    with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
+        _native.attention(*args, 0.125, False, 0)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where no CUDA driver is")
+def test_without_a_driver_the_native_module_raises_a_runtime_error():
+    try:
+        import ctypes
+
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        pass
+    else:
+        pytest.skip("libcuda is present (a driver without a usable GPU)")
+    with pytest.raises(RuntimeError, match="no CUDA driver"):
+        _native.recommended_variant([1, 8, 256, 64], [1, 8, 256, 64], False, "f16", 0, 0)
+
+
+def test_the_native_module_refuses_strided_tensors_and_non_capsules():
+    q = torch.zeros(1, 16, 4, 64, dtype=torch.uint8).transpose(1, 2)
+    kv = torch.zeros(1, 2, 16, 64, dtype=torch.uint8)
+    s, out = torch.ones(1, 2), torch.zeros(1, 4, 16, 64, dtype=torch.float16)
+    args = [to_dlpack(t) for t in (q, kv, kv, s, s, s, out)]
+    with pytest.raises(ValueError, match="q must be contiguous row-major"):
+        _native.attention(*args, 0.125, False, 0)
+    args[1] = kv
+    with pytest.raises(TypeError, match="k: expected a DLPack capsule"):
+        _native.attention(*args, 0.125, False, 0)
+
+
+def test_the_native_module_reads_versioned_capsules_and_float8_codes():
+    q = torch.zeros(1, 4, 16, 64, dtype=E4M3)
+    kv = torch.zeros(1, 2, 16, 64, dtype=torch.uint8)
+    s, out = torch.ones(1, 2), torch.zeros(1, 4, 16, 64, dtype=torch.float16)
+    try:
+        q_capsule = q.__dlpack__(max_version=(1, 0))
+    except (TypeError, RuntimeError, BufferError) as e:  # a torch that exports no float8 or no DLPack 1.x
+        pytest.skip(f"this torch does not export float8 through versioned DLPack: {e}")
+    args = [q_capsule] + [t.__dlpack__(max_version=(1, 0)) for t in (kv, kv, s, s, s, out)]
+    # Every check but the device's passes: the dtype code and layout were read.
+    with pytest.raises(ValueError, match="q must be a CUDA tensor"):
+        _native.attention(*args, 0.125, False, 0)
+
+
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+def test_quantize_round_trips_within_e4m3_precision(layout):
+    torch.manual_seed(0)
+    x = torch.randn(2, 37, 4, 64) * torch.tensor([0.01, 1.0, 30.0, 500.0])[:, None].repeat(1, 64)
+    if layout == "bhsd":
+        x = x.transpose(1, 2).contiguous()
+    codes, descale = sdpa_fp8.quantize(x, layout=layout)
+    assert codes.dtype == E4M3 and codes.shape == x.shape
+    assert descale.dtype == torch.float32 and tuple(descale.shape) == (2, 4)
+    per_head = descale[:, None, :, None] if layout == "bshd" else descale[:, :, None, None]
+    back = codes.float() * per_head
+    # E4M3 keeps 3 mantissa bits: a relative rounding error of at most 2^-4
+    # on normal values; each head's largest magnitude lands on 448.
+    err = (back - x).abs()
+    assert bool((err <= x.abs() * 2**-4 + per_head * 2**-9).all())
+    amax = codes.float().abs().amax(dim=(1, 3) if layout == "bshd" else (2, 3))
+    assert torch.equal(amax, torch.full_like(amax, 448.0))
+
+
+def test_quantize_groups_heads_for_a_query_descale():
+    x = torch.randn(3, 20, 8, 128)
+    _codes, descale = sdpa_fp8.quantize(x, num_heads_k=2)
+    assert tuple(descale.shape) == (3, 2)
+    expected = x.abs().amax(dim=(1, 3)).view(3, 2, 4).amax(dim=2) / 448
+    torch.testing.assert_close(descale, expected)
+    zeros, ones = sdpa_fp8.quantize(torch.zeros(1, 4, 2, 64))
+    assert torch.equal(ones, torch.ones(1, 2)) and not bool(zeros.float().any())
+    with pytest.raises(ValueError, match="num_heads_k"):
+        sdpa_fp8.quantize(x, num_heads_k=3)
+    with pytest.raises(TypeError, match="floating-point"):
+        sdpa_fp8.quantize(x.to(torch.int32))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_the_call_as_one_graph(backend):
+    # Meta tensors stand in for CUDA ones: dynamo traces the checks, the
+    # layout copies and the custom op (through its fake) with no graph break.
+    torch._dynamo.reset()
+
+    def block(q, k, v, descale):
+        return sdpa_fp8.attention(q, k, v, q_descale=descale, k_descale=descale, v_descale=descale, causal=True)
+
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    o = compiled(meta(2, 100, 8, 64), meta(2, 300, 2, 64), meta(2, 300, 2, 64), meta(2, 2, dtype=torch.float32))
+    assert tuple(o.shape) == (2, 100, 8, 64) and o.dtype == torch.bfloat16
+
+
+def test_the_example_runs_or_says_it_needs_a_gpu(capsys):
+    path = Path(__file__).parents[1] / "examples" / "attention.py"
+    spec = importlib.util.spec_from_file_location("attention_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    code = example.main()
+    printed = capsys.readouterr()
+    if torch.cuda.is_available():
+        assert code == 0 and "relative L2 difference" in printed.out
+    else:
+        assert code == 1 and "needs a CUDA GPU" in printed.err
