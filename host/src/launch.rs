@@ -20,9 +20,18 @@ struct KernelArgs(AttnParams);
 unsafe impl DeviceRepr for KernelArgs {}
 
 /// Whether libcuda can be loaded (cudarc would panic on first use otherwise).
+#[cfg(not(feature = "candle"))]
 pub(crate) fn driver_present() -> bool {
     // SAFETY: only tries to dlopen the library by its known names.
     unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether libcuda is there: always, with the `candle` feature, where
+/// candle's cudarc links it (`dynamic-linking`) instead of loading it, so a
+/// program that runs has it.
+#[cfg(feature = "candle")]
+pub(crate) fn driver_present() -> bool {
+    true
 }
 
 /// The CUDA driver's version as `1000 * major + 10 * minor` (13000 for 13.0).

@@ -31,6 +31,8 @@
 pub mod attention;
 #[doc(hidden)]
 pub mod bench;
+#[cfg(feature = "candle")]
+pub mod candle;
 pub mod device;
 pub mod embedded;
 pub mod error;
