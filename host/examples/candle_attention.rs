@@ -1,5 +1,5 @@
-//! FP8 attention on candle tensors: quantizes f32 Q, K and V to E4M3 on
-//! the GPU in candle (one scale per batch and key/value head, as
+//! FP8 attention on candle tensors: quantizes f32 Q, K and V to E4M3 in
+//! candle (one scale per batch and key/value head, as
 //! FlashAttention-3 takes them), runs `sdpa::candle::attention` with
 //! grouped-query heads and causal masking, and compares it with candle's
 //! f32 attention on the unquantized inputs.
@@ -11,6 +11,13 @@ use candle_core::{D, DType, Device, Tensor};
 use sdpa::candle::{Fp8Scales, attention};
 use sdpa::{Options, OutputDtype};
 
+/// `x / scales` as E4M3 on `x`'s device. The rounding runs on the CPU:
+/// candle 0.11's CUDA backend asks for cast kernels named `cast_*_f8e4m3`,
+/// which its kernels name `cast_*_f8_e4m3`, so the cast fails on the GPU.
+fn to_e4m3(x: &Tensor, scales: &Tensor) -> candle_core::Result<Tensor> {
+    x.broadcast_div(scales)?.to_device(&Device::Cpu)?.to_dtype(DType::F8E4M3)?.to_device(x.device())
+}
+
 /// The largest finite E4M3 value.
 const E4M3_MAX: f64 = 448.0;
 
@@ -20,7 +27,7 @@ fn quantize(x: &Tensor) -> candle_core::Result<(Tensor, Tensor)> {
     let (batch, heads, _, _) = x.dims4()?;
     let amax = x.abs()?.flatten_from(2)?.max(D::Minus1)?; // [batch, heads]
     let scales = (amax / E4M3_MAX)?.clamp(f32::MIN_POSITIVE, f32::MAX)?;
-    let codes = x.broadcast_div(&scales.reshape((batch, heads, 1, 1))?)?.to_dtype(DType::F8E4M3)?;
+    let codes = to_e4m3(x, &scales.reshape((batch, heads, 1, 1))?)?;
     Ok((codes, scales))
 }
 
@@ -32,7 +39,7 @@ fn quantize_q(q: &Tensor, heads_kv: usize) -> candle_core::Result<(Tensor, Tenso
     let amax = q.abs()?.reshape((batch, heads_kv, group * seq * dim))?.max(D::Minus1)?;
     let scales = (amax / E4M3_MAX)?.clamp(f32::MIN_POSITIVE, f32::MAX)?;
     let per_query_head = scales.unsqueeze(2)?.repeat((1, 1, group))?.reshape((batch, heads_q, 1, 1))?;
-    Ok((q.broadcast_div(&per_query_head)?.to_dtype(DType::F8E4M3)?, scales))
+    Ok((to_e4m3(q, &per_query_head)?, scales))
 }
 
 /// Candle's causal attention in f32, key/value heads repeated for their

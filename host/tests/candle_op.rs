@@ -79,6 +79,13 @@ fn case(q_shape: [usize; 4], kv_shape: [usize; 4], per_batch: bool, seed: u64) -
     Case { q: fp8_tensor(&q, &dev), k: fp8_tensor(&k, &dev), v: fp8_tensor(&v, &dev), scales, expanded }
 }
 
+/// An E4M3 tensor's values as f32 on its device, converted on the CPU:
+/// candle 0.11's CUDA backend asks for cast kernels named `cast_f8e4m3_*`,
+/// which its kernels name `cast_f8_e4m3_*`, so the cast fails on the GPU.
+fn to_f32(t: &Tensor) -> candle_core::Result<Tensor> {
+    t.to_device(&Device::Cpu)?.to_dtype(DType::F32)?.to_device(t.device())
+}
+
 /// Each key/value head repeated for the `group` query heads that read it.
 fn repeat_heads(t: &Tensor, group: usize) -> candle_core::Result<Tensor> {
     let (b, h, s, d) = t.dims4()?;
@@ -91,9 +98,9 @@ fn reference(c: &Case, opts: &Options) -> candle_core::Result<Tensor> {
     let (_, heads_q, seq_q, head_dim) = c.q.dims4()?;
     let (_, heads_kv, seq_kv, _) = c.k.dims4()?;
     let group = heads_q / heads_kv;
-    let q = c.q.to_dtype(DType::F32)?.broadcast_mul(q_scale)?;
-    let k = repeat_heads(&c.k.to_dtype(DType::F32)?.broadcast_mul(k_scale)?, group)?;
-    let v = repeat_heads(&c.v.to_dtype(DType::F32)?.broadcast_mul(v_scale)?, group)?;
+    let q = to_f32(&c.q)?.broadcast_mul(q_scale)?;
+    let k = repeat_heads(&to_f32(&c.k)?.broadcast_mul(k_scale)?, group)?;
+    let v = repeat_heads(&to_f32(&c.v)?.broadcast_mul(v_scale)?, group)?;
     let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
     let mut scores = (q.matmul(&k.t()?.contiguous()?)? * f64::from(softmax_scale))?;
     if opts.causal {
@@ -175,7 +182,7 @@ fn bad_inputs_are_candle_errors_with_the_library_message() {
     let s = &c.scales;
     let transposed = c.q.transpose(2, 3).expect("transpose");
     assert!(error_of(&transposed, &c.k, &c.v, s).contains("contiguous"));
-    let f16 = c.q.to_dtype(DType::F32).and_then(|t| t.to_dtype(DType::F16)).expect("cast");
+    let f16 = to_f32(&c.q).and_then(|t| t.to_dtype(DType::F16)).expect("cast");
     assert!(error_of(&f16, &c.k, &c.v, s).contains("F8E4M3"));
     let odd_dim = case([1, 4, 64, 72], [1, 4, 64, 72], false, 4);
     assert!(error_of(&odd_dim.q, &odd_dim.k, &odd_dim.v, &odd_dim.scales).contains("head dimension 72"));

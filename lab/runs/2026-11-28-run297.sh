@@ -28,7 +28,7 @@ step candle_example /tmp/candle_attention
 step downstream /tmp/sdpa-downstream
 step downstream89 env SDPA_IMAGE=sm_89 /tmp/sdpa-downstream
 # Timings, the GPU alone: Python first, then the same kernels by sdpa bench.
-step pybench python3 python/bench.py --out-dtype f16 --layout bhsd --json $W/bench-python.json
+step pybench python3 python/benches/bench.py --out-dtype f16 --layout bhsd --json $W/bench-python.json
 variants=$(python3 -c 'import json; print(",".join(sorted({r["variant"] for r in json.load(open("'$W'/bench-python.json"))["rows"]})))' 2>/dev/null || echo wgmma,split-n64,split-wg,split)
 step sdpabench $B/sdpa bench --variants "$variants" --out-dtype f16 --modes graph,direct --json $W/bench-sdpa.json
 cat $W/summary.txt

@@ -16,7 +16,7 @@ runs; ``sdpa bench --variants NAME`` times the same kernel), timed as
   Python checks, no custom op): what the Python layers add is
   ``eager_us - native_us`` where the GPU does not hide it.
 
-Usage: python python/bench.py [--shapes 2,8,256,64 ...] [--out-dtype f16|bf16]
+Usage: python python/benches/bench.py [--shapes 2,8,256,64 ...] [--out-dtype f16|bf16]
        [--layout bhsd|bshd] [--samples 20] [--launches 100] [--json FILE]
 """
 
