@@ -322,12 +322,15 @@ mod tests {
     use sdpa::quant::encode_e4m3;
     use sdpa::reference::attention_f64;
 
-    /// The release fuzz's failures under the lower-precision gate's 5e-2
-    /// relative L2 (single query rows, 385-897 keys), as it printed them.
-    const GATE_FAILURES: [&str; 3] = [
+    /// Failures under the lower-precision gate's 5e-2 relative L2, all
+    /// single query rows: the release fuzz's three on an H200 (385-897
+    /// keys), as it printed them, and one of the emulation's (703 keys,
+    /// docs/testing.md).
+    const GATE_FAILURES: [&str; 4] = [
         "sdpa_wgmma_fp8pv_long_d128_bf16:0xe634735e8cc63fda",
         "sdpa_wgmma_fp8pv_long_d128_bf16:0x3a8f659154042c8b",
         "sdpa_wgmma_fp8pv_long_d128_bf16:0x2191734a910aca91",
+        "sdpa_wgmma_fp8pv_long_d128:0xbc52324137ee574c",
     ];
 
     fn kernel(entry: &str) -> &'static KernelInfo {
@@ -469,11 +472,12 @@ mod tests {
     }
 
     /// The emulation measures relative L2 errors of 3.3e-3, 4.7e-2 and
-    /// 5.3e-2 on these, where the GPU measured 5.1-5.2e-2 (the emulation
-    /// walks the long kernel's keys in 192-key blocks from key 0, the
-    /// kernel's first block takes the tiles that leave every later one
-    /// whole, `kernels::WGMMA_FP8PV_LONG_D128`: their running maxima, and
-    /// so the roundings, can differ); every element is within its bound.
+    /// 5.3e-2 on the first three, where the GPU measured 5.1-5.2e-2 (the
+    /// emulation walks the long kernel's keys in 192-key blocks from key
+    /// 0, the kernel's first block takes the tiles that leave every later
+    /// one whole, `kernels::WGMMA_FP8PV_LONG_D128`: their running maxima,
+    /// and so the roundings, can differ); every element of every one is
+    /// within its bound.
     #[test]
     fn the_gates_failures_are_within_their_bounds_in_the_emulation() {
         let mut old_gate_failures = 0;
