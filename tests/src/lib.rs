@@ -1,6 +1,7 @@
 //! Shared test harness: the correctness-gate cases and the check that runs
 //! one case on the GPU against the f64 reference, the fuzzing strategy
-//! (`shapes`, `fuzz`) and the release-scale fuzz's cases and batching
+//! (`shapes`, `fuzz`, and `pv_bound`, the lower-precision variants'
+//! per-element bound) and the release-scale fuzz's cases and batching
 //! (`release_cases`, `batch`), and the CPU emulation of the kernels' tile
 //! schedules.
 
@@ -8,6 +9,7 @@ pub mod adversarial;
 pub mod batch;
 pub mod emulate;
 pub mod fuzz;
+pub mod pv_bound;
 pub mod release_cases;
 pub mod shapes;
 

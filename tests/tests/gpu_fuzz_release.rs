@@ -4,8 +4,10 @@
 //! compute the references while this thread uploads, poisons the output,
 //! runs and downloads (`sdpa_tests::batch`). The cases sit on and around
 //! every tile edge of the kernel (`sdpa_tests::release_cases`); the
-//! tolerances are `gpu_fuzz`'s. Prints one line per kernel (cases,
-//! failures, worst rel_l2 and max_rel, seconds) and a total.
+//! judges are `gpu_fuzz`'s (a lower-precision kernel's: each element
+//! within its bound, `sdpa_tests::pv_bound`). Prints one line per kernel
+//! (cases, failures, worst rel_l2 and max_rel, and the worst error over
+//! its bound where there is one, seconds) and a total.
 //!
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/gpu_fuzz_release --ignored --nocapture`
@@ -18,14 +20,15 @@
 use kernels_gpu::kernels::KernelInfo;
 use sdpa::{Attention, AttnError, Options};
 use sdpa_tests::batch::{EntryReport, Prepared, Verdict, check, prepare, run_batch};
-use sdpa_tests::fuzz::tolerance;
+use sdpa_tests::fuzz::Judge;
 use sdpa_tests::open_gpu;
 use sdpa_tests::release_cases::{REPLAY_ENV, Replay, Settings, case_seeds, release_case};
 use sdpa_tests::shapes::FuzzCase;
 
 /// `gpu_fuzz`'s tolerances: the correctness gate's relative L2 error, and
 /// a largest error relative to the largest output; a lower-precision
-/// variant's own (`sdpa_tests::fuzz::tolerance`).
+/// variant is judged by its per-element bound instead
+/// (`sdpa_tests::fuzz::Judge::of`).
 const REL_L2: f64 = 2e-2;
 const MAX_REL: f64 = 3e-2;
 
@@ -71,11 +74,13 @@ fn replay_one(attn: &Attention, replay: &Replay) {
         .unwrap_or_else(|| panic!("{REPLAY_ENV}: no kernel {} in the loaded image", replay.entry));
     let case = release_case(kernel, replay.seed);
     println!("replaying {}: {}", kernel.entry, describe(kernel, &case));
-    let p = prepare(0, case);
+    let p = prepare(0, case, Judge::of(kernel, (REL_L2, MAX_REL)));
     let out = run_on_gpu(attn, kernel, &p).unwrap_or_else(|e| panic!("device error: {e}"));
-    let verdict = check(&p, &out, tolerance(kernel, (REL_L2, MAX_REL)));
-    match verdict {
-        Verdict::Pass(m) => println!("PASS {} max_rel={:.2e}", m.stats, m.max_rel),
+    match check(&p, &out) {
+        Verdict::Pass(m) => match m.bound_ratio {
+            Some(ratio) => println!("PASS {} max_rel={:.2e} error/bound={ratio:.2}", m.stats, m.max_rel),
+            None => println!("PASS {} max_rel={:.2e}", m.stats, m.max_rel),
+        },
         Verdict::Fail { reason, .. } => panic!("FAIL {reason}"),
     }
 }
@@ -97,7 +102,7 @@ fn every_kernel_matches_the_reference_at_release_scale() {
     for kernel in attn.kernels() {
         let cases: Vec<FuzzCase> =
             case_seeds(settings.seed, kernel, settings.cases).into_iter().map(|s| release_case(kernel, s)).collect();
-        let report = run_batch(kernel, &cases, settings.workers, tolerance(kernel, (REL_L2, MAX_REL)), |p| {
+        let report = run_batch(kernel, &cases, settings.workers, Judge::of(kernel, (REL_L2, MAX_REL)), |p| {
             run_on_gpu(&attn, kernel, p)
         });
         println!("{report}");
