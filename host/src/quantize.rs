@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 pub use kernels_gpu::quantize::{InputDtype, Rotation};
 use kernels_gpu::quantize::{
-    MAX_TENSORS, QUANTIZE_KERNELS, QuantizeKernel, QuantizeParams, QuantizeTensor, THREADS, WARP_ROWS, blocks,
-    lag_units, scratch_words,
+    MAX_TENSORS, QUANTIZE_KERNELS, QuantizeKernel, QuantizeParams, QuantizeTensor, THREADS, blocks, lag_units,
+    scratch_words, tile_rows,
 };
 
 use crate::attention::Attention;
@@ -112,10 +112,7 @@ impl Quantizer {
     /// As [`Quantizer::quantize_into`]; [`AttnError::InvalidScale`] when a
     /// head's scale is not finite and positive (a NaN or infinity in the
     /// head, or values whose `amax / 448` underflows).
-    pub fn quantize_many(
-        &self,
-        inputs: &[(&DeviceFloatTensor, Rotation)],
-    ) -> Result<Vec<DeviceFp8Tensor>, AttnError> {
+    pub fn quantize_many(&self, inputs: &[(&DeviceFloatTensor, Rotation)]) -> Result<Vec<DeviceFp8Tensor>, AttnError> {
         let mut outputs = Vec::with_capacity(inputs.len());
         for (input, _) in inputs {
             let codes = self.stream.alloc_zeros::<u8>(element_count(input.shape)?)?;
@@ -261,8 +258,9 @@ impl Counts {
     fn new(shape: [usize; 4], groups: usize, tensors: usize, dtype: InputDtype, group: ScaleGroup) -> Option<Counts> {
         let [batch, heads, seq, head_dim] = shape;
         let fit = |x: usize| u32::try_from(x).ok();
-        let row_tiles = seq.div_ceil(WARP_ROWS as usize);
-        fit(row_tiles.checked_mul(WARP_ROWS as usize)?)?;
+        let rows = tile_rows(u32::try_from(head_dim).ok()?) as usize;
+        let row_tiles = seq.div_ceil(rows);
+        fit(row_tiles.checked_mul(rows)?)?;
         let batches_per_group = match group {
             ScaleGroup::PerHead => batch,
             ScaleGroup::PerBatchHead => 1,
@@ -271,7 +269,7 @@ impl Counts {
         let units = tensors.checked_mul(groups)?;
         let tiles_per_pass = units.checked_mul(tiles_per_unit)?;
         fit(tiles_per_pass.checked_mul(2)?)?;
-        let unit_bytes = tiles_per_unit.saturating_mul(WARP_ROWS as usize * head_dim * dtype.bytes());
+        let unit_bytes = tiles_per_unit.saturating_mul(rows * head_dim * dtype.bytes());
         let lag_tiles = lag_units(fit(units)?, unit_bytes) as usize * tiles_per_unit;
         Some(Counts {
             seq: fit(seq)?,

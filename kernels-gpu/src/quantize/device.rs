@@ -4,12 +4,12 @@
 //! [`super::QUANTIZE_KERNELS`].
 
 use super::{
-    LANE_VALUES, QuantizeParams, QuantizeTensor, ROTATION_HADAMARD, WARP_ROWS, WARPS, Work, hadamard_norm, schedule,
+    LANE_VALUES, QuantizeParams, QuantizeTensor, ROTATION_HADAMARD, TILE_STEPS, WARPS, Work, hadamard_norm, schedule,
 };
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::quant::{
-    broadcast_lane0_u32, count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep,
-    opaque_u32, opaque_u64, red_add_release_u32, red_max_u32, shfl_xor_u32, store_relaxed_u32, ticket_u32,
+    broadcast_lane0_u32, count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep, opaque_u32,
+    opaque_u64, prefetch_l2, red_add_release_u32, red_max_u32, shfl_xor_u32, store_relaxed_u32, ticket_u32,
 };
 use crate::arch::shfl::shfl_xor_f32;
 use crate::arch::sreg::{block_idx_x, lane_id, warp_id};
@@ -202,6 +202,10 @@ struct Tile {
     first_at: usize,
     /// This lane's row (within the slice) at step 0.
     first_row: u32,
+    /// Element index of the tile's first element (its rows are contiguous).
+    tile_at: usize,
+    /// The tile's first row within the slice.
+    tile_row: u32,
 }
 
 impl Tile {
@@ -209,11 +213,6 @@ impl Tile {
     /// lanes per row.
     const fn rows_per_step(head_dim: u32) -> u32 {
         32 * LANE_VALUES / head_dim
-    }
-
-    /// Steps per tile.
-    const fn steps(head_dim: u32) -> u32 {
-        WARP_ROWS / Self::rows_per_step(head_dim)
     }
 
     /// Tile `tile` (of one kind) of the launch `p`, as this lane sees it.
@@ -230,17 +229,43 @@ impl Tile {
         let row_tile = index_in_unit % p.row_tiles;
         let lanes_per_row = HEAD_DIM / LANE_VALUES;
         let lane = lane_id();
-        let first_row = row_tile * WARP_ROWS + lane / lanes_per_row;
+        let tile_row = row_tile * super::tile_rows(HEAD_DIM);
+        let first_row = tile_row + lane / lanes_per_row;
         let slice_base = (b as usize * p.heads as usize + h as usize) * p.seq as usize * HEAD_DIM as usize;
         Tile {
             tensor: tensor_of(p, tensor_index),
             unit: unit as usize,
             group: group as usize,
             index_in_unit,
-            first_at: slice_base
-                + first_row as usize * HEAD_DIM as usize
-                + (lane % lanes_per_row * I::CHUNK) as usize,
+            first_at: slice_base + first_row as usize * HEAD_DIM as usize + (lane % lanes_per_row * I::CHUNK) as usize,
             first_row,
+            tile_at: slice_base + tile_row as usize * HEAD_DIM as usize,
+            tile_row,
+        }
+    }
+
+    /// Asks L2 for the whole tile's input at once (each lane its share of
+    /// the 128-byte lines of the tile's rows that exist), so that DRAM
+    /// serves a tile's every step together rather than one step per round
+    /// trip.
+    ///
+    /// # Safety
+    /// The tile's tensor holds the shape `p` describes.
+    #[inline(always)]
+    unsafe fn prefetch<I: Input, const HEAD_DIM: u32>(&self, p: &QuantizeParams) {
+        const LINE: u32 = 128;
+        // Sixteen bytes per chunk.
+        let element_bytes = 16 / I::CHUNK;
+        let rows = super::tile_rows(HEAD_DIM);
+        let lines = rows * HEAD_DIM * element_bytes / LINE;
+        let row_bytes = HEAD_DIM * element_bytes;
+        let base = (self.tensor.input as *const u8).wrapping_add(self.tile_at * element_bytes as usize);
+        for k in 0..lines / 32 {
+            let line = lane_id() + 32 * k;
+            if self.tile_row + line * LINE / row_bytes < p.seq {
+                // SAFETY: a line of a row that exists lies inside the tensor.
+                unsafe { prefetch_l2(base.wrapping_add((line * LINE) as usize)) };
+            }
         }
     }
 
@@ -260,11 +285,23 @@ fn tensor_of(p: &QuantizeParams, index: u32) -> QuantizeTensor {
     let [a, b, c] = p.tensors;
     let pick64 = |x: u64, y: u64, z: u64| {
         let (x, y, z) = (opaque_u64(x), opaque_u64(y), opaque_u64(z));
-        if index == 0 { x } else if index == 1 { y } else { z }
+        if index == 0 {
+            x
+        } else if index == 1 {
+            y
+        } else {
+            z
+        }
     };
     let pick32 = |x: u32, y: u32, z: u32| {
         let (x, y, z) = (opaque_u32(x), opaque_u32(y), opaque_u32(z));
-        if index == 0 { x } else if index == 1 { y } else { z }
+        if index == 0 {
+            x
+        } else if index == 1 {
+            y
+        } else {
+            z
+        }
     };
     QuantizeTensor {
         input: pick64(a.input, b.input, c.input),
@@ -331,8 +368,10 @@ fn unit_words(p: &QuantizeParams, unit: usize) -> [*mut u32; 3] {
 /// The whole warp calls it; `p` holds the tensors and scratch it describes.
 #[inline(always)]
 unsafe fn amax_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
+    // SAFETY: the caller's contract.
+    unsafe { tile.prefetch::<I, HEAD_DIM>(p) };
     let mut largest = 0u32;
-    for step in 0..Tile::steps(HEAD_DIM) {
+    for step in 0..TILE_STEPS {
         // SAFETY: every lane of the warp runs every step (the caller's contract).
         let values = unsafe { rotated::<I, R, HEAD_DIM>(p, tile, step) };
         largest = values.iter().fold(largest, |m, v| m.max(v.to_bits() & 0x7FFF_FFFF));
@@ -424,7 +463,7 @@ unsafe fn encode_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &Quantiz
         unsafe { core::ptr::write((tile.tensor.scales as *mut f32).add(tile.group), scale) };
     }
     let stride = chunk_stride(I::CHUNK, HEAD_DIM);
-    for step in 0..Tile::steps(HEAD_DIM) {
+    for step in 0..TILE_STEPS {
         // SAFETY: every lane of the warp runs every step.
         let values = unsafe { rotated::<I, R, HEAD_DIM>(p, tile, step) };
         let (valid, at) = tile.at::<HEAD_DIM>(p, step);

@@ -4,7 +4,7 @@
 //!
 //! One kernel per input type and head dim quantizes up to [`MAX_TENSORS`]
 //! tensors of one shape (Q, K and V) in one launch. Its work is a list of
-//! *tiles* ([`WARP_ROWS`] rows of one (batch, head) slice of one tensor),
+//! *tiles* ([`tile_rows`] rows of one (batch, head) slice of one tensor),
 //! each done twice by one warp, in two kinds:
 //! - an **amax** tile folds the largest magnitude of its (rotated) values
 //!   into its scale group's `amax` word, the f32's bits as a `u32` (for
@@ -46,8 +46,19 @@ mod device;
 /// only containers; the kernel has no block barrier and no shared memory).
 pub const THREADS: u32 = 256;
 
-/// Rows of one (batch, head) slice in one tile.
-pub const WARP_ROWS: u32 = 64;
+/// Steps of one tile: in each, the warp's lanes hold [`LANE_VALUES`] values
+/// each, 1024 values of `1024 / D` rows.
+pub const TILE_STEPS: u32 = 4;
+
+/// Rows of one (batch, head) slice in one tile at head dim `head_dim` (64 or
+/// 128): [`TILE_STEPS`] x 1024 values, 8 KiB of f16 at either head dim. A
+/// warp holds a tile from its first load to its last store, so the tile's
+/// size sets how many bytes the warps in flight span: small enough that an
+/// encode tile's unit finished its amax soon after, large enough that the
+/// ticket counter (one atomic per tile) is far from its limit.
+pub const fn tile_rows(head_dim: u32) -> u32 {
+    TILE_STEPS * 32 * LANE_VALUES / head_dim
+}
 
 /// Values of one row that one lane holds: a row of `D` values spans `D / 32`
 /// lanes, each holding 16-byte chunks `j * D / 32 + lane_in_row` of the row
@@ -61,7 +72,7 @@ pub const MAX_TENSORS: usize = 3;
 /// Bytes of input whose amax the schedule keeps ahead of their encode
 /// ([`lag_units`]): far less than the L2 (50 MB on an H100/H200), so the
 /// encode tiles' reads hit it, and many times what the SMs hold in flight.
-pub const LAG_BYTES: usize = 4 << 20;
+pub const LAG_BYTES: usize = 8 << 20;
 
 /// One tensor of a launch.
 #[repr(C)]
@@ -102,7 +113,7 @@ pub struct QuantizeParams {
     pub group_batch_stride: u32,
     /// Scale groups per tensor: `H`, or `B * H`.
     pub groups: u32,
-    /// Tiles per slice: `ceil(S / WARP_ROWS)`.
+    /// Tiles per slice: `ceil(S / tile_rows(D))`.
     pub row_tiles: u32,
     /// Tiles per unit: `B * row_tiles` per head, `row_tiles` per (batch, head).
     pub tiles_per_unit: u32,
