@@ -169,21 +169,26 @@ pub(crate) fn launch(
 #[repr(transparent)]
 struct QuantizeArgs(kernels_gpu::quantize::QuantizeParams);
 
-// SAFETY: `QuantizeParams` is `repr(C)`, `Copy`, holds only integers (four
-// u64 then four u32: no padding), and is the kernels' parameter type itself.
+// SAFETY: `QuantizeParams` is `repr(C)`, `Copy`, holds only integers (three
+// tensors of three u64 and two u32, a u64, then eight u32: no padding), and
+// is the kernel's parameter type itself.
 unsafe impl DeviceRepr for QuantizeArgs {}
 
-/// Launches one pass of the quantizer (`func`, an entry of
+/// Launches the quantizer (`func`, an entry of
 /// `kernels_gpu::quantize::QUANTIZE_KERNELS`) over `params` on `stream`.
 ///
 /// Safety argument: the caller (`Quantizer::quantize_into`, the only one)
-/// checked the shape against the kernel (head dim, grid limits), that
-/// `params.input`, `params.codes`, `params.amax` and `params.scales` are the
-/// device addresses of live buffers on `stream`'s context holding at least
-/// the elements and scale groups the shape needs (borrowed for the call;
-/// stream order keeps later frees behind the kernel), the input 16-byte
-/// aligned, and passes `cfg` from `kernels_gpu::quantize::grid` with
-/// `THREADS` threads and no shared memory.
+/// checked the shape against the kernel (head dim, `u32` counts), derived
+/// `params`' counts from it, and set the first `tiles_per_pass / (groups *
+/// tiles_per_unit)` tensors' `input`, `codes` and `scales` to the device
+/// addresses of live buffers on `stream`'s context holding at least the
+/// elements and scale groups the shape needs (borrowed for the call; stream
+/// order keeps later frees behind the kernel), the inputs 16-byte and the
+/// codes 8-byte aligned; `params.scratch` is a live buffer of
+/// `scratch_words(units)` zeroed words that only this quantizer's launches
+/// on this stream use (each leaves it zero); `cfg` has
+/// `kernels_gpu::quantize::blocks(tiles_per_pass)` blocks of `THREADS`
+/// threads and no shared memory.
 pub(crate) fn launch_quantize(
     stream: &CudaStream,
     func: &CudaFunction,

@@ -116,3 +116,92 @@ fn bad_inputs_are_typed_errors() {
     let err = quantize_as_gpu("q", &[1e-45; 64], [1, 1, 1, 64], Rotation::None, ScaleGroup::PerHead).unwrap_err();
     assert!(matches!(err, AttnError::InvalidScale { value: 0.0, .. }), "{err}");
 }
+
+/// The GPU quantizer's schedule (`kernels_gpu::quantize::schedule`): every
+/// tile gets one amax and one encode ticket, and every encode ticket comes
+/// after all amax tickets of its unit (so a warp only waits for warps that
+/// took their tickets before it: the wait always ends).
+#[test]
+fn the_schedule_covers_every_tile_once_and_orders_each_encode_after_its_units_amax() {
+    use kernels_gpu::quantize::{Work, lag_units, schedule};
+    for (units, tiles_per_unit, unit_bytes) in
+        [(1, 1, 1), (1, 7, 1 << 30), (3, 5, 1 << 20), (48, 64, 1 << 18), (96, 256, 4 << 20), (5, 3, 64 << 20)]
+    {
+        let tiles = units * tiles_per_unit;
+        let lag = lag_units(units, unit_bytes) * tiles_per_unit;
+        assert!((tiles_per_unit..=tiles).contains(&lag), "lag {lag} of {tiles} tiles");
+        let mut amax_ticket = vec![None; tiles as usize];
+        let mut encode_ticket = vec![None; tiles as usize];
+        for ticket in 0..2 * tiles {
+            let slot = match schedule(ticket, tiles, lag) {
+                Work::Amax(t) => &mut amax_ticket[t as usize],
+                Work::Encode(t) => &mut encode_ticket[t as usize],
+            };
+            assert_eq!(*slot, None, "ticket {ticket}: a tile given twice");
+            *slot = Some(ticket);
+        }
+        for (tile, encode) in encode_ticket.iter().enumerate() {
+            let encode = encode.expect("every tile encoded");
+            let unit = tile as u32 / tiles_per_unit;
+            let last_amax = (unit * tiles_per_unit..(unit + 1) * tiles_per_unit)
+                .map(|t| amax_ticket[t as usize].expect("every tile's amax"))
+                .max()
+                .expect("a unit has tiles");
+            assert!(last_amax < encode, "tile {tile}: encode ticket {encode} before its unit's amax {last_amax}");
+        }
+    }
+}
+
+/// The GPU kernel's lane layout of the rotation (`kernels_gpu::quantize`:
+/// `D / 32` lanes per row, 32 values each, chunk `j` of lane `l` holding
+/// row elements `(j * lanes + l) * chunk ..`; spans below the chunk within
+/// it, spans from `chunk * lanes` across a lane's chunks, the spans between
+/// across lanes), replayed here: bit for bit [`hadamard_row`].
+#[test]
+fn the_kernels_lane_layout_of_the_rotation_is_hadamard_row_bit_for_bit() {
+    use kernels_gpu::quantize::LANE_VALUES;
+    let values = LANE_VALUES as usize;
+    let butterflies = |x: &mut [f32], span: usize| {
+        for i in (0..x.len()).filter(|i| i & span == 0) {
+            let (a, b) = (x[i], x[i + span]);
+            x[i] = a + b;
+            x[i + span] = a - b;
+        }
+    };
+    for dim in [64, 128] {
+        for chunk in [8, 4] {
+            let lanes = dim / values;
+            let mut row = random_row(dim, (dim * chunk) as u64);
+            row[3] += 90.0;
+            let element = |l: usize, v: usize| (v / chunk * lanes + l) * chunk + v % chunk;
+            let mut lane: Vec<Vec<f32>> =
+                (0..lanes).map(|l| (0..values).map(|v| row[element(l, v)]).collect()).collect();
+            let mut span = 1;
+            while span < dim {
+                if span < chunk {
+                    lane.iter_mut().for_each(|x| butterflies(x, span));
+                } else if span < chunk * lanes {
+                    let mask = span / chunk;
+                    let before = lane.clone();
+                    for (l, x) in lane.iter_mut().enumerate() {
+                        for (v, x) in x.iter_mut().enumerate() {
+                            let other = before[l ^ mask][v];
+                            *x = if l & mask != 0 { other - *x } else { *x + other };
+                        }
+                    }
+                } else {
+                    lane.iter_mut().for_each(|x| butterflies(x, span / lanes));
+                }
+                span *= 2;
+            }
+            let norm = hadamard_norm(dim);
+            hadamard_row(&mut row);
+            for (l, x) in lane.iter().enumerate() {
+                for (v, &x) in x.iter().enumerate() {
+                    let want = row[element(l, v)];
+                    assert_eq!((x * norm).to_bits(), want.to_bits(), "D={dim} chunk {chunk} lane {l} value {v}");
+                }
+            }
+        }
+    }
+}

@@ -14,7 +14,7 @@ use half::{bf16, f16};
 use kernels_gpu::record::SHAPES;
 use sdpa::bench::BenchShape;
 use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, quantize_as_gpu};
-use sdpa::quantize::{DeviceFloatTensor, InputDtype, Quantizer};
+use sdpa::quantize::{DeviceFloatTensor, InputDtype, QuantizeJob, Quantizer};
 use sdpa::{Attention, AttnError, DeviceFp8Tensor, Options};
 use sdpa_tests::open_gpu;
 
@@ -48,7 +48,40 @@ fn stored(values: &[f32], dtype: InputDtype) -> (Vec<u8>, Vec<f32>) {
     }
 }
 
-/// The GPU quantizer's codes and scales for `bytes` of `dtype`.
+/// One tensor's codes and scales, on the host.
+type Quantized = (Vec<u8>, Vec<f32>);
+
+/// The GPU quantizer's codes and scales for `bytes` of `dtype` (each of
+/// `inputs` one tensor of one launch, with its rotation).
+fn gpu_quantize_many(
+    attn: &Attention,
+    quantizer: &Quantizer,
+    inputs: &[(&[u8], Rotation)],
+    dtype: InputDtype,
+    shape: [usize; 4],
+    group: ScaleGroup,
+) -> Result<Vec<Quantized>, AttnError> {
+    let stream = attn.stream();
+    let groups = if group == ScaleGroup::PerHead { shape[1] } else { shape[0] * shape[1] };
+    let mut tensors = Vec::new();
+    for (bytes, _) in inputs {
+        let input = DeviceFloatTensor { data: stream.clone_htod(*bytes)?, dtype, shape };
+        let codes = stream.alloc_zeros::<u8>(shape.iter().product())?;
+        let scales = stream.alloc_zeros::<f32>(groups)?;
+        tensors.push((input, codes, scales));
+    }
+    let mut jobs: Vec<QuantizeJob<'_>> = tensors
+        .iter_mut()
+        .zip(inputs)
+        .map(|((input, codes, scales), &(_, rotation))| QuantizeJob { input, rotation, codes, scales })
+        .collect();
+    quantizer.quantize_into(&mut jobs, group)?;
+    drop(jobs);
+    tensors.iter().map(|(_, codes, scales)| Ok((stream.clone_dtoh(codes)?, stream.clone_dtoh(scales)?))).collect()
+}
+
+/// The GPU quantizer's codes and scales for `bytes` of `dtype`, alone in
+/// its launch.
 fn gpu_quantize(
     attn: &Attention,
     quantizer: &Quantizer,
@@ -57,15 +90,18 @@ fn gpu_quantize(
     shape: [usize; 4],
     rotation: Rotation,
     group: ScaleGroup,
-) -> Result<(Vec<u8>, Vec<f32>), AttnError> {
-    let stream = attn.stream();
-    let input = DeviceFloatTensor { data: stream.clone_htod(bytes)?, dtype, shape };
-    let groups = if group == ScaleGroup::PerHead { shape[1] } else { shape[0] * shape[1] };
-    let mut codes = stream.alloc_zeros::<u8>(shape.iter().product())?;
-    let mut scales = stream.alloc_zeros::<f32>(groups)?;
-    let mut amax = stream.alloc_zeros::<u32>(groups)?;
-    quantizer.quantize_into(&input, rotation, group, &mut codes, &mut scales, &mut amax)?;
-    Ok((stream.clone_dtoh(&codes)?, stream.clone_dtoh(&scales)?))
+) -> Result<Quantized, AttnError> {
+    let mut out = gpu_quantize_many(attn, quantizer, &[(bytes, rotation)], dtype, shape, group)?;
+    Ok(out.remove(0))
+}
+
+/// Asserts that `got` (codes, scales) is `want`'s bits.
+fn assert_identical(at: &str, got: &Quantized, want: &Quantized) {
+    let bits = |s: &[f32]| s.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got.1), bits(&want.1), "{at}: scales");
+    let differ = got.0.iter().zip(&want.0).filter(|(a, b)| a != b).count();
+    let first = got.0.iter().zip(&want.0).position(|(a, b)| a != b);
+    assert_eq!(differ, 0, "{at}: {differ} codes differ, the first at element {first:?}");
 }
 
 #[test]
@@ -84,21 +120,54 @@ fn codes_and_scales_match_the_cpu_reference_bit_for_bit() {
             for rotation in [Rotation::None, Rotation::Hadamard] {
                 for group in [ScaleGroup::PerHead, ScaleGroup::PerBatchHead] {
                     let at = format!("{dtype:?} D={dim} {rotation:?} {group:?}");
-                    let (codes, scales) =
+                    let got =
                         gpu_quantize(&attn, &quantizer, &bytes, dtype, shape, rotation, group).expect("quantizes");
-                    let (want_codes, want_scales) =
-                        quantize_as_gpu("x", &widened, shape, rotation, group).expect("reference quantizes");
-                    let want_bits: Vec<u32> = want_scales.iter().map(|s| s.to_bits()).collect();
-                    assert_eq!(scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), want_bits, "{at}: scales");
-                    let differ = codes.iter().zip(&want_codes).filter(|(a, b)| a != b).count();
-                    let first = codes.iter().zip(&want_codes).position(|(a, b)| a != b);
-                    assert_eq!(differ, 0, "{at}: {differ} codes differ, the first at element {first:?}");
+                    let want = quantize_as_gpu("x", &widened, shape, rotation, group).expect("reference quantizes");
+                    assert_identical(&at, &got, &want);
                     checked += 1;
                 }
             }
         }
     }
     println!("{checked} configurations: codes and scales identical to the CPU reference");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn three_tensors_in_one_launch_match_the_cpu_reference_bit_for_bit() {
+    let attn = open_gpu();
+    let quantizer = Quantizer::new(&attn).expect("the quantizer loads");
+    let mut checked = 0;
+    // Q and K rotated, V not, in one launch; shapes whose units (tensor x
+    // group) outnumber the schedule's lag, so encode and amax tiles
+    // interleave (the first two: the lag is 8 MiB of input); S not a
+    // multiple of the tile's rows (64 at D = 64, 32 at D = 128); each launch twice
+    // (the scratch words it leaves must be zero for the next).
+    for (shape, dtype) in [
+        ([2, 8, 1000, 128], InputDtype::F16),
+        ([1, 32, 2000, 64], InputDtype::Bf16),
+        ([3, 4, 777, 64], InputDtype::F16),
+        ([1, 6, 300, 128], InputDtype::F32),
+    ] {
+        let n: usize = shape.iter().product();
+        let mut rng = SplitMix64::new(n as u64);
+        let raw = [(); 3].map(|_| values(n, true, &mut rng));
+        let stored = raw.map(|x| stored(&x, dtype));
+        let rotations = [Rotation::Hadamard, Rotation::Hadamard, Rotation::None];
+        for group in [ScaleGroup::PerHead, ScaleGroup::PerBatchHead] {
+            let inputs: Vec<(&[u8], Rotation)> =
+                stored.iter().zip(rotations).map(|((bytes, _), r)| (bytes.as_slice(), r)).collect();
+            for call in 0..2 {
+                let got = gpu_quantize_many(&attn, &quantizer, &inputs, dtype, shape, group).expect("quantizes");
+                for (t, ((_, widened), rotation)) in stored.iter().zip(rotations).enumerate() {
+                    let want = quantize_as_gpu("x", widened, shape, rotation, group).expect("reference quantizes");
+                    assert_identical(&format!("{shape:?} {dtype:?} {group:?} tensor {t} call {call}"), &got[t], &want);
+                }
+                checked += 1;
+            }
+        }
+    }
+    println!("{checked} three-tensor launches: codes and scales identical to the CPU reference");
 }
 
 #[test]
@@ -113,6 +182,27 @@ fn bad_inputs_are_typed_errors() {
     assert!(matches!(err, AttnError::UnsupportedHeadDim { head_dim: 96, .. }), "{err}");
     let err = g(&[0u8; 64 * 4], InputDtype::F16, [1, 1, 4, 64]).unwrap_err();
     assert!(matches!(err, AttnError::BufferLength { .. }), "{err}");
+    let (a, b) = ([0u8; 2 * 64 * 4], [0u8; 2 * 64 * 8]);
+    let err = (|| -> Result<(), AttnError> {
+        let input = |bytes: &[u8], seq| -> Result<DeviceFloatTensor, AttnError> {
+            Ok(DeviceFloatTensor {
+                data: attn.stream().clone_htod(bytes)?,
+                dtype: InputDtype::F16,
+                shape: [1, 1, seq, 64],
+            })
+        };
+        let (x, y) = (input(&a, 4)?, input(&b, 8)?);
+        let stream = attn.stream();
+        let (mut c0, mut c1) = (stream.alloc_zeros::<u8>(512)?, stream.alloc_zeros::<u8>(512)?);
+        let (mut s0, mut s1) = (stream.alloc_zeros::<f32>(1)?, stream.alloc_zeros::<f32>(1)?);
+        let mut jobs = [
+            QuantizeJob { input: &x, rotation: Rotation::None, codes: &mut c0, scales: &mut s0 },
+            QuantizeJob { input: &y, rotation: Rotation::None, codes: &mut c1, scales: &mut s1 },
+        ];
+        quantizer.quantize_into(&mut jobs, ScaleGroup::PerHead)
+    })()
+    .unwrap_err();
+    assert!(matches!(err, AttnError::ShapeMismatch(_)), "{err}");
     // A NaN makes its head's scale NaN, which `quantize` refuses.
     let mut bytes = vec![0u8; 4 * 64 * 4];
     bytes[4 * 70..4 * 71].copy_from_slice(&f32::NAN.to_le_bytes());
@@ -163,11 +253,14 @@ fn gpu_attention(
     rotation: Rotation,
     causal: bool,
 ) -> Vec<f32> {
-    let dev = |bytes: &[u8], rotation| -> DeviceFp8Tensor {
-        let data = attn.stream().clone_htod(bytes).expect("uploads");
-        quantizer.quantize(&DeviceFloatTensor { data, dtype: InputDtype::F16, shape }, rotation).expect("quantizes")
-    };
-    let (q, k, v) = (dev(x[0], rotation), dev(x[1], rotation), dev(x[2], Rotation::None));
+    let [q, k, v] = x.map(|bytes| DeviceFloatTensor {
+        data: attn.stream().clone_htod(bytes).expect("uploads"),
+        dtype: InputDtype::F16,
+        shape,
+    });
+    let quantized =
+        quantizer.quantize_many(&[(&q, rotation), (&k, rotation), (&v, Rotation::None)]).expect("quantizes");
+    let Ok::<[DeviceFp8Tensor; 3], _>([q, k, v]) = quantized.try_into() else { panic!("three tensors quantized") };
     let opts = Options::new().causal(causal);
     let plan = attn.plan(&q, &k, &v, &opts).expect("plans");
     let problem = attn.prepare(&plan, q, k, v).expect("prepares");
@@ -245,7 +338,7 @@ fn quantizer_time_against_attention() {
     println!(
         "f16 q, k, v quantized per head (Hadamard on q and k): the three tensors' time against the default kernel's"
     );
-    println!("(wall clock over 20 back-to-back calls, each call's launches included)");
+    println!("(one launch for the three tensors, three distinct input buffers; wall clock over 20 back-to-back calls)");
     println!("| shape | quantizer us | GB/s | attention us | ratio |");
     println!("|---|---|---|---|---|");
     for text in &SHAPES[2..] {
@@ -255,17 +348,22 @@ fn quantizer_time_against_attention() {
         let stream = attn.stream();
         let raw = values(n, true, &mut SplitMix64::new(1));
         let (bytes, _) = stored(&raw, InputDtype::F16);
-        let input =
-            DeviceFloatTensor { data: stream.clone_htod(&bytes).expect("uploads"), dtype: InputDtype::F16, shape };
+        let inputs = [(); 3].map(|_| DeviceFloatTensor {
+            data: stream.clone_htod(&bytes).expect("uploads"),
+            dtype: InputDtype::F16,
+            shape,
+        });
         let mut codes = [(); 3].map(|_| stream.alloc_zeros::<u8>(n).expect("allocates"));
-        let mut scales = stream.alloc_zeros::<f32>(s.heads).expect("allocates");
-        let mut amax = stream.alloc_zeros::<u32>(s.heads).expect("allocates");
+        let mut scales = [(); 3].map(|_| stream.alloc_zeros::<f32>(s.heads).expect("allocates"));
         let quantize_seconds = time(&attn, 20, || {
-            for (codes, rotation) in codes.iter_mut().zip([Rotation::Hadamard, Rotation::Hadamard, Rotation::None]) {
-                quantizer
-                    .quantize_into(&input, rotation, ScaleGroup::PerHead, codes, &mut scales, &mut amax)
-                    .expect("quantizes");
-            }
+            let rotations = [Rotation::Hadamard, Rotation::Hadamard, Rotation::None];
+            let mut jobs: Vec<QuantizeJob<'_>> = inputs
+                .iter()
+                .zip(codes.iter_mut().zip(scales.iter_mut()))
+                .zip(rotations)
+                .map(|((input, (codes, scales)), rotation)| QuantizeJob { input, rotation, codes, scales })
+                .collect();
+            quantizer.quantize_into(&mut jobs, ScaleGroup::PerHead).expect("quantizes");
         });
         let unit = vec![1.0f32; s.heads];
         let [q, k, v] = codes.map(|data| DeviceFp8Tensor { data, shape, scales: unit.clone() });

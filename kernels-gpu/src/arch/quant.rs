@@ -1,5 +1,5 @@
-//! The quantizer's instructions: f16 pairs widened to f32, E4M3 pairs
-//! packed from f32, and the global maximum its blocks reduce into.
+//! The quantizer's instructions: f16 pairs widened to f32, the global
+//! maximum and counters its warps share, and the warp exchanges they use.
 
 use core::arch::asm;
 
@@ -42,4 +42,204 @@ pub unsafe fn red_max_u32(address: *mut u32, value: u32) {
             options(nostack)
         );
     }
+}
+
+/// `atom.relaxed.gpu.global.inc.u32`: returns `*address` and stores
+/// `old >= bound ? 0 : old + 1`, atomically at device scope (a counter of
+/// `bound + 1` tickets that wraps back to zero after its last one).
+///
+/// # Safety
+/// `address` must be a live, 4-byte aligned global-memory `u32`.
+#[inline(always)]
+pub unsafe fn ticket_u32(address: *mut u32, bound: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees a live, aligned global address.
+    unsafe {
+        asm!(
+            "atom.relaxed.gpu.global.inc.u32 {o}, [{a}], {b};",
+            o = out(reg32) old,
+            a = in(reg64) address as u64,
+            b = in(reg32) bound,
+            options(nostack)
+        );
+    }
+    old
+}
+
+/// `atom.acq_rel.gpu.global.inc.u32`: as [`ticket_u32`], with this thread's
+/// earlier memory accesses ordered before it and its later ones after it
+/// (at device scope), so the thread that takes the last count sees what
+/// every earlier counter did before counting.
+///
+/// # Safety
+/// `address` must be a live, 4-byte aligned global-memory `u32`.
+#[inline(always)]
+pub unsafe fn count_acq_rel_u32(address: *mut u32, bound: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees a live, aligned global address.
+    unsafe {
+        asm!(
+            "atom.acq_rel.gpu.global.inc.u32 {o}, [{a}], {b};",
+            o = out(reg32) old,
+            a = in(reg64) address as u64,
+            b = in(reg32) bound,
+            options(nostack)
+        );
+    }
+    old
+}
+
+/// `red.release.gpu.global.add.u32`: `*address += value` at device scope,
+/// after this thread's earlier memory accesses (a reader that acquires the
+/// sum sees them).
+///
+/// # Safety
+/// `address` must be a live, 4-byte aligned global-memory `u32`.
+#[inline(always)]
+pub unsafe fn red_add_release_u32(address: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees a live, aligned global address.
+    unsafe {
+        asm!(
+            "red.release.gpu.global.add.u32 [{a}], {v};",
+            a = in(reg64) address as u64,
+            v = in(reg32) value,
+            options(nostack)
+        );
+    }
+}
+
+/// `ld.acquire.gpu.global.u32`: reads `*address` at device scope, with this
+/// thread's later memory accesses ordered after it.
+///
+/// # Safety
+/// `address` must be a live, 4-byte aligned global-memory `u32`.
+#[inline(always)]
+pub unsafe fn load_acquire_u32(address: *const u32) -> u32 {
+    let value: u32;
+    // SAFETY: the caller guarantees a live, aligned global address.
+    unsafe {
+        asm!(
+            "ld.acquire.gpu.global.u32 {v}, [{a}];",
+            v = out(reg32) value,
+            a = in(reg64) address as u64,
+            options(nostack)
+        );
+    }
+    value
+}
+
+/// `ld.relaxed.gpu.global.u32`: reads `*address` at device scope (from L2,
+/// never a stale L1 line).
+///
+/// # Safety
+/// `address` must be a live, 4-byte aligned global-memory `u32`.
+#[inline(always)]
+pub unsafe fn load_relaxed_u32(address: *const u32) -> u32 {
+    let value: u32;
+    // SAFETY: the caller guarantees a live, aligned global address.
+    unsafe {
+        asm!(
+            "ld.relaxed.gpu.global.u32 {v}, [{a}];",
+            v = out(reg32) value,
+            a = in(reg64) address as u64,
+            options(nostack)
+        );
+    }
+    value
+}
+
+/// `st.relaxed.gpu.global.u32`: writes `*address = value` at device scope.
+///
+/// # Safety
+/// `address` must be a live, 4-byte aligned global-memory `u32`.
+#[inline(always)]
+pub unsafe fn store_relaxed_u32(address: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees a live, aligned global address.
+    unsafe {
+        asm!(
+            "st.relaxed.gpu.global.u32 [{a}], {v};",
+            a = in(reg64) address as u64,
+            v = in(reg32) value,
+            options(nostack)
+        );
+    }
+}
+
+/// `nanosleep.u32`: suspends the thread for about `nanoseconds` (at most
+/// ~1 ms), leaving its issue slots to the SM's other warps while it polls.
+#[inline(always)]
+pub fn nanosleep(nanoseconds: u32) {
+    // SAFETY: no memory effects.
+    unsafe { asm!("nanosleep.u32 {n};", n = in(reg32) nanoseconds, options(nomem, nostack)) }
+}
+
+/// `shfl.sync.idx.b32` from lane 0: lane 0's `value` in every lane.
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn broadcast_lane0_u32(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "shfl.sync.idx.b32 {o}, {v}, 0, 0x1f, 0xffffffff;",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            options(nomem, nostack)
+        );
+    }
+    out
+}
+
+/// `shfl.sync.bfly.b32` of a `u32`: `value` from lane `lane_id ^ lane_mask`.
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn shfl_xor_u32(value: u32, lane_mask: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "shfl.sync.bfly.b32 {o}, {v}, {m}, 0x1f, 0xffffffff;",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            m = in(reg32) lane_mask,
+            options(nomem, nostack)
+        );
+    }
+    out
+}
+
+/// `mov.b64`: `value`, unchanged, from a register LLVM cannot see into. A
+/// choice among fields of the kernel's parameters made on such values stays
+/// a choice of values; made on the fields themselves, LLVM turns it into a
+/// load from a chosen address, which copies the parameters to the stack.
+#[inline(always)]
+pub fn opaque_u64(value: u64) -> u64 {
+    let out: u64;
+    // SAFETY: register-only move.
+    unsafe { asm!("mov.b64 {o}, {v};", o = out(reg64) out, v = in(reg64) value, options(pure, nomem, nostack)) };
+    out
+}
+
+/// As [`opaque_u64`], for a `u32`.
+#[inline(always)]
+pub fn opaque_u32(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only move.
+    unsafe { asm!("mov.b32 {o}, {v};", o = out(reg32) out, v = in(reg32) value, options(pure, nomem, nostack)) };
+    out
+}
+
+/// `prefetch.global.L2`: starts bringing the 128-byte line holding `address`
+/// into L2, without waiting and without registers.
+///
+/// # Safety
+/// `address` must lie inside a live global allocation.
+#[inline(always)]
+pub unsafe fn prefetch_l2(address: *const u8) {
+    // SAFETY: the caller guarantees a valid global address; a hint only.
+    unsafe { asm!("prefetch.global.L2 [{a}];", a = in(reg64) address as u64, options(nostack, readonly)) }
 }

@@ -1,15 +1,24 @@
-//! The quantizer's two passes on the GPU (see the module docs of
-//! [`super`]), generic over the input type and the row rotation, and their
-//! PTX entry points, one per row of [`super::QUANTIZE_KERNELS`].
+//! The quantizer's kernel on the GPU (see the module docs of [`super`]):
+//! one warp per ticket, generic over the input type, each tensor's rotation
+//! chosen per tile; its PTX entry points, one per row of
+//! [`super::QUANTIZE_KERNELS`].
 
-use super::{LANE_ELEMENTS, QuantizeParams, ROWS_PER_BLOCK, THREADS, hadamard_norm};
+use super::{
+    LANE_VALUES, QuantizeParams, QuantizeTensor, ROTATION_HADAMARD, TILE_STEPS, WARPS, Work, hadamard_norm, schedule,
+};
 use crate::arch::cvt::pack_e4m3x4;
-use crate::arch::quant::{f16x2_to_f32x2, red_max_u32};
+use crate::arch::quant::{
+    broadcast_lane0_u32, count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep, opaque_u32,
+    opaque_u64, prefetch_l2, red_add_release_u32, red_max_u32, shfl_xor_u32, store_relaxed_u32, ticket_u32,
+};
 use crate::arch::shfl::shfl_xor_f32;
-use crate::arch::sreg::{block_idx, lane_id, thread_idx_x, warp_id};
+use crate::arch::sreg::{block_idx_x, lane_id, warp_id};
 use crate::fp8::E4M3_MAX;
 
-/// Eight bytes read in one access.
+/// The values one lane holds: [`LANE_VALUES`] of one row.
+type LaneValues = [f32; LANE_VALUES as usize];
+
+/// Eight bytes written in one access.
 #[repr(C, align(8))]
 struct Bytes8([u32; 2]);
 
@@ -17,26 +26,53 @@ struct Bytes8([u32; 2]);
 #[repr(C, align(16))]
 struct Bytes16([u32; 4]);
 
-/// An input element type: how a lane reads its four consecutive values.
+/// Reads the 16 bytes at element `at` of a tensor of `ELEMENT_BYTES`-byte
+/// elements at `base`.
+///
+/// # Safety
+/// The 16 bytes lie inside a live global allocation; `base` is 16-byte
+/// aligned and `at * ELEMENT_BYTES` a multiple of 16.
+#[inline(always)]
+unsafe fn load16<const ELEMENT_BYTES: usize>(base: u64, at: usize) -> [u32; 4] {
+    // SAFETY: the caller's contract.
+    let Bytes16(words) = unsafe { core::ptr::read((base as *const u8).add(at * ELEMENT_BYTES).cast::<Bytes16>()) };
+    words
+}
+
+/// An input element type: how a lane reads its values, one 16-byte chunk
+/// at a time.
 trait Input {
-    /// Reads the four values at element index `at` of the tensor at
-    /// `input`, widened to f32 exactly.
+    /// Elements in one 16-byte chunk.
+    const CHUNK: u32;
+
+    /// Reads the lane's values: chunk `j` (of `LANE_VALUES / CHUNK`) from
+    /// element `at + j * chunk_stride` into values `j * CHUNK ..`, widened to
+    /// f32 exactly.
     ///
     /// # Safety
-    /// The four elements lie inside a live global allocation, and `at` is a
-    /// multiple of four (the base is 16-byte aligned).
-    unsafe fn load(input: u64, at: usize) -> [f32; 4];
+    /// Every chunk lies inside a live global allocation at a 16-byte aligned
+    /// address.
+    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues;
 }
 
 /// IEEE half precision input.
 struct F16In;
 
 impl Input for F16In {
-    unsafe fn load(input: u64, at: usize) -> [f32; 4] {
-        // SAFETY: the caller's contract; 8 bytes at an 8-byte aligned address.
-        let Bytes8([a, b]) = unsafe { core::ptr::read((input as *const u16).add(at).cast::<Bytes8>()) };
-        let ([x0, x1], [x2, x3]) = (f16x2_to_f32x2(a), f16x2_to_f32x2(b));
-        [x0, x1, x2, x3]
+    const CHUNK: u32 = 8;
+
+    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
+        let mut x = [0.0; LANE_VALUES as usize];
+        for j in 0..4 {
+            // SAFETY: the caller's contract.
+            let words = unsafe { load16::<2>(input, at + j * chunk_stride) };
+            for (k, &w) in words.iter().enumerate() {
+                let [lo, hi] = f16x2_to_f32x2(w);
+                x[8 * j + 2 * k] = lo;
+                x[8 * j + 2 * k + 1] = hi;
+            }
+        }
+        x
     }
 }
 
@@ -44,15 +80,19 @@ impl Input for F16In {
 struct Bf16In;
 
 impl Input for Bf16In {
-    unsafe fn load(input: u64, at: usize) -> [f32; 4] {
-        // SAFETY: the caller's contract; 8 bytes at an 8-byte aligned address.
-        let Bytes8([a, b]) = unsafe { core::ptr::read((input as *const u16).add(at).cast::<Bytes8>()) };
-        [
-            f32::from_bits(a << 16),
-            f32::from_bits(a & 0xFFFF_0000),
-            f32::from_bits(b << 16),
-            f32::from_bits(b & 0xFFFF_0000),
-        ]
+    const CHUNK: u32 = 8;
+
+    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
+        let mut x = [0.0; LANE_VALUES as usize];
+        for j in 0..4 {
+            // SAFETY: the caller's contract.
+            let words = unsafe { load16::<2>(input, at + j * chunk_stride) };
+            for (k, &w) in words.iter().enumerate() {
+                x[8 * j + 2 * k] = f32::from_bits(w << 16);
+                x[8 * j + 2 * k + 1] = f32::from_bits(w & 0xFFFF_0000);
+            }
+        }
+        x
     }
 }
 
@@ -60,51 +100,73 @@ impl Input for Bf16In {
 struct F32In;
 
 impl Input for F32In {
-    unsafe fn load(input: u64, at: usize) -> [f32; 4] {
-        // SAFETY: the caller's contract; 16 bytes at a 16-byte aligned address.
-        let Bytes16(w) = unsafe { core::ptr::read((input as *const f32).add(at).cast::<Bytes16>()) };
-        w.map(f32::from_bits)
+    const CHUNK: u32 = 4;
+
+    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
+        let mut x = [0.0; LANE_VALUES as usize];
+        for j in 0..8 {
+            // SAFETY: the caller's contract.
+            let words = unsafe { load16::<4>(input, at + j * chunk_stride) };
+            for (k, &w) in words.iter().enumerate() {
+                x[4 * j + k] = f32::from_bits(w);
+            }
+        }
+        x
     }
 }
 
 /// What happens to a row before it is quantized (`super::Rotation`).
 trait RowRotation {
-    /// Rotates the row of `HEAD_DIM` values that the `HEAD_DIM / 4` lanes
-    /// of this lane's row group hold, four consecutive values each.
+    /// Rotates the row of `HEAD_DIM` values that the `HEAD_DIM / 32` lanes
+    /// of this lane's row hold, in chunks of `I::CHUNK` (see
+    /// [`LANE_VALUES`]).
     ///
     /// # Safety
     /// All 32 lanes of the warp call it together.
-    unsafe fn rotate<const HEAD_DIM: u32>(x: &mut [f32; 4]);
+    unsafe fn rotate<I: Input, const HEAD_DIM: u32>(x: &mut LaneValues);
 }
 
 /// No rotation.
 struct Plain;
 
 impl RowRotation for Plain {
-    unsafe fn rotate<const HEAD_DIM: u32>(_: &mut [f32; 4]) {}
+    unsafe fn rotate<I: Input, const HEAD_DIM: u32>(_: &mut LaneValues) {}
 }
 
-/// The normalised Walsh–Hadamard transform, butterflies in the order
-/// `super::Rotation::Hadamard` states: spans 1 and 2 within the lane, then
-/// spans 4, 8, ... across lanes `lane ^ 1, lane ^ 2, ...` (the lane whose
-/// mask bit is set holds the pair's upper element: it keeps `a - b`).
+/// The normalised Walsh–Hadamard transform, butterflies of span 1, 2, 4,
+/// ..., `HEAD_DIM / 2` in that order, as `super::Rotation::Hadamard` states.
+/// Element `(j * lanes + l) * CHUNK + e` of the row is value `j * CHUNK + e`
+/// of lane `l` of the row (`lanes = HEAD_DIM / 32`), so a span below `CHUNK`
+/// pairs values of one chunk, a span of `CHUNK * lanes` and up pairs chunks
+/// of one lane, and the spans between pair lanes `l` and `l ^ (span /
+/// CHUNK)` (the lane whose mask bit is set holds the pair's upper element:
+/// it keeps `a - b`).
 struct Hadamard;
 
 impl RowRotation for Hadamard {
-    unsafe fn rotate<const HEAD_DIM: u32>(x: &mut [f32; 4]) {
-        let [a, b, c, d] = *x;
-        let [a, b, c, d] = [a + b, a - b, c + d, c - d];
-        *x = [a + c, b + d, a - c, b - d];
+    unsafe fn rotate<I: Input, const HEAD_DIM: u32>(x: &mut LaneValues) {
+        let chunk = I::CHUNK;
+        let lanes = HEAD_DIM / LANE_VALUES;
+        let mut span = 1;
+        while span < chunk {
+            butterflies(x, span as usize);
+            span *= 2;
+        }
         let lane = lane_id();
-        let mut mask = 1;
-        while mask < HEAD_DIM / LANE_ELEMENTS {
+        while span < chunk * lanes {
+            let mask = span / chunk;
             let upper = lane & mask != 0;
             for v in x.iter_mut() {
                 // SAFETY: the whole warp runs this loop (the caller's contract).
                 let other = unsafe { shfl_xor_f32(*v, mask) };
                 *v = if upper { other - *v } else { *v + other };
             }
-            mask *= 2;
+            span *= 2;
+        }
+        while span < HEAD_DIM {
+            // Span `span` of the row is span `span / lanes` of the lane's values.
+            butterflies(x, (span / lanes) as usize);
+            span *= 2;
         }
         let norm = hadamard_norm(HEAD_DIM);
         for v in x.iter_mut() {
@@ -113,174 +175,367 @@ impl RowRotation for Hadamard {
     }
 }
 
-/// Where one lane's four values of one step lie.
-struct LaneRow {
-    /// Whether the row exists (the block's last rows may lie past `S`).
-    valid: bool,
-    /// Element index of the first of the four values.
-    at: usize,
+/// The butterflies of span `span` over the lane's values: `(a, b)` at
+/// `(i, i + span)`, `i & span == 0`, becomes `(a + b, a - b)`.
+#[inline(always)]
+fn butterflies(x: &mut LaneValues, span: usize) {
+    for i in 0..LANE_VALUES as usize {
+        if i & span == 0 {
+            let (a, b) = (x[i], x[i + span]);
+            x[i] = a + b;
+            x[i + span] = a - b;
+        }
+    }
 }
 
-/// The rows of this block, one [`LaneRow`] per step of this lane: a warp
-/// covers `32 / (HEAD_DIM / 4)` consecutive rows per step.
-struct Rows {
-    /// The first element of this block's slice `(b, h)`.
-    slice_base: usize,
-    /// This lane's first row (within the slice) and column.
+/// One tile's place: the tensor, its unit, and where this lane's values lie.
+struct Tile {
+    /// The tensor the tile belongs to.
+    tensor: QuantizeTensor,
+    /// The unit (tensor x scale group) index into the scratch words.
+    unit: usize,
+    /// The scale group within the tensor.
+    group: usize,
+    /// The tile's index within its unit (0: the unit's first).
+    index_in_unit: u32,
+    /// Element index of this lane's first chunk in the first step's row.
+    first_at: usize,
+    /// This lane's row (within the slice) at step 0.
     first_row: u32,
-    column: u32,
-    /// `S`.
-    seq: u32,
+    /// Element index of the tile's first element (its rows are contiguous).
+    tile_at: usize,
+    /// The tile's first row within the slice.
+    tile_row: u32,
 }
 
-impl Rows {
-    /// Rows per warp per step at `HEAD_DIM`.
-    const fn per_step(head_dim: u32) -> u32 {
-        32 * LANE_ELEMENTS / head_dim
+impl Tile {
+    /// Rows per warp per step at `HEAD_DIM`: 32 lanes over `HEAD_DIM / 32`
+    /// lanes per row.
+    const fn rows_per_step(head_dim: u32) -> u32 {
+        32 * LANE_VALUES / head_dim
     }
 
-    /// Steps of one warp: the block's rows shared among its warps.
-    const fn steps(head_dim: u32) -> u32 {
-        ROWS_PER_BLOCK / (THREADS / 32) / Self::per_step(head_dim)
-    }
-
-    /// This lane's rows in the block `(x, h, b)` of `p`.
-    fn new<const HEAD_DIM: u32>(p: &QuantizeParams, x: u32, h: u32, b: u32) -> Rows {
-        let lanes_per_row = HEAD_DIM / LANE_ELEMENTS;
+    /// Tile `tile` (of one kind) of the launch `p`, as this lane sees it.
+    fn new<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams, tile: u32) -> Tile {
+        let unit = tile / p.tiles_per_unit;
+        let index_in_unit = tile % p.tiles_per_unit;
+        let tensor_index = unit / p.groups;
+        let group = unit % p.groups;
+        let (b, h) = if p.group_batch_stride == 0 {
+            (index_in_unit / p.row_tiles, group)
+        } else {
+            (group / p.heads, group % p.heads)
+        };
+        let row_tile = index_in_unit % p.row_tiles;
+        let lanes_per_row = HEAD_DIM / LANE_VALUES;
         let lane = lane_id();
-        let warp_rows = Self::steps(HEAD_DIM) * Self::per_step(HEAD_DIM);
-        Rows {
-            slice_base: (b as usize * p.heads as usize + h as usize) * p.seq as usize * HEAD_DIM as usize,
-            first_row: x * ROWS_PER_BLOCK + warp_id() * warp_rows + lane / lanes_per_row,
-            column: lane % lanes_per_row * LANE_ELEMENTS,
-            seq: p.seq,
+        let tile_row = row_tile * super::tile_rows(HEAD_DIM);
+        let first_row = tile_row + lane / lanes_per_row;
+        let slice_base = (b as usize * p.heads as usize + h as usize) * p.seq as usize * HEAD_DIM as usize;
+        Tile {
+            tensor: tensor_of(p, tensor_index),
+            unit: unit as usize,
+            group: group as usize,
+            index_in_unit,
+            first_at: slice_base + first_row as usize * HEAD_DIM as usize + (lane % lanes_per_row * I::CHUNK) as usize,
+            first_row,
+            tile_at: slice_base + tile_row as usize * HEAD_DIM as usize,
+            tile_row,
         }
     }
 
-    /// Where this lane's values of step `step` lie.
-    fn at<const HEAD_DIM: u32>(&self, step: u32) -> LaneRow {
-        let row = self.first_row + step * Self::per_step(HEAD_DIM);
-        LaneRow { valid: row < self.seq, at: self.slice_base + row as usize * HEAD_DIM as usize + self.column as usize }
+    /// Asks L2 for the whole tile's input at once (each lane its share of
+    /// the 128-byte lines of the tile's rows that exist), so that DRAM
+    /// serves a tile's every step together rather than one step per round
+    /// trip.
+    ///
+    /// # Safety
+    /// The tile's tensor holds the shape `p` describes.
+    #[inline(always)]
+    unsafe fn prefetch<I: Input, const HEAD_DIM: u32>(&self, p: &QuantizeParams) {
+        const LINE: u32 = 128;
+        // Sixteen bytes per chunk.
+        let element_bytes = 16 / I::CHUNK;
+        let rows = super::tile_rows(HEAD_DIM);
+        let lines = rows * HEAD_DIM * element_bytes / LINE;
+        let row_bytes = HEAD_DIM * element_bytes;
+        let base = (self.tensor.input as *const u8).wrapping_add(self.tile_at * element_bytes as usize);
+        for k in 0..lines / 32 {
+            let line = lane_id() + 32 * k;
+            if self.tile_row + line * LINE / row_bytes < p.seq {
+                // SAFETY: a line of a row that exists lies inside the tensor.
+                unsafe { prefetch_l2(base.wrapping_add((line * LINE) as usize)) };
+            }
+        }
+    }
+
+    /// Whether this lane's row of step `step` exists (a slice's last tile
+    /// may reach past `S`), and its first element.
+    fn at<const HEAD_DIM: u32>(&self, p: &QuantizeParams, step: u32) -> (bool, usize) {
+        let rows = step * Self::rows_per_step(HEAD_DIM);
+        (self.first_row + rows < p.seq, self.first_at + rows as usize * HEAD_DIM as usize)
     }
 }
 
-/// The four values of `lane_row`, rotated (zeros for a row past `S`, which
-/// the rotation keeps zero).
+/// Tensor `index` of `p`, chosen among the fields' values (see
+/// [`opaque_u64`]: an index into the parameters would copy them to the
+/// stack).
+#[inline(always)]
+fn tensor_of(p: &QuantizeParams, index: u32) -> QuantizeTensor {
+    let [a, b, c] = p.tensors;
+    let pick64 = |x: u64, y: u64, z: u64| {
+        let (x, y, z) = (opaque_u64(x), opaque_u64(y), opaque_u64(z));
+        if index == 0 {
+            x
+        } else if index == 1 {
+            y
+        } else {
+            z
+        }
+    };
+    let pick32 = |x: u32, y: u32, z: u32| {
+        let (x, y, z) = (opaque_u32(x), opaque_u32(y), opaque_u32(z));
+        if index == 0 {
+            x
+        } else if index == 1 {
+            y
+        } else {
+            z
+        }
+    };
+    QuantizeTensor {
+        input: pick64(a.input, b.input, c.input),
+        codes: pick64(a.codes, b.codes, c.codes),
+        scales: pick64(a.scales, b.scales, c.scales),
+        rotation: pick32(a.rotation, b.rotation, c.rotation),
+        reserved: 0,
+    }
+}
+
+/// Element distance between a lane's consecutive chunks of one row.
+const fn chunk_stride(chunk: u32, head_dim: u32) -> usize {
+    (chunk * (head_dim / LANE_VALUES)) as usize
+}
+
+/// This lane's values of step `step` of `tile`, rotated (zeros for a row
+/// past `S`, which the rotation keeps zero).
 ///
 /// # Safety
-/// The whole warp calls it together; `p.input` holds the tensor `p`
+/// The whole warp calls it together; the tile's tensor holds the shape `p`
 /// describes.
 #[inline(always)]
-unsafe fn rotated<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, lane_row: &LaneRow) -> [f32; 4] {
-    // SAFETY: a valid row lies inside the tensor; `at` is a multiple of 4.
-    let mut x = if lane_row.valid { unsafe { I::load(p.input, lane_row.at) } } else { [0.0; 4] };
+unsafe fn rotated<I: Input, R: RowRotation, const HEAD_DIM: u32>(
+    p: &QuantizeParams,
+    tile: &Tile,
+    step: u32,
+) -> LaneValues {
+    let (valid, at) = tile.at::<HEAD_DIM>(p, step);
+    let stride = chunk_stride(I::CHUNK, HEAD_DIM);
+    // SAFETY: a valid row lies inside the tensor; its chunks are 16-byte aligned.
+    let mut x = if valid { unsafe { I::load(tile.tensor.input, at, stride) } } else { [0.0; LANE_VALUES as usize] };
     // SAFETY: the whole warp is here (the caller's contract).
-    unsafe { R::rotate::<HEAD_DIM>(&mut x) };
+    unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
     x
 }
 
-/// The scale group of block `(_, h, b)`.
-fn group(p: &QuantizeParams, h: u32, b: u32) -> usize {
-    b as usize * p.group_batch_stride as usize + h as usize
-}
-
-/// [`super::Pass::Amax`]: folds this block's largest rotated magnitude (as
-/// f32 bits) into `amax[group]`.
+/// The largest of `value` over the warp, in every lane.
 ///
 /// # Safety
-/// Launched with [`super::grid`] and [`THREADS`] threads on parameters whose
-/// addresses hold the tensors and groups they describe.
+/// The whole warp calls it together.
 #[inline(always)]
-unsafe fn amax<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams) {
-    let (x, h, b) = block_idx();
-    let rows = Rows::new::<HEAD_DIM>(p, x, h, b);
-    let mut largest = 0u32;
-    for step in 0..Rows::steps(HEAD_DIM) {
-        // SAFETY: every lane of the warp runs every step (the launch contract).
-        let values = unsafe { rotated::<I, R, HEAD_DIM>(p, &rows.at::<HEAD_DIM>(step)) };
-        largest = values.iter().fold(largest, |m, v| m.max(v.to_bits() & 0x7FFF_FFFF));
-    }
+unsafe fn warp_max(mut value: u32) -> u32 {
     let mut mask = 16;
     while mask > 0 {
-        // SAFETY: the whole warp is here; the shuffle moves the bits unchanged.
-        let other = unsafe { shfl_xor_f32(f32::from_bits(largest), mask) }.to_bits();
-        largest = largest.max(other);
+        // SAFETY: the whole warp is here (the caller's contract).
+        value = value.max(unsafe { shfl_xor_u32(value, mask) });
         mask /= 2;
     }
-    if lane_id() == 0 {
-        // SAFETY: `amax` holds one u32 per group (the launch contract).
-        unsafe { red_max_u32((p.amax as *mut u32).add(group(p, h, b)), largest) };
-    }
+    value
 }
 
-/// [`super::Pass::Encode`]: the codes of this block's rows and, from the
-/// first block of each slice, the group's scale (the blocks of one group
-/// write the same value).
+/// The scratch words of unit `unit` in a launch of `units` units: its
+/// `amax`, `amax_done` and `encode_done` (see [`super::scratch_words`]).
+fn unit_words(p: &QuantizeParams, unit: usize) -> [*mut u32; 3] {
+    let units = (p.tiles_per_pass / p.tiles_per_unit) as usize;
+    let base = p.scratch as *mut u32;
+    [1 + unit, 1 + units + unit, 1 + 2 * units + unit].map(|i| base.wrapping_add(i))
+}
+
+/// An amax tile: folds the tile's largest rotated magnitude (as f32 bits)
+/// into its unit's `amax`, then counts the tile in `amax_done`.
 ///
 /// # Safety
-/// As [`amax`], launched after it on the same parameters.
+/// The whole warp calls it; `p` holds the tensors and scratch it describes.
 #[inline(always)]
-unsafe fn encode<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams) {
-    let (x, h, b) = block_idx();
-    let group = group(p, h, b);
-    // SAFETY: `amax` holds one u32 per group, complete since the amax pass.
-    let amax = f32::from_bits(unsafe { core::ptr::read((p.amax as *const u32).add(group)) });
-    let scale = if amax == 0.0 { 1.0 } else { amax / E4M3_MAX };
-    // One division per thread; each value then takes a multiplication.
-    let inverse = 1.0 / scale;
-    let rows = Rows::new::<HEAD_DIM>(p, x, h, b);
-    for step in 0..Rows::steps(HEAD_DIM) {
-        let lane_row = rows.at::<HEAD_DIM>(step);
-        // SAFETY: every lane of the warp runs every step (the launch contract).
-        let values = unsafe { rotated::<I, R, HEAD_DIM>(p, &lane_row) };
-        let codes = pack_e4m3x4(values.map(|v| v * inverse));
-        if lane_row.valid {
-            // SAFETY: the row lies inside `codes`; `at` is a multiple of 4.
-            unsafe { core::ptr::write((p.codes as *mut u8).add(lane_row.at).cast::<u32>(), codes) };
-        }
+unsafe fn amax_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
+    // SAFETY: the caller's contract.
+    unsafe { tile.prefetch::<I, HEAD_DIM>(p) };
+    let mut largest = 0u32;
+    for step in 0..TILE_STEPS {
+        // SAFETY: every lane of the warp runs every step (the caller's contract).
+        let values = unsafe { rotated::<I, R, HEAD_DIM>(p, tile, step) };
+        largest = values.iter().fold(largest, |m, v| m.max(v.to_bits() & 0x7FFF_FFFF));
     }
-    if x == 0 && thread_idx_x() == 0 {
-        // SAFETY: `scales` holds one f32 per group (the launch contract).
-        unsafe { core::ptr::write((p.scales as *mut f32).add(group), scale) };
+    // SAFETY: the whole warp is here.
+    let largest = unsafe { warp_max(largest) };
+    if lane_id() == 0 {
+        let [amax, amax_done, _] = unit_words(p, tile.unit);
+        // SAFETY: the scratch words of the unit (the caller's contract); the
+        // release orders the `max` before the count that publishes it.
+        unsafe {
+            red_max_u32(amax, largest);
+            red_add_release_u32(amax_done, 1);
+        }
     }
 }
 
-/// Emits the two entries (amax, encode) of each configuration.
-macro_rules! quantize_entries {
-    ($($amax:ident, $encode:ident: $input:ty, $head_dim:literal, $rotation:ty;)*) => {$(
-        /// PTX entry point of the quantizer's amax pass (see `quantize::QUANTIZE_KERNELS`).
-        ///
-        /// # Safety
-        /// Launched by the host with validated parameters and `quantize::grid`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $amax(p: QuantizeParams) {
-            // SAFETY: forwarded launch contract.
-            unsafe { amax::<$input, $rotation, $head_dim>(&p) }
+/// The unit's amax, once every amax tile of the unit has counted itself
+/// (lane 0 polls, then reads it), in every lane; lane 0 then counts this
+/// encode tile, and the unit's last one clears the unit's words for the
+/// next launch.
+///
+/// # Safety
+/// The whole warp calls it; every amax tile of the unit holds a smaller
+/// ticket than this warp (so it is running or done).
+#[inline(always)]
+unsafe fn unit_amax(p: &QuantizeParams, tile: &Tile) -> f32 {
+    let mut bits = 0;
+    if lane_id() == 0 {
+        let [amax, amax_done, encode_done] = unit_words(p, tile.unit);
+        // SAFETY: the unit's scratch words (the caller's contract). The
+        // acquire orders the read of `amax` after every tile's `max`; the
+        // acq_rel count orders that read before the last tile's clearing.
+        unsafe {
+            while load_acquire_u32(amax_done) < p.tiles_per_unit {
+                nanosleep(100);
+            }
+            bits = load_relaxed_u32(amax);
+            if count_acq_rel_u32(encode_done, p.tiles_per_unit - 1) == p.tiles_per_unit - 1 {
+                store_relaxed_u32(amax, 0);
+                store_relaxed_u32(amax_done, 0);
+            }
         }
+    }
+    // SAFETY: the whole warp meets here.
+    f32::from_bits(unsafe { broadcast_lane0_u32(bits) })
+}
 
-        /// PTX entry point of the quantizer's encode pass (see `quantize::QUANTIZE_KERNELS`).
+/// Writes the lane's codes of one row: chunk `j` of `values` (already
+/// scaled) to element `at + j * chunk_stride` of `codes`.
+///
+/// # Safety
+/// The row lies inside the codes tensor; `codes` is 8-byte aligned.
+#[inline(always)]
+unsafe fn store_codes<I: Input>(codes: u64, at: usize, chunk_stride: usize, values: &LaneValues) {
+    let base = codes as *mut u8;
+    let chunk = I::CHUNK as usize;
+    for j in 0..LANE_VALUES as usize / chunk {
+        let v = j * chunk;
+        let low = pack_e4m3x4([values[v], values[v + 1], values[v + 2], values[v + 3]]);
+        // SAFETY: the caller's contract; `at + j * chunk_stride` is a
+        // multiple of the chunk, so the address is chunk-byte aligned.
+        unsafe {
+            let address = base.add(at + j * chunk_stride);
+            if chunk == 8 {
+                let high = pack_e4m3x4([values[v + 4], values[v + 5], values[v + 6], values[v + 7]]);
+                core::ptr::write(address.cast::<Bytes8>(), Bytes8([low, high]));
+            } else {
+                core::ptr::write(address.cast::<u32>(), low);
+            }
+        }
+    }
+}
+
+/// An encode tile: the codes of the tile's rows and, from the unit's first
+/// tile, the group's scale.
+///
+/// # Safety
+/// As [`unit_amax`].
+#[inline(always)]
+unsafe fn encode_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
+    // SAFETY: forwarded contract.
+    let amax = unsafe { unit_amax(p, tile) };
+    let scale = if amax == 0.0 { 1.0 } else { amax / E4M3_MAX };
+    // One division per lane; each value then takes a multiplication.
+    let inverse = 1.0 / scale;
+    if tile.index_in_unit == 0 && lane_id() == 0 {
+        // SAFETY: `scales` holds one f32 per group (the caller's contract).
+        unsafe { core::ptr::write((tile.tensor.scales as *mut f32).add(tile.group), scale) };
+    }
+    let stride = chunk_stride(I::CHUNK, HEAD_DIM);
+    for step in 0..TILE_STEPS {
+        // SAFETY: every lane of the warp runs every step.
+        let values = unsafe { rotated::<I, R, HEAD_DIM>(p, tile, step) };
+        let (valid, at) = tile.at::<HEAD_DIM>(p, step);
+        if valid {
+            // SAFETY: a valid row lies inside the codes tensor.
+            unsafe { store_codes::<I>(tile.tensor.codes, at, stride, &values.map(|v| v * inverse)) };
+        }
+    }
+}
+
+/// The kernel: this warp's ticket, and the tile of the kind [`schedule`]
+/// gives it, with its tensor's rotation.
+///
+/// # Safety
+/// Launched with [`super::blocks`]`(p.tiles_per_pass)` blocks of
+/// [`super::THREADS`] threads on parameters the host derived from the shape
+/// (`super::QuantizeParams`), with zeroed scratch words.
+#[inline(always)]
+unsafe fn quantize<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams) {
+    let warps = 2 * p.tiles_per_pass;
+    if block_idx_x() * WARPS + warp_id() >= warps {
+        return;
+    }
+    let lane0_ticket = if lane_id() == 0 {
+        // SAFETY: word 0 of the scratch is the ticket counter; exactly
+        // `warps` warps get here, so it wraps back to zero after the last.
+        unsafe { ticket_u32(p.scratch as *mut u32, warps - 1) }
+    } else {
+        0
+    };
+    // SAFETY: the whole warp is here.
+    let ticket = unsafe { broadcast_lane0_u32(lane0_ticket) };
+    let work = schedule(ticket, p.tiles_per_pass, p.lag_tiles);
+    let tile_index = match work {
+        Work::Amax(t) | Work::Encode(t) => t,
+    };
+    let tile = Tile::new::<I, HEAD_DIM>(p, tile_index);
+    let hadamard = tile.tensor.rotation == ROTATION_HADAMARD;
+    // SAFETY: the whole warp takes each branch (the ticket and tile are
+    // warp-uniform); the schedule puts an encode tile after its unit's
+    // amax tiles.
+    unsafe {
+        match (work, hadamard) {
+            (Work::Amax(_), false) => amax_tile::<I, Plain, HEAD_DIM>(p, &tile),
+            (Work::Amax(_), true) => amax_tile::<I, Hadamard, HEAD_DIM>(p, &tile),
+            (Work::Encode(_), false) => encode_tile::<I, Plain, HEAD_DIM>(p, &tile),
+            (Work::Encode(_), true) => encode_tile::<I, Hadamard, HEAD_DIM>(p, &tile),
+        }
+    }
+}
+
+/// Emits one entry per input type and head dim.
+macro_rules! quantize_entries {
+    ($($entry:ident: $input:ty, $head_dim:literal;)*) => {$(
+        /// PTX entry point of the quantizer (see `quantize::QUANTIZE_KERNELS`).
         ///
         /// # Safety
-        /// Launched by the host after the amax pass, on the same parameters.
+        /// Launched by the host with validated parameters, `quantize::blocks`
+        /// blocks and zeroed scratch.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $encode(p: QuantizeParams) {
+        pub unsafe extern "ptx-kernel" fn $entry(p: QuantizeParams) {
             // SAFETY: forwarded launch contract.
-            unsafe { encode::<$input, $rotation, $head_dim>(&p) }
+            unsafe { quantize::<$input, $head_dim>(&p) }
         }
     )*};
 }
 
 quantize_entries! {
-    sdpa_quantize_amax_f16_d64, sdpa_quantize_encode_f16_d64: F16In, 64, Plain;
-    sdpa_quantize_amax_f16_d64_hadamard, sdpa_quantize_encode_f16_d64_hadamard: F16In, 64, Hadamard;
-    sdpa_quantize_amax_f16_d128, sdpa_quantize_encode_f16_d128: F16In, 128, Plain;
-    sdpa_quantize_amax_f16_d128_hadamard, sdpa_quantize_encode_f16_d128_hadamard: F16In, 128, Hadamard;
-    sdpa_quantize_amax_bf16_d64, sdpa_quantize_encode_bf16_d64: Bf16In, 64, Plain;
-    sdpa_quantize_amax_bf16_d64_hadamard, sdpa_quantize_encode_bf16_d64_hadamard: Bf16In, 64, Hadamard;
-    sdpa_quantize_amax_bf16_d128, sdpa_quantize_encode_bf16_d128: Bf16In, 128, Plain;
-    sdpa_quantize_amax_bf16_d128_hadamard, sdpa_quantize_encode_bf16_d128_hadamard: Bf16In, 128, Hadamard;
-    sdpa_quantize_amax_f32_d64, sdpa_quantize_encode_f32_d64: F32In, 64, Plain;
-    sdpa_quantize_amax_f32_d64_hadamard, sdpa_quantize_encode_f32_d64_hadamard: F32In, 64, Hadamard;
-    sdpa_quantize_amax_f32_d128, sdpa_quantize_encode_f32_d128: F32In, 128, Plain;
-    sdpa_quantize_amax_f32_d128_hadamard, sdpa_quantize_encode_f32_d128_hadamard: F32In, 128, Hadamard;
+    sdpa_quantize_f16_d64: F16In, 64;
+    sdpa_quantize_f16_d128: F16In, 128;
+    sdpa_quantize_bf16_d64: Bf16In, 64;
+    sdpa_quantize_bf16_d128: Bf16In, 128;
+    sdpa_quantize_f32_d64: F32In, 64;
+    sdpa_quantize_f32_d128: F32In, 128;
 }

@@ -2,23 +2,39 @@
 //! E4M3 codes of the same shape and f32 dequantization scales out, each row
 //! optionally rotated by the normalised Walsh–Hadamard matrix first.
 //!
-//! Two kernels per configuration, launched in this order over the same grid
-//! ([`grid`]: `ROWS_PER_BLOCK` rows of one (batch, head) per block):
-//! - [`Pass::Amax`] folds the largest magnitude of each scale group's
-//!   (rotated) values into `amax[group]`, a `u32` holding the f32's bits
-//!   (for non-negative floats the bits order as the values, and a NaN sorts
-//!   above every number, so one integer `max` both reduces and propagates
-//!   NaN). The host zeroes `amax` before.
-//! - [`Pass::Encode`] reads its group's amax, takes the scale `amax / 448`
-//!   (1.0 for an all-zero group), writes each code as the E4M3 value nearest
-//!   to `x * (1 / scale)` (both f32 operations rounded to nearest; ties to
-//!   even, saturating at ±448), and the group's scale from its blocks that
-//!   start a slice.
+//! One kernel per input type and head dim quantizes up to [`MAX_TENSORS`]
+//! tensors of one shape (Q, K and V) in one launch. Its work is a list of
+//! *tiles* ([`tile_rows`] rows of one (batch, head) slice of one tensor),
+//! each done twice by one warp, in two kinds:
+//! - an **amax** tile folds the largest magnitude of its (rotated) values
+//!   into its scale group's `amax` word, the f32's bits as a `u32` (for
+//!   non-negative floats the bits order as the values, and a NaN sorts above
+//!   every number, so one integer `max` both reduces and propagates NaN),
+//!   then counts itself done in the group's `amax_done` word;
+//! - an **encode** tile waits until every amax tile of its group is done,
+//!   takes the scale `amax / 448` (1.0 for an all-zero group), writes each
+//!   code as the E4M3 value nearest to `x * (1 / scale)` (both f32
+//!   operations rounded to nearest; ties to even, saturating at ±448), and
+//!   the group's scale from the group's first tile.
+//!
+//! A *unit* is one scale group of one tensor, [`QuantizeParams::tiles_per_unit`]
+//! tiles. Each warp takes a ticket from a counter (tickets follow the order
+//! in which warps start) and does the work [`schedule`] gives that ticket:
+//! the amax tiles of the first `lag` units, then the encode tiles of unit
+//! `u` interleaved with the amax tiles of unit `u + lag`. An encode tile's
+//! group therefore finishes its amax a few megabytes of input earlier, so
+//! its second read of the input hits L2; and an encode tile only ever waits
+//! for tiles of smaller tickets, which are running or done, so the wait
+//! always ends.
+//!
+//! The scratch words (ticket, then per unit `amax`, `amax_done`,
+//! `encode_done`: [`scratch_words`]) must be zero before the first launch;
+//! each launch leaves them zero (the ticket counter wraps to zero at its
+//! last ticket, and the last encode tile of a unit clears the unit's words).
 //!
 //! A scale group is a head (`group = h`, over every batch) or a (batch,
 //! head) (`group = b * H + h`): [`QuantizeParams::group_batch_stride`] is 0
-//! or `H`. The second pass reads the input again; when a tensor fits in L2,
-//! that read hits L2.
+//! or `H`.
 //!
 //! The host's `sdpa::quant::quantize_as_gpu` is the CPU reference of exactly
 //! this arithmetic.
@@ -26,32 +42,68 @@
 #[cfg(target_arch = "nvptx64")]
 mod device;
 
-/// Threads per block of both passes (8 warps).
+/// Threads per block: 8 warps, each of which works on its own (blocks are
+/// only containers; the kernel has no block barrier and no shared memory).
 pub const THREADS: u32 = 256;
 
-/// Rows of one (batch, head) slice that one block covers.
-pub const ROWS_PER_BLOCK: u32 = 128;
+/// Steps of one tile: in each, the warp's lanes hold [`LANE_VALUES`] values
+/// each, 1024 values of `1024 / D` rows.
+pub const TILE_STEPS: u32 = 4;
 
-/// Consecutive elements of a row that one lane holds: a row of `D` values
-/// spans `D / 4` lanes (a warp holds two rows at `D = 64`, one at 128).
-pub const LANE_ELEMENTS: u32 = 4;
+/// Rows of one (batch, head) slice in one tile at head dim `head_dim` (64 or
+/// 128): [`TILE_STEPS`] x 1024 values, 8 KiB of f16 at either head dim. A
+/// warp holds a tile from its first load to its last store, so the tile's
+/// size sets how many bytes the warps in flight span: small enough that an
+/// encode tile's unit finished its amax soon after, large enough that the
+/// ticket counter (one atomic per tile) is far from its limit.
+pub const fn tile_rows(head_dim: u32) -> u32 {
+    TILE_STEPS * 32 * LANE_VALUES / head_dim
+}
 
-/// The launch parameters of both passes (one `repr(C)` struct shared with
-/// the host, as [`crate::params::AttnParams`]).
+/// Values of one row that one lane holds: a row of `D` values spans `D / 32`
+/// lanes, each holding 16-byte chunks `j * D / 32 + lane_in_row` of the row
+/// (so the butterflies of span below the chunk and of span `D / 32` chunks
+/// and up stay within the lane; only the spans between are shuffles).
+pub const LANE_VALUES: u32 = 32;
+
+/// The most tensors one launch quantizes.
+pub const MAX_TENSORS: usize = 3;
+
+/// Bytes of input whose amax the schedule keeps ahead of their encode
+/// ([`lag_units`]): far less than the L2 (50 MB on an H100/H200), so the
+/// encode tiles' reads hit it, and many times what the SMs hold in flight.
+pub const LAG_BYTES: usize = 8 << 20;
+
+/// One tensor of a launch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QuantizeParams {
+pub struct QuantizeTensor {
     /// Device address of the input values `[B, H, S, D]` (f16, bf16 or f32 as
     /// the entry says), aligned to 16 bytes.
     pub input: u64,
-    /// Device address of the output codes `[B, H, S, D]`, one byte each.
+    /// Device address of the output codes `[B, H, S, D]`, one byte each,
+    /// aligned to 8 bytes.
     pub codes: u64,
-    /// Device address of one `u32` per scale group: the bits of the group's
-    /// largest magnitude (zeroed by the host before [`Pass::Amax`]).
-    pub amax: u64,
-    /// Device address of one f32 dequantization scale per scale group
-    /// (written by [`Pass::Encode`]).
+    /// Device address of one f32 dequantization scale per scale group.
     pub scales: u64,
+    /// [`Rotation::code`] of this tensor's rotation.
+    pub rotation: u32,
+    /// Zero: keeps the struct free of padding bytes.
+    pub reserved: u32,
+}
+
+/// The launch parameters (one `repr(C)` struct shared with the host, as
+/// [`crate::params::AttnParams`]). The host derives the counts from the
+/// shape ([`QuantizeParams::tiles_per_unit`] and the rest); the kernel
+/// trusts them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QuantizeParams {
+    /// The tensors; the first `tiles_per_pass / (groups * tiles_per_unit)`
+    /// are used.
+    pub tensors: [QuantizeTensor; MAX_TENSORS],
+    /// Device address of [`scratch_words`] `u32`s, zero at launch.
+    pub scratch: u64,
     /// Rows per (batch, head): `S`.
     pub seq: u32,
     /// Heads: `H`.
@@ -59,14 +111,71 @@ pub struct QuantizeParams {
     /// The scale group of `(b, h)` is `b * group_batch_stride + h`: 0 for
     /// one scale per head, `H` for one per (batch, head).
     pub group_batch_stride: u32,
-    /// Zero: keeps the struct free of padding bytes.
-    pub reserved: u32,
+    /// Scale groups per tensor: `H`, or `B * H`.
+    pub groups: u32,
+    /// Tiles per slice: `ceil(S / tile_rows(D))`.
+    pub row_tiles: u32,
+    /// Tiles per unit: `B * row_tiles` per head, `row_tiles` per (batch, head).
+    pub tiles_per_unit: u32,
+    /// Tiles of all units (each done once per kind): `tensors * groups *
+    /// tiles_per_unit`; the launch has `2 * tiles_per_pass` warps.
+    pub tiles_per_pass: u32,
+    /// Amax tiles ahead of the first encode tile: [`lag_units`] units.
+    pub lag_tiles: u32,
 }
 
-/// The launch grid of both passes for `batch` x `heads` slices of `seq`
-/// rows: `(ceil(seq / ROWS_PER_BLOCK), heads, batch)`.
-pub const fn grid(batch: u32, heads: u32, seq: u32) -> (u32, u32, u32) {
-    (seq.div_ceil(ROWS_PER_BLOCK), heads, batch)
+/// The `u32` scratch words a launch over `units` units (tensors x scale
+/// groups) needs: the ticket counter, then `amax`, `amax_done` and
+/// `encode_done` per unit.
+pub const fn scratch_words(units: usize) -> usize {
+    1 + 3 * units
+}
+
+/// Units of amax the schedule keeps ahead of the encode tiles: the units
+/// that fill [`LAG_BYTES`] of input, at least 1 (an encode tile must come
+/// after its unit's amax tiles), at most `units`.
+pub const fn lag_units(units: u32, unit_input_bytes: usize) -> u32 {
+    let fill = LAG_BYTES / if unit_input_bytes == 0 { 1 } else { unit_input_bytes };
+    let lag = if fill > units as usize { units } else { fill as u32 };
+    if lag == 0 { 1 } else { lag }
+}
+
+/// Warps per block.
+pub const WARPS: u32 = THREADS / 32;
+
+/// Blocks of a launch with `tiles_per_pass` tiles of each kind: one warp per
+/// tile and kind (`2 * tiles_per_pass` warps; the last block's extra warps
+/// exit at once).
+pub const fn blocks(tiles_per_pass: u32) -> u32 {
+    (2 * tiles_per_pass).div_ceil(WARPS)
+}
+
+/// What the warp holding a ticket does: an amax or an encode tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// The amax of tile `a` (`0 <= a < tiles_per_pass`).
+    Amax(u32),
+    /// The codes of tile `e`.
+    Encode(u32),
+}
+
+/// The work of `ticket` (`0 <= ticket < 2 * tiles`) when each kind has
+/// `tiles` tiles and the amax runs `lag` tiles ahead (`1 <= lag <= tiles`,
+/// a whole number of units): amax tiles `0..lag`, then encode `e` and amax
+/// `lag + e` alternately, then the remaining encode tiles. Encode tile `e`
+/// comes after amax tile `e + lag - 1`, so after every amax tile of its unit
+/// when a unit has at most `lag` tiles.
+pub const fn schedule(ticket: u32, tiles: u32, lag: u32) -> Work {
+    if ticket < lag {
+        return Work::Amax(ticket);
+    }
+    let j = ticket - lag;
+    let interleaved = 2 * (tiles - lag);
+    if j < interleaved {
+        if j % 2 == 0 { Work::Encode(j / 2) } else { Work::Amax(lag + j / 2) }
+    } else {
+        Work::Encode(tiles - lag + (j - interleaved))
+    }
 }
 
 /// The input's element type.
@@ -106,6 +215,22 @@ pub enum Rotation {
     Hadamard,
 }
 
+impl Rotation {
+    /// The value of [`QuantizeTensor::rotation`] for this rotation.
+    pub const fn code(self) -> u32 {
+        match self {
+            Rotation::None => ROTATION_NONE,
+            Rotation::Hadamard => ROTATION_HADAMARD,
+        }
+    }
+}
+
+/// [`QuantizeTensor::rotation`] of an unrotated tensor.
+pub const ROTATION_NONE: u32 = 0;
+
+/// [`QuantizeTensor::rotation`] of a tensor rotated by the Hadamard matrix.
+pub const ROTATION_HADAMARD: u32 = 1;
+
 /// The f32 nearest to `1 / sqrt(head_dim)` for the head dims the quantizer
 /// supports (64 and 128; 0.0 for any other): the Hadamard normalisation.
 pub const fn hadamard_norm(head_dim: u32) -> f32 {
@@ -118,16 +243,7 @@ pub const fn hadamard_norm(head_dim: u32) -> f32 {
     }
 }
 
-/// Which of the two kernels of a configuration (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {
-    /// The largest magnitude per scale group.
-    Amax,
-    /// The codes and the scales.
-    Encode,
-}
-
-/// One quantizer entry point.
+/// One quantizer entry point (both kinds of tile, any rotation per tensor).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QuantizeKernel {
     /// The PTX entry symbol.
@@ -136,59 +252,27 @@ pub struct QuantizeKernel {
     pub input: InputDtype,
     /// `D`.
     pub head_dim: u32,
-    /// The rotation of each row.
-    pub rotation: Rotation,
-    /// Which pass.
-    pub pass: Pass,
 }
 
 /// Shorthand for the table below.
-const fn kernel(
-    entry: &'static str,
-    input: InputDtype,
-    head_dim: u32,
-    rotation: Rotation,
-    pass: Pass,
-) -> QuantizeKernel {
-    QuantizeKernel { entry, input, head_dim, rotation, pass }
+const fn kernel(entry: &'static str, input: InputDtype, head_dim: u32) -> QuantizeKernel {
+    QuantizeKernel { entry, input, head_dim }
 }
 
 use InputDtype::{Bf16, F16, F32};
-use Pass::{Amax, Encode};
-use Rotation::{Hadamard, None as Plain};
 
-/// Every quantizer entry: each input type, head dim (64, 128) and rotation,
-/// both passes. Built for both images (plain sm_80+ PTX).
-pub const QUANTIZE_KERNELS: [QuantizeKernel; 24] = [
-    kernel("sdpa_quantize_amax_f16_d64", F16, 64, Plain, Amax),
-    kernel("sdpa_quantize_encode_f16_d64", F16, 64, Plain, Encode),
-    kernel("sdpa_quantize_amax_f16_d64_hadamard", F16, 64, Hadamard, Amax),
-    kernel("sdpa_quantize_encode_f16_d64_hadamard", F16, 64, Hadamard, Encode),
-    kernel("sdpa_quantize_amax_f16_d128", F16, 128, Plain, Amax),
-    kernel("sdpa_quantize_encode_f16_d128", F16, 128, Plain, Encode),
-    kernel("sdpa_quantize_amax_f16_d128_hadamard", F16, 128, Hadamard, Amax),
-    kernel("sdpa_quantize_encode_f16_d128_hadamard", F16, 128, Hadamard, Encode),
-    kernel("sdpa_quantize_amax_bf16_d64", Bf16, 64, Plain, Amax),
-    kernel("sdpa_quantize_encode_bf16_d64", Bf16, 64, Plain, Encode),
-    kernel("sdpa_quantize_amax_bf16_d64_hadamard", Bf16, 64, Hadamard, Amax),
-    kernel("sdpa_quantize_encode_bf16_d64_hadamard", Bf16, 64, Hadamard, Encode),
-    kernel("sdpa_quantize_amax_bf16_d128", Bf16, 128, Plain, Amax),
-    kernel("sdpa_quantize_encode_bf16_d128", Bf16, 128, Plain, Encode),
-    kernel("sdpa_quantize_amax_bf16_d128_hadamard", Bf16, 128, Hadamard, Amax),
-    kernel("sdpa_quantize_encode_bf16_d128_hadamard", Bf16, 128, Hadamard, Encode),
-    kernel("sdpa_quantize_amax_f32_d64", F32, 64, Plain, Amax),
-    kernel("sdpa_quantize_encode_f32_d64", F32, 64, Plain, Encode),
-    kernel("sdpa_quantize_amax_f32_d64_hadamard", F32, 64, Hadamard, Amax),
-    kernel("sdpa_quantize_encode_f32_d64_hadamard", F32, 64, Hadamard, Encode),
-    kernel("sdpa_quantize_amax_f32_d128", F32, 128, Plain, Amax),
-    kernel("sdpa_quantize_encode_f32_d128", F32, 128, Plain, Encode),
-    kernel("sdpa_quantize_amax_f32_d128_hadamard", F32, 128, Hadamard, Amax),
-    kernel("sdpa_quantize_encode_f32_d128_hadamard", F32, 128, Hadamard, Encode),
+/// Every quantizer entry: each input type and head dim (64, 128). Built for
+/// both images (plain sm_80+ PTX).
+pub const QUANTIZE_KERNELS: [QuantizeKernel; 6] = [
+    kernel("sdpa_quantize_f16_d64", F16, 64),
+    kernel("sdpa_quantize_f16_d128", F16, 128),
+    kernel("sdpa_quantize_bf16_d64", Bf16, 64),
+    kernel("sdpa_quantize_bf16_d128", Bf16, 128),
+    kernel("sdpa_quantize_f32_d64", F32, 64),
+    kernel("sdpa_quantize_f32_d128", F32, 128),
 ];
 
-/// The entry of `pass` for this input type, head dim and rotation, if built.
-pub fn find(input: InputDtype, head_dim: u32, rotation: Rotation, pass: Pass) -> Option<&'static QuantizeKernel> {
-    QUANTIZE_KERNELS
-        .iter()
-        .find(|k| k.input == input && k.head_dim == head_dim && k.rotation == rotation && k.pass == pass)
+/// The entry for this input type and head dim, if built.
+pub fn find(input: InputDtype, head_dim: u32) -> Option<&'static QuantizeKernel> {
+    QUANTIZE_KERNELS.iter().find(|k| k.input == input && k.head_dim == head_dim)
 }
