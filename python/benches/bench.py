@@ -4,8 +4,11 @@ default), to compare with ``sdpa bench`` on the same machine.
 
 Each shape runs the variant the library recommends (what ``attention``
 runs; ``sdpa bench --variants NAME`` times the same kernel), timed as
-``sdpa bench`` times: CUDA events around ``--launches`` back-to-back calls,
-``--samples`` times after a warm-up, the median per call. Columns:
+``sdpa bench`` times: CUDA events around back-to-back calls, as many as
+make about 2 ms of work (at most ``--launches``), ``--samples`` times after
+a warm-up of at most five samples' calls, the median per call. (Long
+samples would keep the GPU busy for seconds, long enough for its power cap
+to lower the clock, which ``sdpa bench``'s samples never see.) Columns:
 
 - ``eager_us``: ``sdpa_fp8.attention(...)`` called from Python: the
   argument checks, the custom op's dispatch, DLPack, the launch; compare
@@ -56,6 +59,22 @@ def median_per_call(run_sample, launches: int, samples: int) -> float:
         stop.synchronize()
         times.append(start.elapsed_time(stop) * 1e3 / launches)
     return statistics.median(times)
+
+
+SAMPLE_TARGET_MS = 2.0
+
+
+def launches_for(call, most: int) -> int:
+    """Calls per sample as ``sdpa bench`` adapts them: about
+    ``SAMPLE_TARGET_MS`` of work, at least 1, at most ``most``."""
+    call()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    call()
+    stop.record()
+    stop.synchronize()
+    return max(1, min(most, round(SAMPLE_TARGET_MS / max(start.elapsed_time(stop), 1e-6))))
 
 
 def time_eager(call, launches: int, samples: int, warmup: int) -> float:
@@ -110,12 +129,15 @@ def bench_shape(shape, args) -> dict:
         _native.attention(*capsules, d**-0.5, causal, stream)
 
     variant = sdpa_fp8.recommended_variant(dims, dims, causal=causal, out_dtype=out_dtype, layout=args.layout)
+    launches = launches_for(call, args.launches)
+    warmup = min(args.warmup, 5 * launches)
     return {
         "shape": f"{b},{h},{s},{d}" + (",causal" if causal else ""),
         "variant": variant,
-        "eager_us": time_eager(call, args.launches, args.samples, args.warmup),
-        "graph_us": time_graph(call, args.launches, args.samples),
-        "native_us": time_eager(native, args.launches, args.samples, args.warmup),
+        "launches": launches,
+        "eager_us": time_eager(call, launches, args.samples, warmup),
+        "graph_us": time_graph(call, launches, args.samples),
+        "native_us": time_eager(native, launches, args.samples, warmup),
     }
 
 
