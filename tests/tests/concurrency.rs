@@ -6,6 +6,8 @@
 //!
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/concurrency --ignored --nocapture --test-threads=1`.
+//! The soak reads the device's free memory, which counts every process on
+//! the GPU: run it with the GPU to itself, not beside other suites.
 
 use std::time::Instant;
 
