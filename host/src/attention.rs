@@ -164,7 +164,7 @@ impl Attention {
     /// on the context of the caller's `stream`, and runs every upload,
     /// launch, download and capture of the returned `Attention` on that
     /// stream: a framework's current stream (see
-    /// [`crate::device::raw::borrow_stream`] for a raw `CUstream`). The
+    /// [`crate::raw::borrow_stream`] for a raw `CUstream`). The
     /// context's cudarc event tracking is left as the caller set it: where
     /// it is on (cudarc's default), uses of cudarc buffers are ordered
     /// across streams by cudarc's events; where it is off, the caller
@@ -172,7 +172,7 @@ impl Attention {
     /// outside it, which cudarc does for buffers it tracks: to capture runs
     /// ([`Attention::capture`], or `run_views` between the stream's
     /// `begin_capture` and `end_capture`), make their buffers with event
-    /// tracking off, or pass raw views ([`crate::device::raw`]). The legacy
+    /// tracking off, or pass raw views ([`crate::raw`]). The legacy
     /// default stream cannot be captured.
     pub fn on_stream(stream: Arc<CudaStream>, image: ImageChoice) -> Result<Attention, AttnError> {
         if !launch::driver_present() {

@@ -38,25 +38,17 @@ use crate::error::AttnError;
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, SyncOnDrop};
-use kernels_gpu::params::{KvTiles, TileMaps};
+use kernels_gpu::params::KvTiles;
 use kernels_gpu::variant::OutputDtype;
 use std::marker::PhantomData;
 
-pub use crate::launch::raw;
 use crate::launch::staging::MapStaging;
 pub(crate) use map_slots::{MapSlot, MapSlots};
+pub(crate) use size::MAP_SLOTS;
+pub use size::{CAPTURE_MAP_SLOTS, WorkspaceSize};
 
 mod map_slots;
-
-/// How many sets of Q, K, V buffers (their tensor maps) one [`Workspace`]
-/// serves inside CUDA-graph captures over its life: one call per layer of
-/// a 126-layer model captured into one graph, on distinct buffers.
-pub const CAPTURE_MAP_SLOTS: usize = 127;
-
-/// Sets of tensor maps a workspace holds (384 bytes each on the device and
-/// in pinned host memory, 48 KiB in all): those captures may pin, and one
-/// more that runs outside capture can always write.
-pub(crate) const MAP_SLOTS: usize = 1 + CAPTURE_MAP_SLOTS;
+pub(crate) mod size;
 
 /// Byte alignment the kernels need of Q, K, V and O (16-byte copies and
 /// tensor copies).
@@ -97,7 +89,7 @@ impl ScaleLayout {
 
 /// Device memory a view reads: a cudarc view (whose uses cudarc orders
 /// across streams where its context tracks events), or a bare address from
-/// another library ([`raw`]) that is never freed here.
+/// another library ([`crate::raw`]) that is never freed here.
 pub(crate) enum Memory<'a, T> {
     View(CudaView<'a, T>),
     Raw(RawMemory<'a>),
@@ -111,7 +103,7 @@ pub(crate) enum MemoryMut<'a, T> {
 
 /// A device allocation owned elsewhere: its address, its length in
 /// elements and its device; `'a` is the caller's promise of how long it
-/// lives ([`raw`]).
+/// lives ([`crate::raw`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RawMemory<'a> {
     pub(crate) address: u64,
@@ -192,7 +184,7 @@ impl<'a> Fp8View<'a> {
     /// E4M3 codes typed as `float8::F8E4M3` (cudarc's `f8` type), viewed as
     /// their bytes without a copy.
     pub fn from_e4m3(codes: CudaView<'a, float8::F8E4M3>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
-        Fp8View::new(crate::launch::raw::e4m3_as_bytes(codes), shape)
+        Fp8View::new(crate::launch::cast::e4m3_as_bytes(codes), shape)
     }
 
     pub(crate) fn checked(codes: Memory<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
@@ -229,13 +221,13 @@ impl<'a> OutputViewMut<'a> {
 
     /// A whole `half::f16` buffer (cudarc's `f16` type), written as bits.
     pub fn from_f16(o: &'a mut CudaSlice<half::f16>, shape: [usize; 4]) -> Result<Self, AttnError> {
-        OutputViewMut::new(crate::launch::raw::halves_as_bits(o), OutputDtype::F16, shape)
+        OutputViewMut::new(crate::launch::cast::halves_as_bits(o), OutputDtype::F16, shape)
     }
 
     /// A whole `half::bf16` buffer (cudarc's `f16` feature's bf16), written
     /// as bits.
     pub fn from_bf16(o: &'a mut CudaSlice<half::bf16>, shape: [usize; 4]) -> Result<Self, AttnError> {
-        OutputViewMut::new(crate::launch::raw::halves_as_bits(o), OutputDtype::Bf16, shape)
+        OutputViewMut::new(crate::launch::cast::halves_as_bits(o), OutputDtype::Bf16, shape)
     }
 
     pub(crate) fn checked(bits: MemoryMut<'a, u16>, dtype: OutputDtype, shape: [usize; 4]) -> Result<Self, AttnError> {
@@ -311,18 +303,6 @@ impl<'a> DeviceScales<'a> {
     }
 }
 
-/// What a plan needs of a [`Workspace`]: bytes of `kv_tiles` scratch for
-/// kernels with a prepass, and a slot for Q's, K's and V's tensor maps for
-/// kernels that copy tiles by tensor copies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WorkspaceSize {
-    /// Bytes of the `kv_tiles` scratch (`kernels_gpu::params::KvTiles`).
-    pub kv_tiles_bytes: usize,
-    /// Whether the plan's kernel reads tensor maps
-    /// (`kernels_gpu::params::TileMaps`).
-    pub tile_maps: bool,
-}
-
 impl WorkspaceSize {
     /// What `plan` needs on `target`.
     pub fn of(plan: &Plan, target: Target) -> WorkspaceSize {
@@ -330,25 +310,6 @@ impl WorkspaceSize {
         WorkspaceSize {
             kv_tiles_bytes: if kernel.prepass.is_some() { kv_tiles_of(plan).total_bytes() as usize } else { 0 },
             tile_maps: target.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32),
-        }
-    }
-
-    /// Device bytes in all: the scratch, and where there are tensor maps
-    /// [`CAPTURE_MAP_SLOTS`] + 1 sets of them (see [`Workspace`]).
-    pub fn bytes(&self) -> usize {
-        self.kv_tiles_bytes + if self.tile_maps { MAP_SLOTS * size_of::<TileMaps>() } else { 0 }
-    }
-
-    /// Whether a workspace of this size serves a plan that needs `needed`.
-    pub fn holds(&self, needed: WorkspaceSize) -> bool {
-        self.kv_tiles_bytes >= needed.kv_tiles_bytes && (self.tile_maps || !needed.tile_maps)
-    }
-
-    /// The larger of the two in each part.
-    pub fn max(self, other: WorkspaceSize) -> WorkspaceSize {
-        WorkspaceSize {
-            kv_tiles_bytes: self.kv_tiles_bytes.max(other.kv_tiles_bytes),
-            tile_maps: self.tile_maps || other.tile_maps,
         }
     }
 }

@@ -184,7 +184,7 @@ pub enum AttnError {
         /// The alignment it needs.
         align: u64,
     },
-    /// A raw address ([`crate::device::raw`]) that the driver does not know
+    /// A raw address ([`crate::raw`]) that the driver does not know
     /// as device memory.
     #[error("{tensor} at {address:#x} is not CUDA device memory")]
     NotDeviceMemory {
@@ -198,16 +198,16 @@ pub enum AttnError {
     #[error("workspace too small: it holds {available:?}, the plan needs {needed:?}")]
     WorkspaceTooSmall {
         /// What the plan needs.
-        needed: crate::device::WorkspaceSize,
+        needed: crate::device::size::WorkspaceSize,
         /// What the workspace holds.
-        available: crate::device::WorkspaceSize,
+        available: crate::device::size::WorkspaceSize,
     },
     /// A run during CUDA-graph capture with a new set of buffers when the
     /// workspace's capture slots for tensor maps are all taken (see
     /// [`crate::device::Workspace`]).
     #[error(
         "the workspace's {} capture slots for tensor maps are taken by other buffers: use another workspace",
-        crate::device::CAPTURE_MAP_SLOTS
+        crate::device::size::CAPTURE_MAP_SLOTS
     )]
     WorkspaceInCapture,
     /// A CUDA driver call failed.

@@ -3,6 +3,7 @@
 //! device memory and streams from other libraries' raw handles, and
 //! ([`staging`]) the pinned copies of tensor maps made during graph capture.
 
+pub(crate) mod cast;
 pub mod raw;
 pub(crate) mod staging;
 

@@ -58,6 +58,9 @@ pub use device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, W
 pub use embedded::ImageChoice;
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};
+/// `unsafe` constructors from raw CUDA handles (a `CUstream`, device
+/// addresses), for bindings whose framework owns the memory and the stream.
+pub use launch::raw;
 pub use options::{Options, VariantChoice};
 pub use plan::Plan;
 pub use plan::target::Target;

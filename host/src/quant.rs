@@ -37,11 +37,10 @@ pub fn quantize_per_head(values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor,
     quantize_per_head_named("tensor", values, shape)
 }
 
-/// [`quantize_per_head`] with the tensor's name (e.g. "q") used in errors.
-///
-/// # Errors
-/// As [`quantize_per_head`].
-pub fn quantize_per_head_named(name: &str, values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor, AttnError> {
+/// The element count of `shape`, checked against `values` (tensor `name`
+/// in the errors: [`AttnError::TooLarge`] when the count overflows `usize`,
+/// [`AttnError::BufferLength`] when `values` holds another number).
+fn check_length(name: &str, values: &[f32], shape: [usize; 4]) -> Result<usize, AttnError> {
     let expected = shape
         .iter()
         .try_fold(1usize, |n, &x| n.checked_mul(x))
@@ -49,6 +48,15 @@ pub fn quantize_per_head_named(name: &str, values: &[f32], shape: [usize; 4]) ->
     if values.len() != expected {
         return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: values.len() });
     }
+    Ok(expected)
+}
+
+/// [`quantize_per_head`] with the tensor's name (e.g. "q") used in errors.
+///
+/// # Errors
+/// As [`quantize_per_head`].
+pub fn quantize_per_head_named(name: &str, values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor, AttnError> {
+    let expected = check_length(name, values, shape)?;
     let [batch, heads, seq, dim] = shape;
     let head_len = seq * dim;
     let head_chunks = |h: usize| (0..batch).map(move |b| (b * heads + h) * head_len..(b * heads + h + 1) * head_len);
@@ -255,13 +263,7 @@ pub fn scales_as_gpu(
     rotation: Rotation,
     group: ScaleGroup,
 ) -> Result<(Vec<f32>, Vec<f32>), AttnError> {
-    let expected = shape
-        .iter()
-        .try_fold(1usize, |n, &x| n.checked_mul(x))
-        .ok_or_else(|| AttnError::TooLarge(format!("{name} shape {shape:?} has more elements than usize holds")))?;
-    if values.len() != expected {
-        return Err(AttnError::BufferLength { tensor: name.to_string(), expected, actual: values.len() });
-    }
+    let expected = check_length(name, values, shape)?;
     let [batch, heads, _, dim] = shape;
     let mut rotated = values.to_vec();
     if rotation == Rotation::Hadamard && dim > 0 {

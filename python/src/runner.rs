@@ -23,7 +23,8 @@
 use crate::args::Call;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
-use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize, raw};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize};
+use sdpa::raw;
 use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
 use std::collections::HashMap;
 use std::fmt;

@@ -10,6 +10,8 @@ pub mod batch;
 pub mod emulate;
 pub mod fuzz;
 pub mod pv_bound;
+#[cfg(test)]
+mod pv_bound_tests;
 pub mod release_cases;
 pub mod shapes;
 

@@ -7,9 +7,10 @@
 //! `gpu-bundle/bin/device_api --ignored --nocapture --test-threads=1`.
 
 use sdpa::cudarc::driver::{CudaContext, CudaGraph, CudaSlice, CudaStream, DevicePtr, sys};
-use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, raw};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
+use sdpa::raw;
 use sdpa::reference::attention_f64;
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Plan, Variant};
