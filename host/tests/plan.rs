@@ -5,7 +5,7 @@ use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, WGMMA_FP8PV_LONG_D128
 use kernels_gpu::variant::{OutputDtype, Variant};
 use sdpa::Target;
 use sdpa::plan::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, cost, load, predicted_us};
-use sdpa::plan::recommend::{SHORT_KEYS, split_fill_fifths, split_max_keys, split_wg_fills};
+use sdpa::plan::recommend::{DECODE_MAX_QUERIES, SHORT_KEYS, split_fill_fifths, split_max_keys, split_wg_fills};
 use sdpa::plan::select::{FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, SPLIT_N64_PAIRS_KEYS, select};
 use sdpa::plan::workload::Workload;
 
@@ -435,7 +435,8 @@ fn past_the_models_keys_the_split_family_takes_few_blocks_and_wgmma_the_rest() {
             if keys <= MODEL_MAX_KEYS {
                 continue;
             }
-            let at = Workload { seq_q: 1, seq_kv: keys, head_dim: d, causal, ..workload("1,1,1,64") };
+            // 64 queries: one block of each kernel, past decoding's queries.
+            let at = Workload { seq_q: 64, seq_kv: keys, head_dim: d, causal, ..workload("1,1,1,64") };
             assert_eq!(at.split_keys(), split_max_keys(d));
             assert_eq!(recommended(&at, true, 132), Variant::Split, "one block: split, not split-wg");
             let past = Workload { seq_kv: keys + 1 + causal as u32, ..at };
@@ -445,6 +446,26 @@ fn past_the_models_keys_the_split_family_takes_few_blocks_and_wgmma_the_rest() {
     // Long shapes with many blocks: wgmma.
     assert_eq!(recommended(&workload("4,16,4096,128"), true, 132), Variant::Wgmma);
     assert_eq!(recommended(&workload("2,16,8192,64,causal"), true, 132), Variant::Wgmma);
+}
+
+#[test]
+fn decoding_past_the_models_keys_takes_split_n64() {
+    assert_eq!(DECODE_MAX_QUERIES, 16);
+    // The serving issue's H200 shapes (B, Hq, Sq, Skv; D = 128, Hkv = 8),
+    // where split-n64 took 0.35-0.56x the time of the previous pick, wgmma.
+    for (batch, seq_q, seq_kv) in [(64, 1, 8192), (1, 1, 4096), (8, 1, 32768), (64, 16, 8192)] {
+        let w = Workload::new([batch, 32, seq_q, 128], [batch, 8, seq_kv, 128], false);
+        assert_eq!(recommended(&w, true, 132), Variant::SplitN64, "{w:?}");
+        assert_eq!(recommended(&Workload { causal: true, ..w }, true, 132), Variant::SplitN64, "{w:?} causal");
+    }
+    // Past 16 queries the prefill rules hold; within the model's keys the
+    // model decides; off sm_90a nothing changes.
+    let w = Workload::new([64, 32, 17, 128], [64, 8, 8192, 128], false);
+    assert_eq!(recommended(&w, true, 132), Variant::Wgmma);
+    let w = Workload::new([1, 32, 1, 128], [1, 8, 4096, 128], false);
+    assert_eq!(recommended(&w, false, 132), Variant::Mma);
+    let short = Workload::new([1, 32, 1, 128], [1, 8, MODEL_MAX_KEYS as usize, 128], false);
+    assert_ne!(recommended(&short, true, 132), Variant::Wgmma, "the model's region: not the long rule");
 }
 
 #[test]
