@@ -2,7 +2,8 @@
 //! CPU reference (`sdpa::quant::quantize_as_gpu`) bit for bit, its typed
 //! errors, and the acceptance table of issue 41 item 5: end-to-end
 //! accuracy per distribution, head dim and quantizer option, and the
-//! quantizer's time against the attention's at the long record shapes.
+//! quantizer's time against the attention's at the long record shapes
+//! (printed for the record, not judged: speed is gated by benchmarks).
 //!
 //! Ignored without a GPU. On a GPU machine: `cargo xtask bundle` here, then
 //! there `gpu-bundle/bin/quantizer_gpu --ignored --nocapture
@@ -381,7 +382,5 @@ fn quantizer_time_against_attention() {
             attention_seconds * 1e6,
             100.0 * ratio
         );
-        // Far beyond the 10% target would mean a broken kernel, not a slow one.
-        assert!(ratio < 0.5, "{text}: the quantizer takes {:.0}% of the attention time", 100.0 * ratio);
     }
 }
