@@ -55,6 +55,26 @@ trait Input {
     unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues;
 }
 
+/// Reads a lane's values of a two-byte element type, `widen` turning each
+/// 32-bit word (two elements, the first in its low half) into two f32.
+///
+/// # Safety
+/// As [`Input::load`].
+#[inline(always)]
+unsafe fn load_pairs(input: u64, at: usize, chunk_stride: usize, widen: impl Fn(u32) -> [f32; 2]) -> LaneValues {
+    let mut x = [0.0; LANE_VALUES as usize];
+    for j in 0..4 {
+        // SAFETY: the caller's contract.
+        let words = unsafe { load16::<2>(input, at + j * chunk_stride) };
+        for (k, &w) in words.iter().enumerate() {
+            let [lo, hi] = widen(w);
+            x[8 * j + 2 * k] = lo;
+            x[8 * j + 2 * k + 1] = hi;
+        }
+    }
+    x
+}
+
 /// IEEE half precision input.
 struct F16In;
 
@@ -62,17 +82,8 @@ impl Input for F16In {
     const CHUNK: u32 = 8;
 
     unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
-        let mut x = [0.0; LANE_VALUES as usize];
-        for j in 0..4 {
-            // SAFETY: the caller's contract.
-            let words = unsafe { load16::<2>(input, at + j * chunk_stride) };
-            for (k, &w) in words.iter().enumerate() {
-                let [lo, hi] = f16x2_to_f32x2(w);
-                x[8 * j + 2 * k] = lo;
-                x[8 * j + 2 * k + 1] = hi;
-            }
-        }
-        x
+        // SAFETY: the caller's contract.
+        unsafe { load_pairs(input, at, chunk_stride, f16x2_to_f32x2) }
     }
 }
 
@@ -83,16 +94,8 @@ impl Input for Bf16In {
     const CHUNK: u32 = 8;
 
     unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
-        let mut x = [0.0; LANE_VALUES as usize];
-        for j in 0..4 {
-            // SAFETY: the caller's contract.
-            let words = unsafe { load16::<2>(input, at + j * chunk_stride) };
-            for (k, &w) in words.iter().enumerate() {
-                x[8 * j + 2 * k] = f32::from_bits(w << 16);
-                x[8 * j + 2 * k + 1] = f32::from_bits(w & 0xFFFF_0000);
-            }
-        }
-        x
+        // SAFETY: the caller's contract.
+        unsafe { load_pairs(input, at, chunk_stride, |w| [f32::from_bits(w << 16), f32::from_bits(w & 0xFFFF_0000)]) }
     }
 }
 
