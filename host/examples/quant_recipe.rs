@@ -13,7 +13,7 @@
 //! (default 2 4 1024).
 
 use kernels_gpu::fp8::e4m3_to_f32;
-use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, encode_e4m3, quantize_as_gpu};
+use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, encode_e4m3, normal_values, quantize_as_gpu};
 
 /// One way to quantize the three tensors.
 struct Recipe {
@@ -96,19 +96,6 @@ const RECIPES: [Recipe; 8] = [
         p_e4m3: false,
     },
 ];
-
-/// Standard normal values, or with FlashAttention-3's outliers added.
-fn values(n: usize, outliers: bool, rng: &mut SplitMix64) -> Vec<f32> {
-    (0..n)
-        .map(|_| {
-            let mut x = rng.next_normal_pair().0;
-            if outliers && rng.next_f64() < 0.001 {
-                x += 10.0 * rng.next_normal_pair().0;
-            }
-            x as f32
-        })
-        .collect()
-}
 
 /// Non-causal attention in f64, `[B, H, S, D]` all alike, scale `1/sqrt(D)`;
 /// P rounded to E4M3 before P·V when `p_e4m3`.
@@ -205,8 +192,11 @@ fn main() {
             let shape = [batch, heads, seq, dim];
             let n = batch * heads * seq * dim;
             let mut rng = SplitMix64::new(0x5eed ^ (dim as u64) ^ ((outliers as u64) << 8));
-            let (q, k, v) =
-                (values(n, outliers, &mut rng), values(n, outliers, &mut rng), values(n, outliers, &mut rng));
+            let (q, k, v) = (
+                normal_values(n, outliers, &mut rng),
+                normal_values(n, outliers, &mut rng),
+                normal_values(n, outliers, &mut rng),
+            );
             let signs: Vec<f32> = (0..dim).map(|_| if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 }).collect();
             let wide = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<_>>();
             let reference = attention(&wide(&q), &wide(&k), &wide(&v), shape, false);

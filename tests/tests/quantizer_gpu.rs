@@ -14,24 +14,10 @@ use std::time::Instant;
 use half::{bf16, f16};
 use kernels_gpu::record::SHAPES;
 use sdpa::bench::BenchShape;
-use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, quantize_as_gpu};
+use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, normal_values, quantize_as_gpu};
 use sdpa::quantize::{DeviceFloatTensor, InputDtype, QuantizeJob, Quantizer};
 use sdpa::{Attention, AttnError, DeviceFp8Tensor, Options};
 use sdpa_tests::open_gpu;
-
-/// Standard normal values, with FlashAttention-3's outliers
-/// (`+ N(0, 100)` with probability 0.001) when `outliers`.
-fn values(n: usize, outliers: bool, rng: &mut SplitMix64) -> Vec<f32> {
-    (0..n)
-        .map(|_| {
-            let mut x = rng.next_normal_pair().0;
-            if outliers && rng.next_f64() < 0.001 {
-                x += 10.0 * rng.next_normal_pair().0;
-            }
-            x as f32
-        })
-        .collect()
-}
 
 /// `values` stored as `dtype` (little-endian bytes) and as the f32 values
 /// those bytes hold.
@@ -115,7 +101,7 @@ fn codes_and_scales_match_the_cpu_reference_bit_for_bit() {
     for dim in [64, 128] {
         let shape = [2, 3, 200, dim];
         let n: usize = shape.iter().product();
-        let raw = values(n, true, &mut SplitMix64::new(dim as u64));
+        let raw = normal_values(n, true, &mut SplitMix64::new(dim as u64));
         for dtype in [InputDtype::F16, InputDtype::Bf16, InputDtype::F32] {
             let (bytes, widened) = stored(&raw, dtype);
             for rotation in [Rotation::None, Rotation::Hadamard] {
@@ -152,7 +138,7 @@ fn three_tensors_in_one_launch_match_the_cpu_reference_bit_for_bit() {
     ] {
         let n: usize = shape.iter().product();
         let mut rng = SplitMix64::new(n as u64);
-        let raw = [(); 3].map(|_| values(n, true, &mut rng));
+        let raw = [(); 3].map(|_| normal_values(n, true, &mut rng));
         let stored = raw.map(|x| stored(&x, dtype));
         let rotations = [Rotation::Hadamard, Rotation::Hadamard, Rotation::None];
         for group in [ScaleGroup::PerHead, ScaleGroup::PerBatchHead] {
@@ -287,7 +273,7 @@ fn accuracy_table() {
                 let shape = [batch, heads, seq, dim];
                 let n: usize = shape.iter().product();
                 let mut rng = SplitMix64::new(0x5eed ^ dim as u64 ^ ((outliers as u64) << 8) ^ ((seq as u64) << 16));
-                let raw = [(); 3].map(|_| values(n, outliers, &mut rng));
+                let raw = [(); 3].map(|_| normal_values(n, outliers, &mut rng));
                 let [(qb, q), (kb, k), (vb, v)] = raw.map(|x| stored(&x, InputDtype::F16));
                 let rows: Vec<(usize, usize)> = (0..1024)
                     .map(|_| (rng.below((batch * heads) as u64) as usize, rng.below(seq as u64) as usize))
@@ -347,7 +333,7 @@ fn quantizer_time_against_attention() {
         let shape = [s.batch, s.heads, s.seq, s.head_dim];
         let n: usize = shape.iter().product();
         let stream = attn.stream();
-        let raw = values(n, true, &mut SplitMix64::new(1));
+        let raw = normal_values(n, true, &mut SplitMix64::new(1));
         let (bytes, _) = stored(&raw, InputDtype::F16);
         let inputs = [(); 3].map(|_| DeviceFloatTensor {
             data: stream.clone_htod(&bytes).expect("uploads"),
