@@ -88,36 +88,29 @@ unsafe fn wgmma_forward<
     // SAFETY: forwarded (host-validated parameters).
     unsafe {
         let job = BlockJob::new::<HEAD_DIM>(p, 64 * WARPGROUPS as u32);
+        // The body with exponent policy `$exponent`, the other parameters this entry's.
+        macro_rules! forward_with {
+            ($exponent:ty) => {
+                wgmma::forward::<
+                    HEAD_DIM,
+                    WARPGROUPS,
+                    BLOCK_N,
+                    S_TILES,
+                    STAGES,
+                    QK_STEPS,
+                    O_TILES,
+                    SOFTMAX_CHAINS,
+                    $exponent,
+                    PV_STEPS,
+                    Pv,
+                    Out,
+                >(p, job)
+            };
+        }
         if softmax::fused_exponent_ok(job.score_scale_log2, HEAD_DIM as u32) {
-            wgmma::forward::<
-                HEAD_DIM,
-                WARPGROUPS,
-                BLOCK_N,
-                S_TILES,
-                STAGES,
-                QK_STEPS,
-                O_TILES,
-                SOFTMAX_CHAINS,
-                FusedFma,
-                PV_STEPS,
-                Pv,
-                Out,
-            >(p, job)
+            forward_with!(FusedFma)
         } else {
-            wgmma::forward::<
-                HEAD_DIM,
-                WARPGROUPS,
-                BLOCK_N,
-                S_TILES,
-                STAGES,
-                QK_STEPS,
-                O_TILES,
-                SOFTMAX_CHAINS,
-                Unfused,
-                PV_STEPS,
-                Pv,
-                Out,
-            >(p, job)
+            forward_with!(Unfused)
         }
     }
 }
