@@ -173,45 +173,6 @@ pub fn nanosleep(nanoseconds: u32) {
     unsafe { asm!("nanosleep.u32 {n};", n = in(reg32) nanoseconds, options(nomem, nostack)) }
 }
 
-/// `shfl.sync.idx.b32` from lane 0: lane 0's `value` in every lane.
-///
-/// # Safety
-/// All 32 lanes of the warp must execute this call together (full mask).
-#[inline(always)]
-pub unsafe fn broadcast_lane0_u32(value: u32) -> u32 {
-    let out: u32;
-    // SAFETY: register-only instruction; convergence is the caller's contract.
-    unsafe {
-        asm!(
-            "shfl.sync.idx.b32 {o}, {v}, 0, 0x1f, 0xffffffff;",
-            o = out(reg32) out,
-            v = in(reg32) value,
-            options(nomem, nostack)
-        );
-    }
-    out
-}
-
-/// `shfl.sync.bfly.b32` of a `u32`: `value` from lane `lane_id ^ lane_mask`.
-///
-/// # Safety
-/// All 32 lanes of the warp must execute this call together (full mask).
-#[inline(always)]
-pub unsafe fn shfl_xor_u32(value: u32, lane_mask: u32) -> u32 {
-    let out: u32;
-    // SAFETY: register-only instruction; convergence is the caller's contract.
-    unsafe {
-        asm!(
-            "shfl.sync.bfly.b32 {o}, {v}, {m}, 0x1f, 0xffffffff;",
-            o = out(reg32) out,
-            v = in(reg32) value,
-            m = in(reg32) lane_mask,
-            options(nomem, nostack)
-        );
-    }
-    out
-}
-
 /// `mov.b64`: `value`, unchanged, from a register LLVM cannot see into. A
 /// choice among fields of the kernel's parameters made on such values stays
 /// a choice of values; made on the fields themselves, LLVM turns it into a

@@ -22,6 +22,25 @@ pub unsafe fn shfl_xor_f32(value: f32, lane_mask: u32) -> f32 {
     out
 }
 
+/// `shfl.sync.idx.b32` from lane 0: lane 0's `value` in every lane.
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn broadcast_lane0_u32(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "shfl.sync.idx.b32 {o}, {v}, 0, 0x1f, 0xffffffff;",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            options(nomem, nostack)
+        );
+    }
+    out
+}
+
 /// `vote.sync.any.pred`: whether `pred` holds in any lane of the warp (the
 /// same answer in every lane).
 ///

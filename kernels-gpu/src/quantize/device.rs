@@ -8,10 +8,10 @@ use super::{
 };
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::quant::{
-    broadcast_lane0_u32, count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep, opaque_u32,
-    opaque_u64, prefetch_l2, red_add_release_u32, red_max_u32, shfl_xor_u32, store_relaxed_u32, ticket_u32,
+    count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep, opaque_u32, opaque_u64,
+    prefetch_l2, red_add_release_u32, red_max_u32, store_relaxed_u32, ticket_u32,
 };
-use crate::arch::shfl::shfl_xor_f32;
+use crate::arch::shfl::{broadcast_lane0_u32, shfl_xor_f32};
 use crate::arch::sreg::{block_idx_x, lane_id, warp_id};
 use crate::fp8::E4M3_MAX;
 
@@ -350,7 +350,7 @@ unsafe fn warp_max(mut value: u32) -> u32 {
     let mut mask = 16;
     while mask > 0 {
         // SAFETY: the whole warp is here (the caller's contract).
-        value = value.max(unsafe { shfl_xor_u32(value, mask) });
+        value = value.max(unsafe { shfl_xor_f32(f32::from_bits(value), mask) }.to_bits());
         mask /= 2;
     }
     value
