@@ -22,7 +22,7 @@ use cudarc::driver::{
 };
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::AttnParams;
-use kernels_gpu::schedule;
+use kernels_gpu::schedule::{self, FastDiv};
 use kernels_gpu::variant::{OutputDtype, Variant};
 use std::sync::Arc;
 
@@ -58,8 +58,8 @@ pub struct Attention {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     functions: Vec<(&'static KernelInfo, CudaFunction)>,
-    /// Prepass kernels by entry name.
-    prepasses: Vec<(&'static str, CudaFunction)>,
+    /// Prepass and merge kernels by entry name.
+    passes: Vec<(&'static str, CudaFunction)>,
     info: DeviceInfo,
     /// The image loaded.
     load: Load,
@@ -193,7 +193,7 @@ impl Attention {
             ctx: self.ctx.clone(),
             stream,
             functions: self.functions.clone(),
-            prepasses: self.prepasses.clone(),
+            passes: self.passes.clone(),
             info: self.info.clone(),
             load: self.load,
             sm90a: self.sm90a,
@@ -214,10 +214,11 @@ impl Attention {
         let module = ctx.load_module(load.module())?;
         let sm90a = load.is_sm90a();
         let mut functions = Vec::with_capacity(KERNELS.len());
-        let mut prepasses = Vec::new();
+        let mut passes = Vec::new();
         for kernel in KERNELS.iter().filter(|k| sm90a || !k.sm90a_only) {
-            if let Some(pre) = kernel.prepass {
-                prepasses.push((pre.entry, module.load_function(pre.entry)?));
+            let merge = kernel.merge.map(|m| m.entry(kernel.output));
+            for entry in kernel.prepass.map(|pre| pre.entry).into_iter().chain(merge) {
+                passes.push((entry, module.load_function(entry)?));
             }
             let func = module.load_function(kernel.entry)?;
             if kernel.smem_bytes > DEFAULT_SMEM_LIMIT {
@@ -237,7 +238,7 @@ impl Attention {
             driver: launch::driver_version()?,
             multiprocessors: u32::try_from(multiprocessors).unwrap_or(0),
         };
-        Ok(Attention { ctx, stream, functions, prepasses, info, load, sm90a })
+        Ok(Attention { ctx, stream, functions, passes, info, load, sm90a })
     }
 
     /// What a plan needs to know of this device.
@@ -621,9 +622,22 @@ impl Attention {
             kv_group: kernels_gpu::schedule::kv_group(p.heads_q as u32, p.heads_kv as u32),
             tile_maps: buffers.tile_maps,
             scale_batch_stride: buffers.scale_batch_stride,
+            kv_splits: plan.kv_splits(),
+            split_keys: plan.split_keys(),
+            seq_q_div: FastDiv::new(p.seq_q as u32),
+            heads_kv_div: FastDiv::new(p.heads_kv as u32),
+            partials: 0,
+            lse: 0,
+            seq_used_k: 0,
+        };
+        // `decode`'s scratch holds its splits' partial results.
+        let params = if kernel.merge.is_some() {
+            AttnParams { kv_tiles: 0, partials: if plan.kv_splits() > 1 { buffers.kv_tiles } else { 0 }, ..params }
+        } else {
+            params
         };
         if let Some(pre) = kernel.prepass {
-            let prepass = self.prepasses.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
+            let prepass = self.passes.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
             let (Some(prepass), true) = (prepass, params.kv_tiles != 0) else {
                 return Err(AttnError::VariantUnavailable {
                     variant: kernel.variant.name(),
@@ -638,12 +652,31 @@ impl Attention {
             launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
         let tiles = kernel.tiles;
-        let cfg = LaunchConfig {
-            grid_dim: schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
-            block_dim: (tiles.threads(), 1, 1),
-            shared_mem_bytes: kernel.smem_bytes,
+        let grid_dim = match kernel.merge {
+            Some(_) => {
+                let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
+                (schedule::blocks(fold_rows, tiles.block_m), plan.kv_splits(), (p.batch * p.heads_kv) as u32)
+            }
+            None => schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
         };
+        let cfg = LaunchConfig { grid_dim, block_dim: (tiles.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
         launch::launch(&self.stream, func, cfg, params, overlap)?;
+        if let (Some(merge), true) = (kernel.merge, plan.kv_splits() > 1) {
+            let entry = merge.entry(kernel.output);
+            let Some(merge_fn) = self.passes.iter().find(|(e, _)| *e == entry).map(|(_, f)| f) else {
+                return Err(AttnError::VariantUnavailable {
+                    variant: kernel.variant.name(),
+                    reason: format!("its merge kernel {entry} is not loaded"),
+                });
+            };
+            let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
+            let cfg = LaunchConfig {
+                grid_dim: (schedule::blocks(fold_rows, merge.rows_per_block), (p.batch * p.heads_kv) as u32, 1),
+                block_dim: (merge.threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            launch::launch(&self.stream, merge_fn, cfg, params, overlap)?;
+        }
         Ok(())
     }
 

@@ -38,8 +38,9 @@ use crate::error::AttnError;
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, SyncOnDrop};
-use kernels_gpu::params::KvTiles;
+use kernels_gpu::params::{DecodeSplits, KvTiles};
 use kernels_gpu::variant::OutputDtype;
+use kernels_gpu::variant::Variant;
 use std::marker::PhantomData;
 
 use crate::launch::staging::MapStaging;
@@ -307,8 +308,15 @@ impl WorkspaceSize {
     /// What `plan` needs on `target`.
     pub fn of(plan: &Plan, target: Target) -> WorkspaceSize {
         let (p, kernel) = (plan.problem(), plan.kernel());
+        let scratch = if kernel.prepass.is_some() {
+            kv_tiles_of(plan).total_bytes()
+        } else if kernel.merge.is_some() {
+            decode_splits_of(plan).total_bytes()
+        } else {
+            0
+        };
         WorkspaceSize {
-            kv_tiles_bytes: if kernel.prepass.is_some() { kv_tiles_of(plan).total_bytes() as usize } else { 0 },
+            kv_tiles_bytes: scratch as usize,
             tile_maps: target.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32),
         }
     }
@@ -380,10 +388,16 @@ impl TileMapKey {
     /// The maps `plan`'s kernel reads for inputs at `addresses`.
     pub(crate) fn of(plan: &Plan, addresses: [u64; 3]) -> TileMapKey {
         let (p, kernel) = (plan.problem(), plan.kernel());
+        // `decode` reads Q as its folded heads (`params::DecodeSplits`).
+        let (q_rows, q_heads) = if kernel.variant == Variant::Decode {
+            (p.seq_q * (p.heads_q / p.heads_kv), p.batch * p.heads_kv)
+        } else {
+            (p.seq_q, p.batch * p.heads_q)
+        };
         TileMapKey {
             head_dim: p.head_dim as u32,
-            q_rows: p.seq_q as u32,
-            q_heads: (p.batch * p.heads_q) as u32,
+            q_rows: q_rows as u32,
+            q_heads: q_heads as u32,
             q_box_rows: kernel.tiles.block_m,
             kv_rows: p.seq_kv as u32,
             kv_heads: (p.batch * p.heads_kv) as u32,
@@ -410,6 +424,13 @@ impl Workspace {
 pub(crate) fn kv_tiles_of(plan: &Plan) -> KvTiles {
     let (p, pv_e4m3) = (plan.problem(), plan.variant().pv_e4m3());
     KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32, pv_e4m3)
+}
+
+/// The layout of a `decode` plan's partial results (none for one split).
+pub(crate) fn decode_splits_of(plan: &Plan) -> DecodeSplits {
+    let p = plan.problem();
+    let [b, hq, hkv, sq] = [p.batch, p.heads_q, p.heads_kv, p.seq_q].map(|x| x as u32);
+    DecodeSplits::new(p.head_dim as u32, b, hq, hkv, sq, plan.kv_splits())
 }
 
 /// Refuses a buffer of `len` elements for `shape`.

@@ -5,7 +5,9 @@ use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, WGMMA_FP8PV_LONG_D128
 use kernels_gpu::variant::{OutputDtype, Variant};
 use sdpa::Target;
 use sdpa::plan::cost::{MODEL_MAX_KEYS, MODEL_MIN_KEYS, cost, load, predicted_us};
-use sdpa::plan::recommend::{DECODE_MAX_QUERIES, SHORT_KEYS, split_fill_fifths, split_max_keys, split_wg_fills};
+use sdpa::plan::recommend::{
+    DECODE_MAX_QUERIES, DECODE_MIN_KEYS, SHORT_KEYS, split_fill_fifths, split_max_keys, split_wg_fills,
+};
 use sdpa::plan::select::{FP8PV_LONG_MIN_CAUSAL_KEYS, FP8PV_LONG_MIN_KEYS, SPLIT_N64_PAIRS_KEYS, select};
 use sdpa::plan::workload::Workload;
 
@@ -344,9 +346,9 @@ fn the_cost_model_covers_the_sm90a_kernels_with_their_ptxas_occupancy() {
     // Blocks per SM as budgets.toml holds them for sm_90a (what ptxas allocates).
     let budgets =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../budgets.toml")).expect("budgets.toml");
-    // Not fitted: the opt-in lower-precision variants; the model never
-    // picks them.
-    let unfitted = |k: &KernelInfo| k.variant.lower_precision();
+    // Not fitted: the opt-in lower-precision variants, which the model
+    // never picks, and `decode`, which a rule picks.
+    let unfitted = |k: &KernelInfo| k.variant.lower_precision() || k.variant == Variant::Decode;
     for k in KERNELS.iter().filter(|k| !unfitted(k)) {
         let c = cost(k.variant, k.tiles.head_dim).unwrap_or_else(|| panic!("{}: no cost", k.entry));
         let section = budgets.split(&format!("[{}]", k.entry)).nth(1).expect("a budget section");
@@ -449,23 +451,22 @@ fn past_the_models_keys_the_split_family_takes_few_blocks_and_wgmma_the_rest() {
 }
 
 #[test]
-fn decoding_past_the_models_keys_takes_split_n64() {
-    assert_eq!(DECODE_MAX_QUERIES, 16);
-    // The serving issue's H200 shapes (B, Hq, Sq, Skv; D = 128, Hkv = 8),
-    // where split-n64 took 0.35-0.56x the time of the previous pick, wgmma.
-    for (batch, seq_q, seq_kv) in [(64, 1, 8192), (1, 1, 4096), (8, 1, 32768), (64, 16, 8192)] {
+fn decoding_takes_decode_on_sm90a() {
+    assert_eq!((DECODE_MAX_QUERIES, DECODE_MIN_KEYS), (16, 1024));
+    // The serving issue's H200 shapes (B, Hq, Sq, Skv; D = 128, Hkv = 8).
+    for (batch, seq_q, seq_kv) in [(64, 1, 8192), (1, 1, 4096), (8, 1, 32768), (64, 16, 8192), (1, 1, 1024)] {
         let w = Workload::new([batch, 32, seq_q, 128], [batch, 8, seq_kv, 128], false);
-        assert_eq!(recommended(&w, true, 132), Variant::SplitN64, "{w:?}");
-        assert_eq!(recommended(&Workload { causal: true, ..w }, true, 132), Variant::SplitN64, "{w:?} causal");
+        assert_eq!(recommended(&w, true, 132), Variant::Decode, "{w:?}");
+        assert_eq!(recommended(&Workload { causal: true, ..w }, true, 132), Variant::Decode, "{w:?} causal");
     }
-    // Past 16 queries the prefill rules hold; within the model's keys the
-    // model decides; off sm_90a nothing changes.
+    // Past 16 queries, or under 1024 keys, the prefill rules hold; off
+    // sm_90a nothing changes.
     let w = Workload::new([64, 32, 17, 128], [64, 8, 8192, 128], false);
     assert_eq!(recommended(&w, true, 132), Variant::Wgmma);
+    let w = Workload::new([1, 32, 1, 128], [1, 8, 1023, 128], false);
+    assert_ne!(recommended(&w, true, 132), Variant::Decode);
     let w = Workload::new([1, 32, 1, 128], [1, 8, 4096, 128], false);
     assert_eq!(recommended(&w, false, 132), Variant::Mma);
-    let short = Workload::new([1, 32, 1, 128], [1, 8, MODEL_MAX_KEYS as usize, 128], false);
-    assert_ne!(recommended(&short, true, 132), Variant::Wgmma, "the model's region: not the long rule");
 }
 
 #[test]

@@ -36,6 +36,35 @@ pub struct KernelInfo {
     /// Such a kernel runs only on even query and key lengths
     /// ([`KernelInfo::runs_on`]).
     pub pair_rows: bool,
+    /// A kernel launched after this one on the same problem to merge its
+    /// blocks' partial results, where the host splits the keys across
+    /// blocks (`decode`).
+    pub merge: Option<MergePass>,
+}
+
+/// A merge kernel: grid `(ceil(rows / rows_per_block), heads)` as its
+/// kernel's documentation says, `threads` threads, no shared memory; one
+/// entry per output type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergePass {
+    /// The PTX entry symbol of the twin writing f16.
+    pub entry_f16: &'static str,
+    /// The PTX entry symbol of the twin writing bf16.
+    pub entry_bf16: &'static str,
+    /// Threads per block.
+    pub threads: u32,
+    /// Rows each block merges.
+    pub rows_per_block: u32,
+}
+
+impl MergePass {
+    /// The entry that writes `output`.
+    pub const fn entry(&self, output: OutputDtype) -> &'static str {
+        match output {
+            OutputDtype::F16 => self.entry_f16,
+            OutputDtype::Bf16 => self.entry_bf16,
+        }
+    }
 }
 
 /// A prepass kernel: grid `(padded_keys(seq_kv) / 64, heads_kv, batch)`.
@@ -103,8 +132,21 @@ pub const SPLIT_N64_D64_EXCHANGE_APART: bool = true;
 /// blocks (0.76-0.93x `split`'s time at 256+ keys on the H100).
 pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 
+/// `decode` at D = 64: one row warp (16 folded query rows) x 4 key groups
+/// of 32-key blocks, K/V double-buffered per group: 256 keys in flight in
+/// 42 KB, so that two blocks fit an L4 multiprocessor and five an H100's.
+pub const DECODE_D64: TileShape = TileShape { head_dim: 64, block_m: 16, block_n: 32, stages: 2, warps: 4, splits: 4 };
+/// `decode` at D = 128: 2 key groups (the same shared memory budget).
+pub const DECODE_D128: TileShape = TileShape { head_dim: 128, warps: 2, splits: 2, ..DECODE_D64 };
+
+/// `decode`'s merge kernels (`attention::decode::merge_splits`: a warp per
+/// row, four rows per block).
+const fn decode_merge(entry_f16: &'static str, entry_bf16: &'static str) -> Option<MergePass> {
+    Some(MergePass { entry_f16, entry_bf16, threads: 128, rows_per_block: 4 })
+}
+
 /// The f16 kernels, in a fixed order.
-const F16_KERNELS: [KernelInfo; 14] = [
+const F16_KERNELS: [KernelInfo; 16] = [
     KernelInfo {
         variant: Variant::Mma,
         output: OutputDtype::F16,
@@ -115,6 +157,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -126,6 +169,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -137,6 +181,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d64", 64)),
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -148,6 +193,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d128", 128)),
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -159,6 +205,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -170,6 +217,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -183,6 +231,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         // of more than 132 blocks on the H100.
         min_blocks_per_sm: 2,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -194,6 +243,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -205,6 +255,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -216,6 +267,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -227,6 +279,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d64", 64)),
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -238,6 +291,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -249,6 +303,7 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 0,
         pair_rows: false,
+        merge: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -260,12 +315,37 @@ const F16_KERNELS: [KernelInfo; 14] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: true,
+        merge: None,
+    },
+    KernelInfo {
+        variant: Variant::Decode,
+        output: OutputDtype::F16,
+        entry: "sdpa_decode_d64",
+        tiles: DECODE_D64,
+        smem_bytes: SmemPlan::Split { exchange_apart: false }.total(DECODE_D64),
+        sm90a_only: false,
+        prepass: None,
+        min_blocks_per_sm: 0,
+        pair_rows: false,
+        merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16"),
+    },
+    KernelInfo {
+        variant: Variant::Decode,
+        output: OutputDtype::F16,
+        entry: "sdpa_decode_d128",
+        tiles: DECODE_D128,
+        smem_bytes: SmemPlan::Split { exchange_apart: false }.total(DECODE_D128),
+        sm90a_only: false,
+        prepass: None,
+        min_blocks_per_sm: 0,
+        pair_rows: false,
+        merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16"),
     },
 ];
 
 /// The entry symbols of the bf16 kernels: [`F16_KERNELS`]'s, in the same
 /// order, with `_bf16` appended (`attention::entry` emits both).
-const BF16_ENTRIES: [&str; 14] = [
+const BF16_ENTRIES: [&str; 16] = [
     "sdpa_mma_d64_bf16",
     "sdpa_mma_d128_bf16",
     "sdpa_wgmma_d64_bf16",
@@ -280,13 +360,15 @@ const BF16_ENTRIES: [&str; 14] = [
     "sdpa_wgmma_fp8pv_d128_bf16",
     "sdpa_wgmma_fp8pv_long_d128_bf16",
     "sdpa_split_n64_pairs_d64_bf16",
+    "sdpa_decode_d64_bf16",
+    "sdpa_decode_d128_bf16",
 ];
 
 /// [`F16_KERNELS`], then each of them again writing bf16 under its
 /// [`BF16_ENTRIES`] name: everything else (tiles, shared memory, prepass,
 /// launch bounds) is the f16 kernel's.
-const fn with_bf16_twins(f16: [KernelInfo; 14], bf16_entries: [&'static str; 14]) -> [KernelInfo; 28] {
-    let mut all = [f16[0]; 28];
+const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]) -> [KernelInfo; 32] {
+    let mut all = [f16[0]; 32];
     let mut i = 0;
     while i < f16.len() {
         all[i] = f16[i];
@@ -298,7 +380,7 @@ const fn with_bf16_twins(f16: [KernelInfo; 14], bf16_entries: [&'static str; 14]
 
 /// Every kernel the crate builds, in a fixed order: the f16 kernels, then
 /// their bf16 twins.
-pub const KERNELS: [KernelInfo; 28] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
+pub const KERNELS: [KernelInfo; 32] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
 
 /// The f16 kernel of `variant` for `head_dim`, if one is built: the first
 /// such row of [`KERNELS`] (the one the host's kernel selection runs unless

@@ -63,6 +63,96 @@ pub struct AttnParams {
     /// key/value head) (all three indexed by `batch * heads_kv + kv head`,
     /// see [`scale_index`]).
     pub scale_batch_stride: u32,
+    /// `decode` only: how many blocks share each (query block, key/value
+    /// head)'s keys, `split_keys` each ([`DecodeSplits`]); 1 where one block
+    /// walks them all and stores O itself. Other kernels ignore it.
+    pub kv_splits: u32,
+    /// `decode` only: keys per split, a multiple of the kernel's key block.
+    pub split_keys: u32,
+    /// `decode` only: `seq_q` as a division (a folded row's query head and
+    /// position, see [`DecodeSplits`]).
+    pub seq_q_div: FastDiv,
+    /// `decode` only: `heads_kv` as a division (a folded head's batch).
+    pub heads_kv_div: FastDiv,
+    /// `decode` with `kv_splits > 1`: device address of the partial results
+    /// ([`DecodeSplits`]), which the merge kernel combines; else 0.
+    pub partials: u64,
+    /// Device address of the f32 log-sum-exp output `[batch, heads_q,
+    /// seq_q]` (natural log of each row's sum of `exp(softmax_scale *
+    /// q.k)`; `-inf` for a row that sees no key), or 0 for none (`decode`
+    /// and its merge write it).
+    pub lse: u64,
+    /// `decode` only: device address of `batch` int32 key lengths (each
+    /// batch's keys are its first `seq_used_k[b]` rows, clamped to `0 ..=
+    /// seq_kv`; causal masking aligns to that length), or 0 for `seq_kv`
+    /// everywhere.
+    pub seq_used_k: u64,
+}
+
+/// Where `decode`'s blocks that share keys leave their partial results
+/// for the merge kernel, at [`AttnParams::partials`]. The query heads that
+/// read one key/value head are folded into one head of `fold_rows =
+/// (heads_q / heads_kv) * seq_q` rows (row `r`: query head `r / seq_q` of
+/// the group, position `r % seq_q`; in `[B, Hq, Sq, D]` those rows are
+/// contiguous), so a block reads each K/V byte once for all of them. Per
+/// folded head (`batch * heads_kv + kv head`), split and row: the row's
+/// output over the split's keys, normalized and dequantized (f32,
+/// `head_dim` values), then, after every output row, the split's base-2
+/// log-sum-exp of the row's scaled scores (f32; `-inf` where the split saw
+/// no key of the row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeSplits {
+    /// Head dimension D.
+    pub head_dim: u32,
+    /// Rows per folded head: `heads_q / heads_kv * seq_q`.
+    pub fold_rows: u32,
+    /// Splits per folded head.
+    pub splits: u32,
+    /// Folded heads over the batch: `batch * heads_kv`.
+    pub heads: u64,
+}
+
+impl DecodeSplits {
+    /// The partial-result layout of a problem split `splits` ways.
+    #[inline(always)]
+    pub const fn new(head_dim: u32, batch: u32, heads_q: u32, heads_kv: u32, seq_q: u32, splits: u32) -> Self {
+        let group = match heads_q.checked_div(heads_kv) {
+            Some(g) => g,
+            None => 1,
+        };
+        Self { head_dim, fold_rows: group * seq_q, splits, heads: batch as u64 * heads_kv as u64 }
+    }
+
+    /// Index of row `row` of split `split` of folded head `head` among all
+    /// partial rows.
+    #[inline(always)]
+    pub const fn row(&self, head: u64, split: u32, row: u32) -> u64 {
+        (head * self.splits as u64 + split as u64) * self.fold_rows as u64 + row as u64
+    }
+
+    /// Partial rows in all.
+    #[inline(always)]
+    pub const fn rows(&self) -> u64 {
+        self.heads * self.splits as u64 * self.fold_rows as u64
+    }
+
+    /// Byte offset of a partial row's output (`head_dim` f32).
+    #[inline(always)]
+    pub const fn output(&self, head: u64, split: u32, row: u32) -> u64 {
+        self.row(head, split, row) * self.head_dim as u64 * 4
+    }
+
+    /// Byte offset of a partial row's log-sum-exp (one f32).
+    #[inline(always)]
+    pub const fn lse(&self, head: u64, split: u32, row: u32) -> u64 {
+        self.rows() * self.head_dim as u64 * 4 + self.row(head, split, row) * 4
+    }
+
+    /// Bytes of the whole area (0 for one split: nothing to merge).
+    #[inline(always)]
+    pub const fn total_bytes(&self) -> u64 {
+        if self.splits <= 1 { 0 } else { self.rows() * (self.head_dim as u64 + 1) * 4 }
+    }
 }
 
 /// Where a block's Q and K/V scales sit in their arrays (`(q, kv)`), for

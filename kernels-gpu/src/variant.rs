@@ -52,12 +52,26 @@ pub enum Variant {
     /// runs as two warpgroups with 192-key blocks
     /// ([`crate::kernels::WGMMA_FP8PV_LONG_D128`]).
     WgmmaFp8Pv,
+    /// Few query rows against many keys (decoding): `split`'s body with
+    /// the query heads that share a key/value head folded into one block's
+    /// rows (each K/V byte read once for all of them), one row warp and
+    /// four key groups of 64-key blocks, and the keys split across blocks
+    /// where a problem has too few blocks for the GPU; a merge kernel then
+    /// weighs the splits by their log-sum-exp (`attention::decode`).
+    Decode,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 6] =
-        [Variant::Mma, Variant::Wgmma, Variant::Split, Variant::SplitWg, Variant::SplitN64, Variant::WgmmaFp8Pv];
+    pub const ALL: [Variant; 7] = [
+        Variant::Mma,
+        Variant::Wgmma,
+        Variant::Split,
+        Variant::SplitWg,
+        Variant::SplitN64,
+        Variant::WgmmaFp8Pv,
+        Variant::Decode,
+    ];
 
     /// The stable name used by the CLI, xtask and the results files.
     pub const fn name(self) -> &'static str {
@@ -68,6 +82,7 @@ impl Variant {
             Variant::SplitWg => "split-wg",
             Variant::SplitN64 => "split-n64",
             Variant::WgmmaFp8Pv => "wgmma-fp8pv",
+            Variant::Decode => "decode",
         }
     }
 
@@ -94,7 +109,7 @@ impl Variant {
     /// `split-n64`), whose sm_90a build copies its tiles by tensor copies
     /// from maps the host encodes per problem.
     pub const fn runs_split_body(self) -> bool {
-        matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64)
+        matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64 | Variant::Decode)
     }
 
     /// Whether the variant's sm_90a build at head dimension `head_dim`

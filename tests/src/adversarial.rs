@@ -200,6 +200,30 @@ pub fn schedule_keys_end(kernel: &KernelInfo, row: usize, sq: usize, skv: usize,
     (blocks(key_end(row0, t.block_m, sq, skv, causal), t.block_n) * t.block_n).min(skv) as usize
 }
 
+/// The keys whose V rows `decode` (`kernel`) multiplies into query row `row`
+/// with a weight that is not dropped: the key blocks of every key group
+/// that sees one of the row's keys in the split holding its last key (the
+/// earlier splits' keys are all the row's; a group or split that sees none
+/// weighs 0 in the merges, and a 0 weight is skipped, not multiplied).
+pub fn decode_keys_read(kernel: &KernelInfo, case: &Case, row: usize) -> Vec<usize> {
+    let [_, _, sq, _] = case.q.shape;
+    let skv = case.k.shape[2];
+    let seen = keys_seen(case.causal, row, sq, skv);
+    let problem = sdpa::validate::Problem::new(case.q.shape, case.k.shape, case.v.shape, &sdpa::Options::default())
+        .expect("a valid case");
+    let (_, split_keys) = sdpa::plan::key_splits::key_splits(&problem, kernel, 132);
+    let (split_keys, t) = (split_keys as usize, kernel.tiles);
+    let (block_n, groups) = (t.block_n as usize, t.splits as usize);
+    let begin = (seen - 1) / split_keys * split_keys;
+    let keys = (begin + split_keys).min(skv) - begin;
+    let blocks = keys.div_ceil(block_n);
+    (0..groups.min(blocks))
+        .filter(|g| begin + g * block_n < seen)
+        .flat_map(|g| (g..blocks).step_by(groups))
+        .flat_map(|j| begin + j * block_n..(begin + (j + 1) * block_n).min(skv))
+        .collect()
+}
+
 /// The positions where `kernel` may put a NaN that the rule does not ask
 /// for: column `d` of a row whose schedule multiplies a NaN V value at
 /// `[j, d]` (with weight 0) for a key `j` the row does not see. See the
@@ -222,8 +246,17 @@ pub fn schedule_nan(kernel: &KernelInfo, case: &Case) -> Vec<bool> {
                     if key_end(i as u32, 1, sq as u32, skv as u32, case.causal) == 0 {
                         continue;
                     }
-                    let end = schedule_keys_end(kernel, i, sq, skv, case.causal);
                     let at = index(case.q.shape, b, h, i, 0);
+                    if kernel.merge.is_some() {
+                        for key in decode_keys_read(kernel, case, i) {
+                            let v = index(case.k.shape, b, kvh, key, 0);
+                            for d in 0..dim {
+                                out[at + d] |= !rule[at + d] && e4m3_is_nan(case.v.data[v + d]);
+                            }
+                        }
+                        continue;
+                    }
+                    let end = schedule_keys_end(kernel, i, sq, skv, case.causal);
                     for d in 0..dim {
                         out[at + d] = !rule[at + d] && nan.v[end][d];
                     }

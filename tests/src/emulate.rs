@@ -50,6 +50,7 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
                     let rotated = walks_rotated(t.head_dim, t.block_n) && kernel.variant != Variant::SplitWg;
                     emulate_split(t, rotated, &head, x, rows)
                 }
+                Variant::Decode => emulate_decode(kernel, &head, x, rows),
             }
         }
     }
@@ -186,6 +187,73 @@ fn write_row(out: &mut [f32], head: &Head, row: u32, acc: &[f32], scale: f32) {
     }
 }
 
+/// `decode`: each row's keys in the splits the host plans on a 132-SM GPU
+/// (`sdpa::plan::key_splits`), each split's key blocks shared out among
+/// the kernel's key groups as `split`'s (masked where position 0 would
+/// see a hidden key, never rotated), the groups merged per split, the
+/// splits merged by their log-sum-exp (`attention::decode::merge_splits`).
+/// Folding the query heads of a key/value head into one block changes
+/// which block a row is in, not its arithmetic, so rows are emulated one
+/// by one.
+fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32]) {
+    let t = kernel.tiles;
+    let problem = sdpa::validate::Problem::new(x.q.shape, x.k.shape, x.v.shape, &sdpa::Options::default())
+        .expect("the emulated problem is valid");
+    let (splits, split_keys) = sdpa::plan::key_splits::key_splits(&problem, kernel, 132);
+    for row in 0..head.seq_q {
+        // Per split: its log-sum-exp (base 2) and its normalized output.
+        let parts: Vec<(f32, Vec<f32>)> = (0..splits)
+            .map(|split| {
+                let begin = split * split_keys;
+                let keys = (begin + split_keys).min(head.seq_kv).saturating_sub(begin);
+                let groups: Vec<RowState> = (0..t.splits)
+                    .map(|g| {
+                        let mut state = RowState::new(head.dim);
+                        for j in (g..blocks(keys, t.block_n)).step_by(t.splits as usize) {
+                            state.visit(t, head, x, 0, row, begin / t.block_n + j);
+                        }
+                        state
+                    })
+                    .collect();
+                let (base, sum) = merge_splits_of(&groups);
+                let scale = output_scale(sum, head.v_scale, |x| 1.0 / x);
+                let mut acc = vec![0f32; head.dim];
+                // A group that saw none of the row's keys weighs 0 and is
+                // skipped (its sums may hold 0 x NaN).
+                for state in groups.iter().filter(|g| g.m.0 != f32::NEG_INFINITY) {
+                    let share = (state.m.0 - base).exp2();
+                    for (a, v) in acc.iter_mut().zip(&state.acc) {
+                        *a += v * share;
+                    }
+                }
+                let normalized = acc.iter().map(|a| if scale == 0.0 { 0.0 } else { a * scale }).collect();
+                (if sum == 0.0 { f32::NEG_INFINITY } else { base + sum.log2() }, normalized)
+            })
+            .collect();
+        let max = parts.iter().fold(f32::NEG_INFINITY, |m, p| m.max(p.0));
+        let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
+        let weights: Vec<f32> = parts.iter().map(|p| (p.0 - base).exp2()).collect();
+        let total: f32 = weights.iter().sum();
+        let mut acc = vec![0f32; head.dim];
+        for ((_, part), w) in parts.iter().zip(&weights).filter(|(_, w)| **w != 0.0) {
+            for (a, v) in acc.iter_mut().zip(part) {
+                *a += w * v;
+            }
+        }
+        write_row(out, head, row, &acc, if total == 0.0 { 0.0 } else { 1.0 / total });
+    }
+}
+
+/// [`merge_splits`] over the key groups of one block (up to four; the
+/// missing ones are empty, max -inf and sum 0, which do not change it).
+fn merge_splits_of(groups: &[RowState]) -> (f32, f32) {
+    const MAX_SPLITS: usize = 4;
+    assert!(groups.len() <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
+    let m: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(f32::NEG_INFINITY, |s| s.m.0));
+    let l: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(0.0, |s| s.l));
+    merge_splits(m, l, f32::exp2)
+}
+
 /// `mma` and `wgmma` (the same schedule at their own tile shapes): query
 /// blocks of `block_m` rows walk their `block_n`-key blocks in order.
 fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
@@ -205,8 +273,6 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
 /// `rotate` (`schedule::key_rotation`); the groups' states merge by
 /// `merge_splits`.
 fn emulate_split(t: TileShape, rotate: bool, head: &Head, x: &Inputs, out: &mut [f32]) {
-    const MAX_SPLITS: usize = 4;
-    assert!(t.splits as usize <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
     for (row0, key_blocks) in query_blocks(t, head, x) {
         for row in row0..(row0 + t.block_m).min(head.seq_q) {
             let rotation = if rotate { key_rotation(row0 / t.block_m, key_blocks) } else { 0 };
@@ -219,10 +285,7 @@ fn emulate_split(t: TileShape, rotate: bool, head: &Head, x: &Inputs, out: &mut 
                     state
                 })
                 .collect();
-            // Groups past `splits` are empty (max -inf, sum 0): they do not change the merge.
-            let m: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(f32::NEG_INFINITY, |s| s.m.0));
-            let l: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(0.0, |s| s.l));
-            let (base, sum) = merge_splits(m, l, f32::exp2);
+            let (base, sum) = merge_splits_of(&groups);
             let mut acc = vec![0f32; head.dim];
             for state in &groups {
                 let share = (state.m.0 - base).exp2();

@@ -118,6 +118,15 @@ pub fn gate_cases() -> Vec<GateCase> {
         GateCase::new("gqa", 2, 8, 256, 64, false).kv_heads(2),
         GateCase::new("gqa-causal-d128", 1, 8, 200, 128, true).kv_heads(2),
         GateCase::new("mqa", 1, 8, 129, 64, true).kv_heads(1),
+        // Decoding: `decode` folds the query heads of a key/value head into
+        // one block's rows and splits the keys across blocks
+        // (`sdpa::plan::key_splits`): 16 splits of 256 keys; two row
+        // blocks of folded rows with causal positions and a short last
+        // split; 128 folded rows of one key/value head.
+        GateCase::new("decode-gqa-d128", 2, 32, 1, 128, false).lengths(1, 4096).kv_heads(8),
+        GateCase::new("decode-gqa-causal", 1, 8, 5, 64, true).lengths(5, 1000).kv_heads(2),
+        GateCase::new("decode-mqa-sq16-causal", 2, 8, 16, 64, true).lengths(16, 2049).kv_heads(1),
+        GateCase::new("decode-split-tail-d128", 1, 4, 1, 128, false).lengths(1, 769).kv_heads(1),
     ];
     for (i, s) in [1, 17, 63, 65, 127, 129, 1000].into_iter().enumerate() {
         let d = if i % 2 == 0 { 64 } else { 128 };

@@ -82,7 +82,7 @@ pub fn run(args: &[String]) -> Result<()> {
 
 /// The rows of one arch: every `KERNELS` entry built for it (reported or
 /// not; sm_90a-only entries are not built for other archs; a prepass that
-/// two kernels share, once), the quantizer's entries
+/// two kernels share, once; a merge kernel after its kernel), the quantizer's entries
 /// (`kernels_gpu::quantize::QUANTIZE_KERNELS`), then the reported entries
 /// neither table has.
 fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
@@ -90,7 +90,9 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let mut tabled: Vec<_> = built
         .flat_map(|k| {
             let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
-            std::iter::once(main).chain(k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads)))
+            let prepass = k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads));
+            let merge = k.merge.map(|m| (k.variant.name(), m.entry(k.output), 0, m.threads));
+            std::iter::once(main).chain(prepass).chain(merge)
         })
         .collect();
     // The quantizer's entries (plain PTX, both archs): no dynamic smem.

@@ -5,6 +5,7 @@
 //! `Attention` launches what the plan holds.
 
 pub mod cost;
+pub mod key_splits;
 pub mod recommend;
 pub mod select;
 pub mod target;
@@ -14,6 +15,7 @@ use crate::error::AttnError;
 use crate::options::VariantChoice;
 use crate::validate::Problem;
 use kernels_gpu::kernels::{HEAD_DIMS, KernelInfo};
+use kernels_gpu::schedule::MAX_GRID_YZ;
 use kernels_gpu::variant::Variant;
 use target::Target;
 use workload::Workload;
@@ -23,6 +25,9 @@ use workload::Workload;
 pub struct Plan {
     problem: Problem,
     kernel: &'static KernelInfo,
+    /// Blocks sharing each folded head's keys, and keys per block
+    /// (`decode`; `(1, 0)` for the other kernels).
+    key_splits: (u32, u32),
 }
 
 impl Plan {
@@ -44,7 +49,20 @@ impl Plan {
                 reason: format!("{} needs an sm_90a (Hopper) GPU", kernel.entry),
             });
         }
-        Ok(Plan { problem, kernel })
+        let folded_heads = p.batch * p.heads_kv;
+        if kernel.merge.is_some() && folded_heads > MAX_GRID_YZ as usize {
+            return Err(AttnError::VariantUnavailable {
+                variant: variant.name(),
+                reason: format!("batch x key/value heads is {folded_heads}, above the grid's {MAX_GRID_YZ}"),
+            });
+        }
+        let key_splits = Plan::key_splits_of(&problem, kernel, target);
+        Ok(Plan { problem, kernel, key_splits })
+    }
+
+    /// The key splits of `problem` under `kernel` (see [`key_splits`]).
+    fn key_splits_of(problem: &Problem, kernel: &'static KernelInfo, target: Target) -> (u32, u32) {
+        if kernel.merge.is_some() { key_splits::key_splits(problem, kernel, target.multiprocessors) } else { (1, 0) }
     }
 
     /// This plan with `kernel` instead of the selected one: for tests and
@@ -74,6 +92,17 @@ impl Plan {
     /// The kernel that runs it.
     pub fn kernel(&self) -> &'static KernelInfo {
         self.kernel
+    }
+
+    /// How many blocks share each folded head's keys (`decode`; 1 for the
+    /// other kernels).
+    pub fn kv_splits(&self) -> u32 {
+        self.key_splits.0
+    }
+
+    /// Keys per split (`decode`; 0 for the other kernels).
+    pub fn split_keys(&self) -> u32 {
+        self.key_splits.1
     }
 
     /// The variant that runs it.

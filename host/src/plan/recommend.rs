@@ -16,14 +16,17 @@ pub const fn split_max_keys(head_dim: u32) -> u32 {
     if head_dim >= 128 { 1024 } else { 2048 }
 }
 
-/// Query lengths up to which [`recommended`] treats a problem with more
-/// keys than the cost model covers ([`MODEL_MAX_KEYS`]) as decoding and
-/// picks `split-n64` on sm_90a: its key groups share each query block's
-/// keys, where `wgmma`'s 128- or 192-row blocks would each walk the whole
-/// cache with one or a few live rows. On an H200 (Hq = 32, Hkv = 8,
-/// D = 128, Skv 4096-32768, Sq 1 and 16) it took 0.35-0.56x the time of
-/// `wgmma`, which the rules below would pick.
+/// Query lengths up to which [`recommended`] treats a problem of at least
+/// [`DECODE_MIN_KEYS`] keys as decoding (on sm_90a): `wgmma`'s 128- or
+/// 192-row blocks would each walk the whole cache with one or a few live
+/// rows.
 pub const DECODE_MAX_QUERIES: u32 = 16;
+
+/// Keys from which [`recommended`] picks `decode` on sm_90a for problems of
+/// at most [`DECODE_MAX_QUERIES`] queries: it folds the query heads of a
+/// key/value head into one block's rows and splits the keys across
+/// blocks where the folded heads alone leave SMs idle.
+pub const DECODE_MIN_KEYS: u32 = 1024;
 
 /// Key lengths up to which [`recommended`] picks `split` off sm_90a, where
 /// no crossover has been measured.
@@ -63,14 +66,18 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// fill less of the GPU than [`split_fill_fifths`] says
 /// ([`Workload::wgmma_blocks`]), since it shares each query block's keys
 /// among groups of warps and so shortens each block's chain where there
-/// are few blocks; else `wgmma`. Past [`MODEL_MAX_KEYS`] with at most
-/// [`DECODE_MAX_QUERIES`] queries (decoding): `split-n64`.
+/// are few blocks; else `wgmma`. Before all of these, decoding (at most
+/// [`DECODE_MAX_QUERIES`] queries, at least [`DECODE_MIN_KEYS`] keys):
+/// `decode`.
 ///
 /// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
 pub fn recommended(w: &Workload, target: Target) -> Variant {
     let multiprocessors = target.multiprocessors;
     if !target.sm90a {
         return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
+    }
+    if w.seq_q <= DECODE_MAX_QUERIES && w.seq_kv >= DECODE_MIN_KEYS {
+        return Variant::Decode;
     }
     let family = if split_wg_fills(w.split_wg_blocks(), multiprocessors) { Variant::SplitWg } else { Variant::Split };
     if w.seq_kv < MODEL_MIN_KEYS {
@@ -79,9 +86,6 @@ pub fn recommended(w: &Workload, target: Target) -> Variant {
     if w.seq_kv <= MODEL_MAX_KEYS {
         let time = |v: Variant| predicted_us(w, v, multiprocessors).unwrap_or(f32::INFINITY);
         return MODELLED.into_iter().fold(Variant::Split, |best, v| if time(v) < time(best) { v } else { best });
-    }
-    if w.seq_q <= DECODE_MAX_QUERIES {
-        return Variant::SplitN64;
     }
     let few_blocks = 5 * w.wgmma_blocks() < split_fill_fifths(w.head_dim) * multiprocessors as u64;
     if w.split_keys() <= split_max_keys(w.head_dim) && few_blocks { family } else { Variant::Wgmma }

@@ -54,3 +54,20 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     }
     out
 }
+
+/// `lg2.approx.ftz.f32`: log2(x) (about 2 ulp; `+0` gives `-inf`). For
+/// the log-sum-exp that `decode` writes, once per row.
+#[inline(always)]
+pub fn log2(x: f32) -> f32 {
+    let out: f32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!(
+            "lg2.approx.ftz.f32 {d}, {a};",
+            d = out(reg32) out,
+            a = in(reg32) x,
+            options(pure, nomem, nostack)
+        );
+    }
+    out
+}

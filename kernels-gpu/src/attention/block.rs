@@ -28,7 +28,9 @@ pub struct BlockJob {
     pub row0: u32,
     /// Query rows of the block inside `seq_q`.
     pub rows: u32,
-    /// Keys `0 .. key_end` are visited.
+    /// Keys `key_begin .. key_end` are visited.
+    pub key_begin: u32,
+    /// See `key_begin`.
     pub key_end: u32,
     /// The factor from raw E4M3 dot products to base-2 scores.
     pub score_scale_log2: f32,
@@ -80,6 +82,7 @@ impl BlockJob {
             kv_head: batch_kv_head,
             row0,
             rows: block_m.min(p.seq_q - row0),
+            key_begin: 0,
             key_end: schedule::key_end(row0, block_m, p.seq_q, p.seq_kv, p.causal != 0),
             score_scale_log2: softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale),
             v_scale,

@@ -4,11 +4,13 @@
 //! `name_bf16` bf16 ([`super::output`]), or a prepass's one.
 
 use super::block::{Rolled, Unrolled};
+use super::decode::{self, Decode};
 use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
 use super::split::{self, PlanRows, WarpMma};
-use crate::kernels::{MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
+use super::walk::FullRows;
+use crate::kernels::{DECODE_D64, DECODE_D128, MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 use crate::params::AttnParams;
 use crate::tiles::TileShape;
 #[cfg(target_feature = "sm_90a")]
@@ -137,9 +139,13 @@ macro_rules! mma_call {
 
 /// The call of `split::forward` for tile shape `$t`, `$chains` softmax
 /// chains and its policies (where the merge's exchange lies, how the tile
-/// rows lie, how Q·K^T is multiplied).
+/// rows lie, how Q·K^T is multiplied, the key walk: prefill's
+/// [`FullRows`] unless given).
 macro_rules! split_call {
-    ($p:ident, $t:expr, chains: $chains:literal, $exchange:ty, $rows:ty, $scores:ty) => {{
+    ($p:ident, $t:expr, chains: $chains:literal, $exchange:ty, $rows:ty, $scores:ty) => {
+        split_call!($p, $t, chains: $chains, $exchange, $rows, $scores, FullRows)
+    };
+    ($p:ident, $t:expr, chains: $chains:literal, $exchange:ty, $rows:ty, $scores:ty, $walk:ty) => {{
         const T: TileShape = $t;
         split::forward::<
             { T.head_dim as usize },
@@ -155,6 +161,7 @@ macro_rules! split_call {
             $exchange,
             $rows,
             $scores,
+            $walk,
             Out,
         >(&$p)
     }};
@@ -189,6 +196,16 @@ entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| mma_call!(p, MMA_D128, Unrolled))
 
 entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma));
 entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma));
+// `decode`: one row warp of folded query heads, four key groups, keys
+// split across blocks; then, where they were split, the merge.
+entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {
+    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode)
+});
+entry!(sdpa_decode_d128 / sdpa_decode_d128_bf16, |p| {
+    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode)
+});
+entry!(sdpa_decode_merge_d64 / sdpa_decode_merge_d64_bf16, |p| decode::merge_splits::<64, 2, Out>(&p));
+entry!(sdpa_decode_merge_d128 / sdpa_decode_merge_d128_bf16, |p| decode::merge_splits::<128, 4, Out>(&p));
 // `split-wg`: each key group a warpgroup whose Q·K^T is one `wgmma`.
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_split_wg_d64 / sdpa_split_wg_d64_bf16, |p| {

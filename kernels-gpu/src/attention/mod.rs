@@ -2,6 +2,7 @@
 //! entry points are in [`entry`].
 
 pub mod block;
+pub mod decode;
 pub mod entry;
 pub mod merge;
 pub mod mma;
@@ -10,6 +11,7 @@ pub mod output;
 pub mod pipeline;
 pub mod prepass;
 pub mod split;
+pub mod walk;
 pub mod warp_tile;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;

@@ -39,6 +39,7 @@ use super::merge::{Exchange, MergeArea};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::{self, Ring};
+use super::walk::Walk;
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
@@ -127,11 +128,6 @@ unsafe fn pv_32_keys<const O_TILES: usize>(
         }
     }
 }
-
-/// Four adjacent f16 output columns of a row, written as one 8-byte store
-/// (as `[u32; 2]` LLVM knows only 4-byte alignment and writes two words).
-#[repr(C, align(8))]
-struct FourColumns([u32; 2]);
 
 /// The exponent this kernel uses: always unfused (`softmax::exponent`);
 /// the fused one measured no gain here and cost registers (see lab/).
@@ -621,6 +617,7 @@ pub unsafe fn forward<
     Ex: Exchange,
     Pairing: TileRows,
     Qk: ScoreProduct,
+    W: Walk,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -662,12 +659,12 @@ pub unsafe fn forward<
     // SAFETY: the problem's maps.
     unsafe { Copies::prefetch_maps(maps, thread, team) };
     // SAFETY: host-validated parameters.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
+    let job = unsafe { W::job::<HEAD_DIM>(p, shape.block_m) };
     let causal = p.causal != 0;
-    let key_blocks = schedule::blocks(job.key_end, block_n);
+    let key_blocks = schedule::blocks(job.key_end - job.key_begin, block_n);
     if key_blocks == 0 {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        // SAFETY: uniform over the block.
+        unsafe { W::no_keys::<HEAD_DIM>(p, &job, threads) };
         return;
     }
     // This group's key blocks: split, split + SPLITS, ... of the block's
@@ -676,7 +673,8 @@ pub unsafe fn forward<
     // for the same lines at once.
     let my_blocks = if split < key_blocks { (key_blocks - split).div_ceil(SPLITS as u32) } else { 0 };
     // (`schedule::walks_rotated` says which kernels do.)
-    let rotated = const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32) && Qk::GROUP_WARPS == 0 };
+    let rotated =
+        const { schedule::walks_rotated(HEAD_DIM as u32, BLOCK_N as u32) && Qk::GROUP_WARPS == 0 && W::ROTATES };
     let rotation = if rotated { schedule::key_rotation(job.row0 / shape.block_m, key_blocks) } else { 0 };
     // The first key of the group's i-th key block, rotated. (Where the walk
     // is not rotated, the plain `(split + i * SPLITS) * block_n` is spelled
@@ -703,7 +701,7 @@ pub unsafe fn forward<
     // do nothing); else every thread its share of the rows, then arrives.
     let load_kv = |i: u32| {
         let stage = Ring::<STAGES>::at(i).stage;
-        let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
+        let key0 = if rotated { rotated_start(i) } else { job.key_begin + (split + i * SPLITS as u32) * block_n };
         let k_dst = smem_base + plan.k_stage(split, stage, block_n);
         let v_dst = smem_base + plan.v_stage(split, stage, block_n);
         // SAFETY: uniform over the group; the stage is free (first use, or
@@ -776,6 +774,10 @@ pub unsafe fn forward<
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + 16 * row_warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
+    // This thread's two rows of the block.
+    let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
+    // SAFETY: the job of these parameters.
+    let thread_rows = unsafe { W::thread_rows(p, &job, local_rows, 2 * quad) };
     // Each group walks its own key blocks: no block barrier in the loop.
     for i in 0..my_blocks {
         let at = Ring::<STAGES>::at(i);
@@ -786,8 +788,9 @@ pub unsafe fn forward<
             unsafe { Qk::scores::<QK_STEPS, S_TILES>(&q_frag, smem_base + plan.q, k_tile(at.stage), tile_rows) };
         // Mask, softmax, rescale O (four chains: `Rows::step` spelled out,
         // the only form that measured faster, see lab/).
-        let key0 = if rotated { rotated_start(i) } else { (split + i * SPLITS as u32) * block_n };
-        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
+        let key0 = if rotated { rotated_start(i) } else { job.key_begin + (split + i * SPLITS as u32) * block_n };
+        W::prepare_scores(&mut s, &thread_rows, key0);
+        let masked = W::needs_mask(p, &job, key0, block_n);
         if SOFTMAX_CHAINS == 4 {
             let mask = masked.then_some((geometry, key0));
             // SAFETY: converged warp.
@@ -827,7 +830,6 @@ pub unsafe fn forward<
         group_stride: plan.exchange_stride,
         block_m: shape.block_m,
     };
-    let local_rows = [16 * row_warp + group, 16 * row_warp + group + 8];
     let done = smem_base + plan.done_barrier(split);
     // SAFETY: uniform over the group (one arrival per thread); then every
     // copy of the group has landed and no thread of it reads its tiles.
@@ -843,19 +845,16 @@ pub unsafe fn forward<
     let slice = unsafe {
         merge.finish_slice::<O_TILES, SPLITS, SLICE>(smem_ptr, (split, row_warp, lane), local_rows, job.v_scale)
     };
-    // Tiles 2p, 2p + 1 of the slice hold the even and the odd columns of
-    // the same 16-column half: this thread's four adjacent columns of a row.
-    for pair in 0..SLICE / 2 {
-        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
-        let col = o_column(split * SLICE as u32 + 2 * pair as u32, 2 * quad);
-        for h in 0..2 {
-            let row = local_rows[h];
-            if row < job.rows {
-                let e = 2 * h;
-                let packed = FourColumns([Out::pack2(even[e], odd[e]), Out::pack2(even[e + 1], odd[e + 1])]);
-                // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
-            }
-        }
-    }
+    // SAFETY: the merge's statistics are published; SLICE is even (entry).
+    unsafe {
+        W::store::<HEAD_DIM, SLICE, SPLITS, Out>(
+            p,
+            &job,
+            &slice,
+            split * SLICE as u32,
+            local_rows,
+            (&merge, smem_ptr),
+            (split, quad),
+        )
+    };
 }

@@ -1,0 +1,331 @@
+//! `decode`: the `split` body walking few query rows against many keys.
+//!
+//! Two things change against prefill ([`super::walk::FullRows`]):
+//!
+//! - **Folded heads.** The `heads_q / heads_kv` query heads that read one
+//!   key/value head become one head of `fold_rows = group * seq_q` rows
+//!   (`params::DecodeSplits`), contiguous in Q and O, so one block reads
+//!   each K/V byte once for all of them. Its rows' query heads may carry
+//!   different Q scales: each thread multiplies its two rows' scores by
+//!   its own ([`Walk::scale_scores`]), the block's common factor leaving Q
+//!   out. Causal masking takes each row's position (`row % seq_q`).
+//! - **Split keys.** `kv_splits` blocks share a (query block, folded head)'s
+//!   keys, `split_keys` each (grid `(query blocks, kv_splits, batch *
+//!   heads_kv)`); each stores its rows' output over its keys, normalized,
+//!   with their log-sum-exp, and [`merge_splits`] combines them. With one
+//!   split the block stores O itself.
+//!
+//! Per-batch key lengths (`AttnParams::seq_used_k`) end each batch's walk
+//! early; the log-sum-exp output (`AttnParams::lse`) is written where asked.
+
+use super::block::BlockJob;
+use super::merge::MergeArea;
+use super::output::OutputFormat;
+use super::split::o_column;
+use super::walk::{Walk, store_tile_pairs};
+use crate::arch::{grid_dep, math, sreg};
+use crate::params::{self, AttnParams, DecodeSplits};
+use crate::schedule;
+use crate::softmax;
+
+/// The decode walk (see the module docs).
+pub struct Decode;
+
+/// A thread's two folded rows: the keys each sees, and their query heads'
+/// Q scales.
+#[derive(Clone, Copy)]
+pub struct FoldedRows {
+    /// Each row sees the keys below this (its position's causal limit, or
+    /// the batch's key length).
+    key_limits: [i32; 2],
+    /// The keys below this need no mask in any row of the block (position
+    /// 0's limit).
+    unmasked_end: u32,
+    /// Each row's Q dequantization scale.
+    q_scales: [f32; 2],
+    /// The first column of the thread in each 8-key accumulator tile.
+    col: u32,
+}
+
+/// Where a decode block sits: its folded head (`batch * heads_kv + kv
+/// head`), that head's batch and key/value head, and the query heads per
+/// key/value head.
+struct FoldedHead {
+    head: u32,
+    batch: u32,
+    kv_head: u32,
+    group: u32,
+}
+
+impl FoldedHead {
+    /// Folded head `head` of the problem `p`.
+    #[inline(always)]
+    fn of(p: &AttnParams, head: u32) -> FoldedHead {
+        let batch = p.heads_kv_div.div(head);
+        FoldedHead { head, batch, kv_head: head - batch * p.heads_kv, group: p.heads_kv_div.div(p.heads_q) }
+    }
+
+    /// Rows of the folded head.
+    #[inline(always)]
+    fn rows(&self, p: &AttnParams) -> u32 {
+        self.group * p.seq_q
+    }
+
+    /// The batch's key length: `seq_used_k[batch]` clamped to `0 ..=
+    /// seq_kv`, or `seq_kv`.
+    ///
+    /// # Safety
+    /// `p.seq_used_k` is 0 or holds `batch` int32 entries.
+    #[inline(always)]
+    unsafe fn seq_kv(&self, p: &AttnParams) -> u32 {
+        if p.seq_used_k == 0 {
+            return p.seq_kv;
+        }
+        // SAFETY: the caller's contract.
+        let used = unsafe { *(p.seq_used_k as *const i32).add(self.batch as usize) };
+        (used.max(0) as u32).min(p.seq_kv)
+    }
+}
+
+/// The partial-result layout of the problem `p`.
+#[inline(always)]
+fn splits_of<const HEAD_DIM: usize>(p: &AttnParams) -> DecodeSplits {
+    DecodeSplits::new(HEAD_DIM as u32, p.batch, p.heads_q, p.heads_kv, p.seq_q, p.kv_splits)
+}
+
+/// Natural log of 2: base-2 log-sum-exps to natural ones.
+const LN2: f32 = core::f32::consts::LN_2;
+
+impl Walk for Decode {
+    type ThreadRows = FoldedRows;
+
+    const ROTATES: bool = false;
+
+    #[inline(always)]
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
+        let (query_block, split, head) = sreg::block_idx();
+        let at = FoldedHead::of(p, head);
+        let row0 = query_block * block_m;
+        let d = HEAD_DIM as u64;
+        let q_offset = (head as u64 * at.rows(p) as u64 + row0 as u64) * d;
+        let kv_offset = head as u64 * p.seq_kv as u64 * d;
+        // SAFETY: the first global memory access of the block follows.
+        unsafe { grid_dep::wait() };
+        // SAFETY: host-validated `seq_used_k`.
+        let seq_kv = unsafe { at.seq_kv(p) };
+        let key_begin = split * p.split_keys;
+        let key_end = (key_begin + p.split_keys).min(seq_kv).max(key_begin);
+        let (_, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, 0, at.kv_head);
+        // SAFETY: the scale arrays hold this entry (host-validated).
+        let (k_scale, v_scale) = unsafe {
+            (*(p.k_scale as *const f32).add(kv_index as usize), *(p.v_scale as *const f32).add(kv_index as usize))
+        };
+        BlockJob {
+            q: (p.q + q_offset) as *const u8,
+            k: (p.k + kv_offset) as *const u8,
+            v: (p.v + kv_offset) as *const u8,
+            o: (p.o + 2 * q_offset) as *mut u16,
+            q_head: head as u64,
+            kv_head: head as u64,
+            row0,
+            rows: block_m.min(at.rows(p) - row0),
+            key_begin,
+            key_end,
+            // Q's scale is each row's own (`scale_scores`).
+            score_scale_log2: softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale),
+            v_scale,
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
+        if p.kv_splits <= 1 {
+            // SAFETY: the block's own output rows.
+            unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        }
+        let mut row = sreg::thread_idx_x();
+        while row < job.rows {
+            // SAFETY: the block's own rows of the partial or final log-sum-exp.
+            unsafe { store_lse::<HEAD_DIM>(p, job, row, f32::NEG_INFINITY) };
+            row += threads;
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn thread_rows(p: &AttnParams, job: &BlockJob, local_rows: [u32; 2], col: u32) -> FoldedRows {
+        let at = FoldedHead::of(p, job.q_head as u32);
+        let causal = p.causal != 0;
+        // SAFETY: host-validated `seq_used_k`.
+        let seq_kv = unsafe { at.seq_kv(p) };
+        let limit = |position: u32| {
+            let last = schedule::causal_last_key(position, p.seq_q, seq_kv);
+            if causal { (last + 1).min(seq_kv as i32) } else { seq_kv as i32 }
+        };
+        let mut key_limits = [0i32; 2];
+        let mut q_scales = [0f32; 2];
+        for h in 0..2 {
+            let row = job.row0 + local_rows[h];
+            let head_in_group = p.seq_q_div.div(row);
+            key_limits[h] = limit(row - head_in_group * p.seq_q);
+            // Rows past the folded head (never stored) read the last head's scale.
+            let q_head = at.kv_head * at.group + head_in_group.min(at.group - 1);
+            let (q_index, _) = params::scale_index(p.scale_batch_stride, at.batch, q_head, at.kv_head);
+            // SAFETY: the Q scale array holds this entry (host-validated).
+            q_scales[h] = unsafe { *(p.q_scale as *const f32).add(q_index as usize) };
+        }
+        FoldedRows { key_limits, unmasked_end: limit(0).max(0) as u32, q_scales, col }
+    }
+
+    /// Each row's scores times its Q scale; where the block may hide a key
+    /// from a row (past position 0's limit, the lowest: a split ends at a
+    /// multiple of the key block or at the batch's key length), `-inf` for
+    /// the keys at or past the row's own limit.
+    #[inline(always)]
+    fn prepare_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], rows: &FoldedRows, key0: u32) {
+        if key0 + 8 * S_TILES as u32 <= rows.unmasked_end {
+            for tile in s.iter_mut() {
+                for (e, x) in tile.iter_mut().enumerate() {
+                    *x *= rows.q_scales[e / 2];
+                }
+            }
+            return;
+        }
+        for (t, tile) in s.iter_mut().enumerate() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                let key = (key0 + 8 * t as u32 + rows.col + e as u32 % 2) as i32;
+                let scaled = *x * rows.q_scales[e / 2];
+                *x = if key < rows.key_limits[e / 2] { scaled } else { f32::NEG_INFINITY };
+            }
+        }
+    }
+
+    /// Never: [`Decode::prepare_scores`] masks the folded rows itself.
+    #[inline(always)]
+    fn needs_mask(_: &AttnParams, _: &BlockJob, _: u32, _: u32) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
+        p: &AttnParams,
+        job: &BlockJob,
+        slice: &[[f32; 4]; SLICE],
+        tile0: u32,
+        local_rows: [u32; 2],
+        (merge, smem): (&MergeArea, *const u8),
+        (key_group, quad): (u32, u32),
+    ) {
+        if p.kv_splits <= 1 {
+            // SAFETY: forwarded.
+            unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) };
+        } else {
+            let layout = splits_of::<HEAD_DIM>(p);
+            let split = sreg::block_idx_y();
+            for pair in 0..SLICE / 2 {
+                let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
+                let col = o_column(tile0 + 2 * pair as u32, 2 * quad);
+                for h in 0..2 {
+                    let row = local_rows[h];
+                    if row < job.rows {
+                        let e = 2 * h;
+                        let at = p.partials + layout.output(job.q_head, split, job.row0 + row) + 4 * col as u64;
+                        // SAFETY: this block's partial row (16-byte aligned: col % 4 == 0).
+                        unsafe { *(at as *mut [f32; 4]) = [even[e], odd[e], even[e + 1], odd[e + 1]] };
+                    }
+                }
+            }
+        }
+        if key_group == 0 && quad == 0 {
+            // SAFETY: the merge's statistics are published (the caller's contract).
+            let lse = unsafe { merge.row_lse::<SPLITS>(smem, local_rows) };
+            for h in 0..2 {
+                if local_rows[h] < job.rows {
+                    // SAFETY: a row of the block.
+                    unsafe { store_lse::<HEAD_DIM>(p, job, local_rows[h], lse[h]) };
+                }
+            }
+        }
+    }
+}
+
+/// Stores the base-2 log-sum-exp `lse` of the block's row `row`: into
+/// the block's partial results with several splits, else (natural log)
+/// into the log-sum-exp output where one is asked for.
+///
+/// # Safety
+/// `row < job.rows`; the buffers as the host made them.
+#[inline(always)]
+unsafe fn store_lse<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, lse: f32) {
+    let row = job.row0 + row;
+    if p.kv_splits > 1 {
+        let at = p.partials + splits_of::<HEAD_DIM>(p).lse(job.q_head, sreg::block_idx_y(), row);
+        // SAFETY: this block's partial log-sum-exp.
+        unsafe { *(at as *mut f32) = lse };
+    } else if p.lse != 0 {
+        let rows = FoldedHead::of(p, job.q_head as u32).rows(p) as u64;
+        // SAFETY: the row's entry of `[B, Hq, Sq]` (the folded head's rows are contiguous there).
+        unsafe { *(p.lse as *mut f32).add((job.q_head * rows + row as u64) as usize) = lse * LN2 };
+    }
+}
+
+/// Threads of a [`merge_splits`] block: a warp per row.
+pub const MERGE_THREADS: u32 = 128;
+
+/// Rows per [`merge_splits`] block.
+pub const MERGE_ROWS: u32 = MERGE_THREADS / 32;
+
+/// The merge of `decode`'s splits: grid `(ceil(fold_rows / MERGE_ROWS),
+/// batch * heads_kv)`, a warp per folded row, each lane `HEAD_DIM / 32`
+/// adjacent columns. Each split's output is weighed by `2^(lse_s - max)`
+/// over the weights' sum (splits that saw no key weigh 0); O is stored as
+/// `Out`, the row's log-sum-exp where asked for. A row no split saw is
+/// zeros (and `-inf`).
+///
+/// # Safety
+/// `p` as the host made it for the `decode` launch before this one, with
+/// `kv_splits > 1`; `MERGE_THREADS` threads per block.
+#[inline(always)]
+pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: OutputFormat>(p: &AttnParams) {
+    const { assert!(COLS * 32 == HEAD_DIM && COLS % 2 == 0) };
+    let (row_block, head, _) = sreg::block_idx();
+    let row = row_block * MERGE_ROWS + sreg::warp_id();
+    let lane = sreg::lane_id();
+    let layout = splits_of::<HEAD_DIM>(p);
+    // SAFETY: every read of the partials follows.
+    unsafe { grid_dep::wait() };
+    if row >= layout.fold_rows {
+        return;
+    }
+    let head = head as u64;
+    // SAFETY (both closures): entries of the partial results (host-sized).
+    let lse_of = |split: u32| unsafe { *((p.partials + layout.lse(head, split, row)) as *const f32) };
+    let part_of = |split: u32| unsafe {
+        *((p.partials + layout.output(head, split, row) + 4 * (COLS as u32 * lane) as u64) as *const [f32; COLS])
+    };
+    let max = (0..layout.splits).fold(f32::NEG_INFINITY, |m, s| m.max(lse_of(s)));
+    let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
+    let mut out = [0f32; COLS];
+    let mut total = 0f32;
+    for split in 0..layout.splits {
+        let weight = math::exp2(lse_of(split) - base);
+        if weight != 0.0 {
+            total += weight;
+            let part = part_of(split);
+            for c in 0..COLS {
+                out[c] += weight * part[c];
+            }
+        }
+    }
+    let scale = if total == 0.0 { 0.0 } else { math::rcp(total) };
+    let at = (head * layout.fold_rows as u64 + row as u64) * HEAD_DIM as u64 + (COLS as u32 * lane) as u64;
+    for c in 0..COLS / 2 {
+        let packed = Out::pack2(out[2 * c] * scale, out[2 * c + 1] * scale);
+        // SAFETY: two of the row's output columns (4-byte aligned: COLS is even).
+        unsafe { *((p.o + 2 * (at + 2 * c as u64)) as *mut u32) = packed };
+    }
+    if p.lse != 0 && lane == 0 {
+        let lse = if total == 0.0 { f32::NEG_INFINITY } else { (base + math::log2(total)) * LN2 };
+        // SAFETY: the row's entry of `[B, Hq, Sq]`.
+        unsafe { *(p.lse as *mut f32).add((head * layout.fold_rows as u64 + row as u64) as usize) = lse };
+    }
+}

@@ -1,0 +1,159 @@
+//! Which query rows and keys a `split`-family block owns, and where its
+//! results go: the key walk, a kernel's policy. [`FullRows`] is the
+//! prefill walk (one head's rows, every key they see, O stored as the
+//! output type); `super::decode::Decode` folds a key/value head's query
+//! heads into one block's rows and splits the keys across blocks.
+
+use super::block::BlockJob;
+use super::merge::MergeArea;
+use super::output::OutputFormat;
+use crate::params::AttnParams;
+use crate::schedule;
+
+/// A `split` block's walk: its job, its rows' geometry, the scores'
+/// per-row factors and the store of its merged rows.
+pub trait Walk {
+    /// What a thread keeps of its two rows for the key loop.
+    type ThreadRows: Copy;
+
+    /// Whether the walk may start at a key block rotated by the query
+    /// block (`schedule::walks_rotated` says which kernels do).
+    const ROTATES: bool;
+
+    /// Locates the block's rows, heads and keys (`key_begin .. key_end`)
+    /// and reads its scales.
+    ///
+    /// # Safety
+    /// `p` describes valid buffers (host-validated) and the walk's grid.
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob;
+
+    /// What a block whose rows see none of its keys writes.
+    ///
+    /// # Safety
+    /// Uniform over the block (`threads` threads); `job` from [`Walk::job`].
+    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32);
+
+    /// This thread's two rows, `local_rows` of the block (its first row
+    /// and that row + 8), with its first column `col`.
+    ///
+    /// # Safety
+    /// `job` from [`Walk::job`] with the same parameters.
+    unsafe fn thread_rows(p: &AttnParams, job: &BlockJob, local_rows: [u32; 2], col: u32) -> Self::ThreadRows;
+
+    /// Brings the raw scores of the key block of `block_n` keys from
+    /// `key0` (`S_TILES` accumulator tiles) to the block's common score
+    /// factor (`BlockJob::score_scale_log2`), masking them here if the
+    /// walk masks its own.
+    fn prepare_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], rows: &Self::ThreadRows, key0: u32);
+
+    /// Whether the softmax must mask the key block of `block_n` keys from
+    /// `key0` with the block's tile geometry (`online::MaskGeometry`): the
+    /// block may hide a key from some row, and the walk leaves masking to
+    /// the softmax.
+    fn needs_mask(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> bool;
+
+    /// Stores this thread's part of the block's merged rows: `slice`
+    /// holds the (normalized, dequantized) output tiles `tile0 ..` (pairs
+    /// of even and odd columns, see `split::o_column`) of its two rows
+    /// `local_rows`; `merge` (the area, the dynamic shared memory base)
+    /// holds every key group's row statistics; `thread` is `(key group,
+    /// quad)`: the thread is lane `4 * g + quad` of a warp of that group.
+    ///
+    /// # Safety
+    /// `smem` the dynamic shared memory base with the merge's statistics
+    /// published; `job` from [`Walk::job`]; `SLICE` even.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
+        p: &AttnParams,
+        job: &BlockJob,
+        slice: &[[f32; 4]; SLICE],
+        tile0: u32,
+        local_rows: [u32; 2],
+        merge: (&MergeArea, *const u8),
+        thread: (u32, u32),
+    );
+}
+
+/// The prefill walk: a block owns `block_m` rows of one query head and
+/// walks every key they see; O is stored as the output type.
+pub struct FullRows;
+
+/// Four adjacent 16-bit output columns of a row, written as one 8-byte
+/// store (as `[u32; 2]` LLVM knows only 4-byte alignment and writes two
+/// words).
+#[repr(C, align(8))]
+pub struct FourColumns(pub [u32; 2]);
+
+/// Stores this thread's four adjacent columns of each of its two rows
+/// from a slice's tile pairs (`Out`-rounded), rows at or past `job.rows`
+/// skipped: tiles `2p, 2p + 1` of the slice hold the even and the odd
+/// columns of one 16-column half.
+///
+/// # Safety
+/// `job.o` points at the block's `job.rows` output rows of `HEAD_DIM`
+/// 16-bit elements.
+#[inline(always)]
+pub unsafe fn store_tile_pairs<const HEAD_DIM: usize, const SLICE: usize, Out: OutputFormat>(
+    job: &BlockJob,
+    slice: &[[f32; 4]; SLICE],
+    tile0: u32,
+    local_rows: [u32; 2],
+    quad: u32,
+) {
+    for pair in 0..SLICE / 2 {
+        let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
+        let col = super::split::o_column(tile0 + 2 * pair as u32, 2 * quad);
+        for h in 0..2 {
+            let row = local_rows[h];
+            if row < job.rows {
+                let e = 2 * h;
+                let packed = FourColumns([Out::pack2(even[e], odd[e]), Out::pack2(even[e + 1], odd[e + 1])]);
+                // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
+                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
+            }
+        }
+    }
+}
+
+impl Walk for FullRows {
+    type ThreadRows = ();
+
+    const ROTATES: bool = true;
+
+    #[inline(always)]
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
+        // SAFETY: forwarded.
+        unsafe { BlockJob::new::<HEAD_DIM>(p, block_m) }
+    }
+
+    #[inline(always)]
+    unsafe fn no_keys<const HEAD_DIM: usize>(_p: &AttnParams, job: &BlockJob, threads: u32) {
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) }
+    }
+
+    #[inline(always)]
+    unsafe fn thread_rows(_p: &AttnParams, _job: &BlockJob, _local_rows: [u32; 2], _col: u32) {}
+
+    #[inline(always)]
+    fn prepare_scores<const S_TILES: usize>(_s: &mut [[f32; 4]; S_TILES], _rows: &(), _key0: u32) {}
+
+    #[inline(always)]
+    fn needs_mask(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> bool {
+        schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, p.causal != 0)
+    }
+
+    #[inline(always)]
+    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
+        _p: &AttnParams,
+        job: &BlockJob,
+        slice: &[[f32; 4]; SLICE],
+        tile0: u32,
+        local_rows: [u32; 2],
+        _merge: (&MergeArea, *const u8),
+        (_key_group, quad): (u32, u32),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) }
+    }
+}
