@@ -485,6 +485,31 @@ mod tests {
         }
     }
 
+    #[test]
+    #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+    fn grouped_and_decode_shapes_bench_correctly_beside_the_copy() {
+        use super::{BenchConfig, LaunchMode, bench_shape, time_copy};
+        let attn = crate::Attention::new(0).expect("a GPU for the GPU tests");
+        let cfg = BenchConfig { samples: 3, launches_per_sample: 4, ..BenchConfig::default() };
+        for mode in LaunchMode::ALL {
+            let copy = time_copy(&attn, &cfg, mode).expect("times the copy");
+            let expected = if mode == LaunchMode::Direct { "direct" } else { "graph" };
+            assert_eq!(copy.mode, expected);
+            // From an L4's 0.3 TB/s to an H200's 4.8 (read + written).
+            assert!(copy.tb_s > 0.05 && copy.tb_s < 20.0, "{copy:?}");
+            println!("{mode:?}: copy {:.2} TB/s", copy.tb_s);
+        }
+        for text in ["2,8:2,1:1000,128", "1,4:1,16:300,64,causal", "2,8:4,64:513,64,causal", "1,2,130,64"] {
+            let shape = BenchShape::parse(text).unwrap();
+            for variant in attn.variants() {
+                let rows = bench_shape(&attn, variant, shape, &cfg, &[LaunchMode::Graph]).expect("benches");
+                let r = &rows[0];
+                assert!(r.correct, "{} {text}: rel L2 {:.1e}, max abs {:.1e}", variant.name(), r.rel_l2, r.max_abs);
+                assert!(r.kv_tb_s > 0.0 && r.tflops > 0.0, "{r:?}");
+            }
+        }
+    }
+
     use super::Timing;
 
     #[test]
