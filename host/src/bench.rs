@@ -7,6 +7,7 @@ use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::options::Options;
 use crate::quant::random_problem;
 use crate::reference::{attention_rows_f64, sample_rows};
+use crate::tensor::Fp8Tensor;
 use cudarc::driver::CudaStream;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use kernels_gpu::variant::{OutputDtype, Variant};
@@ -362,21 +363,39 @@ pub struct BenchRow {
 /// Rows of the reference checked before a shape is timed.
 const CHECK_ROWS: usize = 64;
 
-/// Checks then times `variant` on `shape` in each launch mode. The output
+/// The inputs of one shape, made once and timed on every variant (a
+/// decode shape's cache is gigabytes of values to draw and quantize).
+pub struct BenchInputs {
+    /// The shape.
+    pub shape: BenchShape,
+    q: Fp8Tensor,
+    k: Fp8Tensor,
+    v: Fp8Tensor,
+}
+
+impl BenchInputs {
+    /// Standard normal Q, K, V of `shape`, quantized per head (seed 0).
+    pub fn random(shape: BenchShape) -> BenchInputs {
+        let (q, k, v) = random_problem(shape.q_dims(), shape.kv_dims(), 0);
+        BenchInputs { shape, q, k, v }
+    }
+}
+
+/// Checks then times `variant` on `inputs` in each launch mode. The output
 /// is poisoned before the checked run; launches per sample adapt to the
 /// kernel's time (about 2 ms a sample, at most `cfg.launches_per_sample`).
 pub fn bench_shape(
     attn: &Attention,
     variant: Variant,
-    shape: BenchShape,
+    inputs: &BenchInputs,
     cfg: &BenchConfig,
     modes: &[LaunchMode],
 ) -> Result<Vec<BenchRow>, AttnError> {
-    let (q_dims, kv_dims) = (shape.q_dims(), shape.kv_dims());
-    let (q, k, v) = random_problem(q_dims, kv_dims, 0);
+    let BenchInputs { shape, q, k, v } = inputs;
+    let (shape, q_dims) = (*shape, shape.q_dims());
     let opts = Options { causal: shape.causal, scale: None, variant: variant.into(), output: cfg.output };
-    let plan = attn.plan(&q, &k, &v, &opts)?;
-    let dev = attn.upload(&plan, &q, &k, &v)?;
+    let plan = attn.plan(q, k, v, &opts)?;
+    let dev = attn.upload(&plan, q, k, v)?;
     let mut out = attn.alloc_output(&dev)?;
     attn.poison(&mut out)?;
     attn.run(&dev, &mut out)?;
@@ -390,7 +409,7 @@ pub fn bench_shape(
             (start..start + d).map(|i| o.value(i))
         })
         .collect();
-    let reference = attention_rows_f64(&q, &k, &v, shape.causal, plan.problem().softmax_scale as f64, &rows);
+    let reference = attention_rows_f64(q, k, v, shape.causal, plan.problem().softmax_scale as f64, &rows);
     let gate = Tolerance::of(variant);
     let stats: ErrorStats = compare(&got, &reference, gate.max_abs);
 
@@ -488,7 +507,7 @@ mod tests {
     #[test]
     #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
     fn grouped_and_decode_shapes_bench_correctly_beside_the_copy() {
-        use super::{BenchConfig, LaunchMode, bench_shape, time_copy};
+        use super::{BenchConfig, BenchInputs, LaunchMode, bench_shape, time_copy};
         let attn = crate::Attention::new(0).expect("a GPU for the GPU tests");
         let cfg = BenchConfig { samples: 3, launches_per_sample: 4, ..BenchConfig::default() };
         for mode in LaunchMode::ALL {
@@ -500,9 +519,9 @@ mod tests {
             println!("{mode:?}: copy {:.2} TB/s", copy.tb_s);
         }
         for text in ["2,8:2,1:1000,128", "1,4:1,16:300,64,causal", "2,8:4,64:513,64,causal", "1,2,130,64"] {
-            let shape = BenchShape::parse(text).unwrap();
+            let inputs = BenchInputs::random(BenchShape::parse(text).unwrap());
             for variant in attn.variants() {
-                let rows = bench_shape(&attn, variant, shape, &cfg, &[LaunchMode::Graph]).expect("benches");
+                let rows = bench_shape(&attn, variant, &inputs, &cfg, &[LaunchMode::Graph]).expect("benches");
                 let r = &rows[0];
                 assert!(r.correct, "{} {text}: rel L2 {:.1e}, max abs {:.1e}", variant.name(), r.rel_l2, r.max_abs);
                 assert!(r.kv_tb_s > 0.0 && r.tflops > 0.0, "{r:?}");

@@ -415,7 +415,7 @@ fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
 
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
-    use sdpa::bench::{BenchConfig, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape, time_copy};
+    use sdpa::bench::{BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape, time_copy};
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
     } else {
@@ -457,9 +457,12 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
     let total = shapes.len() * variants.len();
     let mut rows = Vec::new();
-    for (i, (shape, variant)) in shapes.iter().flat_map(|s| variants.iter().map(move |v| (s, v))).enumerate() {
-        eprintln!("[{}/{total}] {} {} ...", i + 1, variant.name(), shape.label());
-        rows.extend(bench_shape(&attn, *variant, *shape, &cfg, &modes).map_err(Failure::attn)?);
+    for (s, shape) in shapes.iter().enumerate() {
+        let inputs = BenchInputs::random(*shape);
+        for (v, variant) in variants.iter().enumerate() {
+            eprintln!("[{}/{total}] {} {} ...", s * variants.len() + v + 1, variant.name(), shape.label());
+            rows.extend(bench_shape(&attn, *variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+        }
     }
     if let Some(path) = &args.json {
         let doc = serde_json::json!({ "build": sdpa::embedded::BUILD, "device": d, "copy": copy, "rows": rows });
