@@ -479,7 +479,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         copy.tb_s
     );
     println!(
-        "{:<7} {:<26} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
+        "{:<11} {:<26} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
         "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "KV_TB/s", "of_copy", "rel_l2"
     );
     for r in &rows {
@@ -490,7 +490,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             ("-".to_string(), "-".to_string())
         };
         println!(
-            "{:<7} {:<26} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
+            "{:<11} {:<26} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
             r.variant,
             r.shape.label(),
             r.mode,
