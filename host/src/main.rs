@@ -59,8 +59,13 @@ enum Command {
     /// are timed by scripts/peers.py; "graph-overlap": the same with every
     /// launch a programmatic dependent launch, sm_90a only). Time per call
     /// = elapsed / N; the table gives median, p10, p90 over --samples
-    /// samples, TFLOP/s (4 B H S^2 D over the median, not halved for causal)
-    /// and bytes of Q, K, V, O over the median.
+    /// samples, TFLOP/s (4 B Hq Sq Skv D over the median, not halved for
+    /// causal) and bytes of Q, K, V, O over the median. Decode shapes (Sq <=
+    /// 16) also show their K+V bytes (2 B Hkv Skv D) over the median in TB/s,
+    /// and that as a fraction of a device-to-device copy's rate (1 GiB, bytes
+    /// read + written over its median), timed once per run the same way
+    /// (graph replay when a graph mode is asked for) and printed above the
+    /// table.
     Bench(BenchArgs),
     /// Show which variant the library would pick for shapes, and why: the
     /// cost model's predicted time per call of each variant on sm_90a.
@@ -80,7 +85,10 @@ enum Command {
 /// Arguments of `sdpa plan`.
 #[derive(Debug, Args)]
 struct PlanArgs {
-    /// Shapes as B,H,S,D or B,H,S,D,causal (Sq = Skv = S, Hq = Hkv = H).
+    /// Shapes as B,Hq[:Hkv],Sq[:Skv],D[,causal]: a field without `:` gives
+    /// both sides (B,H,S,D is Hq = Hkv = H, Sq = Skv = S); Hq a multiple of
+    /// Hkv; causal aligned bottom-right. E.g. 64,32:8,1:8192,128 is one
+    /// query token of 32 heads sharing 8 K/V heads against 8192 keys.
     /// Default: the mission shapes, then the long-sequence targets.
     #[arg(long, value_name = "SHAPE", num_args = 1..)]
     shapes: Vec<String>,
@@ -153,7 +161,10 @@ struct RunArgs {
 /// Arguments of `sdpa bench`.
 #[derive(Debug, Args)]
 struct BenchArgs {
-    /// Shapes as B,H,S,D or B,H,S,D,causal (Sq = Skv = S, Hq = Hkv = H).
+    /// Shapes as B,Hq[:Hkv],Sq[:Skv],D[,causal]: a field without `:` gives
+    /// both sides (B,H,S,D is Hq = Hkv = H, Sq = Skv = S); Hq a multiple of
+    /// Hkv; causal aligned bottom-right. E.g. 64,32:8,1:8192,128 is one
+    /// query token of 32 heads sharing 8 K/V heads against 8192 keys.
     /// Default: the mission shapes, then the long-sequence targets.
     #[arg(long, value_name = "SHAPE", num_args = 1..)]
     shapes: Vec<String>,
@@ -396,7 +407,7 @@ fn device_input(
 /// limits), before any GPU work: a usage error naming the first bad shape.
 fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
     for shape in shapes {
-        sdpa::validate::Problem::new(shape.dims(), shape.dims(), shape.dims(), &Options::default())
+        sdpa::validate::Problem::new(shape.q_dims(), shape.kv_dims(), shape.kv_dims(), &Options::default())
             .map_err(|e| Failure::usage(format!("shape {}: {e}", shape.label())))?;
     }
     Ok(())
@@ -404,7 +415,7 @@ fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
 
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
-    use sdpa::bench::{BenchConfig, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape};
+    use sdpa::bench::{BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape, time_copy};
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
     } else {
@@ -440,24 +451,46 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     );
     let cfg =
         BenchConfig { launches_per_sample: args.launches, samples: args.samples, output, ..BenchConfig::default() };
+    // The copy is timed by graph replay where any kernel is.
+    let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
+    eprintln!("device-to-device copy ({}) ...", copy_mode.name());
+    let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
     let total = shapes.len() * variants.len();
     let mut rows = Vec::new();
-    for (i, (shape, variant)) in shapes.iter().flat_map(|s| variants.iter().map(move |v| (s, v))).enumerate() {
-        eprintln!("[{}/{total}] {} {} ...", i + 1, variant.name(), shape.label());
-        rows.extend(bench_shape(&attn, *variant, *shape, &cfg, &modes).map_err(Failure::attn)?);
+    for (s, shape) in shapes.iter().enumerate() {
+        let inputs = BenchInputs::random(*shape);
+        for (v, variant) in variants.iter().enumerate() {
+            eprintln!("[{}/{total}] {} {} ...", s * variants.len() + v + 1, variant.name(), shape.label());
+            rows.extend(bench_shape(&attn, *variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+        }
     }
     if let Some(path) = &args.json {
-        let doc = serde_json::json!({ "build": sdpa::embedded::BUILD, "device": d, "rows": rows });
+        let doc = serde_json::json!({ "build": sdpa::embedded::BUILD, "device": d, "copy": copy, "rows": rows });
         let text = serde_json::to_string_pretty(&doc).map_err(Failure::usage)?;
         std::fs::write(path, text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
     }
     println!(
-        "{:<7} {:<22} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} check",
-        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "rel_l2"
+        "device-to-device copy: {} MiB read + written, {}, median {:.2} us (p10 {:.2}, p90 {:.2}): {:.2} TB/s",
+        copy.bytes >> 20,
+        copy.mode,
+        copy.median_us,
+        copy.p10_us,
+        copy.p90_us,
+        copy.tb_s
+    );
+    println!(
+        "{:<11} {:<26} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
+        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "KV_TB/s", "of_copy", "rel_l2"
     );
     for r in &rows {
+        // The K+V read rate, alone and against the copy's, for decode shapes.
+        let (kv, of_copy) = if r.shape.is_decode() {
+            (format!("{:.2}", r.kv_tb_s), format!("{:.0}%", 100.0 * r.kv_tb_s / copy.tb_s))
+        } else {
+            ("-".to_string(), "-".to_string())
+        };
         println!(
-            "{:<7} {:<22} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>9.1e} {}",
+            "{:<11} {:<26} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
             r.variant,
             r.shape.label(),
             r.mode,
@@ -466,6 +499,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             r.p90_us,
             r.tflops,
             r.gbytes_per_s,
+            kv,
+            of_copy,
             r.rel_l2,
             if r.correct { "ok" } else { "FAIL" }
         );
@@ -499,14 +534,14 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
         "predicted time per call on sm_90a with {} SMs (us; cost model fitted on H100 timings, 128-2048 keys)",
         args.sms
     );
-    print!("{:<24}", "shape");
+    print!("{:<26}", "shape");
     for v in MODELLED {
         print!(" {:>9}", v.name());
     }
     println!("  {:<14} {:<10} kernel on sm_90a", "pick", "off sm_90a");
     for (text, s) in texts.iter().zip(&shapes) {
-        let w = Workload::new(s.dims(), s.dims(), s.causal);
-        print!("{text:<24}");
+        let w = Workload::new(s.q_dims(), s.kv_dims(), s.causal);
+        print!("{text:<26}");
         for v in MODELLED {
             match predicted_us(&w, v, args.sms) {
                 Some(t) => print!(" {t:>9.1}"),
@@ -515,9 +550,9 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
         }
         let pick = recommended(&w, Target { sm90a: true, multiprocessors: args.sms });
         let rule = if (MODEL_MIN_KEYS..=MODEL_MAX_KEYS).contains(&w.seq_kv) { "" } else { " (rule)" };
-        let (seq, head_dim) = (s.seq as u32, s.head_dim as u32);
+        let (seq_q, seq_kv, head_dim) = (s.seq_q as u32, s.seq_kv as u32, s.head_dim as u32);
         // ("-" where the pick has no kernel at this head dimension.)
-        let kernel = select(pick, head_dim, seq, seq, s.causal, OutputDtype::F16).map_or("-", |k| k.entry);
+        let kernel = select(pick, head_dim, seq_q, seq_kv, s.causal, OutputDtype::F16).map_or("-", |k| k.entry);
         let off = recommended(&w, Target { sm90a: false, multiprocessors: args.sms }).name();
         println!("  {:<14} {off:<10} {kernel}", format!("{}{rule}", pick.name()));
     }

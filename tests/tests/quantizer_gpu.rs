@@ -330,7 +330,7 @@ fn quantizer_time_against_attention() {
     println!("|---|---|---|---|---|");
     for text in &SHAPES[2..] {
         let s = BenchShape::parse(text).expect("a record shape");
-        let shape = [s.batch, s.heads, s.seq, s.head_dim];
+        let shape = s.q_dims();
         let n: usize = shape.iter().product();
         let stream = attn.stream();
         let raw = normal_values(n, true, &mut SplitMix64::new(1));
@@ -341,7 +341,7 @@ fn quantizer_time_against_attention() {
             shape,
         });
         let mut codes = [(); 3].map(|_| stream.alloc_zeros::<u8>(n).expect("allocates"));
-        let mut scales = [(); 3].map(|_| stream.alloc_zeros::<f32>(s.heads).expect("allocates"));
+        let mut scales = [(); 3].map(|_| stream.alloc_zeros::<f32>(s.heads_q).expect("allocates"));
         let quantize_seconds = time(&attn, 20, || {
             let rotations = [Rotation::Hadamard, Rotation::Hadamard, Rotation::None];
             let mut jobs: Vec<QuantizeJob<'_>> = inputs
@@ -352,7 +352,7 @@ fn quantizer_time_against_attention() {
                 .collect();
             quantizer.quantize_into(&mut jobs, ScaleGroup::PerHead).expect("quantizes");
         });
-        let unit = vec![1.0f32; s.heads];
+        let unit = vec![1.0f32; s.heads_q];
         let [q, k, v] = codes.map(|data| DeviceFp8Tensor { data, shape, scales: unit.clone() });
         let opts = Options::new().causal(s.causal);
         let plan = attn.plan(&q, &k, &v, &opts).expect("plans");

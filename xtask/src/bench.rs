@@ -120,11 +120,14 @@ fn run_peers(shapes: &[String], dir: &Path) -> Result<()> {
                 v["median_us"].as_f64().unwrap_or(f64::NAN),
                 v["sm_clock_mhz"].as_u64().map_or("?".into(), |c| c.to_string())
             ),
+            Ok(v) if v["copy"].is_string() => eprintln!(
+                "peers: device-to-device copy {:.2} TB/s read + written",
+                v["tb_s"].as_f64().unwrap_or(f64::NAN)
+            ),
             Ok(v) if v["median_us"].is_f64() => eprintln!(
-                "peer {} {}{}: {:.2} us{}",
+                "peer {} {}: {:.2} us{}",
                 v["peer"].as_str().unwrap_or("?"),
-                v["shape"],
-                if v["causal"] == true { " causal" } else { "" },
+                Shape::from_peer(&v).map_or_else(|| v["shape"].to_string(), |s| s.label()),
                 v["median_us"].as_f64().unwrap_or(f64::NAN),
                 v["rel_l2"].as_f64().map_or(String::new(), |e| format!(", rel L2 {e:.1e}"))
             ),

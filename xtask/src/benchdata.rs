@@ -4,9 +4,11 @@
 //! speed gate read back from it.
 //!
 //! A record is a JSON object:
-//! `{kind: "bench", date, sources, build, device, clocks, rows, peers,
-//! peers_note, logs}` where `rows` are `sdpa bench` rows as written and
-//! `peers` are `peers.py` rows with `tflops` added.
+//! `{kind: "bench", date, sources, build, device, clocks, rows, copies,
+//! peers, peers_note, logs}` where `rows` are `sdpa bench` rows as written
+//! with `copy_tb_s` (the device-to-device copy rate of their own run)
+//! added, `copies` those copies (`sdpa bench`'s `copy`, with `source`: the
+//! file), and `peers` are `peers.py` rows with `tflops` added.
 
 use std::path::{Path, PathBuf};
 
@@ -14,42 +16,68 @@ use serde_json::{Map, Value, json};
 
 use crate::util::Result;
 
-/// A benchmark shape (Sq = Skv = seq, Hq = Hkv = heads, as `sdpa bench` times).
+/// A benchmark shape, as `sdpa bench` times it: `B,Hq[:Hkv],Sq[:Skv],D[,causal]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Shape {
-    /// Head dimension (first, so shapes sort by head dimension, then causal, then length).
+    /// Head dimension (first, so shapes sort by head dimension, then causal, then keys).
     pub head_dim: u64,
     /// Causal masking.
     pub causal: bool,
-    /// Sequence length.
-    pub seq: u64,
+    /// Keys per sequence (Skv).
+    pub seq_kv: u64,
+    /// Query tokens per sequence (Sq).
+    pub seq_q: u64,
     /// Batch.
     pub batch: u64,
-    /// Heads.
-    pub heads: u64,
+    /// Query heads (Hq).
+    pub heads_q: u64,
+    /// Key/value heads (Hkv).
+    pub heads_kv: u64,
 }
 
+/// The most query tokens per sequence of a decode shape (`sdpa bench`'s
+/// `DECODE_MAX_QUERIES`): there the K+V read rate is reported.
+pub const DECODE_MAX_QUERIES: u64 = 16;
+
 impl Shape {
-    /// `B,H,S,D` or `B,H,S,D,causal`, as `sdpa bench --shapes` and `peers.py` take it.
+    /// `B,Hq[:Hkv],Sq[:Skv],D[,causal]`, each pair short where its sides
+    /// are equal, as `sdpa bench` labels it and `peers.py` takes it.
     pub fn label(&self) -> String {
-        let base = format!("{},{},{},{}", self.batch, self.heads, self.seq, self.head_dim);
+        let pair = |a: u64, b: u64| if a == b { a.to_string() } else { format!("{a}:{b}") };
+        let base = format!(
+            "{},{},{},{}",
+            self.batch,
+            pair(self.heads_q, self.heads_kv),
+            pair(self.seq_q, self.seq_kv),
+            self.head_dim
+        );
         if self.causal { base + ",causal" } else { base }
     }
 
-    /// Parses `B,H,S,D` or `B,H,S,D,causal`.
+    /// Parses `B,Hq[:Hkv],Sq[:Skv],D[,causal]` (sizes above zero, Hq a
+    /// multiple of Hkv).
     pub fn parse(text: &str) -> Result<Shape> {
+        let bad = || format!("shape `{text}` is not B,Hq[:Hkv],Sq[:Skv],D or B,Hq[:Hkv],Sq[:Skv],D,causal");
         let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        let bad = || format!("shape `{text}` is not B,H,S,D or B,H,S,D,causal");
         if !(4..=5).contains(&parts.len()) || (parts.len() == 5 && parts[4] != "causal") {
             return Err(bad());
         }
-        let n: Vec<u64> = parts[..4].iter().map(|p| p.parse().map_err(|_| bad())).collect::<Result<_>>()?;
-        Ok(Shape { batch: n[0], heads: n[1], seq: n[2], head_dim: n[3], causal: parts.len() == 5 })
+        let size = |p: &str| p.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(bad);
+        let pair = |p: &str| match p.split_once(':') {
+            Some((a, b)) => Ok((size(a)?, size(b)?)),
+            None => size(p).map(|n| (n, n)),
+        };
+        let (batch, head_dim) = (size(parts[0])?, size(parts[3])?);
+        let ((heads_q, heads_kv), (seq_q, seq_kv)) = (pair(parts[1])?, pair(parts[2])?);
+        if heads_q % heads_kv != 0 {
+            return Err(format!("shape `{text}`: {heads_q} query heads are not a multiple of {heads_kv}"));
+        }
+        Ok(Shape { batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal: parts.len() == 5 })
     }
 
-    /// `4 B H S^2 D`: the FLOPs `sdpa bench` counts (causal not halved).
+    /// `4 B Hq Sq Skv D`: the FLOPs `sdpa bench` counts (causal not halved).
     pub fn flops(&self) -> f64 {
-        4.0 * (self.batch * self.heads) as f64 * (self.seq as f64).powi(2) * self.head_dim as f64
+        4.0 * (self.batch * self.heads_q) as f64 * self.seq_q as f64 * self.seq_kv as f64 * self.head_dim as f64
     }
 
     /// TFLOP/s at `median_us` per call.
@@ -57,22 +85,41 @@ impl Shape {
         self.flops() / (median_us * 1e6)
     }
 
-    /// From `sdpa bench`'s `{batch, heads, seq, head_dim, causal}`.
+    /// Whether this is a decode shape (Sq <= [`DECODE_MAX_QUERIES`]).
+    pub fn is_decode(&self) -> bool {
+        self.seq_q <= DECODE_MAX_QUERIES
+    }
+
+    /// From `sdpa bench`'s `{batch, heads, heads_kv, seq, seq_kv, head_dim,
+    /// causal}` (`heads` is Hq, `seq` is Sq; records without `heads_kv` or
+    /// `seq_kv` have them equal).
     fn from_object(v: &Value) -> Option<Shape> {
+        let (heads_q, seq_q) = (v["heads"].as_u64()?, v["seq"].as_u64()?);
         Some(Shape {
             batch: v["batch"].as_u64()?,
-            heads: v["heads"].as_u64()?,
-            seq: v["seq"].as_u64()?,
+            heads_q,
+            heads_kv: v["heads_kv"].as_u64().unwrap_or(heads_q),
+            seq_q,
+            seq_kv: v["seq_kv"].as_u64().unwrap_or(seq_q),
             head_dim: v["head_dim"].as_u64()?,
             causal: v["causal"].as_bool().unwrap_or(false),
         })
     }
 
-    /// From `peers.py`'s `shape: [B, H, S, D]` and `causal`.
-    fn from_peer(v: &Value) -> Option<Shape> {
+    /// From `peers.py`'s `shape: [B, Hq, Sq, D]`, `heads_kv`, `seq_kv`
+    /// (equal to Hq and Sq where absent) and `causal`.
+    pub fn from_peer(v: &Value) -> Option<Shape> {
         let dims: Vec<u64> = v["shape"].as_array()?.iter().map(Value::as_u64).collect::<Option<_>>()?;
-        let [batch, heads, seq, head_dim] = dims[..] else { return None };
-        Some(Shape { batch, heads, seq, head_dim, causal: v["causal"].as_bool().unwrap_or(false) })
+        let [batch, heads_q, seq_q, head_dim] = dims[..] else { return None };
+        Some(Shape {
+            batch,
+            heads_q,
+            heads_kv: v["heads_kv"].as_u64().unwrap_or(heads_q),
+            seq_q,
+            seq_kv: v["seq_kv"].as_u64().unwrap_or(seq_q),
+            head_dim,
+            causal: v["causal"].as_bool().unwrap_or(false),
+        })
     }
 }
 
@@ -143,6 +190,13 @@ pub struct Row {
     pub tflops: f64,
     /// Achieved bandwidth (variants only).
     pub gbytes_per_s: Option<f64>,
+    /// K and V bytes read per second, TB/s (variants: E4M3; peers: their
+    /// own element type), where the row gives it.
+    pub kv_tb_s: Option<f64>,
+    /// The device-to-device copy rate (bytes read + written, TB/s) timed
+    /// in the same run as this row: `sdpa bench`'s for a variant,
+    /// `peers.py`'s for a peer.
+    pub copy_tb_s: Option<f64>,
     /// Relative L2 error against the float64 reference (variants: the
     /// checked rows; peers: where `peers.py` measured it, the FP8 ones).
     pub rel_l2: Option<f64>,
@@ -178,6 +232,8 @@ pub fn variant_rows(doc: &Value) -> Vec<Row> {
                 p90_us: r["p90_us"].as_f64().unwrap_or(median_us),
                 tflops: r["tflops"].as_f64().unwrap_or_else(|| shape.tflops(median_us)),
                 gbytes_per_s: r["gbytes_per_s"].as_f64(),
+                kv_tb_s: r["kv_tb_s"].as_f64(),
+                copy_tb_s: r["copy_tb_s"].as_f64(),
                 rel_l2: r["rel_l2"].as_f64(),
                 correct: r["correct"].as_bool(),
                 sm_clock_mhz: None,
@@ -186,10 +242,12 @@ pub fn variant_rows(doc: &Value) -> Vec<Row> {
         .collect()
 }
 
-/// The peer rows of a record that were timed (rows with an error are left out).
+/// The peer rows of a record that were timed (rows with an error are left
+/// out), each with the copy rate `peers.py` measured in the same run.
 pub fn peer_rows(doc: &Value) -> Vec<Row> {
     let rows = doc["peers"].as_array().map(Vec::as_slice).unwrap_or_default();
-    rows.iter().filter_map(peer_row).collect()
+    let copy_tb_s = peers_copy(doc).and_then(|c| c["tb_s"].as_f64());
+    rows.iter().filter_map(peer_row).map(|row| Row { copy_tb_s, ..row }).collect()
 }
 
 /// One `peers.py` row, if it was timed.
@@ -208,6 +266,8 @@ fn peer_row(r: &Value) -> Option<Row> {
         p90_us: r["p90_us"].as_f64().unwrap_or(median_us),
         tflops: shape.tflops(median_us),
         gbytes_per_s: None,
+        kv_tb_s: r["kv_tb_s"].as_f64(),
+        copy_tb_s: None,
         rel_l2: r["rel_l2"].as_f64(),
         correct: None,
         sm_clock_mhz: r["sm_clock_mhz"].as_u64(),
@@ -218,6 +278,12 @@ fn peer_row(r: &Value) -> Option<Row> {
 /// the launch floor, the SM clock, the library versions), if any.
 pub fn peers_floor(doc: &Value) -> Option<&Value> {
     doc["peers"].as_array()?.iter().find(|p| p["floor"].is_string())
+}
+
+/// `peers.py`'s device-to-device copy row in a record (`{"copy": ...,
+/// "tb_s"}`), if any.
+pub fn peers_copy(doc: &Value) -> Option<&Value> {
+    doc["peers"].as_array()?.iter().find(|p| p["copy"].is_string())
 }
 
 /// The device name a record or `sdpa bench` file was measured on.
@@ -236,8 +302,11 @@ pub struct Gathered {
     pub device: Option<Value>,
     /// Builds of later files that differ from the first.
     pub other_builds: Vec<Value>,
-    /// `sdpa bench` rows, as written.
+    /// `sdpa bench` rows, as written, each with `copy_tb_s`: the copy
+    /// rate its own run measured.
     pub rows: Vec<Value>,
+    /// `sdpa bench`'s device-to-device copies, one per file, with `source`.
+    pub copies: Vec<Value>,
     /// `peers.py` rows, as written.
     pub peers: Vec<Value>,
     /// Why there are no peers (from `peers.py`'s `skipped`, or the caller).
@@ -306,8 +375,20 @@ impl Gathered {
             Some(first) if first != &doc["build"] => self.other_builds.push(doc["build"].clone()),
             Some(_) => {}
         }
-        self.rows.extend(doc["rows"].as_array().cloned().unwrap_or_default());
+        let copy_tb_s = doc["copy"]["tb_s"].as_f64();
+        for mut row in doc["rows"].as_array().cloned().unwrap_or_default() {
+            if let (Some(rate), Some(obj)) = (copy_tb_s, row.as_object_mut()) {
+                obj.entry("copy_tb_s").or_insert(json!(rate));
+            }
+            self.rows.push(row);
+        }
+        if let Some(copy) = doc["copy"].as_object() {
+            let mut copy = copy.clone();
+            copy.insert("source".into(), json!(name));
+            self.copies.push(Value::Object(copy));
+        }
         if doc["kind"] == "bench" {
+            self.copies.extend(doc["copies"].as_array().cloned().unwrap_or_default());
             self.peers.extend(doc["peers"].as_array().cloned().unwrap_or_default());
             if let Some(note) = doc["peers_note"].as_str() {
                 self.peers_note = Some(note.to_string());
@@ -362,6 +443,7 @@ impl Gathered {
             "device": self.device,
             "clocks": self.clocks,
             "rows": self.rows,
+            "copies": self.copies,
             "peers": peers,
             "peers_note": peers_note,
             "logs": self.logs,
@@ -444,14 +526,16 @@ pub mod tests {
         json!({
             "variant": variant, "mode": mode, "median_us": median, "p10_us": p10, "p90_us": p90,
             "std_us": 0.1, "tflops": s.tflops(median), "gbytes_per_s": 100.0, "rel_l2": 2e-4, "correct": true,
-            "shape": {"batch": s.batch, "heads": s.heads, "seq": s.seq, "head_dim": s.head_dim, "causal": s.causal},
+            "shape": {"batch": s.batch, "heads": s.heads_q, "heads_kv": s.heads_kv, "seq": s.seq_q, "seq_kv": s.seq_kv,
+                      "head_dim": s.head_dim, "causal": s.causal},
         })
     }
 
     /// A `peers.py` row.
     pub fn peer_row(peer: &str, shape: &str, median: f64) -> Value {
         let s = Shape::parse(shape).unwrap();
-        json!({"peer": peer, "shape": [s.batch, s.heads, s.seq, s.head_dim], "causal": s.causal,
+        json!({"peer": peer, "shape": [s.batch, s.heads_q, s.seq_q, s.head_dim], "causal": s.causal,
+               "heads_kv": s.heads_kv, "seq_kv": s.seq_kv,
                "median_us": median, "p10_us": median * 0.99, "p90_us": median * 1.01, "std_us": 0.1})
     }
 
@@ -477,11 +561,18 @@ pub mod tests {
     #[test]
     fn shapes_parse_label_and_count_flops() {
         let s = Shape::parse("2,8,256,64,causal").unwrap();
-        assert_eq!((s.batch, s.heads, s.seq, s.head_dim, s.causal), (2, 8, 256, 64, true));
+        assert_eq!((s.batch, s.heads_q, s.heads_kv, s.seq_q, s.seq_kv, s.head_dim), (2, 8, 8, 256, 256, 64));
+        assert!(s.causal);
         assert_eq!(s.label(), "2,8,256,64,causal");
         assert_eq!(Shape::parse("1,1,1,64").unwrap().flops(), 256.0);
-        assert!(Shape::parse("1,2,3").is_err());
-        assert!(Shape::parse("1,2,3,4,causl").is_err());
+        let decode = Shape::parse("64,32:8,1:8192,128").unwrap();
+        assert_eq!((decode.heads_q, decode.heads_kv, decode.seq_q, decode.seq_kv), (32, 8, 1, 8192));
+        assert_eq!(decode.label(), "64,32:8,1:8192,128");
+        assert!(decode.is_decode() && !s.is_decode());
+        assert_eq!(decode.flops(), 4.0 * 64.0 * 32.0 * 8192.0 * 128.0);
+        for bad in ["1,2,3", "1,2,3,4,causl", "1,32:12,1,128", "1,2,0,4", "1,2:0,3,4", "1,2,3:x,4", "1,2:,3,4"] {
+            assert!(Shape::parse(bad).is_err(), "{bad}");
+        }
         // (4,16,4096,128) at 2499.62 us is the 219.9 TFLOP/s sdpa bench reported.
         let t = Shape::parse("4,16,4096,128").unwrap().tflops(2499.62);
         assert!((t - 219.9).abs() < 0.05, "{t}");

@@ -9,7 +9,9 @@ use std::fmt::Write as _;
 use kernels_gpu::variant::Variant;
 use serde_json::Value;
 
-use crate::benchdata::{PeerFormat, Row, Shape, Source, peer_rows, peers_floor, variant_rows};
+use crate::benchdata::{
+    DECODE_MAX_QUERIES, PeerFormat, Row, Shape, Source, peer_rows, peers_copy, peers_floor, variant_rows,
+};
 
 /// Time with a precision that suits its size.
 fn fmt_us(us: f64) -> String {
@@ -47,8 +49,11 @@ pub fn fastest_peer<'a>(peers: &'a [Row], shape: &Shape, format: PeerFormat) -> 
 }
 
 /// How TFLOP/s are counted, for every table and the plot.
-const FLOPS_NOTE: &str = "TFLOP/s = 4·B·H·S²·D / time; causal: not halved (a causal call computes about \
-     half of these; FlashAttention's reports halve them)";
+const FLOPS_NOTE: &str = "TFLOP/s = 4·B·Hq·Sq·Skv·D / time; causal: not halved (a causal call with Sq = Skv \
+     computes about half of these; FlashAttention's reports halve them)";
+
+/// The shape column's header: the syntax of `sdpa bench --shapes`.
+const SHAPE_HEADER: &str = "shape (B,Hq[:Hkv],Sq[:Skv],D)";
 
 /// `peer time / variant time`: above 1, the variant is faster than the peer.
 pub fn speedup(variant: &Row, peer: &Row) -> f64 {
@@ -115,6 +120,17 @@ pub fn markdown(record: &Value) -> String {
     if let Some(floor) = peers_floor(record) {
         let _ = writeln!(md, "- peers.py: {}", floor_facts(floor));
     }
+    for copy in record["copies"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let _ = writeln!(
+            md,
+            "- device-to-device copy, sdpa bench ({}): {}",
+            copy["source"].as_str().unwrap_or("?"),
+            copy_facts(copy)
+        );
+    }
+    if let Some(copy) = peers_copy(record) {
+        let _ = writeln!(md, "- device-to-device copy, peers.py (torch): {}", copy_facts(copy));
+    }
     let _ = write!(
         md,
         "\nTime per call from CUDA-graph replay (mode `graph`; peers are timed the same way), median of the \
@@ -128,7 +144,7 @@ pub fn markdown(record: &Value) -> String {
     // The peer formats timed in this record: one pair of columns each.
     let formats: Vec<PeerFormat> =
         PeerFormat::ALL.into_iter().filter(|f| peers.iter().any(|p| p.format == Some(*f))).collect();
-    let mut header = vec!["shape (B,H,S,D)".to_string()];
+    let mut header = vec![SHAPE_HEADER.to_string()];
     for v in &variants {
         header.push(format!("{v} us"));
         header.push(format!("{v} TFLOP/s"));
@@ -166,7 +182,7 @@ pub fn markdown(record: &Value) -> String {
             names.join("` / `vs "),
             names.join(" / ")
         );
-        let mut header = vec!["shape (B,H,S,D)".to_string()];
+        let mut header = vec![SHAPE_HEADER.to_string()];
         for v in &variants {
             header.extend(formats.iter().map(|f| format!("{v} vs {}", f.label())));
         }
@@ -185,6 +201,8 @@ pub fn markdown(record: &Value) -> String {
             md.push_str(&md_row(&cells));
         }
     }
+
+    md.push_str(&decode_table(&graph, &peers));
 
     md.push_str("\n## Every row\n\n");
     md.push_str(
@@ -239,16 +257,57 @@ pub fn markdown(record: &Value) -> String {
             for e in errors {
                 let _ = writeln!(
                     md,
-                    "- {} at {}{}: {}",
+                    "- {} at {}: {}",
                     e["peer"].as_str().unwrap_or("?"),
-                    e["shape"],
-                    if e["causal"] == true { " causal" } else { "" },
+                    Shape::from_peer(e).map_or_else(|| e["shape"].to_string(), |s| s.label()),
                     e["error"].as_str().unwrap_or("?")
                 );
             }
         }
     }
     md
+}
+
+/// The decode section: the K+V read rate of every graph-timed row and
+/// timed peer at a decode shape, and its fraction of the device-to-device
+/// copy rate of the same run; empty without decode rows.
+fn decode_table(graph: &[&Row], peers: &[Row]) -> String {
+    let decode: Vec<&Row> = graph.iter().copied().chain(peers).filter(|r| r.shape.is_decode()).collect();
+    if decode.is_empty() {
+        return String::new();
+    }
+    let mut md = format!("\n## Decode (Sq <= {DECODE_MAX_QUERIES})\n\n");
+    md.push_str(
+        "`K+V TB/s` = the bytes of K and V (E4M3 for the variants, the peer's own type for a peer) / time; \
+         `of copy` = that / the device-to-device copy rate (bytes read + written) timed in the same run.\n\n",
+    );
+    let header = ["name", SHAPE_HEADER, "median us", "K+V TB/s", "of copy"];
+    md.push_str(&md_row(&header.map(String::from)));
+    md.push_str(&md_row(&vec!["---".to_string(); header.len()]));
+    for r in decode {
+        let of_copy = r.kv_tb_s.zip(r.copy_tb_s).map(|(kv, copy)| format!("{:.0}%", 100.0 * kv / copy));
+        md.push_str(&md_row(&[
+            r.name.clone(),
+            r.shape.label(),
+            fmt_us(r.median_us),
+            r.kv_tb_s.map_or("-".into(), |t| format!("{t:.2}")),
+            of_copy.unwrap_or_else(|| "-".into()),
+        ]));
+    }
+    md
+}
+
+/// One line on a device-to-device copy's timing (`sdpa bench`'s `copy` or
+/// `peers.py`'s copy row).
+fn copy_facts(copy: &Value) -> String {
+    let mib = copy["bytes"].as_u64().map_or("?".into(), |b| (b >> 20).to_string());
+    let tb_s = copy["tb_s"].as_f64().map_or("?".into(), |t| format!("{t:.2}"));
+    let us = copy["median_us"].as_f64().map_or("?".into(), fmt_us);
+    format!(
+        "{tb_s} TB/s read + written ({mib} MiB each way, {} us a copy, {})",
+        us,
+        copy["mode"].as_str().unwrap_or("graph")
+    )
 }
 
 /// One line on `peers.py`'s first object: the SM clock, the versions and
@@ -374,7 +433,7 @@ pub fn svg(record: &Value) -> String {
         let oy = 40.0 + PANEL_H * (i / 2) as f64;
         let (x0, x1) = (ox + LEFT, ox + PANEL_W - RIGHT);
         let (y0, y1) = (oy + PANEL_H - BOTTOM, oy + TOP);
-        let lx: Vec<f64> = pts.iter().map(|r| (r.shape.seq.max(1) as f64).log2()).collect();
+        let lx: Vec<f64> = pts.iter().map(|r| (r.shape.seq_kv.max(1) as f64).log2()).collect();
         let (mut lo, mut hi) =
             (lx.iter().copied().fold(f64::INFINITY, f64::min), lx.iter().copied().fold(0.0, f64::max));
         lo = lo.floor();
@@ -448,7 +507,7 @@ pub fn svg(record: &Value) -> String {
             let color = PALETTE[n % PALETTE.len()];
             let dash = series_dash(series[0]);
             let points: Vec<String> =
-                series.iter().map(|r| format!("{:.1},{:.1}", px(r.shape.seq), py(r.tflops))).collect();
+                series.iter().map(|r| format!("{:.1},{:.1}", px(r.shape.seq_kv), py(r.tflops))).collect();
             let _ = writeln!(
                 s,
                 r#"<polyline class="series" data-series="{}" fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
@@ -459,7 +518,7 @@ pub fn svg(record: &Value) -> String {
                 let _ = writeln!(
                     s,
                     r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{}</title></circle>"#,
-                    px(r.shape.seq),
+                    px(r.shape.seq_kv),
                     py(r.tflops),
                     xml(&format!(
                         "{} {}: {:.1} TFLOP/s, {} us{}",
@@ -543,7 +602,7 @@ mod tests {
         );
         assert!(
             md.contains(
-                "| shape (B,H,S,D) | mma us | mma TFLOP/s | split us | split TFLOP/s | fastest FP8 peer | FP8 peer us \
+                "| shape (B,Hq[:Hkv],Sq[:Skv],D) | mma us | mma TFLOP/s | split us | split TFLOP/s | fastest FP8 peer | FP8 peer us \
                  | fastest 16-bit peer | 16-bit peer us |\n"
             ),
             "{md}"
@@ -559,7 +618,9 @@ mod tests {
         assert!(md.contains("| 1,16,16384,128,causal | 5000 | 439.8 | - | - | - | - | - | - |\n"), "{md}");
         // Ratios: mma 7.0 us is 9.5/7 = 1.36x the FP8 peer, 6.8/7 = 0.97x
         // the 16-bit one; split 163 us 0.058x and 0.042x.
-        assert!(md.contains("| shape (B,H,S,D) | mma vs FP8 | mma vs 16-bit | split vs FP8 | split vs 16-bit |\n"));
+        assert!(md.contains(
+            "| shape (B,Hq[:Hkv],Sq[:Skv],D) | mma vs FP8 | mma vs 16-bit | split vs FP8 | split vs 16-bit |\n"
+        ));
         assert!(md.contains("| 2,8,256,64 | 1.36x | 0.97x | 0.058x | 0.042x |\n"), "{md}");
         assert!(md.contains("| 2,16,8192,64 | 0.36x | 0.50x | - | - |\n"), "{md}");
         assert!(md.contains("| 1,16,16384,128,causal | - | - | - | - |\n"), "{md}");
@@ -571,12 +632,49 @@ mod tests {
             md.contains("| torch-cudnn-fp16 | 16-bit | 2,8,256,64 | 6.80 | 6.73 | 6.87 | 39.5 | - | - |\n"),
             "{md}"
         );
-        assert!(md.contains("- torch-flash-fp16 at [1,16,16384,128] causal: no"), "{md}");
+        assert!(md.contains("- torch-flash-fp16 at 1,16,16384,128,causal: no"), "{md}");
         // Every table row has as many cells as its header.
         for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
             let counts: Vec<usize> = table.lines().map(|l| l.matches(" | ").count()).collect();
             assert!(counts.iter().all(|c| *c == counts[0]), "{table}");
         }
+    }
+
+    #[test]
+    fn decode_rows_show_their_kv_rate_against_the_copy_of_their_own_run() {
+        let mut row = sdpa_row("split", "64,32:8,1:8192,128", "graph", 885.0, 880.0, 890.0);
+        row["kv_tb_s"] = serde_json::json!(1.213);
+        let mut doc = sdpa_doc(vec![row, sdpa_row("mma", "2,8,256,64", "graph", 7.0, 6.95, 7.1)]);
+        doc["copy"] = serde_json::json!({"bytes": 1u64 << 30, "mode": "graph", "launches_per_sample": 4,
+                                         "median_us": 512.5, "p10_us": 512.0, "p90_us": 513.0, "std_us": 0.3,
+                                         "tb_s": 4.19});
+        let mut g = Gathered::default();
+        g.add_bench("bench-split.json", &doc).unwrap();
+        let mut peer = peer_row("torch-cudnn-bf16", "64,32:8,1:8192,128", 483.0);
+        peer["kv_tb_s"] = serde_json::json!(4.45);
+        let copy = serde_json::json!({"copy": "torch device-to-device copy", "bytes": 1u64 << 30, "mode": "graph",
+                                      "median_us": 510.0, "tb_s": 4.21});
+        let refused = serde_json::json!({"peer": "cudnn-fp8", "shape": [64, 32, 1, 128], "heads_kv": 8,
+                                         "seq_kv": 8192, "causal": false, "error": "check_support: no engine"});
+        g.add_peers("peers.jsonl", &format!("{copy}\n{peer}\n{refused}\n")).unwrap();
+        let record = g.into_record("2026-11-28");
+        assert_eq!(record["rows"][0]["copy_tb_s"], 4.19);
+        assert_eq!(record["copies"][0]["source"], "bench-split.json");
+        let md = markdown(&record);
+        assert!(
+            md.contains("- device-to-device copy, sdpa bench (bench-split.json): 4.19 TB/s read + written (1024 MiB each way, 512.5 us a copy, graph)\n"),
+            "{md}"
+        );
+        assert!(md.contains("- device-to-device copy, peers.py (torch): 4.21 TB/s read + written"), "{md}");
+        assert!(md.contains("## Decode (Sq <= 16)"), "{md}");
+        assert!(md.contains("| split | 64,32:8,1:8192,128 | 885.0 | 1.21 | 29% |\n"), "{md}");
+        assert!(md.contains("| torch-cudnn-bf16 | 64,32:8,1:8192,128 | 483.0 | 4.45 | 106% |\n"), "{md}");
+        assert!(!md.contains("| mma | 2,8,256,64 | 7.00 | -"), "not a decode shape: {md}");
+        assert!(md.contains("- cudnn-fp8 at 64,32:8,1:8192,128: check_support: no engine"), "{md}");
+        // Records written before Hkv and Skv existed read as equal sides.
+        let old = serde_json::json!({"rows": [{"variant": "mma", "median_us": 7.0,
+            "shape": {"batch": 2, "heads": 8, "seq": 256, "head_dim": 64, "causal": false}}]});
+        assert_eq!(variant_rows(&old)[0].shape, Shape::parse("2,8,256,64").unwrap());
     }
 
     #[test]
@@ -594,7 +692,10 @@ mod tests {
         g.add_peers("peers.jsonl", &format!("{}\n", peer_row("torch-cudnn-fp16", "2,8,256,64", 6.8))).unwrap();
         let md = markdown(&g.into_record("2026-11-22"));
         assert!(md.contains("| mma us | mma TFLOP/s | fastest 16-bit peer | 16-bit peer us |\n"), "{md}");
-        assert!(md.contains("| shape (B,H,S,D) | mma vs 16-bit |\n| --- | --- |\n| 2,8,256,64 | 0.97x |\n"), "{md}");
+        assert!(
+            md.contains("| shape (B,Hq[:Hkv],Sq[:Skv],D) | mma vs 16-bit |\n| --- | --- |\n| 2,8,256,64 | 0.97x |\n"),
+            "{md}"
+        );
         assert!(!md.contains("FP8"), "{md}");
         assert!(!md.contains("- peers.py:"), "no first object, no line: {md}");
     }
