@@ -1,8 +1,8 @@
 //! The executable compute-sanitizer runs (`cargo xtask sanitize`,
 //! `scripts/sanitize.sh`): every kernel of the table (each variant at each
 //! head dimension, writing f16 and bf16) once on the mission shape (B=2, H=8, S=256), an odd
-//! causal shape (B=1, H=4, Sq=Skv=77) and a GQA shape (B=2, Hq=8, Hkv=2,
-//! S=256), at the kernel's own D (so the mission D=64, odd D=128
+//! causal shape (B=1, H=4, Sq=Skv=77), a GQA shape (B=2, Hq=8, Hkv=2,
+//! S=256) and a causal decoding one (B=1, Hq=8, Hkv=2, Sq=5, Skv=1000), at the kernel's own D (so the mission D=64, odd D=128
 //! and GQA D=64 are among them), each into a poisoned output and checked
 //! against the f64 reference with the gate's tolerance, so a run under the
 //! sanitizer also shows that the launches did their work.
@@ -19,10 +19,12 @@ use sdpa::reference::attention_f64;
 use sdpa_tests::adversarial::unavailable;
 
 /// `(name, [B, Hq, Hkv, Sq, Skv], causal)`; D is the kernel's.
-const SHAPES: [(&str, [usize; 5], bool); 3] = [
+const SHAPES: [(&str, [usize; 5], bool); 4] = [
     ("mission", [2, 8, 8, 256, 256], false),
     ("odd-causal", [1, 4, 4, 77, 77], true),
     ("gqa", [2, 8, 2, 256, 256], false),
+    // `decode` splits these keys four ways and merges them.
+    ("decode-causal", [1, 8, 2, 5, 1000], true),
 ];
 
 #[test]
