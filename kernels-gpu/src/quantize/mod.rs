@@ -392,4 +392,99 @@ mod tests {
         }
         assert_eq!(persistent_lag_tiles(48, 128, 2112, 2), 18 * 128);
     }
+
+    /// The persistent schedule's protocol, played out on the CPU with warps
+    /// stepping in random order, fewer resident than launched (a warp
+    /// starts when another exits): every tile's amax and encode done once,
+    /// no encode before its unit's amax, no deadlock, and the counters back
+    /// at zero (the ticket counter with `atom.inc`'s wrap).
+    #[test]
+    fn persistent_warps_finish_every_tile_and_leave_the_counters_zero() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        // (units, tiles per unit, warps launched, warps resident at once)
+        for (units, tiles_per_unit, warps, resident) in [(1, 1, 8, 8), (3, 5, 16, 4), (12, 4, 40, 24), (7, 9, 8, 3)] {
+            for windows in [0, 1, 2] {
+                let tiles = units * tiles_per_unit;
+                let work = 2 * tiles;
+                let lag = persistent_lag_tiles(units, tiles_per_unit, warps, windows);
+                let bound = work + warps - 1;
+                let inc = |x: &mut u32, bound: u32| {
+                    let old = *x;
+                    *x = if old >= bound { 0 } else { old + 1 };
+                    old
+                };
+                let (mut ticket, mut amax_done, mut encode_done) =
+                    (0u32, vec![0u32; units as usize], vec![0u32; units as usize]);
+                let (mut amax_at, mut encode_at) = (vec![0u32; tiles as usize], vec![0u32; tiles as usize]);
+                // Per warp: None before it starts, Some(None) between tickets, Some(Some(t)) holding t.
+                let mut warp: Vec<Option<Option<u32>>> = vec![None; warps as usize];
+                let (mut started, mut running, mut exited, mut step) = (0usize, 0usize, 0usize, 1u32);
+                while exited < warps as usize {
+                    if running < resident as usize && started < warps as usize {
+                        warp[started] = Some(None);
+                        started += 1;
+                        running += 1;
+                    }
+                    let movable: Vec<usize> = (0..warps as usize)
+                        .filter(|&w| match warp[w] {
+                            Some(Some(t)) => match schedule(t, tiles, lag) {
+                                Work::Amax(_) => true,
+                                Work::Encode(e) => amax_done[(e / tiles_per_unit) as usize] == tiles_per_unit,
+                            },
+                            Some(None) => true,
+                            None => false,
+                        })
+                        .collect();
+                    assert!(!movable.is_empty(), "deadlock: {units} x {tiles_per_unit}, {warps} warps, lag {lag}");
+                    let w = movable[random(movable.len())];
+                    warp[w] = match warp[w] {
+                        Some(None) => {
+                            let t = inc(&mut ticket, bound);
+                            if t >= work {
+                                running -= 1;
+                                exited += 1;
+                                None
+                            } else {
+                                Some(Some(t))
+                            }
+                        }
+                        Some(Some(t)) => {
+                            match schedule(t, tiles, lag) {
+                                Work::Amax(a) => {
+                                    amax_done[(a / tiles_per_unit) as usize] += 1;
+                                    amax_at[a as usize] = step;
+                                }
+                                Work::Encode(e) => {
+                                    let unit = (e / tiles_per_unit) as usize;
+                                    if inc(&mut encode_done[unit], tiles_per_unit - 1) == tiles_per_unit - 1 {
+                                        amax_done[unit] = 0;
+                                    }
+                                    encode_at[e as usize] = step;
+                                }
+                            }
+                            step += 1;
+                            Some(None)
+                        }
+                        None => unreachable!("only started warps move"),
+                    };
+                }
+                assert_eq!(ticket, 0, "the ticket counter wraps to zero");
+                assert!(amax_done.iter().chain(&encode_done).all(|&c| c == 0), "unit counters left nonzero");
+                for tile in 0..tiles {
+                    let unit = tile / tiles_per_unit;
+                    let last_amax = (unit * tiles_per_unit..(unit + 1) * tiles_per_unit)
+                        .map(|t| amax_at[t as usize])
+                        .max()
+                        .unwrap_or(0);
+                    assert!(last_amax > 0 && encode_at[tile as usize] > last_amax, "tile {tile}: encode before amax");
+                }
+            }
+        }
+    }
 }
