@@ -41,32 +41,53 @@ unsafe fn load16<const ELEMENT_BYTES: usize>(base: u64, at: usize) -> [u32; 4] {
 }
 
 /// An input element type: how a lane reads its values, one 16-byte chunk
-/// at a time.
+/// at a time, and widens them to f32.
 trait Input {
     /// Elements in one 16-byte chunk.
     const CHUNK: u32;
 
-    /// Reads the lane's values: chunk `j` (of `LANE_VALUES / CHUNK`) from
-    /// element `at + j * chunk_stride` into values `j * CHUNK ..`, widened to
-    /// f32 exactly.
+    /// The lane's chunks as read (zeros: a row past `S`, whose values are
+    /// zeros).
+    type Raw: Copy + Default;
+
+    /// Reads the lane's chunks: chunk `j` (of `LANE_VALUES / CHUNK`) from
+    /// element `at + j * chunk_stride`.
     ///
     /// # Safety
     /// Every chunk lies inside a live global allocation at a 16-byte aligned
     /// address.
-    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues;
+    unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw;
+
+    /// The chunks' values, chunk `j` into values `j * CHUNK ..`, widened to
+    /// f32 exactly.
+    fn widen(raw: Self::Raw) -> LaneValues;
 }
 
-/// Reads a lane's values of a two-byte element type, `widen` turning each
-/// 32-bit word (two elements, the first in its low half) into two f32.
+/// Reads `N` chunks of `ELEMENT_BYTES`-byte elements, chunk `j` at element
+/// `at + j * chunk_stride`.
 ///
 /// # Safety
-/// As [`Input::load`].
+/// As [`Input::load_raw`].
 #[inline(always)]
-unsafe fn load_pairs(input: u64, at: usize, chunk_stride: usize, widen: impl Fn(u32) -> [f32; 2]) -> LaneValues {
-    let mut x = [0.0; LANE_VALUES as usize];
-    for j in 0..4 {
+unsafe fn load_chunks<const N: usize, const ELEMENT_BYTES: usize>(
+    input: u64,
+    at: usize,
+    chunk_stride: usize,
+) -> [[u32; 4]; N] {
+    let mut raw = [[0; 4]; N];
+    for (j, chunk) in raw.iter_mut().enumerate() {
         // SAFETY: the caller's contract.
-        let words = unsafe { load16::<2>(input, at + j * chunk_stride) };
+        *chunk = unsafe { load16::<ELEMENT_BYTES>(input, at + j * chunk_stride) };
+    }
+    raw
+}
+
+/// Widens the four chunks of a two-byte element type, `widen` turning each
+/// 32-bit word (two elements, the first in its low half) into two f32.
+#[inline(always)]
+fn widen_pairs(raw: [[u32; 4]; 4], widen: impl Fn(u32) -> [f32; 2]) -> LaneValues {
+    let mut x = [0.0; LANE_VALUES as usize];
+    for (j, words) in raw.iter().enumerate() {
         for (k, &w) in words.iter().enumerate() {
             let [lo, hi] = widen(w);
             x[8 * j + 2 * k] = lo;
@@ -81,10 +102,15 @@ struct F16In;
 
 impl Input for F16In {
     const CHUNK: u32 = 8;
+    type Raw = [[u32; 4]; 4];
 
-    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
+    unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
         // SAFETY: the caller's contract.
-        unsafe { load_pairs(input, at, chunk_stride, f16x2_to_f32x2) }
+        unsafe { load_chunks::<4, 2>(input, at, chunk_stride) }
+    }
+
+    fn widen(raw: Self::Raw) -> LaneValues {
+        widen_pairs(raw, f16x2_to_f32x2)
     }
 }
 
@@ -93,10 +119,15 @@ struct Bf16In;
 
 impl Input for Bf16In {
     const CHUNK: u32 = 8;
+    type Raw = [[u32; 4]; 4];
 
-    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
+    unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
         // SAFETY: the caller's contract.
-        unsafe { load_pairs(input, at, chunk_stride, |w| [f32::from_bits(w << 16), f32::from_bits(w & 0xFFFF_0000)]) }
+        unsafe { load_chunks::<4, 2>(input, at, chunk_stride) }
+    }
+
+    fn widen(raw: Self::Raw) -> LaneValues {
+        widen_pairs(raw, |w| [f32::from_bits(w << 16), f32::from_bits(w & 0xFFFF_0000)])
     }
 }
 
@@ -105,12 +136,16 @@ struct F32In;
 
 impl Input for F32In {
     const CHUNK: u32 = 4;
+    type Raw = [[u32; 4]; 8];
 
-    unsafe fn load(input: u64, at: usize, chunk_stride: usize) -> LaneValues {
+    unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
+        // SAFETY: the caller's contract.
+        unsafe { load_chunks::<8, 4>(input, at, chunk_stride) }
+    }
+
+    fn widen(raw: Self::Raw) -> LaneValues {
         let mut x = [0.0; LANE_VALUES as usize];
-        for j in 0..8 {
-            // SAFETY: the caller's contract.
-            let words = unsafe { load16::<4>(input, at + j * chunk_stride) };
+        for (j, words) in raw.iter().enumerate() {
             for (k, &w) in words.iter().enumerate() {
                 x[4 * j + k] = f32::from_bits(w);
             }
@@ -351,25 +386,83 @@ const fn chunk_stride(chunk: u32, head_dim: u32) -> usize {
     (chunk * (head_dim / LANE_VALUES)) as usize
 }
 
-/// This lane's values of step `step` of `tile`, rotated (zeros for a row
-/// past `S`, which the rotation keeps zero).
+/// This lane's chunks of step `step` of `tile` as read (zeros for a row
+/// past `S`).
 ///
 /// # Safety
-/// The whole warp calls it together; the tile's tensor holds the shape `p`
-/// describes.
+/// The tile's tensor holds the shape `p` describes.
 #[inline(always)]
-unsafe fn rotated<I: Input, R: RowRotation, const HEAD_DIM: u32>(
-    p: &QuantizeParams,
-    tile: &Tile,
-    step: u32,
-) -> LaneValues {
+unsafe fn step_chunks<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile, step: u32) -> I::Raw {
     let (valid, at) = tile.at::<HEAD_DIM>(p, step);
     let stride = chunk_stride(I::CHUNK, HEAD_DIM);
     // SAFETY: a valid row lies inside the tensor; its chunks are 16-byte aligned.
-    let mut x = if valid { unsafe { I::load(tile.tensor.input, at, stride) } } else { [0.0; LANE_VALUES as usize] };
-    // SAFETY: the whole warp is here (the caller's contract).
-    unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
-    x
+    if valid { unsafe { I::load_raw(tile.tensor.input, at, stride) } } else { I::Raw::default() }
+}
+
+/// How a tile's steps read their input: each step's values, rotated, are
+/// handed in order to the tile's work.
+trait StepReads {
+    /// Calls `work(step, values)` for each step of `tile` in order, `values`
+    /// this lane's values of the step rotated by `R` (zeros for a row past
+    /// `S`, which the rotation keeps zero).
+    ///
+    /// # Safety
+    /// The whole warp calls it together; the tile's tensor holds the shape
+    /// `p` describes.
+    unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
+        p: &QuantizeParams,
+        tile: &Tile,
+        work: impl FnMut(u32, LaneValues),
+    );
+}
+
+/// Each step reads its chunks when it starts.
+struct StepByStep;
+
+impl StepReads for StepByStep {
+    #[inline(always)]
+    unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
+        p: &QuantizeParams,
+        tile: &Tile,
+        mut work: impl FnMut(u32, LaneValues),
+    ) {
+        for step in 0..TILE_STEPS {
+            // SAFETY: the caller's contract.
+            let mut x = I::widen(unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) });
+            // SAFETY: the whole warp is here (the caller's contract).
+            unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
+            work(step, x);
+        }
+    }
+}
+
+/// Each step issues the next step's reads before its own arithmetic, so
+/// that a read's latency overlaps a step of work rather than following it.
+struct NextStepAhead;
+
+impl StepReads for NextStepAhead {
+    #[inline(always)]
+    unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
+        p: &QuantizeParams,
+        tile: &Tile,
+        mut work: impl FnMut(u32, LaneValues),
+    ) {
+        // SAFETY: the caller's contract.
+        let mut chunks = unsafe { step_chunks::<I, HEAD_DIM>(p, tile, 0) };
+        for step in 0..TILE_STEPS {
+            let next = if step + 1 < TILE_STEPS {
+                // SAFETY: the caller's contract.
+                unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step + 1) }
+            } else {
+                I::Raw::default()
+            };
+            let mut x = I::widen(chunks);
+            // SAFETY: the whole warp is here (the caller's contract).
+            unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
+            work(step, x);
+            chunks = next;
+        }
+    }
 }
 
 /// The largest of `value` over the warp, in every lane.
@@ -405,11 +498,12 @@ unsafe fn amax_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32>(
     // SAFETY: the caller's contract.
     unsafe { tile.prefetch::<I, HEAD_DIM>(p) };
     let mut largest = 0u32;
-    for step in 0..TILE_STEPS {
-        // SAFETY: every lane of the warp runs every step (the caller's contract).
-        let values = unsafe { rotated::<I, R, HEAD_DIM>(p, tile, step) };
-        largest = values.iter().fold(largest, |m, v| m.max(v.to_bits() & 0x7FFF_FFFF));
-    }
+    // SAFETY: every lane of the warp runs every step (the caller's contract).
+    unsafe {
+        S::Reads::each_step::<I, R, HEAD_DIM>(p, tile, |_, values| {
+            largest = values.iter().fold(largest, |m, v| m.max(v.to_bits() & 0x7FFF_FFFF));
+        })
+    };
     // SAFETY: the whole warp is here.
     let largest = unsafe { warp_max(largest) };
     if lane_id() == 0 {
@@ -496,26 +590,31 @@ unsafe fn encode_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32
         unsafe { core::ptr::write((tile.tensor.scales as *mut f32).add(tile.group), scale) };
     }
     let stride = chunk_stride(I::CHUNK, HEAD_DIM);
-    for step in 0..TILE_STEPS {
-        // SAFETY: every lane of the warp runs every step.
-        let values = unsafe { rotated::<I, R, HEAD_DIM>(p, tile, step) };
-        let (valid, at) = tile.at::<HEAD_DIM>(p, step);
-        if valid {
-            // SAFETY: a valid row lies inside the codes tensor.
-            unsafe { store_codes::<I>(tile.tensor.codes, at, stride, &values.map(|v| v * inverse)) };
-        }
-    }
+    // SAFETY: every lane of the warp runs every step (the caller's contract).
+    unsafe {
+        S::Reads::each_step::<I, R, HEAD_DIM>(p, tile, |step, values| {
+            let (valid, at) = tile.at::<HEAD_DIM>(p, step);
+            if valid {
+                // SAFETY: a valid row lies inside the codes tensor.
+                unsafe { store_codes::<I>(tile.tensor.codes, at, stride, &values.map(|v| v * inverse)) };
+            }
+        })
+    };
 }
 
 /// How a kernel's warps take their tickets, where its scratch words lie,
-/// how an encode tile waits for its unit's amax and how the rotation's
-/// butterflies across lanes combine (see [`QuantizeSchedule`]).
+/// how an encode tile waits for its unit's amax, how the rotation's
+/// butterflies across lanes combine and how a tile's steps read (see
+/// [`QuantizeSchedule`]).
 trait Schedule {
     /// The schedule, as the host names it.
     const SCHEDULE: QuantizeSchedule;
 
     /// The butterflies across lanes.
     type Pair: LanePair;
+
+    /// How a tile's steps read their input.
+    type Reads: StepReads;
 
     /// Returns once `*count >= target`, with this thread's later reads
     /// ordered after the releases that made it so.
@@ -538,6 +637,7 @@ struct WarpPerTile;
 impl Schedule for WarpPerTile {
     const SCHEDULE: QuantizeSchedule = QuantizeSchedule::WarpPerTile;
     type Pair = SelectAdd;
+    type Reads = StepByStep;
 
     #[inline(always)]
     unsafe fn wait_until(count: *const u32, target: u32) {
@@ -572,6 +672,7 @@ const POLL_PAUSES_NS: (u32, u32) = (64, 1024);
 impl Schedule for Persistent {
     const SCHEDULE: QuantizeSchedule = QuantizeSchedule::Persistent;
     type Pair = SignedFma;
+    type Reads = NextStepAhead;
 
     #[inline(always)]
     unsafe fn wait_until(count: *const u32, target: u32) {
