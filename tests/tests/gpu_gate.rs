@@ -7,7 +7,7 @@
 //! Ignored without a GPU. On a GPU machine: `cargo xtask bundle` here, then
 //! there `gpu-bundle/bin/gpu_gate --ignored --nocapture --test-threads=1`
 //! (README, "GPU tests"); `SDPA_IMAGE=sm_89` in front runs the sm_89
-//! kernels.
+//! kernels, `SDPA_GATE_VARIANTS=decode,split` only the variants named.
 
 use sdpa_tests::{BF16_SEEDS, SEEDS, bf16_gate_cases, gate_cases, open_gpu, run_case};
 
@@ -20,7 +20,10 @@ fn correctness_gate_every_variant() {
     let f16_runs = gate_cases().into_iter().flat_map(|case| SEEDS.map(|seed| (case, seed)));
     let bf16_runs = bf16_gate_cases().into_iter().flat_map(|case| BF16_SEEDS.map(|seed| (case, seed)));
     let runs: Vec<_> = f16_runs.chain(bf16_runs).collect();
-    for variant in attn.variants() {
+    // `SDPA_GATE_VARIANTS=a,b` runs those variants only.
+    let only = std::env::var("SDPA_GATE_VARIANTS").ok();
+    let chosen = |v: &sdpa::Variant| only.as_deref().is_none_or(|names| names.split(',').any(|n| n == v.name()));
+    for variant in attn.variants().into_iter().filter(chosen) {
         for &(case, seed) in &runs {
             let result = run_case(&attn, case, variant, seed).expect("the case runs");
             println!("{result}");

@@ -1,14 +1,20 @@
 //! How many blocks share a `decode` problem's keys: enough to occupy the
 //! GPU where its folded heads alone would leave SMs idle, never so many
-//! that a split holds fewer than [`MIN_SPLIT_KEYS`] keys.
+//! that a split holds fewer keys than its block has in flight at once
+//! ([`min_split_keys`]).
 
 use crate::validate::Problem;
 use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{MAX_GRID_YZ, blocks};
 
-/// The fewest keys a split walks: each of its key groups then has at least
-/// a few key blocks to pipeline, and the merge reads few partial rows.
-pub const MIN_SPLIT_KEYS: u32 = 256;
+/// The fewest keys a split of `kernel` walks: every stage of every key
+/// group filled once (128 keys at D = 128, 256 at D = 64), so a split's
+/// copies all go out in its prologue and none waits for a refill, while
+/// the merge reads few partial rows.
+pub const fn min_split_keys(kernel: &KernelInfo) -> u32 {
+    let t = kernel.tiles;
+    t.stages * t.splits * t.block_n
+}
 
 /// Blocks per SM the splits aim for (two `decode` blocks fit an SM at
 /// D = 128, four at D = 64).
@@ -24,7 +30,7 @@ pub fn key_splits(problem: &Problem, kernel: &KernelInfo, multiprocessors: u32) 
     let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
     let unsplit = blocks(fold_rows, kernel.tiles.block_m) as u64 * (p.batch * p.heads_kv) as u64;
     let target = (BLOCKS_PER_SM * multiprocessors) as u64;
-    let most = blocks(p.seq_kv as u32, MIN_SPLIT_KEYS).clamp(1, MAX_GRID_YZ) as u64;
+    let most = blocks(p.seq_kv as u32, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
     let splits = (target / unsplit.max(1)).clamp(1, most) as u32;
     let split_keys = blocks(blocks(p.seq_kv as u32, splits), block_n) * block_n;
     (blocks(p.seq_kv as u32, split_keys), split_keys)
@@ -44,8 +50,10 @@ mod tests {
 
     #[test]
     fn few_folded_heads_split_their_keys_many_do_not() {
-        // 8 folded heads of one row block: 16 splits of 256 keys (the floor).
-        assert_eq!(splits([1, 32, 1, 128], [1, 8, 4096, 128]), (16, 256));
+        // 8 folded heads of one row block: 32 splits of 128 keys (the floor).
+        assert_eq!(splits([1, 32, 1, 128], [1, 8, 4096, 128]), (32, 128));
+        // At D = 64 four key groups: 256 keys a split at least.
+        assert_eq!(splits([1, 32, 1, 64], [1, 8, 4096, 64]), (16, 256));
         // 64 folded heads: 4 splits, one wave of 256 blocks.
         assert_eq!(splits([8, 32, 1, 128], [8, 8, 32768, 128]), (4, 8192));
         // 512 folded heads fill the GPU alone.
