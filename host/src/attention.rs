@@ -1,8 +1,8 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, ScaleLayout, TENSOR_ALIGN, TileMapKey,
-    Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
+    DecodeExtras, DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, ScaleLayout, TENSOR_ALIGN,
+    TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
@@ -327,7 +327,27 @@ impl Attention {
         out: &mut OutputViewMut,
         ws: &mut Workspace,
     ) -> Result<(), AttnError> {
+        self.run_views_with(plan, q, k, v, scales, out, ws, DecodeExtras::new())
+    }
+
+    /// [`Attention::run_views`] with a `decode` plan's extras: per-batch
+    /// key lengths, the log-sum-exp output ([`DecodeExtras`]). Extras on a
+    /// plan of another variant are refused
+    /// ([`AttnError::VariantUnavailable`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_views_with(
+        &self,
+        plan: &Plan,
+        q: &Fp8View,
+        k: &Fp8View,
+        v: &Fp8View,
+        scales: &DeviceScales,
+        out: &mut OutputViewMut,
+        ws: &mut Workspace,
+        mut extras: DecodeExtras,
+    ) -> Result<(), AttnError> {
         let p = plan.problem();
+        extras.check(plan, self.info.ordinal)?;
         for (name, view, shape) in [("q", q, p.q_shape()), ("k", k, p.kv_shape()), ("v", v, p.kv_shape())] {
             if view.shape() != shape {
                 return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", view.shape())));
@@ -350,6 +370,14 @@ impl Attention {
         let (q_scale, _qs_use) = scales.q.address(stream);
         let (k_scale, _ks_use) = scales.k.address(stream);
         let (v_scale, _vs_use) = scales.v.address(stream);
+        let (seq_used_k, _lens_use) = match &extras.seq_used_k {
+            Some(lens) => lens.address(stream),
+            None => (0, None),
+        };
+        let (lse, _lse_use) = match &mut extras.lse {
+            Some(lse) => lse.address(stream),
+            None => (0, None),
+        };
         for (name, address) in [("q", q_at), ("k", k_at), ("v", v_at), ("o", o_at)] {
             check_align(name, address, TENSOR_ALIGN)?;
         }
@@ -373,6 +401,8 @@ impl Attention {
             scale_batch_stride: scales.layout().batch_stride(p.heads_kv),
             kv_tiles,
             tile_maps,
+            seq_used_k,
+            lse,
         };
         self.launch_buffers(plan, &buffers, Launch::Ordered)
     }
@@ -587,6 +617,8 @@ impl Attention {
             scale_batch_stride: ScaleLayout::PerHead.batch_stride(p.heads_kv),
             kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(stream).0),
             tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(stream).0),
+            seq_used_k: 0,
+            lse: 0,
         };
         self.launch_buffers(&dev.plan, &buffers, how)
     }
@@ -627,8 +659,8 @@ impl Attention {
             seq_q_div: FastDiv::new(p.seq_q as u32),
             heads_kv_div: FastDiv::new(p.heads_kv as u32),
             partials: 0,
-            lse: 0,
-            seq_used_k: 0,
+            lse: buffers.lse,
+            seq_used_k: buffers.seq_used_k,
         };
         // `decode`'s scratch holds its splits' partial results.
         let params = if kernel.merge.is_some() {
@@ -769,6 +801,10 @@ struct Buffers {
     kv_tiles: u64,
     /// Q's, K's and V's tensor maps, or 0.
     tile_maps: u64,
+    /// `decode`'s per-batch key lengths, or 0.
+    seq_used_k: u64,
+    /// `decode`'s log-sum-exp output, or 0.
+    lse: u64,
 }
 
 /// Refuses an output of `shape` and `dtype` for problem `p`.

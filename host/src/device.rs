@@ -44,10 +44,12 @@ use kernels_gpu::variant::Variant;
 use std::marker::PhantomData;
 
 use crate::launch::staging::MapStaging;
+pub use extras::DecodeExtras;
 pub(crate) use map_slots::{MapSlot, MapSlots};
 pub(crate) use size::MAP_SLOTS;
 pub use size::{CAPTURE_MAP_SLOTS, WorkspaceSize};
 
+mod extras;
 mod map_slots;
 pub(crate) mod size;
 

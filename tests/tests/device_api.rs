@@ -7,7 +7,7 @@
 //! `gpu-bundle/bin/device_api --ignored --nocapture --test-threads=1`.
 
 use sdpa::cudarc::driver::{CudaContext, CudaGraph, CudaSlice, CudaStream, DevicePtr, sys};
-use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace};
+use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
 use sdpa::raw;
@@ -79,9 +79,10 @@ fn cases(attn: &Attention) -> Vec<(Variant, [usize; 4], [usize; 4], bool)> {
         (Variant::Wgmma, [1, 4, 1000, 128], [1, 4, 1000, 128], true),
         (Variant::Wgmma, [2, 4, 700, 64], [2, 2, 900, 64], false),
         (Variant::Mma, [1, 2, 300, 64], [1, 2, 300, 64], true),
+        (Variant::Decode, [2, 8, 3, 128], [2, 2, 1000, 128], true),
     ]
     .into_iter()
-    .filter(|(v, ..)| sm90a || *v == Variant::Mma || *v == Variant::Split)
+    .filter(|(v, ..)| sm90a || matches!(v, Variant::Mma | Variant::Split | Variant::Decode))
     .collect()
 }
 
@@ -492,5 +493,131 @@ fn run_views_captures_into_a_graph() {
             variant.name(),
             2 * kernels_per_run
         );
+    }
+}
+
+/// Batch `b`'s first `len` keys of K or V (`[B, Hkv, Skv, D]`) as a tensor
+/// of one batch.
+fn keys_of(t: &Fp8Tensor, b: usize, len: usize) -> Fp8Tensor {
+    let [_, heads, seq, d] = t.shape;
+    let data = (0..heads).flat_map(|h| t.data[((b * heads + h) * seq) * d..][..len * d].iter().copied()).collect();
+    from_codes(data, [1, heads, len, d], t.scales.clone())
+}
+
+/// Batch `b` of Q as a tensor of one batch.
+fn batch_of(t: &Fp8Tensor, b: usize) -> Fp8Tensor {
+    let [_, heads, seq, d] = t.shape;
+    from_codes(t.data[b * heads * seq * d..][..heads * seq * d].to_vec(), [1, heads, seq, d], t.scales.clone())
+}
+
+/// Natural log of the sum of `exp(scale * q.k)` over the keys query row
+/// `(h, i)` of a one-batch problem sees (bottom-right causal), in f64.
+fn lse_f64(q: &Fp8Tensor, k: &Fp8Tensor, h: usize, i: usize, causal: bool, scale: f64) -> f64 {
+    let [_, hq, sq, d] = q.shape;
+    let [_, hkv, skv, _] = k.shape;
+    let hk = h / (hq / hkv);
+    let value = |t: &Fp8Tensor, head: usize, row: usize, c: usize| {
+        kernels_gpu::fp8::e4m3_to_f32(t.data[(head * t.shape[2] + row) * d + c]) as f64 * t.scales[head] as f64
+    };
+    let seen = if causal { (i + skv + 1).saturating_sub(sq).min(skv) } else { skv };
+    let scores: Vec<f64> =
+        (0..seen).map(|j| scale * (0..d).map(|c| value(q, h, i, c) * value(k, hk, j, c)).sum::<f64>()).collect();
+    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if scores.is_empty() { f64::NEG_INFINITY } else { max + scores.iter().map(|s| (s - max).exp()).sum::<f64>().ln() }
+}
+
+/// `decode` with per-batch key lengths (0, 1, part of the cache, all of it)
+/// and the log-sum-exp output: each batch against the f64 reference of its
+/// own keys, in one split and in several.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn decode_key_lengths_and_lse_match_the_f64_reference() {
+    let (stream, attn) = on_own_stream();
+    let lens = [0usize, 1, 700, 1500];
+    // (causal, Sq, D, Hq, Hkv): several splits each, but the last (256
+    // folded heads of 16 rows: one split, the kernel stores O itself).
+    for (causal, seq_q, d, hq, hkv) in
+        [(true, 3, 128, 8, 2), (false, 1, 64, 8, 2), (true, 16, 64, 8, 2), (true, 16, 128, 64, 64)]
+    {
+        let (qs, kvs) = ([4, hq, seq_q, d], [4, hkv, 1500, d]);
+        let (q, k, v) = random_problem(qs, kvs, 31);
+        let inputs = upload(&stream, &q, &k, &v);
+        let opts = Options::new().causal(causal).variant(Variant::Decode);
+        let plan = attn.plan_shapes(qs, kvs, kvs, &opts).expect("plan_shapes");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let [qsc, ksc, vsc] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+        let lens_dev = stream.clone_htod(&lens.map(|l| l as i32)).expect("lens");
+        let mut o = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let mut lse = stream.clone_htod(&vec![f32::NAN; 4 * hq * seq_q]).expect("lse");
+        let [qv, kv, vv] = views(&inputs, qs, kvs);
+        attn.run_views_with(
+            &plan,
+            &qv,
+            &kv,
+            &vv,
+            &DeviceScales::new(qsc.as_view(), ksc.as_view(), vsc.as_view(), ScaleLayout::PerHead),
+            &mut OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out"),
+            &mut ws,
+            DecodeExtras::new().seq_used_k(lens_dev.as_view()).lse(lse.as_view_mut()),
+        )
+        .expect("run_views_with");
+        let bits = stream.clone_dtoh(&o).expect("o back");
+        let lse = stream.clone_dtoh(&lse).expect("lse back");
+        stream.synchronize().expect("sync");
+        let scale = plan.problem().softmax_scale as f64;
+        let rows = hq * seq_q;
+        for (b, &len) in lens.iter().enumerate() {
+            let out: Vec<f32> = bits[b * rows * d..][..rows * d].iter().map(|&x| to_f32(OutputDtype::F16, x)).collect();
+            let (qb, kb, vb) = (batch_of(&q, b), keys_of(&k, b, len), keys_of(&v, b, len));
+            let want = if len == 0 { vec![0.0; rows * d] } else { attention_f64(&qb, &kb, &vb, causal, scale) };
+            let stats = compare(&out, &want, 6e-2);
+            let zero_rows_exact = len > 0 || out.iter().all(|&x| x == 0.0);
+            assert!(GATE.passes(&stats) && zero_rows_exact, "causal={causal} Sq={seq_q} b={b} len={len}: {stats}");
+            for h in 0..hq {
+                for i in 0..seq_q {
+                    let got = lse[(b * hq + h) * seq_q + i] as f64;
+                    let want = if len == 0 { f64::NEG_INFINITY } else { lse_f64(&qb, &kb, h, i, causal, scale) };
+                    let close =
+                        if want.is_finite() { (got - want).abs() <= 1e-3 * want.abs().max(1.0) } else { got == want };
+                    assert!(close, "causal={causal} Sq={seq_q} b={b} len={len} row ({h},{i}): lse {got} vs {want}");
+                }
+            }
+        }
+        println!(
+            "decode causal={causal} Sq={seq_q} D={d} lens {lens:?} ({} splits): outputs and LSE ok",
+            plan.kv_splits()
+        );
+    }
+}
+
+/// Extras on a plan of another variant, or of the wrong length, are typed
+/// errors before any launch.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn decode_extras_are_refused_where_they_do_not_fit() {
+    let (stream, attn) = on_own_stream();
+    let (qs, kvs) = ([2, 4, 1, 64], [2, 4, 300, 64]);
+    let (q, k, v) = random_problem(qs, kvs, 5);
+    let inputs = upload(&stream, &q, &k, &v);
+    let [qsc, ksc, vsc] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+    let lens = stream.clone_htod(&[1i32, 2, 3]).expect("lens");
+    for (variant, want) in [(Variant::Split, "VariantUnavailable"), (Variant::Decode, "BufferLength")] {
+        let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().variant(variant)).expect("plan");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let mut o = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let [qv, kv, vv] = views(&inputs, qs, kvs);
+        let err = attn
+            .run_views_with(
+                &plan,
+                &qv,
+                &kv,
+                &vv,
+                &DeviceScales::new(qsc.as_view(), ksc.as_view(), vsc.as_view(), ScaleLayout::PerHead),
+                &mut OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out"),
+                &mut ws,
+                DecodeExtras::new().seq_used_k(lens.as_view()),
+            )
+            .expect_err("refused");
+        assert!(format!("{err:?}").starts_with(want), "{}: {err:?}", variant.name());
     }
 }

@@ -23,7 +23,7 @@ use super::merge::MergeArea;
 use super::output::OutputFormat;
 use super::split::o_column;
 use super::walk::{Walk, store_tile_pairs};
-use crate::arch::{grid_dep, math, sreg};
+use crate::arch::{grid_dep, math, shfl, sreg};
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
 use crate::softmax;
@@ -274,6 +274,9 @@ pub const MERGE_THREADS: u32 = 128;
 /// Rows per [`merge_splits`] block.
 pub const MERGE_ROWS: u32 = MERGE_THREADS / 32;
 
+/// Splits whose partial rows [`merge_splits`] loads at once.
+const MERGE_UNROLL: usize = 4;
+
 /// The merge of `decode`'s splits: grid `(ceil(fold_rows / MERGE_ROWS),
 /// batch * heads_kv)`, a warp per folded row, each lane `HEAD_DIM / 32`
 /// adjacent columns. Each split's output is weighed by `2^(lse_s - max)`
@@ -302,19 +305,40 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
     let part_of = |split: u32| unsafe {
         *((p.partials + layout.output(head, split, row) + 4 * (COLS as u32 * lane) as u64) as *const [f32; COLS])
     };
-    let max = (0..layout.splits).fold(f32::NEG_INFINITY, |m, s| m.max(lse_of(s)));
+    // The largest log-sum-exp: the lanes read the splits' in parallel
+    // (lane `l` splits `l, l + 32, ..`), then fold across the warp.
+    let mut max = f32::NEG_INFINITY;
+    let mut split = lane;
+    while split < layout.splits {
+        max = max.max(lse_of(split));
+        split += 32;
+    }
+    for mask in [16, 8, 4, 2, 1] {
+        // SAFETY: the whole warp is here (rows are warp-uniform).
+        max = max.max(unsafe { shfl::shfl_xor_f32(max, mask) });
+    }
     let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
+    // Every lane weighs its columns of every split, `MERGE_UNROLL` splits'
+    // loads issued before any is used (a loop of dependent loads kept a
+    // few warps waiting on one load at a time). A split that saw no key
+    // weighs 0, and its partial row (never written) is not multiplied.
     let mut out = [0f32; COLS];
     let mut total = 0f32;
-    for split in 0..layout.splits {
-        let weight = math::exp2(lse_of(split) - base);
-        if weight != 0.0 {
+    let mut first = 0;
+    while first < layout.splits {
+        let live = |i: usize| first + (i as u32) < layout.splits;
+        let lse: [f32; MERGE_UNROLL] =
+            core::array::from_fn(|i| if live(i) { lse_of(first + i as u32) } else { f32::NEG_INFINITY });
+        let parts: [[f32; COLS]; MERGE_UNROLL] =
+            core::array::from_fn(|i| if live(i) { part_of(first + i as u32) } else { [0.0; COLS] });
+        for (lse, part) in lse.iter().zip(&parts) {
+            let weight = math::exp2(lse - base);
             total += weight;
-            let part = part_of(split);
             for c in 0..COLS {
-                out[c] += weight * part[c];
+                out[c] += if weight == 0.0 { 0.0 } else { weight * part[c] };
             }
         }
+        first += MERGE_UNROLL as u32;
     }
     let scale = if total == 0.0 { 0.0 } else { math::rcp(total) };
     let at = (head * layout.fold_rows as u64 + row as u64) * HEAD_DIM as u64 + (COLS as u32 * lane) as u64;
