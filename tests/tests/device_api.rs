@@ -526,9 +526,9 @@ fn lse_f64(q: &Fp8Tensor, k: &Fp8Tensor, h: usize, i: usize, causal: bool, scale
     if scores.is_empty() { f64::NEG_INFINITY } else { max + scores.iter().map(|s| (s - max).exp()).sum::<f64>().ln() }
 }
 
-/// `decode` with per-batch key lengths (0, 1, part of the cache, all of it)
-/// and the log-sum-exp output: each batch against the f64 reference of its
-/// own keys, in one split and in several.
+/// `decode` with per-batch key lengths (0, 1, part of the cache, all of it;
+/// NaN codes in the slots past them) and the log-sum-exp output: each batch
+/// against the f64 reference of its own keys, in one split and in several.
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn decode_key_lengths_and_lse_match_the_f64_reference() {
@@ -540,7 +540,16 @@ fn decode_key_lengths_and_lse_match_the_f64_reference() {
         [(true, 3, 128, 8, 2), (false, 1, 64, 8, 2), (true, 16, 64, 8, 2), (true, 16, 128, 64, 64)]
     {
         let (qs, kvs) = ([4, hq, seq_q, d], [4, hkv, 1500, d]);
-        let (q, k, v) = random_problem(qs, kvs, 31);
+        let (q, mut k, mut v) = random_problem(qs, kvs, 31);
+        // The cache slots past each batch's length hold NaN codes: none may
+        // reach the output.
+        for t in [&mut k, &mut v] {
+            for (b, &len) in lens.iter().enumerate() {
+                for h in 0..hkv {
+                    t.data[((b * hkv + h) * 1500 + len) * d..((b * hkv + h + 1) * 1500) * d].fill(0x7f);
+                }
+            }
+        }
         let inputs = upload(&stream, &q, &k, &v);
         let opts = Options::new().causal(causal).variant(Variant::Decode);
         let plan = attn.plan_shapes(qs, kvs, kvs, &opts).expect("plan_shapes");

@@ -23,7 +23,8 @@ use super::merge::MergeArea;
 use super::output::OutputFormat;
 use super::split::o_column;
 use super::walk::{Walk, store_tile_pairs};
-use crate::arch::{grid_dep, math, shfl, sreg};
+use crate::arch::{bar, grid_dep, math, shfl, sreg};
+use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
 use crate::softmax;
@@ -41,6 +42,8 @@ pub struct FoldedRows {
     /// The keys below this need no mask in any row of the block (position
     /// 0's limit).
     unmasked_end: u32,
+    /// The batch's key length: V rows at or past it are cleared.
+    keys: u32,
     /// Each row's Q dequantization scale.
     q_scales: [f32; 2],
     /// The first column of the thread in each 8-key accumulator tile.
@@ -173,7 +176,7 @@ impl Walk for Decode {
             // SAFETY: the Q scale array holds this entry (host-validated).
             q_scales[h] = unsafe { *(p.q_scale as *const f32).add(q_index as usize) };
         }
-        FoldedRows { key_limits, unmasked_end: limit(0).max(0) as u32, q_scales, col }
+        FoldedRows { key_limits, unmasked_end: limit(0).max(0) as u32, keys: seq_kv, q_scales, col }
     }
 
     /// Each row's scores times its Q scale; where the block may hide a key
@@ -197,6 +200,36 @@ impl Walk for Decode {
                 *x = if key < rows.key_limits[e / 2] { scaled } else { f32::NEG_INFINITY };
             }
         }
+    }
+
+    /// Zeros the V rows of the block at or past the batch's key length: a
+    /// cache's slots past `seq_used_k` (or, in the last block, past the
+    /// tensor) may hold anything, NaN included, and a masked key's `p = 0`
+    /// times NaN would still be NaN. (Their K rows need nothing: their
+    /// scores are replaced by `-inf`.) Decode's key groups are one warp.
+    #[inline(always)]
+    unsafe fn prepare_values<const HEAD_DIM: usize>(
+        v_tile: *mut u8,
+        layout: RowLayout,
+        key0: u32,
+        block_n: u32,
+        rows: &FoldedRows,
+    ) {
+        if key0 + block_n <= rows.keys {
+            return;
+        }
+        let valid = rows.keys.saturating_sub(key0);
+        let chunks_per_row = HEAD_DIM as u32 / 16;
+        let mut chunk = sreg::lane_id();
+        while chunk < (block_n - valid) * chunks_per_row {
+            let (row, col) = (valid + chunk / chunks_per_row, chunk % chunks_per_row * 16);
+            // SAFETY: inside this group's landed V tile (16-byte chunks of its rows).
+            unsafe { *(v_tile.add(layout.offset(row, col) as usize) as *mut [u32; 4]) = [0; 4] };
+            chunk += 32;
+        }
+        // SAFETY: converged warp (the caller's contract); orders the zeros
+        // before the warp's reads of the tile.
+        unsafe { bar::sync_warp() };
     }
 
     /// Never: [`Decode::prepare_scores`] masks the folded rows itself.

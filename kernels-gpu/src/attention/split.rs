@@ -808,7 +808,10 @@ pub unsafe fn forward<
             if v_apart {
                 pipeline::wait(v_full(at.stage), at);
             }
-            pv_e4m3(&mut o, &s, v_tile(at.stage), tile_rows);
+            let v_at = v_tile(at.stage);
+            let v_ptr = smem_ptr.add((v_at - smem_base) as usize);
+            W::prepare_values::<HEAD_DIM>(v_ptr, tile_rows, key0, block_n, &thread_rows);
+            pv_e4m3(&mut o, &s, v_at, tile_rows);
         }
         // Release the stage; refill it with block i + STAGES.
         if i + (STAGES as u32) < my_blocks {

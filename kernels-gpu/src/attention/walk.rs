@@ -7,6 +7,7 @@
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
+use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
 
@@ -45,6 +46,21 @@ pub trait Walk {
     /// factor (`BlockJob::score_scale_log2`), masking them here if the
     /// walk masks its own.
     fn prepare_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], rows: &Self::ThreadRows, key0: u32);
+
+    /// Before P·V of the key block from `key0`, once its V tile (`block_n`
+    /// rows at the generic address `v_tile`, laid out as `layout`) landed:
+    /// clears what must not reach the product. The whole key group calls
+    /// it; a walk that clears runs key groups of one warp.
+    ///
+    /// # Safety
+    /// Converged warp; the tile is this group's and has landed.
+    unsafe fn prepare_values<const HEAD_DIM: usize>(
+        v_tile: *mut u8,
+        layout: RowLayout,
+        key0: u32,
+        block_n: u32,
+        rows: &Self::ThreadRows,
+    );
 
     /// Whether the softmax must mask the key block of `block_n` keys from
     /// `key0` with the block's tile geometry (`online::MaskGeometry`): the
@@ -137,6 +153,9 @@ impl Walk for FullRows {
 
     #[inline(always)]
     fn prepare_scores<const S_TILES: usize>(_s: &mut [[f32; 4]; S_TILES], _rows: &(), _key0: u32) {}
+
+    #[inline(always)]
+    unsafe fn prepare_values<const HEAD_DIM: usize>(_: *mut u8, _: RowLayout, _: u32, _: u32, _: &()) {}
 
     #[inline(always)]
     fn needs_mask(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> bool {
