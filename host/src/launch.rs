@@ -186,11 +186,10 @@ unsafe impl DeviceRepr for QuantizeArgs {}
 /// elements and scale groups the shape needs (borrowed for the call; stream
 /// order keeps later frees behind the kernel), the inputs 16-byte and the
 /// codes 8-byte aligned; `params.scratch` is a live buffer of
-/// `scratch_words(units, schedule)` zeroed words that only this
-/// quantizer's launches on this stream use (each leaves it zero); `cfg` has
-/// `THREADS` threads per block, no shared memory, and
-/// `kernels_gpu::quantize::blocks(tiles_per_pass)` blocks for the
-/// one-warp-per-tile entries, any number for the persistent ones.
+/// `scratch_words(units)` zeroed words that only this quantizer's launches
+/// on this stream use (each leaves it zero); `cfg` has
+/// `kernels_gpu::quantize::blocks(tiles_per_pass)` blocks of `THREADS`
+/// threads and no shared memory.
 pub(crate) fn launch_quantize(
     stream: &CudaStream,
     func: &CudaFunction,

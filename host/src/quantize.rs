@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 pub use kernels_gpu::quantize::{InputDtype, Rotation};
 use kernels_gpu::quantize::{
-    MAX_TENSORS, QUANTIZE_KERNELS, QuantizeKernel, QuantizeParams, QuantizeSchedule, QuantizeTensor, THREADS, WARPS,
-    blocks, lag_units, persistent_lag_tiles, scratch_words, tile_rows,
+    MAX_TENSORS, QUANTIZE_KERNELS, QuantizeKernel, QuantizeParams, QuantizeTensor, THREADS, blocks, lag_units,
+    scratch_words, tile_rows,
 };
 
 use crate::attention::Attention;
@@ -60,55 +60,10 @@ pub struct QuantizeJob<'a> {
     pub scales: &'a mut CudaSlice<f32>,
 }
 
-/// How the warps of a quantizer launch share out its tiles (the entries'
-/// [`QuantizeSchedule`]); the codes and scales are the same bits under
-/// either.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Schedule {
-    /// One warp per tile and kind, each taking one ticket.
-    WarpPerTile,
-    /// `blocks_per_sm` blocks of 8 warps per SM (0 is taken as 1; at most
-    /// the blocks the work needs), each warp taking tickets until the work
-    /// runs out, the amax running `lag_windows` windows of tickets (one
-    /// per warp) plus a scale group ahead of the encode
-    /// (`kernels_gpu::quantize::persistent_lag_tiles`): fewer, and encode
-    /// tiles wait for their group's amax; more, and their input may have
-    /// left L2.
-    Persistent {
-        /// Blocks per SM.
-        blocks_per_sm: u32,
-        /// The lag, in windows of tickets.
-        lag_windows: u32,
-    },
-}
-
-impl Schedule {
-    /// The schedule [`Quantizer::quantize_into`] uses: persistent warps, 2
-    /// blocks (16 warps, as many as their registers allow) per SM, a lag of
-    /// two windows.
-    pub const DEFAULT: Schedule = Schedule::Persistent { blocks_per_sm: 2, lag_windows: 2 };
-
-    /// The entries' schedule.
-    fn kernel_schedule(self) -> QuantizeSchedule {
-        match self {
-            Schedule::WarpPerTile => QuantizeSchedule::WarpPerTile,
-            Schedule::Persistent { .. } => QuantizeSchedule::Persistent,
-        }
-    }
-}
-
-impl Default for Schedule {
-    fn default() -> Schedule {
-        Schedule::DEFAULT
-    }
-}
-
 /// The quantizer's kernels, loaded on an [`Attention`]'s context; it runs on
 /// that `Attention`'s stream.
 pub struct Quantizer {
     stream: Arc<CudaStream>,
-    /// The device's SMs (at least 1), for [`Schedule::Persistent`]'s grid.
-    multiprocessors: u32,
     functions: Vec<(&'static QuantizeKernel, CudaFunction)>,
     /// The kernel's counters (zero between launches: each launch leaves
     /// them zero), grown to the largest call so far.
@@ -128,8 +83,7 @@ impl Quantizer {
             .iter()
             .map(|k| Ok((k, module.load_function(k.entry)?)))
             .collect::<Result<Vec<_>, AttnError>>()?;
-        let multiprocessors = attention.target().multiprocessors.max(1);
-        Ok(Quantizer { stream, multiprocessors, functions, scratch: Mutex::new(None) })
+        Ok(Quantizer { stream, functions, scratch: Mutex::new(None) })
     }
 
     /// The stream the quantizer runs on (the `Attention`'s).
@@ -185,18 +139,9 @@ impl Quantizer {
 
     /// Quantizes each job's input into its `codes` and `scales` with one
     /// launch (nothing allocated after the first call of a size, nothing
-    /// waited for), under [`Schedule::DEFAULT`]. Every job's input has the
-    /// same shape and element type; at most three jobs; none is a no-op.
-    /// The scales are not checked (see [`Quantizer::quantize_many`]).
-    ///
-    /// # Errors
-    /// As [`Quantizer::quantize_into_with`].
-    pub fn quantize_into(&self, jobs: &mut [QuantizeJob<'_>], group: ScaleGroup) -> Result<(), AttnError> {
-        self.quantize_into_with(jobs, group, Schedule::DEFAULT)
-    }
-
-    /// [`Quantizer::quantize_into`] under `schedule` (the same codes and
-    /// scales under any: a choice of speed).
+    /// waited for). Every job's input has the same shape and element type;
+    /// at most three jobs; none is a no-op. The scales are not checked (see
+    /// [`Quantizer::quantize_many`]).
     ///
     /// # Errors
     /// [`AttnError::ShapeMismatch`] for inputs of different shapes or
@@ -206,12 +151,7 @@ impl Quantizer {
     /// needs; [`AttnError::TooLarge`] for more than three jobs or sizes past
     /// the kernel's `u32` counts; [`AttnError::Driver`] from the allocation
     /// or the launch.
-    pub fn quantize_into_with(
-        &self,
-        jobs: &mut [QuantizeJob<'_>],
-        group: ScaleGroup,
-        schedule: Schedule,
-    ) -> Result<(), AttnError> {
+    pub fn quantize_into(&self, jobs: &mut [QuantizeJob<'_>], group: ScaleGroup) -> Result<(), AttnError> {
         let Some(first) = jobs.first() else { return Ok(()) };
         let (shape, dtype) = (first.input.shape, first.input.dtype);
         if jobs.len() > MAX_TENSORS {
@@ -246,16 +186,12 @@ impl Quantizer {
                 }
             }
         }
-        let kernel_schedule = schedule.kernel_schedule();
-        let Some((_, function)) = self
-            .functions
-            .iter()
-            .find(|(k, _)| k.input == dtype && k.head_dim as usize == head_dim && k.schedule == kernel_schedule)
+        let Some((_, function)) =
+            self.functions.iter().find(|(k, _)| k.input == dtype && k.head_dim as usize == head_dim)
         else {
             return Err(AttnError::UnsupportedHeadDim { head_dim, supported: vec![64, 128] });
         };
-        let grid = Grid { schedule, multiprocessors: self.multiprocessors };
-        let counts = Counts::new(shape, groups, jobs.len(), dtype, group, grid).ok_or_else(|| {
+        let counts = Counts::new(shape, groups, jobs.len(), dtype, group).ok_or_else(|| {
             AttnError::TooLarge(format!(
                 "quantizer shape {shape:?} with {} tensors: its tile counts must fit u32",
                 jobs.len()
@@ -272,7 +208,7 @@ impl Quantizer {
             };
         }
         let mut kept = self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
-        let words = scratch_words(jobs.len() * groups, kernel_schedule);
+        let words = scratch_words(jobs.len() * groups);
         let scratch = match kept.take() {
             Some(scratch) if scratch.len() >= words => scratch,
             _ => self.stream.alloc_zeros::<u32>(words)?,
@@ -289,7 +225,11 @@ impl Quantizer {
             tiles_per_pass: counts.tiles_per_pass,
             lag_tiles: counts.lag_tiles,
         };
-        let cfg = LaunchConfig { grid_dim: (counts.blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (blocks(counts.tiles_per_pass), 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let launched = launch::launch_quantize(&self.stream, function, cfg, params);
         // Kept only after a launch that will leave it zero.
         if launched.is_ok() {
@@ -299,29 +239,7 @@ impl Quantizer {
     }
 }
 
-/// What sets a launch's grid: the schedule and the device's SMs.
-#[derive(Clone, Copy)]
-struct Grid {
-    schedule: Schedule,
-    multiprocessors: u32,
-}
-
-impl Grid {
-    /// Blocks of a launch with `tiles_per_pass` tiles of each kind: one
-    /// warp per tile and kind, or the persistent blocks (no more than that).
-    fn blocks(self, tiles_per_pass: u32) -> u32 {
-        let one_per_tile = blocks(tiles_per_pass);
-        match self.schedule {
-            Schedule::WarpPerTile => one_per_tile,
-            Schedule::Persistent { blocks_per_sm, .. } => {
-                one_per_tile.min(blocks_per_sm.max(1).saturating_mul(self.multiprocessors.max(1)))
-            }
-        }
-    }
-}
-
-/// The kernel's counts for one call (see `kernels_gpu::quantize::QuantizeParams`)
-/// and its grid.
+/// The kernel's counts for one call (see `kernels_gpu::quantize::QuantizeParams`).
 struct Counts {
     seq: u32,
     heads: u32,
@@ -331,22 +249,13 @@ struct Counts {
     tiles_per_unit: u32,
     tiles_per_pass: u32,
     lag_tiles: u32,
-    blocks: u32,
 }
 
 impl Counts {
-    /// The counts of `tensors` tensors of `shape` in `groups` scale groups
-    /// on `grid`, or `None` when one does not fit the kernel's `u32`
-    /// arithmetic (`S` plus a tile, and twice the tiles of a pass plus the
-    /// warps: the tickets).
-    fn new(
-        shape: [usize; 4],
-        groups: usize,
-        tensors: usize,
-        dtype: InputDtype,
-        group: ScaleGroup,
-        grid: Grid,
-    ) -> Option<Counts> {
+    /// The counts of `tensors` tensors of `shape` in `groups` scale groups,
+    /// or `None` when one does not fit the kernel's `u32` arithmetic (`S`
+    /// plus a tile, and twice the tiles of a pass: the warps).
+    fn new(shape: [usize; 4], groups: usize, tensors: usize, dtype: InputDtype, group: ScaleGroup) -> Option<Counts> {
         let [batch, heads, seq, head_dim] = shape;
         let fit = |x: usize| u32::try_from(x).ok();
         let rows = tile_rows(u32::try_from(head_dim).ok()?) as usize;
@@ -359,18 +268,9 @@ impl Counts {
         let tiles_per_unit = batches_per_group.checked_mul(row_tiles)?;
         let units = tensors.checked_mul(groups)?;
         let tiles_per_pass = units.checked_mul(tiles_per_unit)?;
-        let blocks = grid.blocks(fit(tiles_per_pass)?);
-        let warps = blocks as usize * WARPS as usize;
-        fit(tiles_per_pass.checked_mul(2)?.checked_add(warps)?)?;
-        let lag_tiles = match grid.schedule {
-            Schedule::WarpPerTile => {
-                let unit_bytes = tiles_per_unit.saturating_mul(rows * head_dim * dtype.bytes());
-                lag_units(fit(units)?, unit_bytes) as usize * tiles_per_unit
-            }
-            Schedule::Persistent { lag_windows, .. } => {
-                persistent_lag_tiles(fit(units)?, fit(tiles_per_unit)?, fit(warps)?, lag_windows) as usize
-            }
-        };
+        fit(tiles_per_pass.checked_mul(2)?)?;
+        let unit_bytes = tiles_per_unit.saturating_mul(rows * head_dim * dtype.bytes());
+        let lag_tiles = lag_units(fit(units)?, unit_bytes) as usize * tiles_per_unit;
         Some(Counts {
             seq: fit(seq)?,
             heads: fit(heads)?,
@@ -383,7 +283,6 @@ impl Counts {
             tiles_per_unit: fit(tiles_per_unit)?,
             tiles_per_pass: fit(tiles_per_pass)?,
             lag_tiles: fit(lag_tiles)?,
-            blocks,
         })
     }
 }

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The quantizer's speed (issue 41 item 5; lab/quantizer.md, "Speed"): the
-# one-warp-per-tile schedule (the kernel runs 296-299 timed) against the
-# persistent one (the default), from the GPU bundle (`cargo xtask bundle`;
-# B names its bin/ folder). Prints:
-#   1. the bit-for-bit suites under every schedule (codes and scales equal to
-#      the CPU reference) and the typed errors;
-#   2. per record shape, rotation (Hadamard on q and k, or none) and schedule:
-#      the quantizer's time for f16 q, k, v in one launch, TB/s at 3 bytes
-#      per element, and its ratio to the default attention kernel's time;
-#   3. where `ncu` exists: one `--set full` profile of each schedule's
-#      launch at (4,16,2048,64) with the rotation (reports under $OUT), and
-#      a few of their figures.
+# The quantizer's speed (issue 41 item 5; lab/quantizer.md, "Speed"), from
+# the GPU bundle (`cargo xtask bundle`; B names its bin/ folder). Everything
+# it prints also goes to one log, $OUT/quantizer-speed.log:
+#   1. the bit-for-bit suites (codes and scales equal to the CPU reference)
+#      and the typed errors;
+#   2. per record shape and rotation (Hadamard on q and k, or none): the
+#      quantizer's time for f16 q, k, v in one launch, TB/s at 3 bytes per
+#      element, and its ratio to the default attention kernel's time;
+#   3. where `ncu` exists: one `--set full` profile of the launch at
+#      (4,16,2048,64) with the rotation on q and k and one without (reports
+#      under $OUT), each followed by its details page and its largest stall
+#      reasons.
 # Expected device time: ~1.5 minutes (the steps run one after another: the
 # timings must have the GPU to themselves).
 set -uo pipefail
@@ -18,7 +18,8 @@ B=${B:-gpu-bundle/bin}
 OUT=${OUT:-out}
 W=$OUT/logs
 mkdir -p "$W"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
+exec > >(tee "$OUT/quantizer-speed.log") 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 R="--ignored --nocapture --test-threads=1"
 
 timeout 90 $B/quantizer_gpu $R codes_and_scales three_tensors bad_inputs >"$W/bits.log" 2>&1
@@ -33,40 +34,41 @@ NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*
 if [ -z "$NCU" ]; then
   echo "ncu: not on this machine; no profile"
 else
-  for pick in "warp per tile:sdpa_quantize_f16_d64" "2 blk/SM, lag 2:sdpa_quantize_persistent_f16_d64"; do
-    schedule=${pick%%:*}
-    entry=${pick##*:}
-    # One shape, one schedule: the entry's first launch is that schedule's
-    # first call with the rotation on q and k.
-    SDPA_QUANT_SHAPES=4,16,2048,64 SDPA_QUANT_SCHEDULE="$schedule" timeout 90 \
-      "$NCU" --clock-control none --set full -k "regex:^${entry}\$" -c 1 -f -o "$OUT/ncu-$entry" \
-      $B/quantizer_gpu $R quantizer_time >"$W/ncu-$entry.log" 2>&1
+  entry=sdpa_quantize_f16_d64
+  # The time table's launches of the entry at this shape: the rotating
+  # ones first (a warm-up and 20 timed), then the plain ones.
+  for pick in hadamard:0 none:21; do
+    what=${pick%%:*}
+    skip=${pick##*:}
+    report="$OUT/ncu-$what"
+    SDPA_QUANT_SHAPES=4,16,2048,64 timeout 120 \
+      "$NCU" --clock-control none --set full -k "regex:^${entry}\$" -s "$skip" -c 1 -f -o "$report" \
+      $B/quantizer_gpu $R quantizer_time >"$W/$(basename "$report").log" 2>&1
     rc=$?
-    if [ $rc -ne 0 ] || [ ! -f "$OUT/ncu-$entry.ncu-rep" ]; then
-      echo "ncu $entry: failed (rc=$rc): $(grep -iE 'error|warn' "$W/ncu-$entry.log" | head -3)"
+    if [ $rc -ne 0 ] || [ ! -f "$report.ncu-rep" ]; then
+      echo "ncu $entry, rotation $what: failed (rc=$rc): $(grep -iE 'error|warn' "$W/$(basename "$report").log" | head -3)"
       continue
     fi
-    echo "ncu $entry ($schedule):"
-    "$NCU" -i "$OUT/ncu-$entry.ncu-rep" --page details 2>/dev/null | grep -E \
-      "^ +(Duration|DRAM Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit Rate|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Issued Ipc Active|Warp Cycles Per Issued Instruction|No Eligible|Registers Per Thread|Waves Per SM) " \
-      | sed 's/^ */  /'
+    echo "ncu $entry at 4,16,2048,64, rotation $what: details"
+    "$NCU" -i "$report.ncu-rep" --page details 2>&1 | sed 's/^/  /'
     # Where the warps stall: the largest per-instruction stall reasons.
-    "$NCU" -i "$OUT/ncu-$entry.ncu-rep" --page raw --csv 2>/dev/null \
+    "$NCU" -i "$report.ncu-rep" --page raw --csv 2>&1 \
       | python3 -c '
 import csv, sys
 rows = list(csv.reader(sys.stdin))
+stalls = []
 if len(rows) >= 3:
     names, values = rows[0], rows[2]
-    stalls = []
+    prefix, suffix = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
     for n, v in zip(names, values):
-        if n.startswith("smsp__average_warps_issue_stalled_") and n.endswith("_per_issue_active.ratio"):
+        if n.startswith(prefix) and n.endswith(suffix):
             try:
-                stalls.append((float(v.replace(",", "")), n[len("smsp__average_warps_issue_stalled_"):-len("_per_issue_active.ratio")]))
+                stalls.append((float(v.replace(",", "")), n[len(prefix):-len(suffix)]))
             except ValueError:
                 pass
-    top = sorted(stalls, reverse=True)[:6]
-    print("  stalls per issued instruction: " + ", ".join(f"{name} {value:.2f}" for value, name in top))
-' || true
+top = sorted(stalls, reverse=True)[:6]
+print("  stalls per issued instruction: " + (", ".join(f"{name} {value:.2f}" for value, name in top) or f"none read ({len(rows)} csv rows)"))
+'
   done
 fi
 echo "elapsed ${SECONDS}s"

@@ -15,7 +15,7 @@ use half::{bf16, f16};
 use kernels_gpu::record::SHAPES;
 use sdpa::bench::BenchShape;
 use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, normal_values, quantize_as_gpu};
-use sdpa::quantize::{DeviceFloatTensor, InputDtype, QuantizeJob, Quantizer, Schedule};
+use sdpa::quantize::{DeviceFloatTensor, InputDtype, QuantizeJob, Quantizer};
 use sdpa::{Attention, AttnError, DeviceFp8Tensor, Options};
 use sdpa_tests::open_gpu;
 
@@ -38,19 +38,8 @@ fn stored(values: &[f32], dtype: InputDtype) -> (Vec<u8>, Vec<f32>) {
 /// One tensor's codes and scales, on the host.
 type Quantized = (Vec<u8>, Vec<f32>);
 
-/// Every schedule the bit-for-bit tests run: one warp per tile, and
-/// persistent warps with 1 and 2 blocks per SM and the shortest lag (a
-/// unit ahead: encode tiles wait for their unit's amax most often) or the
-/// default one.
-const SCHEDULES: [Schedule; 4] = [
-    Schedule::WarpPerTile,
-    Schedule::Persistent { blocks_per_sm: 1, lag_windows: 0 },
-    Schedule::Persistent { blocks_per_sm: 2, lag_windows: 0 },
-    Schedule::DEFAULT,
-];
-
 /// The GPU quantizer's codes and scales for `bytes` of `dtype` (each of
-/// `inputs` one tensor of one launch, with its rotation), under `schedule`.
+/// `inputs` one tensor of one launch, with its rotation).
 fn gpu_quantize_many(
     attn: &Attention,
     quantizer: &Quantizer,
@@ -58,7 +47,6 @@ fn gpu_quantize_many(
     dtype: InputDtype,
     shape: [usize; 4],
     group: ScaleGroup,
-    schedule: Schedule,
 ) -> Result<Vec<Quantized>, AttnError> {
     let stream = attn.stream();
     let groups = if group == ScaleGroup::PerHead { shape[1] } else { shape[0] * shape[1] };
@@ -74,14 +62,13 @@ fn gpu_quantize_many(
         .zip(inputs)
         .map(|((input, codes, scales), &(_, rotation))| QuantizeJob { input, rotation, codes, scales })
         .collect();
-    quantizer.quantize_into_with(&mut jobs, group, schedule)?;
+    quantizer.quantize_into(&mut jobs, group)?;
     drop(jobs);
     tensors.iter().map(|(_, codes, scales)| Ok((stream.clone_dtoh(codes)?, stream.clone_dtoh(scales)?))).collect()
 }
 
 /// The GPU quantizer's codes and scales for `bytes` of `dtype`, alone in
-/// its launch, under `schedule`.
-#[allow(clippy::too_many_arguments)]
+/// its launch.
 fn gpu_quantize(
     attn: &Attention,
     quantizer: &Quantizer,
@@ -90,9 +77,8 @@ fn gpu_quantize(
     shape: [usize; 4],
     rotation: Rotation,
     group: ScaleGroup,
-    schedule: Schedule,
 ) -> Result<Quantized, AttnError> {
-    let mut out = gpu_quantize_many(attn, quantizer, &[(bytes, rotation)], dtype, shape, group, schedule)?;
+    let mut out = gpu_quantize_many(attn, quantizer, &[(bytes, rotation)], dtype, shape, group)?;
     Ok(out.remove(0))
 }
 
@@ -121,18 +107,16 @@ fn codes_and_scales_match_the_cpu_reference_bit_for_bit() {
             for rotation in [Rotation::None, Rotation::Hadamard] {
                 for group in [ScaleGroup::PerHead, ScaleGroup::PerBatchHead] {
                     let want = quantize_as_gpu("x", &widened, shape, rotation, group).expect("reference quantizes");
-                    for schedule in SCHEDULES {
-                        let at = format!("{dtype:?} D={dim} {rotation:?} {group:?} {schedule:?}");
-                        let got = gpu_quantize(&attn, &quantizer, &bytes, dtype, shape, rotation, group, schedule)
-                            .expect("quantizes");
-                        assert_identical(&at, &got, &want);
-                        checked += 1;
-                    }
+                    let at = format!("{dtype:?} D={dim} {rotation:?} {group:?}");
+                    let got =
+                        gpu_quantize(&attn, &quantizer, &bytes, dtype, shape, rotation, group).expect("quantizes");
+                    assert_identical(&at, &got, &want);
+                    checked += 1;
                 }
             }
         }
     }
-    println!("{checked} configurations (x schedules): codes and scales identical to the CPU reference");
+    println!("{checked} configurations: codes and scales identical to the CPU reference");
 }
 
 #[test]
@@ -143,13 +127,9 @@ fn three_tensors_in_one_launch_match_the_cpu_reference_bit_for_bit() {
     let mut checked = 0;
     // Q and K rotated, V not, in one launch; shapes whose units (tensor x
     // group) outnumber the schedule's lag, so encode and amax tiles
-    // interleave (one warp per tile: the first two, the lag is 8 MiB of
-    // input; persistent with a lag of 0 windows, one unit: all four; the
-    // default, the windows of 2112 warps on 132 SMs plus a unit: the
-    // second); S not a multiple of the tile's
-    // rows (64 at D = 64, 32 at D = 128); each launch twice (the scratch
-    // words it leaves must be zero for the next), under every schedule in
-    // turn (each leaves the shared scratch zero for the others).
+    // interleave (the first two: the lag is 8 MiB of input); S not a
+    // multiple of the tile's rows (64 at D = 64, 32 at D = 128); each launch
+    // twice (the scratch words it leaves must be zero for the next).
     for (shape, dtype) in [
         ([2, 8, 1000, 128], InputDtype::F16),
         ([1, 32, 2000, 64], InputDtype::Bf16),
@@ -171,20 +151,16 @@ fn three_tensors_in_one_launch_match_the_cpu_reference_bit_for_bit() {
                     quantize_as_gpu("x", widened, shape, rotation, group).expect("reference quantizes")
                 })
                 .collect();
-            for schedule in SCHEDULES {
-                for call in 0..2 {
-                    let got = gpu_quantize_many(&attn, &quantizer, &inputs, dtype, shape, group, schedule)
-                        .expect("quantizes");
-                    for (t, want) in want.iter().enumerate() {
-                        let at = format!("{shape:?} {dtype:?} {group:?} {schedule:?} tensor {t} call {call}");
-                        assert_identical(&at, &got[t], want);
-                    }
-                    checked += 1;
+            for call in 0..2 {
+                let got = gpu_quantize_many(&attn, &quantizer, &inputs, dtype, shape, group).expect("quantizes");
+                for (t, want) in want.iter().enumerate() {
+                    assert_identical(&format!("{shape:?} {dtype:?} {group:?} tensor {t} call {call}"), &got[t], want);
                 }
+                checked += 1;
             }
         }
     }
-    println!("{checked} three-tensor launches (x schedules): codes and scales identical to the CPU reference");
+    println!("{checked} three-tensor launches: codes and scales identical to the CPU reference");
 }
 
 #[test]
@@ -193,7 +169,7 @@ fn bad_inputs_are_typed_errors() {
     let attn = open_gpu();
     let quantizer = Quantizer::new(&attn).expect("the quantizer loads");
     let g = |bytes: &[u8], dtype, shape| {
-        gpu_quantize(&attn, &quantizer, bytes, dtype, shape, Rotation::None, ScaleGroup::PerHead, Schedule::DEFAULT)
+        gpu_quantize(&attn, &quantizer, bytes, dtype, shape, Rotation::None, ScaleGroup::PerHead)
     };
     let err = g(&[0u8; 2 * 96 * 4], InputDtype::F16, [1, 1, 4, 96]).unwrap_err();
     assert!(matches!(err, AttnError::UnsupportedHeadDim { head_dim: 96, .. }), "{err}");
@@ -347,17 +323,6 @@ fn time(attn: &Attention, iterations: u32, mut f: impl FnMut()) -> f64 {
     start.elapsed().as_secs_f64() / iterations as f64
 }
 
-/// The schedules the time table compares: one warp per tile (the first
-/// one-launch kernel) and persistent warps with 1 and 2 blocks per SM and
-/// a lag of 1 or 2 windows (2 blocks, 2 windows: the default).
-const TIMED: [(&str, Schedule); 5] = [
-    ("warp per tile", Schedule::WarpPerTile),
-    ("persistent 1 blk/SM, lag 1", Schedule::Persistent { blocks_per_sm: 1, lag_windows: 1 }),
-    ("persistent 1 blk/SM, lag 2", Schedule::Persistent { blocks_per_sm: 1, lag_windows: 2 }),
-    ("persistent 2 blk/SM, lag 1", Schedule::Persistent { blocks_per_sm: 2, lag_windows: 1 }),
-    ("persistent 2 blk/SM, lag 2", Schedule::DEFAULT),
-];
-
 /// The record shapes the time table runs: `SDPA_QUANT_SHAPES` (shapes as
 /// `B,H,S,D[,causal]` separated by spaces), else the long record shapes.
 fn timed_shapes() -> Vec<String> {
@@ -367,26 +332,16 @@ fn timed_shapes() -> Vec<String> {
     }
 }
 
-/// The schedules the time table runs: those of [`TIMED`] whose name holds
-/// `SDPA_QUANT_SCHEDULE` (all without it), so that a profiler's first
-/// launch of an entry is the schedule it is meant to see.
-fn timed_schedules() -> Vec<(&'static str, Schedule)> {
-    let wanted = std::env::var("SDPA_QUANT_SCHEDULE").unwrap_or_default();
-    TIMED.into_iter().filter(|(name, _)| name.contains(wanted.as_str())).collect()
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn quantizer_time_against_attention() {
     let attn = open_gpu();
     let quantizer = Quantizer::new(&attn).expect("the quantizer loads");
-    println!("f16 q, k, v quantized per head in one launch (three distinct input buffers), each schedule, with the");
-    println!(
-        "Hadamard rotation on q and k and with none; wall clock over 20 back-to-back calls after one; TB/s counts"
-    );
-    println!("3 bytes per element (f16 read once, E4M3 written once); ratio to the default kernel's time");
-    println!("| shape | rotation | schedule | quantizer us | TB/s | attention us | ratio |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("f16 q, k, v quantized per head in one launch (three distinct input buffers), with the Hadamard");
+    println!("rotation on q and k and with none; wall clock over 20 back-to-back calls after one; TB/s counts 3 bytes");
+    println!("per element (f16 read once, E4M3 written once); ratio to the default kernel's time");
+    println!("| shape | rotation | quantizer us | TB/s | attention us | ratio |");
+    println!("|---|---|---|---|---|---|");
     for text in timed_shapes() {
         let s = BenchShape::parse(&text).expect("a record shape");
         let shape = s.q_dims();
@@ -403,19 +358,17 @@ fn quantizer_time_against_attention() {
         let mut scales = [(); 3].map(|_| stream.alloc_zeros::<f32>(s.heads_q).expect("allocates"));
         let mut quantize_seconds = Vec::new();
         for (rotation_name, rotation) in [("H(q,k)", Rotation::Hadamard), ("none", Rotation::None)] {
-            for (schedule_name, schedule) in timed_schedules() {
-                let seconds = time(&attn, 20, || {
-                    let rotations = [rotation, rotation, Rotation::None];
-                    let mut jobs: Vec<QuantizeJob<'_>> = inputs
-                        .iter()
-                        .zip(codes.iter_mut().zip(scales.iter_mut()))
-                        .zip(rotations)
-                        .map(|((input, (codes, scales)), rotation)| QuantizeJob { input, rotation, codes, scales })
-                        .collect();
-                    quantizer.quantize_into_with(&mut jobs, ScaleGroup::PerHead, schedule).expect("quantizes");
-                });
-                quantize_seconds.push((rotation_name, schedule_name, seconds));
-            }
+            let seconds = time(&attn, 20, || {
+                let rotations = [rotation, rotation, Rotation::None];
+                let mut jobs: Vec<QuantizeJob<'_>> = inputs
+                    .iter()
+                    .zip(codes.iter_mut().zip(scales.iter_mut()))
+                    .zip(rotations)
+                    .map(|((input, (codes, scales)), rotation)| QuantizeJob { input, rotation, codes, scales })
+                    .collect();
+                quantizer.quantize_into(&mut jobs, ScaleGroup::PerHead).expect("quantizes");
+            });
+            quantize_seconds.push((rotation_name, seconds));
         }
         let unit = vec![1.0f32; s.heads_q];
         let [q, k, v] = codes.map(|data| DeviceFp8Tensor { data, shape, scales: unit.clone() });
@@ -425,9 +378,9 @@ fn quantizer_time_against_attention() {
         let mut out = attn.alloc_output(&problem).expect("allocates");
         let attention_seconds = time(&attn, 20, || attn.run(&problem, &mut out).expect("runs"));
         let bytes_moved = 3.0 * n as f64 * (2.0 + 1.0);
-        for (rotation_name, schedule_name, seconds) in quantize_seconds {
+        for (rotation_name, seconds) in quantize_seconds {
             println!(
-                "| {text} | {rotation_name} | {schedule_name} | {:.1} | {:.2} | {:.1} | {:.1}% |",
+                "| {text} | {rotation_name} | {:.1} | {:.2} | {:.1} | {:.1}% |",
                 seconds * 1e6,
                 bytes_moved / seconds / 1e12,
                 attention_seconds * 1e6,

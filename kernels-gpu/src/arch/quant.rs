@@ -204,30 +204,3 @@ pub unsafe fn prefetch_l2(address: *const u8) {
     // SAFETY: the caller guarantees a valid global address; a hint only.
     unsafe { asm!("prefetch.global.L2 [{a}];", a = in(reg64) address as u64, options(nostack, readonly)) }
 }
-
-/// `fma.rn.f32`: `a * b + c` rounded once to nearest (ties to even), no
-/// flush of subnormals. With `b = ±1` the product is exact, so the result
-/// has the bits of `c + a` or `c - a` rounded as `add.rn.f32` rounds them.
-#[inline(always)]
-pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
-    let out: f32;
-    // SAFETY: register-only arithmetic.
-    unsafe {
-        asm!(
-            "fma.rn.f32 {o}, {a}, {b}, {c};",
-            o = out(reg32) out,
-            a = in(reg32) a,
-            b = in(reg32) b,
-            c = in(reg32) c,
-            options(pure, nomem, nostack)
-        );
-    }
-    out
-}
-
-/// `%nctaid.x`: the launch's blocks along x.
-#[inline(always)]
-pub fn grid_blocks_x() -> u32 {
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { core::arch::nvptx::_grid_dim_x() }
-}

@@ -1,16 +1,14 @@
 //! The quantizer's kernel on the GPU (see the module docs of [`super`]):
-//! generic over the input type and the schedule (how warps take tickets),
-//! each tensor's rotation chosen per tile; its PTX entry points, one per row
-//! of [`super::QUANTIZE_KERNELS`].
+//! generic over the input type, each tensor's rotation chosen per tile; its
+//! PTX entry points, one per row of [`super::QUANTIZE_KERNELS`].
 
 use super::{
-    LANE_VALUES, QuantizeParams, QuantizeSchedule, QuantizeTensor, ROTATION_HADAMARD, TILE_STEPS, WARPS, Work,
-    hadamard_norm, schedule,
+    LANE_VALUES, QuantizeParams, QuantizeTensor, ROTATION_HADAMARD, TILE_STEPS, WARPS, Work, hadamard_norm, schedule,
 };
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::quant::{
-    count_acq_rel_u32, f16x2_to_f32x2, fma_f32, grid_blocks_x, load_acquire_u32, load_relaxed_u32, nanosleep,
-    opaque_u32, opaque_u64, prefetch_l2, red_add_release_u32, red_max_u32, store_relaxed_u32, ticket_u32,
+    count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep, opaque_u32, opaque_u64,
+    prefetch_l2, red_add_release_u32, red_max_u32, store_relaxed_u32, ticket_u32,
 };
 use crate::arch::shfl::{broadcast_lane0_u32, shfl_xor_f32};
 use crate::arch::sreg::{block_idx_x, lane_id, warp_id};
@@ -172,36 +170,6 @@ impl RowRotation for Plain {
     unsafe fn rotate<I: Input, const HEAD_DIM: u32>(_: &mut LaneValues) {}
 }
 
-/// How a butterfly across lanes combines a lane's value with its partner's
-/// (`other`): `own + other` in the lane of the pair's lower element,
-/// `other - own` in the upper one's, each rounded once as `add.rn.f32`.
-trait LanePair {
-    /// The combined value; `upper` says whether this lane holds the pair's
-    /// upper element.
-    fn combine(own: f32, other: f32, upper: bool) -> f32;
-}
-
-/// A choice of the sum's sign, then an add (`FSEL` + `FADD`).
-struct SelectAdd;
-
-impl LanePair for SelectAdd {
-    #[inline(always)]
-    fn combine(own: f32, other: f32, upper: bool) -> f32 {
-        if upper { other - own } else { own + other }
-    }
-}
-
-/// One `fma(own, ±1, other)`: the product by ±1 is exact, so the result is
-/// the same rounded sum; the sign is chosen once per stage.
-struct SignedFma;
-
-impl LanePair for SignedFma {
-    #[inline(always)]
-    fn combine(own: f32, other: f32, upper: bool) -> f32 {
-        fma_f32(own, if upper { -1.0 } else { 1.0 }, other)
-    }
-}
-
 /// The normalised Walsh–Hadamard transform, butterflies of span 1, 2, 4,
 /// ..., `HEAD_DIM / 2` in that order, as `super::Rotation::Hadamard` states.
 /// Element `(j * lanes + l) * CHUNK + e` of the row is value `j * CHUNK + e`
@@ -209,10 +177,10 @@ impl LanePair for SignedFma {
 /// pairs values of one chunk, a span of `CHUNK * lanes` and up pairs chunks
 /// of one lane, and the spans between pair lanes `l` and `l ^ (span /
 /// CHUNK)` (the lane whose mask bit is set holds the pair's upper element:
-/// it keeps `a - b`), combined as `P` says.
-struct Hadamard<P: LanePair>(core::marker::PhantomData<P>);
+/// it keeps `a - b`, the lower one `a + b`).
+struct Hadamard;
 
-impl<P: LanePair> RowRotation for Hadamard<P> {
+impl RowRotation for Hadamard {
     unsafe fn rotate<I: Input, const HEAD_DIM: u32>(x: &mut LaneValues) {
         let chunk = I::CHUNK;
         let lanes = HEAD_DIM / LANE_VALUES;
@@ -228,7 +196,7 @@ impl<P: LanePair> RowRotation for Hadamard<P> {
             for v in x.iter_mut() {
                 // SAFETY: the whole warp runs this loop (the caller's contract).
                 let other = unsafe { shfl_xor_f32(*v, mask) };
-                *v = P::combine(*v, other, upper);
+                *v = if upper { other - *v } else { *v + other };
             }
             span *= 2;
         }
@@ -399,69 +367,25 @@ unsafe fn step_chunks<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &
     if valid { unsafe { I::load_raw(tile.tensor.input, at, stride) } } else { I::Raw::default() }
 }
 
-/// How a tile's steps read their input: each step's values, rotated, are
-/// handed in order to the tile's work.
-trait StepReads {
-    /// Calls `work(step, values)` for each step of `tile` in order, `values`
-    /// this lane's values of the step rotated by `R` (zeros for a row past
-    /// `S`, which the rotation keeps zero).
-    ///
-    /// # Safety
-    /// The whole warp calls it together; the tile's tensor holds the shape
-    /// `p` describes.
-    unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
-        p: &QuantizeParams,
-        tile: &Tile,
-        work: impl FnMut(u32, LaneValues),
-    );
-}
-
-/// Each step reads its chunks when it starts.
-struct StepByStep;
-
-impl StepReads for StepByStep {
-    #[inline(always)]
-    unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
-        p: &QuantizeParams,
-        tile: &Tile,
-        mut work: impl FnMut(u32, LaneValues),
-    ) {
-        for step in 0..TILE_STEPS {
-            // SAFETY: the caller's contract.
-            let mut x = I::widen(unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) });
-            // SAFETY: the whole warp is here (the caller's contract).
-            unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
-            work(step, x);
-        }
-    }
-}
-
-/// Each step issues the next step's reads before its own arithmetic, so
-/// that a read's latency overlaps a step of work rather than following it.
-struct NextStepAhead;
-
-impl StepReads for NextStepAhead {
-    #[inline(always)]
-    unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
-        p: &QuantizeParams,
-        tile: &Tile,
-        mut work: impl FnMut(u32, LaneValues),
-    ) {
+/// Calls `work(step, values)` for each step of `tile` in order, `values`
+/// this lane's values of the step (read when the step starts) rotated by `R`
+/// (zeros for a row past `S`, which the rotation keeps zero).
+///
+/// # Safety
+/// The whole warp calls it together; the tile's tensor holds the shape `p`
+/// describes.
+#[inline(always)]
+unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
+    p: &QuantizeParams,
+    tile: &Tile,
+    mut work: impl FnMut(u32, LaneValues),
+) {
+    for step in 0..TILE_STEPS {
         // SAFETY: the caller's contract.
-        let mut chunks = unsafe { step_chunks::<I, HEAD_DIM>(p, tile, 0) };
-        for step in 0..TILE_STEPS {
-            let next = if step + 1 < TILE_STEPS {
-                // SAFETY: the caller's contract.
-                unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step + 1) }
-            } else {
-                I::Raw::default()
-            };
-            let mut x = I::widen(chunks);
-            // SAFETY: the whole warp is here (the caller's contract).
-            unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
-            work(step, x);
-            chunks = next;
-        }
+        let mut x = I::widen(unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) });
+        // SAFETY: the whole warp is here (the caller's contract).
+        unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
+        work(step, x);
     }
 }
 
@@ -480,12 +404,12 @@ unsafe fn warp_max(mut value: u32) -> u32 {
     value
 }
 
-/// The scratch words of unit `unit` under schedule `S`: its `amax`,
-/// `amax_done` and `encode_done` (see [`super::unit_words`]).
-fn unit_words<S: Schedule>(p: &QuantizeParams, unit: usize) -> [*mut u32; 3] {
+/// The scratch words of unit `unit`: its `amax`, `amax_done` and
+/// `encode_done` (see [`super::unit_words`]).
+fn unit_words(p: &QuantizeParams, unit: usize) -> [*mut u32; 3] {
     let units = (p.tiles_per_pass / p.tiles_per_unit) as usize;
     let base = p.scratch as *mut u32;
-    super::unit_words(S::SCHEDULE, units, unit).map(|i| base.wrapping_add(i))
+    super::unit_words(units, unit).map(|i| base.wrapping_add(i))
 }
 
 /// An amax tile: folds the tile's largest rotated magnitude (as f32 bits)
@@ -494,20 +418,20 @@ fn unit_words<S: Schedule>(p: &QuantizeParams, unit: usize) -> [*mut u32; 3] {
 /// # Safety
 /// The whole warp calls it; `p` holds the tensors and scratch it describes.
 #[inline(always)]
-unsafe fn amax_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
+unsafe fn amax_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
     // SAFETY: the caller's contract.
     unsafe { tile.prefetch::<I, HEAD_DIM>(p) };
     let mut largest = 0u32;
     // SAFETY: every lane of the warp runs every step (the caller's contract).
     unsafe {
-        S::Reads::each_step::<I, R, HEAD_DIM>(p, tile, |_, values| {
+        each_step::<I, R, HEAD_DIM>(p, tile, |_, values| {
             largest = values.iter().fold(largest, |m, v| m.max(v.to_bits() & 0x7FFF_FFFF));
         })
     };
     // SAFETY: the whole warp is here.
     let largest = unsafe { warp_max(largest) };
     if lane_id() == 0 {
-        let [amax, amax_done, _] = unit_words::<S>(p, tile.unit);
+        let [amax, amax_done, _] = unit_words(p, tile.unit);
         // SAFETY: the scratch words of the unit (the caller's contract); the
         // release orders the `max` before the count that publishes it.
         unsafe {
@@ -526,16 +450,16 @@ unsafe fn amax_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32>(
 /// The whole warp calls it; every amax tile of the unit holds a smaller
 /// ticket than this warp (so it is running or done).
 #[inline(always)]
-unsafe fn unit_amax<S: Schedule>(p: &QuantizeParams, tile: &Tile) -> f32 {
+unsafe fn unit_amax(p: &QuantizeParams, tile: &Tile) -> f32 {
     let mut bits = 0;
     if lane_id() == 0 {
-        let [amax, amax_done, encode_done] = unit_words::<S>(p, tile.unit);
+        let [amax, amax_done, encode_done] = unit_words(p, tile.unit);
         // SAFETY: the unit's scratch words (the caller's contract). The
-        // acquire (in `S::wait_until`) orders the read of `amax` after every
+        // acquire (in `wait_until`) orders the read of `amax` after every
         // tile's `max`; the acq_rel count orders that read before the last
         // tile's clearing.
         unsafe {
-            S::wait_until(amax_done, p.tiles_per_unit);
+            wait_until(amax_done, p.tiles_per_unit);
             bits = load_relaxed_u32(amax);
             if count_acq_rel_u32(encode_done, p.tiles_per_unit - 1) == p.tiles_per_unit - 1 {
                 store_relaxed_u32(amax, 0);
@@ -579,9 +503,9 @@ unsafe fn store_codes<I: Input>(codes: u64, at: usize, chunk_stride: usize, valu
 /// # Safety
 /// As [`unit_amax`].
 #[inline(always)]
-unsafe fn encode_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
+unsafe fn encode_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
     // SAFETY: forwarded contract.
-    let amax = unsafe { unit_amax::<S>(p, tile) };
+    let amax = unsafe { unit_amax(p, tile) };
     let scale = if amax == 0.0 { 1.0 } else { amax / E4M3_MAX };
     // One division per lane; each value then takes a multiplication.
     let inverse = 1.0 / scale;
@@ -592,7 +516,7 @@ unsafe fn encode_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32
     let stride = chunk_stride(I::CHUNK, HEAD_DIM);
     // SAFETY: every lane of the warp runs every step (the caller's contract).
     unsafe {
-        S::Reads::each_step::<I, R, HEAD_DIM>(p, tile, |step, values| {
+        each_step::<I, R, HEAD_DIM>(p, tile, |step, values| {
             let (valid, at) = tile.at::<HEAD_DIM>(p, step);
             if valid {
                 // SAFETY: a valid row lies inside the codes tensor.
@@ -602,108 +526,16 @@ unsafe fn encode_tile<I: Input, R: RowRotation, S: Schedule, const HEAD_DIM: u32
     };
 }
 
-/// How a kernel's warps take their tickets, where its scratch words lie,
-/// how an encode tile waits for its unit's amax, how the rotation's
-/// butterflies across lanes combine and how a tile's steps read (see
-/// [`QuantizeSchedule`]).
-trait Schedule {
-    /// The schedule, as the host names it.
-    const SCHEDULE: QuantizeSchedule;
-
-    /// The butterflies across lanes.
-    type Pair: LanePair;
-
-    /// How a tile's steps read their input.
-    type Reads: StepReads;
-
-    /// Returns once `*count >= target`, with this thread's later reads
-    /// ordered after the releases that made it so.
-    ///
-    /// # Safety
-    /// `count` is a live scratch word that reaches `target`.
-    unsafe fn wait_until(count: *const u32, target: u32);
-
-    /// Runs this warp's share of the launch: for each of its tickets,
-    /// [`ticket_work`].
-    ///
-    /// # Safety
-    /// As [`quantize`].
-    unsafe fn run<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams);
-}
-
-/// One warp per ticket (see [`QuantizeSchedule::WarpPerTile`]).
-struct WarpPerTile;
-
-impl Schedule for WarpPerTile {
-    const SCHEDULE: QuantizeSchedule = QuantizeSchedule::WarpPerTile;
-    type Pair = SelectAdd;
-    type Reads = StepByStep;
-
-    #[inline(always)]
-    unsafe fn wait_until(count: *const u32, target: u32) {
-        // SAFETY: the caller's contract.
-        while unsafe { load_acquire_u32(count) } < target {
-            nanosleep(100);
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn run<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams) {
-        let warps = 2 * p.tiles_per_pass;
-        if block_idx_x() * WARPS + warp_id() >= warps {
-            return;
-        }
-        // SAFETY: word 0 of the scratch is the ticket counter; exactly
-        // `warps` warps get here, so it wraps back to zero after the last.
-        let ticket = unsafe { warp_ticket(p, warps - 1) };
-        // SAFETY: forwarded contract; the whole warp is here.
-        unsafe { ticket_work::<I, Self, HEAD_DIM>(p, ticket) }
-    }
-}
-
-/// Warps that take tickets until the work runs out (see
-/// [`QuantizeSchedule::Persistent`]).
-struct Persistent;
-
-/// The first and the longest pause between two polls of a count, in
-/// nanoseconds (each pause doubles the one before).
-const POLL_PAUSES_NS: (u32, u32) = (64, 1024);
-
-impl Schedule for Persistent {
-    const SCHEDULE: QuantizeSchedule = QuantizeSchedule::Persistent;
-    type Pair = SignedFma;
-    type Reads = NextStepAhead;
-
-    #[inline(always)]
-    unsafe fn wait_until(count: *const u32, target: u32) {
-        let mut pause = POLL_PAUSES_NS.0;
-        // SAFETY: the caller's contract. The relaxed polls leave the L1
-        // alone; the last read acquires (it reads the final count, the last
-        // of the counting releases).
-        unsafe {
-            while load_relaxed_u32(count) < target {
-                nanosleep(pause);
-                pause = if 2 * pause > POLL_PAUSES_NS.1 { POLL_PAUSES_NS.1 } else { 2 * pause };
-            }
-            load_acquire_u32(count);
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn run<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams) {
-        let work = 2 * p.tiles_per_pass;
-        let warps = grid_blocks_x() * WARPS;
-        loop {
-            // SAFETY: word 0 of the scratch is the ticket counter; each
-            // warp takes tickets until it draws one past the work, so the
-            // `work + warps` draws wrap it back to zero after the last.
-            let ticket = unsafe { warp_ticket(p, work + warps - 1) };
-            if ticket >= work {
-                return;
-            }
-            // SAFETY: forwarded contract; the whole warp is here.
-            unsafe { ticket_work::<I, Self, HEAD_DIM>(p, ticket) }
-        }
+/// Returns once `*count >= target`, with this thread's later reads ordered
+/// after the releases that made it so (each poll acquires).
+///
+/// # Safety
+/// `count` is a live scratch word that reaches `target`.
+#[inline(always)]
+unsafe fn wait_until(count: *const u32, target: u32) {
+    // SAFETY: the caller's contract.
+    while unsafe { load_acquire_u32(count) } < target {
+        nanosleep(100);
     }
 }
 
@@ -729,70 +561,70 @@ unsafe fn warp_ticket(p: &QuantizeParams, bound: u32) -> u32 {
 ///
 /// # Safety
 /// The whole warp calls it; every smaller ticket is held by a running warp
-/// that does its tickets in increasing order (see the module docs); `p` as
-/// [`quantize`] says.
+/// (see the module docs); `p` as [`quantize`] says.
 #[inline(always)]
-unsafe fn ticket_work<I: Input, S: Schedule, const HEAD_DIM: u32>(p: &QuantizeParams, ticket: u32) {
+unsafe fn ticket_work<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams, ticket: u32) {
     let work = schedule(ticket, p.tiles_per_pass, p.lag_tiles);
     let tile_index = match work {
         Work::Amax(t) | Work::Encode(t) => t,
     };
     let tile = Tile::new::<I, HEAD_DIM>(p, tile_index);
     let hadamard = tile.tensor.rotation == ROTATION_HADAMARD;
-    type Rotated<S> = Hadamard<<S as Schedule>::Pair>;
     // SAFETY: the whole warp takes each branch (the ticket and tile are
     // warp-uniform); the schedule puts an encode tile after its unit's
     // amax tiles.
     unsafe {
         match (work, hadamard) {
-            (Work::Amax(_), false) => amax_tile::<I, Plain, S, HEAD_DIM>(p, &tile),
-            (Work::Amax(_), true) => amax_tile::<I, Rotated<S>, S, HEAD_DIM>(p, &tile),
-            (Work::Encode(_), false) => encode_tile::<I, Plain, S, HEAD_DIM>(p, &tile),
-            (Work::Encode(_), true) => encode_tile::<I, Rotated<S>, S, HEAD_DIM>(p, &tile),
+            (Work::Amax(_), false) => amax_tile::<I, Plain, HEAD_DIM>(p, &tile),
+            (Work::Amax(_), true) => amax_tile::<I, Hadamard, HEAD_DIM>(p, &tile),
+            (Work::Encode(_), false) => encode_tile::<I, Plain, HEAD_DIM>(p, &tile),
+            (Work::Encode(_), true) => encode_tile::<I, Hadamard, HEAD_DIM>(p, &tile),
         }
     }
 }
 
-/// The kernel under schedule `S`.
+/// The kernel: one warp per ticket, each taking one and exiting (the last
+/// block's extra warps exit at once).
 ///
 /// # Safety
 /// Launched on parameters the host derived from the shape
-/// (`super::QuantizeParams`) with zeroed scratch words, in blocks of
-/// [`super::THREADS`] threads: [`super::blocks`]`(p.tiles_per_pass)` of
-/// them for [`WarpPerTile`], any number for [`Persistent`].
+/// (`super::QuantizeParams`) with zeroed scratch words, in
+/// [`super::blocks`]`(p.tiles_per_pass)` blocks of [`super::THREADS`]
+/// threads.
 #[inline(always)]
-unsafe fn quantize<I: Input, S: Schedule, const HEAD_DIM: u32>(p: &QuantizeParams) {
-    // SAFETY: forwarded contract.
-    unsafe { S::run::<I, HEAD_DIM>(p) }
+unsafe fn quantize<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams) {
+    let warps = 2 * p.tiles_per_pass;
+    if block_idx_x() * WARPS + warp_id() >= warps {
+        return;
+    }
+    // SAFETY: word 0 of the scratch is the ticket counter; exactly `warps`
+    // warps get here, so it wraps back to zero after the last.
+    let ticket = unsafe { warp_ticket(p, warps - 1) };
+    // SAFETY: forwarded contract; the whole warp is here.
+    unsafe { ticket_work::<I, HEAD_DIM>(p, ticket) }
 }
 
-/// Emits one entry per input type, head dim and schedule.
+/// Emits one entry per input type and head dim.
 macro_rules! quantize_entries {
-    ($($entry:ident: $input:ty, $schedule:ty, $head_dim:literal;)*) => {$(
+    ($($entry:ident: $input:ty, $head_dim:literal;)*) => {$(
         /// PTX entry point of the quantizer (see `quantize::QUANTIZE_KERNELS`).
         ///
         /// # Safety
-        /// Launched by the host with validated parameters, the blocks its
-        /// schedule needs and zeroed scratch.
+        /// Launched by the host with validated parameters, the blocks
+        /// `quantize::blocks` gives and zeroed scratch.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $entry(p: QuantizeParams) {
             // SAFETY: forwarded launch contract.
-            unsafe { quantize::<$input, $schedule, $head_dim>(&p) }
+            unsafe { quantize::<$input, $head_dim>(&p) }
         }
     )*};
 }
 
 quantize_entries! {
-    sdpa_quantize_f16_d64: F16In, WarpPerTile, 64;
-    sdpa_quantize_f16_d128: F16In, WarpPerTile, 128;
-    sdpa_quantize_bf16_d64: Bf16In, WarpPerTile, 64;
-    sdpa_quantize_bf16_d128: Bf16In, WarpPerTile, 128;
-    sdpa_quantize_f32_d64: F32In, WarpPerTile, 64;
-    sdpa_quantize_f32_d128: F32In, WarpPerTile, 128;
-    sdpa_quantize_persistent_f16_d64: F16In, Persistent, 64;
-    sdpa_quantize_persistent_f16_d128: F16In, Persistent, 128;
-    sdpa_quantize_persistent_bf16_d64: Bf16In, Persistent, 64;
-    sdpa_quantize_persistent_bf16_d128: Bf16In, Persistent, 128;
-    sdpa_quantize_persistent_f32_d64: F32In, Persistent, 64;
-    sdpa_quantize_persistent_f32_d128: F32In, Persistent, 128;
+    sdpa_quantize_f16_d64: F16In, 64;
+    sdpa_quantize_f16_d128: F16In, 128;
+    sdpa_quantize_bf16_d64: Bf16In, 64;
+    sdpa_quantize_bf16_d128: Bf16In, 128;
+    sdpa_quantize_f32_d64: F32In, 64;
+    sdpa_quantize_f32_d128: F32In, 128;
 }

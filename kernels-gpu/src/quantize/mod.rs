@@ -18,19 +18,18 @@
 //!   the group's scale from the group's first tile.
 //!
 //! A *unit* is one scale group of one tensor, [`QuantizeParams::tiles_per_unit`]
-//! tiles. Each warp takes tickets from a counter (tickets follow the order
-//! in which warps ask; how many a warp takes is the entry's
-//! [`QuantizeSchedule`]) and does the work [`schedule`] gives each ticket:
+//! tiles. The launch has one warp per tile and kind ([`blocks`]); each warp
+//! takes one ticket from a counter (tickets follow the order in which warps
+//! ask) and does the work [`schedule`] gives it:
 //! the amax tiles of the first `lag` units, then the encode tiles of unit
 //! `u` interleaved with the amax tiles of unit `u + lag`. An encode tile's
 //! group therefore finishes its amax a few megabytes of input earlier, so
 //! its second read of the input hits L2; and an encode tile only ever waits
-//! for tiles of smaller tickets, each held by a warp that runs and does its
-//! tickets in increasing order (so the smallest unfinished ticket always
-//! progresses: the wait always ends).
+//! for tiles of smaller tickets, each held by a warp that already runs (so
+//! the smallest unfinished ticket always progresses: the wait always ends).
 //!
-//! The scratch words (ticket, then per unit `amax`, `amax_done`,
-//! `encode_done`: [`scratch_words`], [`unit_words`]) must be zero before
+//! The scratch words (ticket, then `amax`, `amax_done`, `encode_done` per
+//! unit: [`scratch_words`], [`unit_words`]) must be zero before
 //! the first launch; each launch leaves them zero (the ticket counter wraps
 //! to zero at its last ticket, and the last encode tile of a unit clears the
 //! unit's words).
@@ -127,53 +126,18 @@ pub struct QuantizeParams {
     pub lag_tiles: u32,
 }
 
-/// How the warps of a launch share the tickets out; each entry has one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QuantizeSchedule {
-    /// One warp per ticket: the launch has [`blocks`]`(tiles_per_pass)`
-    /// blocks, each warp takes one ticket and exits; the scratch words
-    /// packed; an encode tile polls its unit's count with acquire loads.
-    WarpPerTile,
-    /// Warps that take tickets until the work runs out, in a launch of any
-    /// number of blocks (the host gives a few per SM; the lag it sets from
-    /// their number: [`persistent_lag_tiles`]): the ticket counter
-    /// counts one last ticket per warp, past the work, so it still wraps to
-    /// zero; each unit's scratch words on a line of their own
-    /// ([`LINE_WORDS`]); an encode tile polls with relaxed loads and a
-    /// growing pause, then acquires once; the shuffled butterflies as one
-    /// `fma` by ±1.
-    Persistent,
-}
-
-/// Words in a 128-byte line: the stride between units' scratch words under
-/// [`QuantizeSchedule::Persistent`], so that the atomics and polls of
-/// different units (and the ticket counter) fall on different lines, spread
-/// over the L2's slices.
-pub const LINE_WORDS: usize = 32;
-
 /// The `u32` scratch words a launch over `units` units (tensors x scale
-/// groups) needs under `schedule`: the ticket counter, then `amax`,
-/// `amax_done` and `encode_done` per unit (see [`unit_words`]).
-pub const fn scratch_words(units: usize, schedule: QuantizeSchedule) -> usize {
-    match schedule {
-        QuantizeSchedule::WarpPerTile => 1 + 3 * units,
-        QuantizeSchedule::Persistent => LINE_WORDS * (1 + units),
-    }
+/// groups) needs: the ticket counter, then `amax`, `amax_done` and
+/// `encode_done` per unit (see [`unit_words`]).
+pub const fn scratch_words(units: usize) -> usize {
+    1 + 3 * units
 }
 
 /// The indices of unit `unit`'s `amax`, `amax_done` and `encode_done`
 /// words among the scratch words of a launch over `units` units (word 0 is
-/// the ticket counter): packed by kind for
-/// [`QuantizeSchedule::WarpPerTile`], on line `1 + unit` for
-/// [`QuantizeSchedule::Persistent`].
-pub const fn unit_words(schedule: QuantizeSchedule, units: usize, unit: usize) -> [usize; 3] {
-    match schedule {
-        QuantizeSchedule::WarpPerTile => [1 + unit, 1 + units + unit, 1 + 2 * units + unit],
-        QuantizeSchedule::Persistent => {
-            let line = LINE_WORDS * (1 + unit);
-            [line, line + 1, line + 2]
-        }
-    }
+/// the ticket counter), packed by kind.
+pub const fn unit_words(units: usize, unit: usize) -> [usize; 3] {
+    [1 + unit, 1 + units + unit, 1 + 2 * units + unit]
 }
 
 /// Units of amax the schedule keeps ahead of the encode tiles: the units
@@ -183,23 +147,6 @@ pub const fn lag_units(units: u32, unit_input_bytes: usize) -> u32 {
     let fill = LAG_BYTES / if unit_input_bytes == 0 { 1 } else { unit_input_bytes };
     let lag = if fill > units as usize { units } else { fill as u32 };
     if lag == 0 { 1 } else { lag }
-}
-
-/// Amax tiles ahead of the first encode tile under
-/// [`QuantizeSchedule::Persistent`] with `warps` warps: whole units of
-/// `tiles_per_unit` tiles covering at least `windows * warps / 2 +
-/// tiles_per_unit` tiles, at least one unit, at most `units`. The warps hold
-/// `warps` tickets at a time (a window), and encode and amax tickets
-/// alternate, so the last amax ticket of an encode tile's unit was handed
-/// out at least `windows` windows of tickets before the encode's: with 2,
-/// its warp has almost surely finished it, and the encode does not wait.
-pub const fn persistent_lag_tiles(units: u32, tiles_per_unit: u32, warps: u32, windows: u32) -> u32 {
-    let per_unit = if tiles_per_unit == 0 { 1 } else { tiles_per_unit as u64 };
-    let ahead = windows as u64 * warps as u64 / 2 + per_unit;
-    let lag = ahead.div_ceil(per_unit);
-    let lag = if lag > units as u64 { units as u64 } else { lag };
-    let lag = if lag == 0 { 1 } else { lag };
-    (lag * per_unit) as u32
 }
 
 /// Warps per block.
@@ -314,38 +261,29 @@ pub struct QuantizeKernel {
     pub input: InputDtype,
     /// `D`.
     pub head_dim: u32,
-    /// How its warps take their tickets.
-    pub schedule: QuantizeSchedule,
 }
 
 /// Shorthand for the table below.
-const fn kernel(entry: &'static str, input: InputDtype, head_dim: u32, schedule: QuantizeSchedule) -> QuantizeKernel {
-    QuantizeKernel { entry, input, head_dim, schedule }
+const fn kernel(entry: &'static str, input: InputDtype, head_dim: u32) -> QuantizeKernel {
+    QuantizeKernel { entry, input, head_dim }
 }
 
 use InputDtype::{Bf16, F16, F32};
-use QuantizeSchedule::{Persistent, WarpPerTile};
 
-/// Every quantizer entry: each input type, head dim (64, 128) and schedule.
-/// Built for both images (plain sm_80+ PTX).
-pub const QUANTIZE_KERNELS: [QuantizeKernel; 12] = [
-    kernel("sdpa_quantize_f16_d64", F16, 64, WarpPerTile),
-    kernel("sdpa_quantize_f16_d128", F16, 128, WarpPerTile),
-    kernel("sdpa_quantize_bf16_d64", Bf16, 64, WarpPerTile),
-    kernel("sdpa_quantize_bf16_d128", Bf16, 128, WarpPerTile),
-    kernel("sdpa_quantize_f32_d64", F32, 64, WarpPerTile),
-    kernel("sdpa_quantize_f32_d128", F32, 128, WarpPerTile),
-    kernel("sdpa_quantize_persistent_f16_d64", F16, 64, Persistent),
-    kernel("sdpa_quantize_persistent_f16_d128", F16, 128, Persistent),
-    kernel("sdpa_quantize_persistent_bf16_d64", Bf16, 64, Persistent),
-    kernel("sdpa_quantize_persistent_bf16_d128", Bf16, 128, Persistent),
-    kernel("sdpa_quantize_persistent_f32_d64", F32, 64, Persistent),
-    kernel("sdpa_quantize_persistent_f32_d128", F32, 128, Persistent),
+/// Every quantizer entry: each input type and head dim (64, 128). Built for
+/// both images (plain sm_80+ PTX).
+pub const QUANTIZE_KERNELS: [QuantizeKernel; 6] = [
+    kernel("sdpa_quantize_f16_d64", F16, 64),
+    kernel("sdpa_quantize_f16_d128", F16, 128),
+    kernel("sdpa_quantize_bf16_d64", Bf16, 64),
+    kernel("sdpa_quantize_bf16_d128", Bf16, 128),
+    kernel("sdpa_quantize_f32_d64", F32, 64),
+    kernel("sdpa_quantize_f32_d128", F32, 128),
 ];
 
-/// The entry for this input type, head dim and schedule, if built.
-pub fn find(input: InputDtype, head_dim: u32, schedule: QuantizeSchedule) -> Option<&'static QuantizeKernel> {
-    QUANTIZE_KERNELS.iter().find(|k| k.input == input && k.head_dim == head_dim && k.schedule == schedule)
+/// The entry for this input type and head dim, if built.
+pub fn find(input: InputDtype, head_dim: u32) -> Option<&'static QuantizeKernel> {
+    QUANTIZE_KERNELS.iter().find(|k| k.input == input && k.head_dim == head_dim)
 }
 
 #[cfg(test)]
@@ -353,53 +291,29 @@ mod tests {
     use super::*;
 
     /// Every unit's three words and the ticket counter are distinct and
-    /// inside the scratch; under the persistent schedule each unit's words
-    /// share one 128-byte line with no other unit's and not the ticket's.
+    /// inside the scratch.
     #[test]
     fn unit_words_are_distinct_and_inside_the_scratch() {
-        for schedule in [QuantizeSchedule::WarpPerTile, QuantizeSchedule::Persistent] {
-            for units in [1, 2, 48, 144] {
-                let mut seen = [false; LINE_WORDS * 145];
-                seen[0] = true;
-                for unit in 0..units {
-                    for word in unit_words(schedule, units, unit) {
-                        assert!(word < scratch_words(units, schedule), "{schedule:?} unit {unit}: word {word}");
-                        assert!(!seen[word], "{schedule:?} unit {unit}: word {word} twice");
-                        seen[word] = true;
-                        if schedule == QuantizeSchedule::Persistent {
-                            assert_eq!(word / LINE_WORDS, 1 + unit, "unit {unit}: word {word} off its line");
-                        }
-                    }
+        for units in [1, 2, 48, 144] {
+            let mut seen = vec![false; scratch_words(units)];
+            seen[0] = true;
+            for unit in 0..units {
+                for word in unit_words(units, unit) {
+                    assert!(word < scratch_words(units), "unit {unit}: word {word}");
+                    assert!(!seen[word], "unit {unit}: word {word} twice");
+                    seen[word] = true;
                 }
             }
         }
     }
 
-    /// The persistent lag is whole units, at least one and at most all of
-    /// them, and (when the units allow) at least `windows` half-windows of
-    /// tickets plus a unit.
-    #[test]
-    fn the_persistent_lag_covers_the_window_in_whole_units() {
-        for (units, tiles_per_unit, warps) in [(1, 1, 8), (48, 128, 2112), (48, 512, 1056), (3, 5, 4224), (96, 64, 0)] {
-            for windows in [0, 1, 2, 3] {
-                let lag = persistent_lag_tiles(units, tiles_per_unit, warps, windows);
-                assert_eq!(lag % tiles_per_unit, 0, "{lag} is not whole units of {tiles_per_unit}");
-                assert!((tiles_per_unit..=units * tiles_per_unit).contains(&lag), "lag {lag}");
-                if lag < units * tiles_per_unit {
-                    assert!(2 * lag >= windows * warps + 2 * tiles_per_unit, "lag {lag}: {windows} x {warps} warps");
-                }
-            }
-        }
-        assert_eq!(persistent_lag_tiles(48, 128, 2112, 2), 18 * 128);
-    }
-
-    /// The persistent schedule's protocol, played out on the CPU with warps
+    /// The protocol, played out on the CPU: one warp per ticket, warps
     /// stepping in random order, fewer resident than launched (a warp
     /// starts when another exits): every tile's amax and encode done once,
     /// no encode before its unit's amax, no deadlock, and the counters back
     /// at zero (the ticket counter with `atom.inc`'s wrap).
     #[test]
-    fn persistent_warps_finish_every_tile_and_leave_the_counters_zero() {
+    fn warps_finish_every_tile_and_leave_the_counters_zero() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut random = move |n: usize| {
             seed ^= seed << 13;
@@ -407,13 +321,12 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        // (units, tiles per unit, warps launched, warps resident at once)
-        for (units, tiles_per_unit, warps, resident) in [(1, 1, 8, 8), (3, 5, 16, 4), (12, 4, 40, 24), (7, 9, 8, 3)] {
-            for windows in [0, 1, 2] {
+        // (units, tiles per unit, warps resident at once)
+        for (units, tiles_per_unit, resident) in [(1, 1, 8), (3, 5, 4), (12, 4, 24), (7, 9, 3), (7, 9, 1)] {
+            for lag_units in 1..=units.min(3) {
                 let tiles = units * tiles_per_unit;
-                let work = 2 * tiles;
-                let lag = persistent_lag_tiles(units, tiles_per_unit, warps, windows);
-                let bound = work + warps - 1;
+                let warps = 2 * tiles;
+                let lag = lag_units * tiles_per_unit;
                 let inc = |x: &mut u32, bound: u32| {
                     let old = *x;
                     *x = if old >= bound { 0 } else { old + 1 };
@@ -422,7 +335,8 @@ mod tests {
                 let (mut ticket, mut amax_done, mut encode_done) =
                     (0u32, vec![0u32; units as usize], vec![0u32; units as usize]);
                 let (mut amax_at, mut encode_at) = (vec![0u32; tiles as usize], vec![0u32; tiles as usize]);
-                // Per warp: None before it starts, Some(None) between tickets, Some(Some(t)) holding t.
+                // Per warp: None before it starts or after it exits, Some(None)
+                // before its ticket, Some(Some(t)) holding t.
                 let mut warp: Vec<Option<Option<u32>>> = vec![None; warps as usize];
                 let (mut started, mut running, mut exited, mut step) = (0usize, 0usize, 0usize, 1u32);
                 while exited < warps as usize {
@@ -441,19 +355,10 @@ mod tests {
                             None => false,
                         })
                         .collect();
-                    assert!(!movable.is_empty(), "deadlock: {units} x {tiles_per_unit}, {warps} warps, lag {lag}");
+                    assert!(!movable.is_empty(), "deadlock: {units} x {tiles_per_unit}, lag {lag}");
                     let w = movable[random(movable.len())];
                     warp[w] = match warp[w] {
-                        Some(None) => {
-                            let t = inc(&mut ticket, bound);
-                            if t >= work {
-                                running -= 1;
-                                exited += 1;
-                                None
-                            } else {
-                                Some(Some(t))
-                            }
-                        }
+                        Some(None) => Some(Some(inc(&mut ticket, warps - 1))),
                         Some(Some(t)) => {
                             match schedule(t, tiles, lag) {
                                 Work::Amax(a) => {
@@ -469,9 +374,11 @@ mod tests {
                                 }
                             }
                             step += 1;
-                            Some(None)
+                            running -= 1;
+                            exited += 1;
+                            None
                         }
-                        None => unreachable!("only started warps move"),
+                        None => unreachable!("only running warps move"),
                     };
                 }
                 assert_eq!(ticket, 0, "the ticket counter wraps to zero");
