@@ -1,8 +1,8 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    DecodeExtras, DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, ScaleLayout, TENSOR_ALIGN,
-    TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
+    DecodeExtras, DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PagedKv, ScaleLayout,
+    TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
@@ -344,16 +344,73 @@ impl Attention {
         scales: &DeviceScales,
         out: &mut OutputViewMut,
         ws: &mut Workspace,
-        mut extras: DecodeExtras,
+        extras: DecodeExtras,
     ) -> Result<(), AttnError> {
         let p = plan.problem();
-        extras.check(plan, self.info.ordinal)?;
-        for (name, view, shape) in [("q", q, p.q_shape()), ("k", k, p.kv_shape()), ("v", v, p.kv_shape())] {
+        for (name, view, shape) in [("k", k, p.kv_shape()), ("v", v, p.kv_shape())] {
             if view.shape() != shape {
                 return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", view.shape())));
             }
             check_device(name, view.ordinal(), self.info.ordinal)?;
         }
+        self.run_on(plan, q, KvCache::Contiguous(k, v), scales, out, ws, extras)
+    }
+
+    /// Runs a `decode` plan on a paged KV cache ([`PagedKv`]), planned with
+    /// [`PagedKv::kv_shape`]; otherwise as [`Attention::run_views_with`].
+    /// Each batch should say how many of its keys it holds
+    /// ([`DecodeExtras::seq_used_k`]); without, every batch sees all
+    /// `max_pages * page_size` keys its table names. A plan of another
+    /// variant is refused ([`AttnError::VariantUnavailable`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_paged(
+        &self,
+        plan: &Plan,
+        q: &Fp8View,
+        kv: &PagedKv,
+        scales: &DeviceScales,
+        out: &mut OutputViewMut,
+        ws: &mut Workspace,
+        extras: DecodeExtras,
+    ) -> Result<(), AttnError> {
+        let (p, kernel) = (plan.problem(), plan.kernel());
+        if kernel.merge.is_none() {
+            return Err(AttnError::VariantUnavailable {
+                variant: kernel.variant.name(),
+                reason: "a paged KV cache is read by the `decode` variant only".into(),
+            });
+        }
+        if kv.kv_shape() != p.kv_shape() {
+            return Err(AttnError::NotPlanned(format!(
+                "the paged cache reads as {:?}, the plan's K/V is {:?}",
+                kv.kv_shape(),
+                p.kv_shape()
+            )));
+        }
+        kv.check_devices(self.info.ordinal)?;
+        self.run_on(plan, q, KvCache::Paged(kv), scales, out, ws, extras)
+    }
+
+    /// The checks and the launch that [`Attention::run_views_with`] and
+    /// [`Attention::run_paged`] share (K and V already checked against the
+    /// plan).
+    #[allow(clippy::too_many_arguments)]
+    fn run_on(
+        &self,
+        plan: &Plan,
+        q: &Fp8View,
+        kv: KvCache,
+        scales: &DeviceScales,
+        out: &mut OutputViewMut,
+        ws: &mut Workspace,
+        mut extras: DecodeExtras,
+    ) -> Result<(), AttnError> {
+        let p = plan.problem();
+        extras.check(plan, self.info.ordinal)?;
+        if q.shape() != p.q_shape() {
+            return Err(AttnError::NotPlanned(format!("q is {:?}, the plan's is {:?}", q.shape(), p.q_shape())));
+        }
+        check_device("q", q.ordinal(), self.info.ordinal)?;
         check_output(out.shape(), out.dtype(), p)?;
         check_device("o", out.ordinal(), self.info.ordinal)?;
         scales.check(p.q_shape(), p.kv_shape(), self.info.ordinal)?;
@@ -363,6 +420,10 @@ impl Attention {
             return Err(AttnError::WorkspaceTooSmall { needed, available: ws.size });
         }
         let stream = &self.stream;
+        let (k, v) = match &kv {
+            KvCache::Contiguous(k, v) => (*k, *v),
+            KvCache::Paged(paged) => (&paged.k, &paged.v),
+        };
         let (q_at, _q_use) = q.codes.address(stream);
         let (k_at, _k_use) = k.codes.address(stream);
         let (v_at, _v_use) = v.codes.address(stream);
@@ -378,19 +439,37 @@ impl Attention {
             Some(lse) => lse.address(stream),
             None => (0, None),
         };
+        let (page_table, _table_use) = match &kv {
+            KvCache::Paged(paged) => paged.table.address(stream),
+            KvCache::Contiguous(..) => (0, None),
+        };
         for (name, address) in [("q", q_at), ("k", k_at), ("v", v_at), ("o", o_at)] {
             check_align(name, address, TENSOR_ALIGN)?;
         }
         for (name, address) in [("q_scale", q_scale), ("k_scale", k_scale), ("v_scale", v_scale)] {
             check_align(name, address, align_of::<f32>() as u64)?;
         }
-        let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, [q_at, k_at, v_at])? } else { 0 };
+        let map_key = TileMapKey::of(plan, [q_at, k_at, v_at]);
+        let map_key = match &kv {
+            KvCache::Paged(paged) => map_key.paged(paged),
+            KvCache::Contiguous(..) => map_key,
+        };
+        let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, map_key)? } else { 0 };
         let (kv_tiles, _tiles_use) = match ws.kv_tiles.as_ref().filter(|_| needed.kv_tiles_bytes > 0) {
             Some(t) => {
                 let (address, guard) = t.device_ptr(stream);
                 (address, Some(guard))
             }
             None => (0, None),
+        };
+        let paging = match &kv {
+            KvCache::Paged(paged) => Paging {
+                table: page_table,
+                max_pages: paged.max_pages() as u32,
+                page_shift: paged.page_size().trailing_zeros(),
+                pages: paged.pages() as u32,
+            },
+            KvCache::Contiguous(..) => Paging::NONE,
         };
         let buffers = Buffers {
             q: q_at,
@@ -403,6 +482,7 @@ impl Attention {
             tile_maps,
             seq_used_k,
             lse,
+            paging,
         };
         self.launch_buffers(plan, &buffers, Launch::Ordered)
     }
@@ -410,8 +490,7 @@ impl Attention {
     /// The device address of `ws`'s tensor maps for Q, K and V at
     /// `addresses`: the slot that holds them, copying nothing, or else one
     /// they are written into, as [`Workspace`] describes.
-    fn tile_maps_in(&self, ws: &mut Workspace, plan: &Plan, addresses: [u64; 3]) -> Result<u64, AttnError> {
-        let key = TileMapKey::of(plan, addresses);
+    fn tile_maps_in(&self, ws: &mut Workspace, plan: &Plan, key: TileMapKey) -> Result<u64, AttnError> {
         let (Some(maps), Some(staging)) = (ws.tile_maps.as_mut(), ws.staging.as_mut()) else {
             return Err(AttnError::WorkspaceTooSmall {
                 needed: WorkspaceSize::of(plan, self.target()),
@@ -619,6 +698,7 @@ impl Attention {
             tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(stream).0),
             seq_used_k: 0,
             lse: 0,
+            paging: Paging::NONE,
         };
         self.launch_buffers(&dev.plan, &buffers, how)
     }
@@ -661,6 +741,10 @@ impl Attention {
             partials: 0,
             lse: buffers.lse,
             seq_used_k: buffers.seq_used_k,
+            page_table: buffers.paging.table,
+            max_pages: buffers.paging.max_pages,
+            page_shift: buffers.paging.page_shift,
+            pages: buffers.paging.pages,
         };
         // `decode`'s scratch holds its splits' partial results.
         let params = if kernel.merge.is_some() {
@@ -805,6 +889,31 @@ struct Buffers {
     seq_used_k: u64,
     /// `decode`'s log-sum-exp output, or 0.
     lse: u64,
+    /// `decode`'s page table, or none.
+    paging: Paging,
+}
+
+/// Where a run's K and V come from.
+enum KvCache<'r, 'a> {
+    /// `[batch, heads_kv, seq_kv, head_dim]` each.
+    Contiguous(&'r Fp8View<'a>, &'r Fp8View<'a>),
+    /// Pools of pages and a page table.
+    Paged(&'r PagedKv<'a>),
+}
+
+/// A paged cache's table and geometry as the kernels take them
+/// (`AttnParams::page_table` and the three after it).
+#[derive(Clone, Copy)]
+struct Paging {
+    table: u64,
+    max_pages: u32,
+    page_shift: u32,
+    pages: u32,
+}
+
+impl Paging {
+    /// Contiguous K and V.
+    const NONE: Paging = Paging { table: 0, max_pages: 0, page_shift: 0, pages: 0 };
 }
 
 /// Refuses an output of `shape` and `dtype` for problem `p`.
@@ -824,13 +933,16 @@ fn check_output(shape: [usize; 4], dtype: OutputDtype, p: &Problem) -> Result<()
 /// Q's, K's and V's tensor maps (`TileMaps`, as 48 words) for `key`.
 fn encode_tile_maps(key: &TileMapKey) -> Result<[u64; MAP_WORDS], AttnError> {
     let [q, k, v] = key.addresses;
-    let map = |address, rows, heads, box_rows| {
-        launch::encode_tile_map(address, key.head_dim, rows, heads, box_rows, key.pair_rows)
+    let map = |address, extent, strides, box_rows| {
+        launch::encode_tile_map(address, key.head_dim, extent, strides, box_rows, key.pair_rows)
     };
+    let d = key.head_dim as u64;
+    let q_strides = [d, key.q_rows as u64 * d];
+    let kv_extent = (key.kv_rows, key.kv_heads);
     let maps = [
-        map(q, key.q_rows, key.q_heads, key.q_box_rows)?,
-        map(k, key.kv_rows, key.kv_heads, key.kv_box_rows)?,
-        map(v, key.kv_rows, key.kv_heads, key.kv_box_rows)?,
+        map(q, (key.q_rows, key.q_heads), q_strides, key.q_box_rows)?,
+        map(k, kv_extent, key.kv_strides, key.kv_box_rows)?,
+        map(v, kv_extent, key.kv_strides, key.kv_box_rows)?,
     ];
     let mut words = [0; MAP_WORDS];
     words.copy_from_slice(&maps.concat());

@@ -46,11 +46,13 @@ use std::marker::PhantomData;
 use crate::launch::staging::MapStaging;
 pub use extras::DecodeExtras;
 pub(crate) use map_slots::{MapSlot, MapSlots};
+pub use paged::{MAX_PAGE_SIZE, MIN_PAGE_SIZE, PagedKv};
 pub(crate) use size::MAP_SLOTS;
 pub use size::{CAPTURE_MAP_SLOTS, WorkspaceSize};
 
 mod extras;
 mod map_slots;
+mod paged;
 pub(crate) mod size;
 
 /// Byte alignment the kernels need of Q, K, V and O (16-byte copies and
@@ -380,6 +382,10 @@ pub(crate) struct TileMapKey {
     pub(crate) kv_rows: u32,
     pub(crate) kv_heads: u32,
     pub(crate) kv_box_rows: u32,
+    /// Bytes from one K/V row to the next, and from one head to the next
+    /// (`head_dim` and `kv_rows * head_dim` where each head's rows are
+    /// contiguous; a paged cache's heads interleave within a row).
+    pub(crate) kv_strides: [u64; 2],
     /// The kernel reads row pairs (`KernelInfo::pair_rows`).
     pub(crate) pair_rows: bool,
     /// Q's, K's and V's device addresses.
@@ -404,8 +410,23 @@ impl TileMapKey {
             kv_rows: p.seq_kv as u32,
             kv_heads: (p.batch * p.heads_kv) as u32,
             kv_box_rows: kernel.tiles.block_n,
+            kv_strides: [p.head_dim as u64, (p.seq_kv * p.head_dim) as u64],
             pair_rows: kernel.pair_rows,
             addresses,
+        }
+    }
+}
+
+impl TileMapKey {
+    /// This key with K's and V's maps over the pools of `paged`: rows
+    /// `pages * page_size`, heads `heads_kv`, interleaved.
+    pub(crate) fn paged(self, paged: &PagedKv) -> TileMapKey {
+        let [pages, page_size, heads_kv, head_dim] = paged.k.shape();
+        TileMapKey {
+            kv_rows: (pages * page_size) as u32,
+            kv_heads: heads_kv as u32,
+            kv_strides: [(heads_kv * head_dim) as u64, head_dim as u64],
+            ..self
         }
     }
 }

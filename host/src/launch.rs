@@ -45,8 +45,11 @@ pub(crate) fn driver_version() -> Result<i32, DriverError> {
 }
 
 /// One tensor map for `split`'s tensor copies (see [`TileMaps`]): the
-/// E4M3 tensor `[heads, rows, head_dim]` at device address `address`, boxes
-/// of `head_dim x box_rows x 1`, the 64- or 128-byte swizzle (`head_dim`
+/// E4M3 tensor of `heads` x `rows` rows of `head_dim` bytes at device
+/// address `address`, rows `strides[0]` bytes apart and heads `strides[1]`
+/// (`[heads, rows, head_dim]` contiguous: `head_dim` and `rows *
+/// head_dim`; a paged cache `[pages, page_size, heads, head_dim]`:
+/// `heads * head_dim` and `head_dim`), boxes of `head_dim x box_rows x 1`, the 64- or 128-byte swizzle (`head_dim`
 /// 64 or 128), zeros past its edges. With `pairs` (`head_dim` 64, `rows`
 /// and `box_rows` even) the same bytes as `[heads, rows / 2, 128]` in boxes
 /// of `128 x box_rows / 2 x 1` under the 128-byte swizzle
@@ -54,30 +57,32 @@ pub(crate) fn driver_version() -> Result<i32, DriverError> {
 pub(crate) fn encode_tile_map(
     address: u64,
     head_dim: u32,
-    rows: u32,
-    heads: u32,
+    (rows, heads): (u32, u32),
+    strides: [u64; 2],
     box_rows: u32,
     pairs: bool,
 ) -> Result<[u64; 16], DriverError> {
-    let (head_dim, rows, box_rows) =
-        if pairs { (2 * head_dim, rows / 2, box_rows / 2) } else { (head_dim, rows, box_rows) };
+    let (head_dim, rows, box_rows, strides) = if pairs {
+        (2 * head_dim, rows / 2, box_rows / 2, [2 * strides[0], strides[1]])
+    } else {
+        (head_dim, rows, box_rows, strides)
+    };
     let swizzle = if head_dim == 64 {
         sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B
     } else {
         sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B
     };
     let dims = [head_dim as u64, rows as u64, heads as u64];
-    // Byte strides of dimensions 1 and 2 (dimension 0 is contiguous).
-    let strides = [head_dim as u64, rows as u64 * head_dim as u64];
     let boxes = [head_dim, box_rows, 1];
     let element_strides = [1u32; 3];
     // SAFETY: a plain array of integers; all-zero is a valid value to overwrite.
     let mut map: sys::CUtensorMap = unsafe { std::mem::zeroed() };
     // SAFETY: every pointer is to a live local of the length the rank (3)
-    // requires; `address` is a device allocation of `heads * rows *
-    // head_dim` bytes (the caller's validated tensor), 16-byte aligned, the
-    // strides multiples of 16 (head_dim is 64 or 128); the call only writes
-    // `map`.
+    // requires; `address` is a device allocation holding every row the
+    // dimensions and strides address (`heads * rows * head_dim` bytes: the
+    // caller's validated tensor or pool), 16-byte aligned, the strides
+    // multiples of 16 (multiples of head_dim, 64 or 128); the call only
+    // writes `map`.
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,

@@ -112,11 +112,11 @@ fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
 
 #[test]
 fn plan_refuses_bad_shapes_and_head_dims_in_one_line() {
-    assert_input_error(&sdpa(&["plan", "--shapes", "2,8,256"]), &["2,8,256", "B,H,S,D"]);
+    assert_input_error(&sdpa(&["plan", "--shapes", "2,8,256"]), &["2,8,256", "B,Hq[:Hkv],Sq[:Skv],D"]);
     assert_input_error(&sdpa(&["plan", "--shapes", "1,1,64,96"]), &["head dim 96", "64, 128"]);
     assert_eq!(sdpa(&["plan", "--sms", "0"]).status.code(), Some(2));
     // What a run would refuse, plan refuses too.
-    assert_input_error(&sdpa(&["plan", "--shapes", "0,8,512,64"]), &["0,8,512,64", "zero-sized"]);
+    assert_input_error(&sdpa(&["plan", "--shapes", "0,8,512,64"]), &["0,8,512,64", "above zero"]);
     assert_input_error(&sdpa(&["plan", "--shapes", "1,8,99999999999,64"]), &["1,8,99999999999,64", "too large"]);
 }
 

@@ -226,9 +226,9 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
 
 #[test]
 fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
-    // split, split-wg and split-n64 at both head dims and split-n64's
-    // pair-row kernel at D = 64, writing f16 and bf16.
-    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 14);
+    // split, split-wg, split-n64 and decode at both head dims and
+    // split-n64's pair-row kernel at D = 64, writing f16 and bf16.
+    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 18);
     for k in KERNELS.iter().filter(|k| k.variant.runs_split_body()) {
         let t = k.tiles;
         let apart = k.variant == Variant::SplitN64 && t.head_dim == 64 && SPLIT_N64_D64_EXCHANGE_APART;
@@ -246,6 +246,9 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         }
         for plan in [padded, swizzled] {
             check_split_plan(k, plan);
+        }
+        if k.variant == Variant::Decode {
+            assert_eq!(t.block_m, 16, "{}: decode's key groups are one warp (its walk clears V per warp)", k.entry);
         }
     }
 }

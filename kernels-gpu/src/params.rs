@@ -87,6 +87,20 @@ pub struct AttnParams {
     /// seq_kv`; causal masking aligns to that length), or 0 for `seq_kv`
     /// everywhere.
     pub seq_used_k: u64,
+    /// `decode` only: device address of the page table, int32 `[batch,
+    /// max_pages]` (batch `b`'s keys `page_size * i ..` live in page
+    /// `table[b][i]`), or 0 for contiguous K and V. Paged, K and V are
+    /// `[pages, page_size, heads_kv, HEAD_DIM]` (FlashAttention's paged
+    /// cache), `seq_kv = max_pages * page_size`, and a page index outside
+    /// `0 .. pages` is clamped into it.
+    pub page_table: u64,
+    /// Entries per batch of the page table.
+    pub max_pages: u32,
+    /// `log2(page_size)`: pages are a power of two of keys, at least one
+    /// key block.
+    pub page_shift: u32,
+    /// Pages in K's and V's pool.
+    pub pages: u32,
 }
 
 /// Where `decode`'s blocks that share keys leave their partial results

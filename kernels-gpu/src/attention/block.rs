@@ -112,8 +112,11 @@ pub struct RowCopy {
     pub dst: u32,
     /// The destination tile's layout.
     pub layout: RowLayout,
-    /// First source row; the rows follow each other contiguously.
+    /// First source row.
     pub src: *const u8,
+    /// Bytes from one source row to the next (`row_bytes` where the rows
+    /// follow each other).
+    pub src_stride: u32,
     /// Bytes per row (a multiple of 16).
     pub row_bytes: u32,
     /// Rows of the tile.
@@ -177,7 +180,7 @@ impl RowCopy {
         let col = (c % chunks_per_row) * 16;
         let valid = r < self.valid_rows;
         let from =
-            if valid { self.src.wrapping_add(r as usize * self.row_bytes as usize + col as usize) } else { self.src };
+            if valid { self.src.wrapping_add(r as usize * self.src_stride as usize + col as usize) } else { self.src };
         // SAFETY: in-bounds source when valid; 16-byte aligned destination.
         unsafe { cp_async::copy_16_zfill(self.dst + self.layout.offset(r, col), from, if valid { 16 } else { 0 }) };
     }
@@ -230,7 +233,26 @@ pub unsafe fn load_rows<const HEAD_DIM: usize, L: CopyLoop>(
     valid_rows: u32,
     (thread, threads): (u32, u32),
 ) {
-    let copy = RowCopy { dst, layout, src, row_bytes: HEAD_DIM as u32, rows, valid_rows };
+    // SAFETY: forwarded.
+    unsafe {
+        load_rows_strided::<HEAD_DIM, L>(dst, layout, (src, HEAD_DIM as u32), rows, valid_rows, (thread, threads))
+    }
+}
+
+/// [`load_rows`] from source rows `stride` bytes apart (`(src, stride)`).
+///
+/// # Safety
+/// As [`RowCopy::issue`].
+#[inline(always)]
+pub unsafe fn load_rows_strided<const HEAD_DIM: usize, L: CopyLoop>(
+    dst: u32,
+    layout: RowLayout,
+    (src, src_stride): (*const u8, u32),
+    rows: u32,
+    valid_rows: u32,
+    (thread, threads): (u32, u32),
+) {
+    let copy = RowCopy { dst, layout, src, src_stride, row_bytes: HEAD_DIM as u32, rows, valid_rows };
     // SAFETY: forwarded.
     unsafe { L::issue(&copy, thread, threads) }
 }

@@ -22,7 +22,7 @@ use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
 use super::split::o_column;
-use super::walk::{Walk, store_tile_pairs};
+use super::walk::{KeyRows, Walk, store_tile_pairs};
 use crate::arch::{bar, grid_dep, math, shfl, sreg};
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
@@ -137,6 +137,31 @@ impl Walk for Decode {
             // Q's scale is each row's own (`scale_scores`).
             score_scale_log2: softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale),
             v_scale,
+        }
+    }
+
+    /// Contiguous K and V as prefill's; paged, the key block's page from
+    /// the table (a key block never straddles two pages: pages are whole
+    /// key blocks), its rows `heads_kv * HEAD_DIM` bytes apart.
+    #[inline(always)]
+    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
+        if p.page_table == 0 {
+            return KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n);
+        }
+        let at = FoldedHead::of(p, job.kv_head as u32);
+        let entry = at.batch as usize * p.max_pages as usize + (key0 >> p.page_shift) as usize;
+        // SAFETY: the table holds `batch * max_pages` entries (host-validated).
+        let page = unsafe { *(p.page_table as *const i32).add(entry) };
+        let page = (page.max(0) as u32).min(p.pages - 1);
+        let row = (page << p.page_shift) + (key0 & ((1 << p.page_shift) - 1));
+        let offset = (row as usize * p.heads_kv as usize + at.kv_head as usize) * HEAD_DIM;
+        KeyRows {
+            row,
+            head: at.kv_head,
+            k: (p.k as *const u8).wrapping_add(offset),
+            v: (p.v as *const u8).wrapping_add(offset),
+            stride: p.heads_kv * HEAD_DIM as u32,
+            valid: (p.seq_kv - key0).min(block_n),
         }
     }
 

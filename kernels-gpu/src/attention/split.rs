@@ -34,12 +34,12 @@
 //! partial output; each group weighs and adds its slice
 //! (`softmax::merge_splits`) and stores it as f16.
 
-use super::block::{BlockJob, Rolled, load_rows};
+use super::block::{BlockJob, Rolled, load_rows, load_rows_strided};
 use super::merge::{Exchange, MergeArea};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::{self, Ring};
-use super::walk::Walk;
+use super::walk::{KeyRows, Walk};
 use super::warp_tile;
 use crate::arch::{bar, cvt, grid_dep, ldmatrix, mbarrier, mma, smem, sreg, tma};
 use crate::layout::RowLayout;
@@ -174,23 +174,22 @@ pub trait Arrival {
         team: (u32, u32),
     );
 
-    /// Copies the `block_n` keys from `key0` of K and V to the tiles
-    /// `kv_dst` (laid out as `rows`) of `stage`, completing on its barriers
-    /// (`(full, v_full)` give them per stage): V on "V full" with
+    /// Copies the `block_n` keys of K and V that `key_rows` locates
+    /// ([`KeyRows`], asked only by the threads that issue copies) to the
+    /// tiles `kv_dst` (laid out as `rows`) of `stage`, completing on its
+    /// barriers (`(full, v_full)` give them per stage): V on "V full" with
     /// `v_apart`, else both on "full".
     ///
     /// # Safety
     /// Uniform over the group (`team`); the stage is free (first use, or
-    /// its "empty" phase completed); `key0 < seq_kv`.
+    /// its "empty" phase completed); the key rows lie inside K and V.
     #[allow(clippy::too_many_arguments)]
     unsafe fn load_kv<const HEAD_DIM: usize, Pairing: TileRows>(
         kv_dst: (u32, u32),
         stage: u32,
         barriers: (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
-        key0: u32,
+        key_rows: impl Fn() -> KeyRows,
         block_n: u32,
-        job: &BlockJob,
-        seq_kv: u32,
         maps: u64,
         rows: RowLayout,
         team: (u32, u32),
@@ -275,17 +274,16 @@ impl Arrival for TensorCopies {
         (k_dst, v_dst): (u32, u32),
         stage: u32,
         (full, v_full): (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
-        key0: u32,
+        key_rows: impl Fn() -> KeyRows,
         block_n: u32,
-        job: &BlockJob,
-        _seq_kv: u32,
         maps: u64,
         _rows: RowLayout,
         team: (u32, u32),
         v_apart: bool,
     ) {
         if team.0 == 0 {
-            let at = (0, Pairing::coord(key0), job.kv_head as u32);
+            let key_rows = key_rows();
+            let at = (0, Pairing::coord(key_rows.row), key_rows.head);
             let tile_bytes = block_n * HEAD_DIM as u32;
             // SAFETY: forwarded; the box lies in the stage.
             unsafe {
@@ -351,22 +349,19 @@ impl Arrival for CpAsyncCopies {
         (k_dst, v_dst): (u32, u32),
         stage: u32,
         (full, _v_full): (impl Fn(u32) -> u32, impl Fn(u32) -> u32),
-        key0: u32,
+        key_rows: impl Fn() -> KeyRows,
         block_n: u32,
-        job: &BlockJob,
-        seq_kv: u32,
         _maps: u64,
         rows: RowLayout,
         team: (u32, u32),
         _v_apart: bool,
     ) {
-        let valid = (seq_kv - key0).min(block_n);
-        let offset = key0 as usize * HEAD_DIM;
-        // SAFETY: forwarded; key rows below `valid` are inside K and V; one
-        // arrival per thread and phase.
+        let at = key_rows();
+        // SAFETY: forwarded; key rows below `at.valid` are inside K and V;
+        // one arrival per thread and phase.
         unsafe {
-            load_rows::<HEAD_DIM, Rolled>(k_dst, rows, job.k.wrapping_add(offset), block_n, valid, team);
-            load_rows::<HEAD_DIM, Rolled>(v_dst, rows, job.v.wrapping_add(offset), block_n, valid, team);
+            load_rows_strided::<HEAD_DIM, Rolled>(k_dst, rows, (at.k, at.stride), block_n, at.valid, team);
+            load_rows_strided::<HEAD_DIM, Rolled>(v_dst, rows, (at.v, at.stride), block_n, at.valid, team);
             mbarrier::arrive_after_copies(full(stage));
         }
     }
@@ -711,10 +706,8 @@ pub unsafe fn forward<
                 (k_dst, v_dst),
                 stage,
                 (full, v_full),
-                key0,
+                || W::key_rows::<HEAD_DIM>(p, &job, key0, block_n),
                 block_n,
-                &job,
-                p.seq_kv,
                 maps,
                 tile_rows,
                 team,

@@ -11,6 +11,43 @@ use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
 
+/// Where a key block's K and V rows lie: for tensor copies, the row and
+/// head coordinates in K's and V's maps; for `cp.async`, the first rows'
+/// addresses, the bytes from one row to the next and how many rows exist
+/// (the rest are zero-filled).
+#[derive(Clone, Copy)]
+pub struct KeyRows {
+    /// The first row's coordinate along the maps' rows.
+    pub row: u32,
+    /// The coordinate along the maps' heads.
+    pub head: u32,
+    /// The first K row.
+    pub k: *const u8,
+    /// The first V row.
+    pub v: *const u8,
+    /// Bytes from one row to the next.
+    pub stride: u32,
+    /// Rows that exist.
+    pub valid: u32,
+}
+
+impl KeyRows {
+    /// The key block of `block_n` keys from `key0` of a head whose K and V
+    /// rows are contiguous (`job.k`, `job.v`), its maps' head `job.kv_head`.
+    #[inline(always)]
+    pub fn contiguous<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
+        let offset = key0 as usize * HEAD_DIM;
+        KeyRows {
+            row: key0,
+            head: job.kv_head as u32,
+            k: job.k.wrapping_add(offset),
+            v: job.v.wrapping_add(offset),
+            stride: HEAD_DIM as u32,
+            valid: (p.seq_kv - key0).min(block_n),
+        }
+    }
+}
+
 /// A `split` block's walk: its job, its rows' geometry, the scores'
 /// per-row factors and the store of its merged rows.
 pub trait Walk {
@@ -27,6 +64,12 @@ pub trait Walk {
     /// # Safety
     /// `p` describes valid buffers (host-validated) and the walk's grid.
     unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob;
+
+    /// Where the key block of `block_n` keys from `key0` lies.
+    ///
+    /// # Safety
+    /// `job` from [`Walk::job`]; the key block is the walk's.
+    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows;
 
     /// What a block whose rows see none of its keys writes.
     ///
@@ -140,6 +183,11 @@ impl Walk for FullRows {
     unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
         // SAFETY: forwarded.
         unsafe { BlockJob::new::<HEAD_DIM>(p, block_m) }
+    }
+
+    #[inline(always)]
+    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
+        KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n)
     }
 
     #[inline(always)]
