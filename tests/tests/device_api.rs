@@ -656,7 +656,8 @@ fn into_pages(t: &Fp8Tensor, table: &[i32], max_pages: usize, page_size: usize, 
 fn time_us(stream: &Arc<CudaStream>, calls: usize, mut f: impl FnMut()) -> f64 {
     f();
     let ctx = stream.context();
-    let (start, stop) = (ctx.new_event(None).expect("event"), ctx.new_event(None).expect("event"));
+    let timed = || ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).expect("event");
+    let (start, stop) = (timed(), timed());
     start.record(stream).expect("record");
     for _ in 0..calls {
         f();
@@ -712,23 +713,25 @@ fn paged_cache_gives_the_bits_of_the_contiguous_one() {
         )
         .expect("paged");
         assert_eq!(paged.kv_shape(), kvs);
-        let mut flat = || {
-            let mut out = OutputViewMut::new(o_flat.as_view_mut(), OutputDtype::F16, qs).expect("out");
+        let mut flat = |o: &mut CudaSlice<u16>| {
+            let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out");
             let extras = DecodeExtras::new().seq_used_k(lens_dev.as_view());
             attn.run_views_with(&plan, &qv, &kv, &vv, &scales, &mut out, &mut ws, extras).expect("contiguous");
         };
-        let flat_us = time_us(&stream, 20, &mut flat);
         let mut ws_paged = attn.workspace(&plan).expect("workspace");
-        let mut run_paged = || {
-            let mut out = OutputViewMut::new(o_paged.as_view_mut(), OutputDtype::F16, qs).expect("out");
+        let mut run_paged = |o: &mut CudaSlice<u16>| {
+            let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out");
             let extras = DecodeExtras::new().seq_used_k(lens_dev.as_view());
             attn.run_paged(&plan, &qv, &paged, &scales, &mut out, &mut ws_paged, extras).expect("paged");
         };
-        let paged_us = time_us(&stream, 20, &mut run_paged);
+        flat(&mut o_flat);
+        run_paged(&mut o_paged);
         let (want, got) = (stream.clone_dtoh(&o_flat).expect("o"), stream.clone_dtoh(&o_paged).expect("o"));
         stream.synchronize().expect("sync");
         assert_eq!(got, want, "page size {page_size} {qs:?}: paged differs from contiguous");
         assert!(got.iter().all(|&x| to_f32(OutputDtype::F16, x).is_finite()), "NaN from an unused slot");
+        let flat_us = time_us(&stream, 20, || flat(&mut o_flat));
+        let paged_us = time_us(&stream, 20, || run_paged(&mut o_paged));
         println!(
             "paged {page_size}-key pages q{qs:?} kv{kvs:?}: bit-identical; {paged_us:.2} us against {flat_us:.2} us contiguous ({:.3}x)",
             paged_us / flat_us

@@ -332,8 +332,10 @@ pub const MERGE_THREADS: u32 = 128;
 /// Rows per [`merge_splits`] block.
 pub const MERGE_ROWS: u32 = MERGE_THREADS / 32;
 
-/// Splits whose partial rows [`merge_splits`] loads at once.
-const MERGE_UNROLL: usize = 4;
+/// Splits whose partial rows [`merge_splits`] loads at once: each batch of
+/// loads is one round trip to L2 that the weighing waits for, so a row of
+/// 32 splits costs four, not eight.
+const MERGE_UNROLL: usize = 8;
 
 /// The merge of `decode`'s splits: grid `(ceil(fold_rows / MERGE_ROWS),
 /// batch * heads_kv)`, a warp per folded row, each lane `HEAD_DIM / 32`
@@ -377,8 +379,8 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
     }
     let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
     // Every lane weighs its columns of every split, `MERGE_UNROLL` splits'
-    // loads issued before any is used (a loop of dependent loads kept a
-    // few warps waiting on one load at a time). A split that saw no key
+    // loads issued before any is used (a loop of dependent loads kept the
+    // few warps of a small decode waiting on one load at a time). A split that saw no key
     // weighs 0, and its partial row (never written) is not multiplied.
     let mut out = [0f32; COLS];
     let mut total = 0f32;
