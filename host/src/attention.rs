@@ -787,9 +787,9 @@ impl Attention {
             };
             let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
             let cfg = LaunchConfig {
-                grid_dim: (schedule::blocks(fold_rows, merge.rows_per_block), (p.batch * p.heads_kv) as u32, 1),
+                grid_dim: (fold_rows, (p.batch * p.heads_kv) as u32, 1),
                 block_dim: (merge.threads, 1, 1),
-                shared_mem_bytes: 0,
+                shared_mem_bytes: merge.smem_bytes,
             };
             launch::launch(&self.stream, merge_fn, cfg, params, overlap)?;
         }

@@ -42,8 +42,8 @@ pub struct KernelInfo {
     pub merge: Option<MergePass>,
 }
 
-/// A merge kernel: grid `(ceil(rows / rows_per_block), heads)` as its
-/// kernel's documentation says, `threads` threads, no shared memory; one
+/// A merge kernel: grid `(rows, heads)` as its kernel's documentation
+/// says, `threads` threads, `smem_bytes` of dynamic shared memory; one
 /// entry per output type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MergePass {
@@ -53,8 +53,8 @@ pub struct MergePass {
     pub entry_bf16: &'static str,
     /// Threads per block.
     pub threads: u32,
-    /// Rows each block merges.
-    pub rows_per_block: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub smem_bytes: u32,
 }
 
 impl MergePass {
@@ -139,10 +139,21 @@ pub const DECODE_D64: TileShape = TileShape { head_dim: 64, block_m: 16, block_n
 /// `decode` at D = 128: 2 key groups (the same shared memory budget).
 pub const DECODE_D128: TileShape = TileShape { head_dim: 128, warps: 2, splits: 2, ..DECODE_D64 };
 
-/// `decode`'s merge kernels (`attention::decode::merge_splits`: a warp per
-/// row, four rows per block).
-const fn decode_merge(entry_f16: &'static str, entry_bf16: &'static str) -> Option<MergePass> {
-    Some(MergePass { entry_f16, entry_bf16, threads: 128, rows_per_block: 4 })
+/// Threads of a `decode` merge block (`attention::decode::merge_splits`):
+/// four warps share one row's splits.
+pub const DECODE_MERGE_THREADS: u32 = 128;
+
+/// Dynamic shared memory of a `decode` merge block at head dimension
+/// `head_dim`: per warp its maximum, its weights' sum and its lanes'
+/// weighted columns (f32).
+pub const fn decode_merge_smem_bytes(head_dim: u32) -> u32 {
+    DECODE_MERGE_THREADS / 32 * (2 + head_dim) * 4
+}
+
+/// `decode`'s merge kernels at head dimension `head_dim`.
+const fn decode_merge(entry_f16: &'static str, entry_bf16: &'static str, head_dim: u32) -> Option<MergePass> {
+    let smem_bytes = decode_merge_smem_bytes(head_dim);
+    Some(MergePass { entry_f16, entry_bf16, threads: DECODE_MERGE_THREADS, smem_bytes })
 }
 
 /// The f16 kernels, in a fixed order.
@@ -327,7 +338,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
-        merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16"),
+        merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -339,7 +350,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         prepass: None,
         min_blocks_per_sm: 0,
         pair_rows: false,
-        merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16"),
+        merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
     },
 ];
 

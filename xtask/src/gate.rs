@@ -91,7 +91,7 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
         .flat_map(|k| {
             let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
             let prepass = k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads));
-            let merge = k.merge.map(|m| (k.variant.name(), m.entry(k.output), 0, m.threads));
+            let merge = k.merge.map(|m| (k.variant.name(), m.entry(k.output), m.smem_bytes, m.threads));
             std::iter::once(main).chain(prepass).chain(merge)
         })
         .collect();

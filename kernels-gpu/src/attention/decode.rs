@@ -23,7 +23,8 @@ use super::merge::MergeArea;
 use super::output::OutputFormat;
 use super::split::o_column;
 use super::walk::{KeyRows, Walk, store_tile_pairs};
-use crate::arch::{bar, grid_dep, math, shfl, sreg};
+use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
+use crate::kernels::DECODE_MERGE_THREADS;
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
@@ -326,79 +327,82 @@ unsafe fn store_lse<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: 
     }
 }
 
-/// Threads of a [`merge_splits`] block: a warp per row.
-pub const MERGE_THREADS: u32 = 128;
+/// Warps of a [`merge_splits`] block (`kernels::DECODE_MERGE_THREADS`).
+const MERGE_WARPS: u32 = DECODE_MERGE_THREADS / 32;
 
-/// Rows per [`merge_splits`] block.
-pub const MERGE_ROWS: u32 = MERGE_THREADS / 32;
-
-/// Splits whose partial rows [`merge_splits`] loads at once: each batch of
-/// loads is one round trip to L2 that the weighing waits for, so a row of
-/// 32 splits costs four, not eight.
+/// Splits whose partial rows a warp of [`merge_splits`] loads at once:
+/// each batch of loads is one round trip to L2 that the weighing waits for.
 const MERGE_UNROLL: usize = 8;
 
-/// The merge of `decode`'s splits: grid `(ceil(fold_rows / MERGE_ROWS),
-/// batch * heads_kv)`, a warp per folded row, each lane `HEAD_DIM / 32`
-/// adjacent columns. Each split's output is weighed by `2^(lse_s - max)`
-/// over the weights' sum (splits that saw no key weigh 0); O is stored as
-/// `Out`, the row's log-sum-exp where asked for. A row no split saw is
-/// zeros (and `-inf`).
+/// One warp's share of a row's merge: its splits' largest log-sum-exp
+/// (`-inf` where none saw a key: then its sum and columns are 0), the sum
+/// of its weights taken against that maximum, and this lane's weighted
+/// columns.
+struct WarpMerge<const COLS: usize> {
+    max: f32,
+    total: f32,
+    out: [f32; COLS],
+}
+
+/// The merge of `decode`'s splits: grid `(fold_rows, batch * heads_kv)`, a
+/// block per folded row; warp `w` weighs splits `w, w + 4, ..` (each lane
+/// `HEAD_DIM / 32` adjacent columns), and warp 0 combines the four through
+/// shared memory. Each split's output is weighed by `2^(lse_s - max)` over
+/// the weights' sum (splits that saw no key weigh 0 and are not
+/// multiplied); O is stored as `Out`, the row's log-sum-exp where asked
+/// for. A row no split saw is zeros (and `-inf`).
 ///
 /// # Safety
 /// `p` as the host made it for the `decode` launch before this one, with
-/// `kv_splits > 1`; `MERGE_THREADS` threads per block.
+/// `kv_splits > 1`; `DECODE_MERGE_THREADS` threads and
+/// `decode_merge_smem_bytes(HEAD_DIM)` bytes of dynamic shared memory per
+/// block (`kernels`).
 #[inline(always)]
 pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: OutputFormat>(p: &AttnParams) {
     const { assert!(COLS * 32 == HEAD_DIM && COLS % 2 == 0) };
-    let (row_block, head, _) = sreg::block_idx();
-    let row = row_block * MERGE_ROWS + sreg::warp_id();
-    let lane = sreg::lane_id();
+    let (row, head, _) = sreg::block_idx();
+    let (warp, lane) = (sreg::warp_id(), sreg::lane_id());
     let layout = splits_of::<HEAD_DIM>(p);
     // SAFETY: every read of the partials follows.
     unsafe { grid_dep::wait() };
-    if row >= layout.fold_rows {
+    let head = head as u64;
+    // SAFETY: the partial results as the decode launch wrote them.
+    let mine = unsafe { warp_merge::<HEAD_DIM, COLS>(p, &layout, (head, row), (warp, lane)) };
+    // Warp w's slot: [base, total, lanes' columns].
+    let slot = |w: u32| (smem::dynamic_smem_base() as *mut f32).wrapping_add((w * (2 + HEAD_DIM as u32)) as usize);
+    // SAFETY: this warp's own slot; then the block meets.
+    unsafe {
+        let at = slot(warp);
+        if lane == 0 {
+            *at = mine.max;
+            *at.add(1) = mine.total;
+        }
+        *(at.add(2 + (COLS as u32 * lane) as usize) as *mut [f32; COLS]) = mine.out;
+        bar::sync_threads();
+    }
+    if warp != 0 {
         return;
     }
-    let head = head as u64;
-    // SAFETY (both closures): entries of the partial results (host-sized).
-    let lse_of = |split: u32| unsafe { *((p.partials + layout.lse(head, split, row)) as *const f32) };
-    let part_of = |split: u32| unsafe {
-        *((p.partials + layout.output(head, split, row) + 4 * (COLS as u32 * lane) as u64) as *const [f32; COLS])
-    };
-    // The largest log-sum-exp: the lanes read the splits' in parallel
-    // (lane `l` splits `l, l + 32, ..`), then fold across the warp.
-    let mut max = f32::NEG_INFINITY;
-    let mut split = lane;
-    while split < layout.splits {
-        max = max.max(lse_of(split));
-        split += 32;
-    }
-    for mask in [16, 8, 4, 2, 1] {
-        // SAFETY: the whole warp is here (rows are warp-uniform).
-        max = max.max(unsafe { shfl::shfl_xor_f32(max, mask) });
-    }
+    // Warp 0: every warp's share against the largest maximum (a warp that
+    // saw nothing weighs 0 and is skipped).
+    // SAFETY: published slots.
+    let maxima: [f32; MERGE_WARPS as usize] = core::array::from_fn(|w| unsafe { *slot(w as u32) });
+    let max = maxima.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
     let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
-    // Every lane weighs its columns of every split, `MERGE_UNROLL` splits'
-    // loads issued before any is used (a loop of dependent loads kept the
-    // few warps of a small decode waiting on one load at a time). A split that saw no key
-    // weighs 0, and its partial row (never written) is not multiplied.
     let mut out = [0f32; COLS];
     let mut total = 0f32;
-    let mut first = 0;
-    while first < layout.splits {
-        let live = |i: usize| first + (i as u32) < layout.splits;
-        let lse: [f32; MERGE_UNROLL] =
-            core::array::from_fn(|i| if live(i) { lse_of(first + i as u32) } else { f32::NEG_INFINITY });
-        let parts: [[f32; COLS]; MERGE_UNROLL] =
-            core::array::from_fn(|i| if live(i) { part_of(first + i as u32) } else { [0.0; COLS] });
-        for (lse, part) in lse.iter().zip(&parts) {
-            let weight = math::exp2(lse - base);
-            total += weight;
+    for (w, &m) in maxima.iter().enumerate() {
+        let share = math::exp2(m - base);
+        if share != 0.0 {
+            // SAFETY: warp w's published slot.
+            let (sum, cols) = unsafe {
+                (*slot(w as u32).add(1), *(slot(w as u32).add(2 + (COLS as u32 * lane) as usize) as *const [f32; COLS]))
+            };
+            total += share * sum;
             for c in 0..COLS {
-                out[c] += if weight == 0.0 { 0.0 } else { weight * part[c] };
+                out[c] += share * cols[c];
             }
         }
-        first += MERGE_UNROLL as u32;
     }
     let scale = if total == 0.0 { 0.0 } else { math::rcp(total) };
     let at = (head * layout.fold_rows as u64 + row as u64) * HEAD_DIM as u64 + (COLS as u32 * lane) as u64;
@@ -412,4 +416,57 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
         // SAFETY: the row's entry of `[B, Hq, Sq]`.
         unsafe { *(p.lse as *mut f32).add((head * layout.fold_rows as u64 + row as u64) as usize) = lse };
     }
+}
+
+/// Warp `warp`'s share of row `row` of folded head `head`: splits `warp,
+/// warp + MERGE_WARPS, ..`, their log-sum-exps read across the lanes, then
+/// `MERGE_UNROLL` splits' partial rows loaded before any is weighed. A lane's
+/// columns are weighed against the warp's maximum and not normalized.
+///
+/// # Safety
+/// The partial results as the decode launch wrote them; the whole warp
+/// calls it (shuffles).
+#[inline(always)]
+unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
+    p: &AttnParams,
+    layout: &DecodeSplits,
+    (head, row): (u64, u32),
+    (warp, lane): (u32, u32),
+) -> WarpMerge<COLS> {
+    // SAFETY (both closures): entries of the partial results (host-sized).
+    let lse_of = |split: u32| unsafe { *((p.partials + layout.lse(head, split, row)) as *const f32) };
+    let part_of = |split: u32| unsafe {
+        *((p.partials + layout.output(head, split, row) + 4 * (COLS as u32 * lane) as u64) as *const [f32; COLS])
+    };
+    let mut max = f32::NEG_INFINITY;
+    let mut split = warp + MERGE_WARPS * lane;
+    while split < layout.splits {
+        max = max.max(lse_of(split));
+        split += MERGE_WARPS * 32;
+    }
+    for mask in [16, 8, 4, 2, 1] {
+        // SAFETY: the whole warp is here.
+        max = max.max(unsafe { shfl::shfl_xor_f32(max, mask) });
+    }
+    let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
+    let mut out = [0f32; COLS];
+    let mut total = 0f32;
+    let mut first = warp;
+    while first < layout.splits {
+        let at = |i: usize| first + MERGE_WARPS * i as u32;
+        let live = |i: usize| at(i) < layout.splits;
+        let lse: [f32; MERGE_UNROLL] =
+            core::array::from_fn(|i| if live(i) { lse_of(at(i)) } else { f32::NEG_INFINITY });
+        let parts: [[f32; COLS]; MERGE_UNROLL] =
+            core::array::from_fn(|i| if live(i) { part_of(at(i)) } else { [0.0; COLS] });
+        for (lse, part) in lse.iter().zip(&parts) {
+            let weight = math::exp2(lse - base);
+            total += weight;
+            for c in 0..COLS {
+                out[c] += if weight == 0.0 { 0.0 } else { weight * part[c] };
+            }
+        }
+        first += MERGE_WARPS * MERGE_UNROLL as u32;
+    }
+    WarpMerge { max, total, out }
 }
