@@ -387,7 +387,7 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
     // saw nothing weighs 0 and is skipped).
     // SAFETY: published slots.
     let maxima: [f32; MERGE_WARPS as usize] = core::array::from_fn(|w| unsafe { *slot(w as u32) });
-    let max = maxima.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+    let max = maxima.iter().fold(f32::NEG_INFINITY, |m, &x| nan_max(m, x));
     let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
     let mut out = [0f32; COLS];
     let mut total = 0f32;
@@ -418,6 +418,14 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
     }
 }
 
+/// The larger of `a` and `b`, NaN if either is (`f32::max` drops a NaN): a
+/// split whose log-sum-exp is NaN (a NaN scale) makes its row NaN, as in
+/// every kernel, instead of weighing 0.
+#[inline(always)]
+fn nan_max(a: f32, b: f32) -> f32 {
+    if b > a || b.is_nan() { b } else { a }
+}
+
 /// Warp `warp`'s share of row `row` of folded head `head`: splits `warp,
 /// warp + MERGE_WARPS, ..`, their log-sum-exps read across the lanes, then
 /// `MERGE_UNROLL` splits' partial rows loaded before any is weighed. A lane's
@@ -441,12 +449,12 @@ unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
     let mut max = f32::NEG_INFINITY;
     let mut split = warp + MERGE_WARPS * lane;
     while split < layout.splits {
-        max = max.max(lse_of(split));
+        max = nan_max(max, lse_of(split));
         split += MERGE_WARPS * 32;
     }
     for mask in [16, 8, 4, 2, 1] {
         // SAFETY: the whole warp is here.
-        max = max.max(unsafe { shfl::shfl_xor_f32(max, mask) });
+        max = nan_max(max, unsafe { shfl::shfl_xor_f32(max, mask) });
     }
     let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
     let mut out = [0f32; COLS];
