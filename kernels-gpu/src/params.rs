@@ -111,9 +111,8 @@ pub struct AttnParams {
 /// contiguous), so a block reads each K/V byte once for all of them. Per
 /// folded head (`batch * heads_kv + kv head`), split and row: the row's
 /// output over the split's keys, normalized and dequantized (f32,
-/// `head_dim` values), then, after every output row, the split's base-2
-/// log-sum-exp of the row's scaled scores (f32; `-inf` where the split saw
-/// no key of the row).
+/// `head_dim` values), then, after every output row, the split's softmax
+/// statistics of the row ([`DecodeSplits::stats`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeSplits {
     /// Head dimension D.
@@ -156,16 +155,20 @@ impl DecodeSplits {
         self.row(head, split, row) * self.head_dim as u64 * 4
     }
 
-    /// Byte offset of a partial row's log-sum-exp (one f32).
+    /// Byte offset of a partial row's softmax statistics: its base-2
+    /// maximum (0 where the split saw no key of the row) and its sum
+    /// relative to that maximum (two f32). Kept apart, not as one
+    /// log-sum-exp: at scores of 2^24 and more the maximum's ulp exceeds
+    /// the sum's log, which would drop how many keys each split weighs.
     #[inline(always)]
-    pub const fn lse(&self, head: u64, split: u32, row: u32) -> u64 {
-        self.rows() * self.head_dim as u64 * 4 + self.row(head, split, row) * 4
+    pub const fn stats(&self, head: u64, split: u32, row: u32) -> u64 {
+        self.rows() * self.head_dim as u64 * 4 + self.row(head, split, row) * 8
     }
 
     /// Bytes of the whole area (0 for one split: nothing to merge).
     #[inline(always)]
     pub const fn total_bytes(&self) -> u64 {
-        if self.splits <= 1 { 0 } else { self.rows() * (self.head_dim as u64 + 1) * 4 }
+        if self.splits <= 1 { 0 } else { self.rows() * (self.head_dim as u64 + 2) * 4 }
     }
 }
 

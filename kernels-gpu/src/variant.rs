@@ -57,7 +57,7 @@ pub enum Variant {
     /// rows (each K/V byte read once for all of them), one row warp and
     /// four key groups of 64-key blocks, and the keys split across blocks
     /// where a problem has too few blocks for the GPU; a merge kernel then
-    /// weighs the splits by their log-sum-exp (`attention::decode`).
+    /// weighs the splits by their softmax statistics (`attention::decode`).
     Decode,
 }
 

@@ -191,7 +191,7 @@ fn write_row(out: &mut [f32], head: &Head, row: u32, acc: &[f32], scale: f32) {
 /// (`sdpa::plan::key_splits`), each split's key blocks shared out among
 /// the kernel's key groups as `split`'s (masked where position 0 would
 /// see a hidden key, never rotated), the groups merged per split, the
-/// splits merged by their log-sum-exp (`attention::decode::merge_splits`).
+/// splits merged by their statistics (maximum and sum) (`attention::decode::merge_splits`).
 /// Folding the query heads of a key/value head into one block changes
 /// which block a row is in, not its arithmetic, so rows are emulated one
 /// by one.
@@ -201,8 +201,9 @@ fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32])
         .expect("the emulated problem is valid");
     let (splits, split_keys) = sdpa::plan::key_splits::key_splits(&problem, kernel, 132);
     for row in 0..head.seq_q {
-        // Per split: its log-sum-exp (base 2) and its normalized output.
-        let parts: Vec<(f32, Vec<f32>)> = (0..splits)
+        // Per split: its statistics (base-2 maximum or 0, sum against it)
+        // and its normalized output.
+        let parts: Vec<(f32, f32, Vec<f32>)> = (0..splits)
             .map(|split| {
                 let begin = split * split_keys;
                 let keys = (begin + split_keys).min(head.seq_kv).saturating_sub(begin);
@@ -227,15 +228,19 @@ fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32])
                     }
                 }
                 let normalized = acc.iter().map(|a| if scale == 0.0 { 0.0 } else { a * scale }).collect();
-                (if sum == 0.0 { f32::NEG_INFINITY } else { base + sum.log2() }, normalized)
+                (base, sum, normalized)
             })
             .collect();
-        let max = parts.iter().fold(f32::NEG_INFINITY, |m, p| m.max(p.0));
+        // The splits that saw a key of the row, each weighing sum x
+        // 2^(max - largest max).
+        let seen = parts.iter().filter(|p| p.1 != 0.0);
+        let max = seen.clone().fold(f32::NEG_INFINITY, |m, p| m.max(p.0));
         let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
-        let weights: Vec<f32> = parts.iter().map(|p| (p.0 - base).exp2()).collect();
-        let total: f32 = weights.iter().sum();
         let mut acc = vec![0f32; head.dim];
-        for ((_, part), w) in parts.iter().zip(&weights).filter(|(_, w)| **w != 0.0) {
+        let mut total = 0f32;
+        for (split_max, sum, part) in seen {
+            let w = sum * (split_max - base).exp2();
+            total += w;
             for (a, v) in acc.iter_mut().zip(part) {
                 *a += w * v;
             }

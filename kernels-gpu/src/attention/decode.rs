@@ -12,7 +12,8 @@
 //! - **Split keys.** `kv_splits` blocks share a (query block, folded head)'s
 //!   keys, `split_keys` each (grid `(query blocks, kv_splits, batch *
 //!   heads_kv)`); each stores its rows' output over its keys, normalized,
-//!   with their log-sum-exp, and [`merge_splits`] combines them. With one
+//!   with their softmax statistics (maximum and sum: `params::DecodeSplits`),
+//!   and [`merge_splits`] combines them. With one
 //!   split the block stores O itself.
 //!
 //! Per-batch key lengths (`AttnParams::seq_used_k`) end each batch's walk
@@ -174,8 +175,9 @@ impl Walk for Decode {
         }
         let mut row = sreg::thread_idx_x();
         while row < job.rows {
-            // SAFETY: the block's own rows of the partial or final log-sum-exp.
-            unsafe { store_lse::<HEAD_DIM>(p, job, row, f32::NEG_INFINITY) };
+            // SAFETY: the block's own rows of the partial statistics or the
+            // final log-sum-exp.
+            unsafe { store_stats::<HEAD_DIM>(p, job, row, [0.0, 0.0]) };
             row += threads;
         }
     }
@@ -296,35 +298,43 @@ impl Walk for Decode {
         }
         if key_group == 0 && quad == 0 {
             // SAFETY: the merge's statistics are published (the caller's contract).
-            let lse = unsafe { merge.row_lse::<SPLITS>(smem, local_rows) };
+            let stats = unsafe { merge.row_stats::<SPLITS>(smem, local_rows) };
             for h in 0..2 {
                 if local_rows[h] < job.rows {
                     // SAFETY: a row of the block.
-                    unsafe { store_lse::<HEAD_DIM>(p, job, local_rows[h], lse[h]) };
+                    unsafe { store_stats::<HEAD_DIM>(p, job, local_rows[h], stats[h]) };
                 }
             }
         }
     }
 }
 
-/// Stores the base-2 log-sum-exp `lse` of the block's row `row`: into
-/// the block's partial results with several splits, else (natural log)
-/// into the log-sum-exp output where one is asked for.
+/// Stores the softmax statistics `[base, sum]` of the block's row `row`
+/// (`MergeArea::row_stats`): into the block's partial results with several
+/// splits, else as the row's log-sum-exp (natural log) into the output
+/// where one is asked for.
 ///
 /// # Safety
 /// `row < job.rows`; the buffers as the host made them.
 #[inline(always)]
-unsafe fn store_lse<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, lse: f32) {
+unsafe fn store_stats<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, [base, sum]: [f32; 2]) {
     let row = job.row0 + row;
     if p.kv_splits > 1 {
-        let at = p.partials + splits_of::<HEAD_DIM>(p).lse(job.q_head, sreg::block_idx_y(), row);
-        // SAFETY: this block's partial log-sum-exp.
-        unsafe { *(at as *mut f32) = lse };
+        let at = p.partials + splits_of::<HEAD_DIM>(p).stats(job.q_head, sreg::block_idx_y(), row);
+        // SAFETY: this block's partial statistics (8-byte aligned).
+        unsafe { *(at as *mut [f32; 2]) = [base, sum] };
     } else if p.lse != 0 {
         let rows = FoldedHead::of(p, job.q_head as u32).rows(p) as u64;
         // SAFETY: the row's entry of `[B, Hq, Sq]` (the folded head's rows are contiguous there).
-        unsafe { *(p.lse as *mut f32).add((job.q_head * rows + row as u64) as usize) = lse * LN2 };
+        unsafe { *(p.lse as *mut f32).add((job.q_head * rows + row as u64) as usize) = lse_of(base, sum) };
     }
+}
+
+/// The natural log-sum-exp of a row whose base-2 statistics are `base`
+/// and `sum` (`-inf` where the sum is 0: no key).
+#[inline(always)]
+fn lse_of(base: f32, sum: f32) -> f32 {
+    if sum == 0.0 { f32::NEG_INFINITY } else { (base + math::log2(sum)) * LN2 }
 }
 
 /// Warps of a [`merge_splits`] block (`kernels::DECODE_MERGE_THREADS`).
@@ -334,10 +344,10 @@ const MERGE_WARPS: u32 = DECODE_MERGE_THREADS / 32;
 /// each batch of loads is one round trip to L2 that the weighing waits for.
 const MERGE_UNROLL: usize = 8;
 
-/// One warp's share of a row's merge: its splits' largest log-sum-exp
-/// (`-inf` where none saw a key: then its sum and columns are 0), the sum
-/// of its weights taken against that maximum, and this lane's weighted
-/// columns.
+/// One warp's share of a row's merge: its splits' largest maximum among
+/// those that saw a key of the row (`-inf` where none did: then its sum and
+/// columns are 0), the sum of its weights taken against that maximum, and
+/// this lane's weighted columns.
 struct WarpMerge<const COLS: usize> {
     max: f32,
     total: f32,
@@ -347,10 +357,11 @@ struct WarpMerge<const COLS: usize> {
 /// The merge of `decode`'s splits: grid `(fold_rows, batch * heads_kv)`, a
 /// block per folded row; warp `w` weighs splits `w, w + 4, ..` (each lane
 /// `HEAD_DIM / 32` adjacent columns), and warp 0 combines the four through
-/// shared memory. Each split's output is weighed by `2^(lse_s - max)` over
+/// shared memory. Split `s`'s output weighs `sum_s * 2^(max_s - max)` over
 /// the weights' sum (splits that saw no key weigh 0 and are not
 /// multiplied); O is stored as `Out`, the row's log-sum-exp where asked
-/// for. A row no split saw is zeros (and `-inf`).
+/// for. A row no split saw is zeros (and `-inf`); a NaN statistic makes
+/// its row NaN.
 ///
 /// # Safety
 /// `p` as the host made it for the `decode` launch before this one, with
@@ -392,12 +403,12 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
     let mut out = [0f32; COLS];
     let mut total = 0f32;
     for (w, &m) in maxima.iter().enumerate() {
-        let share = math::exp2(m - base);
-        if share != 0.0 {
+        // SAFETY: warp w's published slot.
+        let sum = unsafe { *slot(w as u32).add(1) };
+        if sum != 0.0 {
+            let share = math::exp2(m - base);
             // SAFETY: warp w's published slot.
-            let (sum, cols) = unsafe {
-                (*slot(w as u32).add(1), *(slot(w as u32).add(2 + (COLS as u32 * lane) as usize) as *const [f32; COLS]))
-            };
+            let cols = unsafe { *(slot(w as u32).add(2 + (COLS as u32 * lane) as usize) as *const [f32; COLS]) };
             total += share * sum;
             for c in 0..COLS {
                 out[c] += share * cols[c];
@@ -412,22 +423,22 @@ pub unsafe fn merge_splits<const HEAD_DIM: usize, const COLS: usize, Out: Output
         unsafe { *((p.o + 2 * (at + 2 * c as u64)) as *mut u32) = packed };
     }
     if p.lse != 0 && lane == 0 {
-        let lse = if total == 0.0 { f32::NEG_INFINITY } else { (base + math::log2(total)) * LN2 };
+        let at = (head * layout.fold_rows as u64 + row as u64) as usize;
         // SAFETY: the row's entry of `[B, Hq, Sq]`.
-        unsafe { *(p.lse as *mut f32).add((head * layout.fold_rows as u64 + row as u64) as usize) = lse };
+        unsafe { *(p.lse as *mut f32).add(at) = lse_of(base, total) };
     }
 }
 
 /// The larger of `a` and `b`, NaN if either is (`f32::max` drops a NaN): a
-/// split whose log-sum-exp is NaN (a NaN scale) makes its row NaN, as in
-/// every kernel, instead of weighing 0.
+/// split whose maximum is NaN (a NaN scale) makes its row NaN, as in every
+/// kernel, instead of weighing 0.
 #[inline(always)]
 fn nan_max(a: f32, b: f32) -> f32 {
     if b > a || b.is_nan() { b } else { a }
 }
 
 /// Warp `warp`'s share of row `row` of folded head `head`: splits `warp,
-/// warp + MERGE_WARPS, ..`, their log-sum-exps read across the lanes, then
+/// warp + MERGE_WARPS, ..`, their statistics read across the lanes, then
 /// `MERGE_UNROLL` splits' partial rows loaded before any is weighed. A lane's
 /// columns are weighed against the warp's maximum and not normalized.
 ///
@@ -442,14 +453,16 @@ unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
     (warp, lane): (u32, u32),
 ) -> WarpMerge<COLS> {
     // SAFETY (both closures): entries of the partial results (host-sized).
-    let lse_of = |split: u32| unsafe { *((p.partials + layout.lse(head, split, row)) as *const f32) };
+    let stats_of = |split: u32| unsafe { *((p.partials + layout.stats(head, split, row)) as *const [f32; 2]) };
+    // A split's maximum where it saw a key of the row, else `-inf`.
+    let max_of = |[max, sum]: [f32; 2]| if sum == 0.0 { f32::NEG_INFINITY } else { max };
     let part_of = |split: u32| unsafe {
         *((p.partials + layout.output(head, split, row) + 4 * (COLS as u32 * lane) as u64) as *const [f32; COLS])
     };
     let mut max = f32::NEG_INFINITY;
     let mut split = warp + MERGE_WARPS * lane;
     while split < layout.splits {
-        max = nan_max(max, lse_of(split));
+        max = nan_max(max, max_of(stats_of(split)));
         split += MERGE_WARPS * 32;
     }
     for mask in [16, 8, 4, 2, 1] {
@@ -463,12 +476,12 @@ unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
     while first < layout.splits {
         let at = |i: usize| first + MERGE_WARPS * i as u32;
         let live = |i: usize| at(i) < layout.splits;
-        let lse: [f32; MERGE_UNROLL] =
-            core::array::from_fn(|i| if live(i) { lse_of(at(i)) } else { f32::NEG_INFINITY });
+        let stats: [[f32; 2]; MERGE_UNROLL] =
+            core::array::from_fn(|i| if live(i) { stats_of(at(i)) } else { [0.0; 2] });
         let parts: [[f32; COLS]; MERGE_UNROLL] =
             core::array::from_fn(|i| if live(i) { part_of(at(i)) } else { [0.0; COLS] });
-        for (lse, part) in lse.iter().zip(&parts) {
-            let weight = math::exp2(lse - base);
+        for (&[split_max, sum], part) in stats.iter().zip(&parts) {
+            let weight = if sum == 0.0 { 0.0 } else { sum * math::exp2(split_max - base) };
             total += weight;
             for c in 0..COLS {
                 out[c] += if weight == 0.0 { 0.0 } else { weight * part[c] };

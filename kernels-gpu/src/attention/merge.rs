@@ -152,22 +152,23 @@ impl MergeArea {
         }
     }
 
-    /// The base-2 log-sum-exp of this thread's two rows' scaled scores
-    /// over every group's keys (`-inf` for a row that saw none), from the
-    /// published statistics.
+    /// The softmax statistics of this thread's two rows over every
+    /// group's keys, from the published ones: `(base, sum)` as
+    /// `softmax::merge_splits` gives them (base-2 maximum, or 0 for a row
+    /// that saw no key, whose sum is 0).
     ///
     /// # Safety
     /// `smem` is the dynamic shared memory base; every group's stats are
     /// published.
     #[inline(always)]
-    pub unsafe fn row_lse<const SPLITS: usize>(&self, smem: *const u8, local_rows: [u32; 2]) -> [f32; 2] {
+    pub unsafe fn row_stats<const SPLITS: usize>(&self, smem: *const u8, local_rows: [u32; 2]) -> [[f32; 2]; 2] {
         core::array::from_fn(|h| {
             let stats: [[f32; 2]; SPLITS] = core::array::from_fn(|g| {
                 // SAFETY: a published stats entry.
                 unsafe { *(smem.add(self.stats_at(g as u32, local_rows[h])) as *const [f32; 2]) }
             });
             let (base, sum) = softmax::merge_splits(stats.map(|x| x[0]), stats.map(|x| x[1]), math::exp2);
-            if sum == 0.0 { f32::NEG_INFINITY } else { base + math::log2(sum) }
+            [base, sum]
         })
     }
 
