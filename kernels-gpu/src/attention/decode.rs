@@ -22,8 +22,7 @@
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
-use super::split::o_column;
-use super::walk::{KeyRows, Walk, store_tile_pairs};
+use super::walk::{KeyRows, Walk, for_four_columns, store_tile_pairs};
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
 use crate::kernels::DECODE_MERGE_THREADS;
 use crate::layout::RowLayout;
@@ -282,19 +281,11 @@ impl Walk for Decode {
         } else {
             let layout = splits_of::<HEAD_DIM>(p);
             let split = sreg::block_idx_y();
-            for pair in 0..SLICE / 2 {
-                let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
-                let col = o_column(tile0 + 2 * pair as u32, 2 * quad);
-                for h in 0..2 {
-                    let row = local_rows[h];
-                    if row < job.rows {
-                        let e = 2 * h;
-                        let at = p.partials + layout.output(job.q_head, split, job.row0 + row) + 4 * col as u64;
-                        // SAFETY: this block's partial row (16-byte aligned: col % 4 == 0).
-                        unsafe { *(at as *mut [f32; 4]) = [even[e], odd[e], even[e + 1], odd[e + 1]] };
-                    }
-                }
-            }
+            for_four_columns(slice, tile0, local_rows, job.rows, quad, |row, col, values| {
+                let at = p.partials + layout.output(job.q_head, split, job.row0 + row) + 4 * col as u64;
+                // SAFETY: this block's partial row (16-byte aligned: col % 4 == 0).
+                unsafe { *(at as *mut [f32; 4]) = values };
+            });
         }
         if key_group == 0 && quad == 0 {
             // SAFETY: the merge's statistics are published (the caller's contract).

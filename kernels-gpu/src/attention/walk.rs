@@ -159,16 +159,35 @@ pub unsafe fn store_tile_pairs<const HEAD_DIM: usize, const SLICE: usize, Out: O
     local_rows: [u32; 2],
     quad: u32,
 ) {
+    for_four_columns(slice, tile0, local_rows, job.rows, quad, |row, col, [a, b, c, d]| {
+        let packed = FourColumns([Out::pack2(a, b), Out::pack2(c, d)]);
+        // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
+        unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
+    });
+}
+
+/// Calls `f(row, col, values)` with this thread's four adjacent columns
+/// `col ..` of each of its rows `local_rows` below `rows`, as a slice's
+/// tile pairs hold them (tiles `2p, 2p + 1`: the even and the odd columns
+/// of one 16-column half; see `split::o_column`), `tile0` the slice's
+/// first tile.
+#[inline(always)]
+pub fn for_four_columns<const SLICE: usize>(
+    slice: &[[f32; 4]; SLICE],
+    tile0: u32,
+    local_rows: [u32; 2],
+    rows: u32,
+    quad: u32,
+    mut f: impl FnMut(u32, u32, [f32; 4]),
+) {
     for pair in 0..SLICE / 2 {
         let (even, odd) = (&slice[2 * pair], &slice[2 * pair + 1]);
         let col = super::split::o_column(tile0 + 2 * pair as u32, 2 * quad);
         for h in 0..2 {
             let row = local_rows[h];
-            if row < job.rows {
+            if row < rows {
                 let e = 2 * h;
-                let packed = FourColumns([Out::pack2(even[e], odd[e]), Out::pack2(even[e + 1], odd[e + 1])]);
-                // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's output rows; 8-byte aligned.
-                unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
+                f(row, col, [even[e], odd[e], even[e + 1], odd[e + 1]]);
             }
         }
     }
