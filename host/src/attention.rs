@@ -76,10 +76,9 @@ pub struct DeviceProblem {
     v: DeviceFp8Tensor,
     /// `q_scale[Hq]`, then `k_scale[Hkv]`, then `v_scale[Hkv]`.
     scales: CudaSlice<f32>,
-    /// Scratch for kernels with a `kv_tiles` prepass (their K and `Vt`
-    /// tiles, `kernels_gpu::params::KvTiles`); allocated only when the
-    /// plan's kernel has one.
-    kv_tiles: Option<CudaSlice<u8>>,
+    /// The kernel's scratch (`WorkspaceSize::scratch_bytes`); allocated
+    /// only when it needs one.
+    scratch: Option<CudaSlice<u8>>,
     /// Q's, K's and V's tensor maps (`kernels_gpu::params::TileMaps`) for
     /// kernels that copy their tiles by tensor copies (`split` on the
     /// sm_90a image).
@@ -283,7 +282,7 @@ impl Attention {
     }
 
     fn alloc_workspace(&self, size: WorkspaceSize) -> Result<Workspace, AttnError> {
-        let kv_tiles = match size.kv_tiles_bytes {
+        let scratch = match size.scratch_bytes {
             0 => None,
             bytes => Some(self.stream.alloc_zeros::<u8>(bytes)?),
         };
@@ -296,7 +295,7 @@ impl Attention {
         Ok(Workspace {
             ordinal: self.info.ordinal,
             size,
-            kv_tiles,
+            scratch,
             tile_maps,
             staging,
             map_slots: MapSlots::new(MAP_SLOTS),
@@ -455,7 +454,7 @@ impl Attention {
             KvCache::Contiguous(..) => map_key,
         };
         let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, map_key)? } else { 0 };
-        let (kv_tiles, _tiles_use) = match ws.kv_tiles.as_ref().filter(|_| needed.kv_tiles_bytes > 0) {
+        let (scratch, _scratch_use) = match ws.scratch.as_ref().filter(|_| needed.scratch_bytes > 0) {
             Some(t) => {
                 let (address, guard) = t.device_ptr(stream);
                 (address, Some(guard))
@@ -478,7 +477,7 @@ impl Attention {
             o: o_at,
             scales: [q_scale, k_scale, v_scale],
             scale_batch_stride: scales.layout().batch_stride(p.heads_kv),
-            kv_tiles,
+            scratch,
             tile_maps,
             seq_used_k,
             lse,
@@ -617,7 +616,7 @@ impl Attention {
         v: DeviceFp8Tensor,
     ) -> Result<DeviceProblem, AttnError> {
         let size = WorkspaceSize::of(plan, self.target());
-        let kv_tiles = match size.kv_tiles_bytes {
+        let scratch = match size.scratch_bytes {
             0 => None,
             bytes => Some(self.stream.alloc_zeros::<u8>(bytes)?),
         };
@@ -628,7 +627,7 @@ impl Attention {
             None
         };
         let scales = self.stream.clone_htod(&plan.problem().scales)?;
-        Ok(DeviceProblem { plan: plan.clone(), q, k, v, scales, kv_tiles, tile_maps })
+        Ok(DeviceProblem { plan: plan.clone(), q, k, v, scales, scratch, tile_maps })
     }
 
     /// Allocates an output buffer for `dev` (contents undefined until a run).
@@ -694,7 +693,7 @@ impl Attention {
             o,
             scales: [scales, scales + p.heads_q as u64 * f32_size, scales + (p.heads_q + p.heads_kv) as u64 * f32_size],
             scale_batch_stride: ScaleLayout::PerHead.batch_stride(p.heads_kv),
-            kv_tiles: dev.kv_tiles.as_ref().map_or(0, |t| t.device_ptr(stream).0),
+            scratch: dev.scratch.as_ref().map_or(0, |t| t.device_ptr(stream).0),
             tile_maps: dev.tile_maps.as_ref().map_or(0, |m| m.device_ptr(stream).0),
             seq_used_k: 0,
             lse: 0,
@@ -723,7 +722,8 @@ impl Attention {
             q_scale,
             k_scale,
             v_scale,
-            kv_tiles: buffers.kv_tiles,
+            // The scratch is the prepass's tiles, or `decode`'s partial results.
+            kv_tiles: if kernel.prepass.is_some() { buffers.scratch } else { 0 },
             batch: p.batch as u32,
             heads_q: p.heads_q as u32,
             heads_kv: p.heads_kv as u32,
@@ -738,19 +738,13 @@ impl Attention {
             split_keys: plan.split_keys(),
             seq_q_div: FastDiv::new(p.seq_q as u32),
             heads_kv_div: FastDiv::new(p.heads_kv as u32),
-            partials: 0,
+            partials: if kernel.merge.is_some() && plan.kv_splits() > 1 { buffers.scratch } else { 0 },
             lse: buffers.lse,
             seq_used_k: buffers.seq_used_k,
             page_table: buffers.paging.table,
             max_pages: buffers.paging.max_pages,
             page_shift: buffers.paging.page_shift,
             pages: buffers.paging.pages,
-        };
-        // `decode`'s scratch holds its splits' partial results.
-        let params = if kernel.merge.is_some() {
-            AttnParams { kv_tiles: 0, partials: if plan.kv_splits() > 1 { buffers.kv_tiles } else { 0 }, ..params }
-        } else {
-            params
         };
         if let Some(pre) = kernel.prepass {
             let prepass = self.passes.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
@@ -881,8 +875,8 @@ struct Buffers {
     scales: [u64; 3],
     /// `AttnParams::scale_batch_stride`.
     scale_batch_stride: u32,
-    /// The `kv_tiles` scratch, or 0.
-    kv_tiles: u64,
+    /// The kernels' scratch (`WorkspaceSize::scratch_bytes`), or 0.
+    scratch: u64,
     /// Q's, K's and V's tensor maps, or 0.
     tile_maps: u64,
     /// `decode`'s per-batch key lengths, or 0.

@@ -320,7 +320,7 @@ impl WorkspaceSize {
             0
         };
         WorkspaceSize {
-            kv_tiles_bytes: scratch as usize,
+            scratch_bytes: scratch as usize,
             tile_maps: target.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32),
         }
     }
@@ -358,7 +358,7 @@ impl WorkspaceSize {
 pub struct Workspace {
     pub(crate) ordinal: usize,
     pub(crate) size: WorkspaceSize,
-    pub(crate) kv_tiles: Option<CudaSlice<u8>>,
+    pub(crate) scratch: Option<CudaSlice<u8>>,
     /// [`MAP_SLOTS`] sets of tensor maps (`TileMaps`, 48 words each).
     pub(crate) tile_maps: Option<CudaSlice<u64>>,
     /// The pinned host sources of the slots captures filled (slot `i`'s at
@@ -507,13 +507,13 @@ mod tests {
         let (q, kv) = ([2, 8, 1000, 128], [2, 4, 1000, 128]);
         let wgmma = plan(q, kv, Variant::Wgmma, HOPPER);
         let size = WorkspaceSize::of(&wgmma, HOPPER);
-        assert_eq!(size.kv_tiles_bytes as u64, kv_tiles_of(&wgmma).total_bytes());
+        assert_eq!(size.scratch_bytes as u64, kv_tiles_of(&wgmma).total_bytes());
         // At D = 128 `wgmma` cuts K in its prepass, so reads no tensor map.
-        assert!(size.kv_tiles_bytes > 0 && !size.tile_maps);
-        assert_eq!(size.bytes(), size.kv_tiles_bytes);
+        assert!(size.scratch_bytes > 0 && !size.tile_maps);
+        assert_eq!(size.bytes(), size.scratch_bytes);
         // `split` on sm_90a copies by tensor copies and has no prepass; on sm_89 neither.
         let split = WorkspaceSize::of(&plan(q, kv, Variant::Split, HOPPER), HOPPER);
-        assert_eq!(split, WorkspaceSize { kv_tiles_bytes: 0, tile_maps: true });
+        assert_eq!(split, WorkspaceSize { scratch_bytes: 0, tile_maps: true });
         assert_eq!(split.bytes(), 384 * MAP_SLOTS);
         assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Split, ADA), ADA), WorkspaceSize::default());
         assert_eq!(WorkspaceSize::of(&plan(q, kv, Variant::Mma, HOPPER), HOPPER), WorkspaceSize::default());
@@ -535,7 +535,7 @@ mod tests {
             let opts = Options::new().variant(kernel.variant).output(kernel.output);
             let problem = Problem::new([1, 2, 256, d], [1, 2, 256, d], [1, 2, 256, d], &opts).unwrap();
             let p = Plan::new(problem, opts.variant, HOPPER).unwrap().with_kernel(kernel).unwrap();
-            assert!(WorkspaceSize::of(&p, HOPPER).kv_tiles_bytes > 0, "{}", kernel.entry);
+            assert!(WorkspaceSize::of(&p, HOPPER).scratch_bytes > 0, "{}", kernel.entry);
             checked += 1;
         }
         assert!(checked >= 4, "only {checked} kernels with a prepass");

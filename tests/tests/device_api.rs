@@ -435,7 +435,7 @@ fn run_views_captures_into_a_graph() {
         recorded.expect("captured runs");
         let graph = graph.expect("a graph");
         let sizes = sdpa::WorkspaceSize::of(&plan, attn.target());
-        let kernels_per_run = if sizes.kv_tiles_bytes > 0 { 2 } else { 1 };
+        let kernels_per_run = if sizes.scratch_bytes > 0 { 2 } else { 1 };
         let copies = if sizes.tile_maps { 2 } else { 0 };
         assert_eq!(graph_nodes(&graph), (2 * kernels_per_run, copies), "{} {qs:?}: first graph", variant.name());
         // Eager runs on other buffers with the same workspace, then the replay.

@@ -14,13 +14,16 @@ pub const CAPTURE_MAP_SLOTS: usize = 127;
 /// more that runs outside capture can always write.
 pub(crate) const MAP_SLOTS: usize = 1 + CAPTURE_MAP_SLOTS;
 
-/// What a plan needs of a [`super::Workspace`]: bytes of `kv_tiles` scratch for
-/// kernels with a prepass, and a slot for Q's, K's and V's tensor maps for
-/// kernels that copy tiles by tensor copies.
+/// What a plan needs of a [`super::Workspace`]: bytes of scratch (the
+/// `kv_tiles` prepass's tiles, or `decode`'s split partial results), and a
+/// slot for Q's, K's and V's tensor maps for kernels that copy tiles by
+/// tensor copies.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkspaceSize {
-    /// Bytes of the `kv_tiles` scratch (`kernels_gpu::params::KvTiles`).
-    pub kv_tiles_bytes: usize,
+    /// Bytes of scratch: the `kv_tiles` prepass's tiles
+    /// (`kernels_gpu::params::KvTiles`) or `decode`'s partial results
+    /// (`kernels_gpu::params::DecodeSplits`); a plan needs at most one.
+    pub scratch_bytes: usize,
     /// Whether the plan's kernel reads tensor maps
     /// (`kernels_gpu::params::TileMaps`).
     pub tile_maps: bool,
@@ -30,18 +33,18 @@ impl WorkspaceSize {
     /// Device bytes in all: the scratch, and where there are tensor maps
     /// [`CAPTURE_MAP_SLOTS`] + 1 sets of them (see [`super::Workspace`]).
     pub fn bytes(&self) -> usize {
-        self.kv_tiles_bytes + if self.tile_maps { MAP_SLOTS * size_of::<TileMaps>() } else { 0 }
+        self.scratch_bytes + if self.tile_maps { MAP_SLOTS * size_of::<TileMaps>() } else { 0 }
     }
 
     /// Whether a workspace of this size serves a plan that needs `needed`.
     pub fn holds(&self, needed: WorkspaceSize) -> bool {
-        self.kv_tiles_bytes >= needed.kv_tiles_bytes && (self.tile_maps || !needed.tile_maps)
+        self.scratch_bytes >= needed.scratch_bytes && (self.tile_maps || !needed.tile_maps)
     }
 
     /// The larger of the two in each part.
     pub fn max(self, other: WorkspaceSize) -> WorkspaceSize {
         WorkspaceSize {
-            kv_tiles_bytes: self.kv_tiles_bytes.max(other.kv_tiles_bytes),
+            scratch_bytes: self.scratch_bytes.max(other.scratch_bytes),
             tile_maps: self.tile_maps || other.tile_maps,
         }
     }
