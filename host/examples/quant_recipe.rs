@@ -160,17 +160,7 @@ fn dequantized(x: &[f32], shape: [usize; 4], recipe: &Recipe, rotate: bool, sign
 /// inverse), in f64.
 fn unrotate(x: &mut [f64], dim: usize) {
     for row in x.chunks_exact_mut(dim) {
-        let mut span = 1;
-        while span < dim {
-            for start in (0..dim).step_by(2 * span) {
-                for i in start..start + span {
-                    let (a, b) = (row[i], row[i + span]);
-                    row[i] = a + b;
-                    row[i + span] = a - b;
-                }
-            }
-            span *= 2;
-        }
+        sdpa::quant::hadamard_butterflies(row);
         let norm = 1.0 / (dim as f64).sqrt();
         row.iter_mut().for_each(|v| *v *= norm);
     }

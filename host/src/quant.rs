@@ -223,14 +223,12 @@ pub enum ScaleGroup {
     PerBatchHead,
 }
 
-/// The normalised Walsh–Hadamard transform of one row, in place, in f32,
-/// exactly as the GPU quantizer computes it: butterflies of span 1, 2, 4,
-/// ..., `D/2` (each replaces the pair `(a, b)` at `(i, i + span)` by
-/// `(a + b, a - b)`), then every element times the f32 nearest to
-/// `1 / sqrt(D)`. `row.len()` must be a power of two (64 and 128 here).
-pub fn hadamard_row(row: &mut [f32]) {
+/// The butterflies of the Walsh–Hadamard transform of one row, in place,
+/// unnormalised: spans 1, 2, 4, ..., `len / 2`, each replacing the pair
+/// `(a, b)` at `(i, i + span)` by `(a + b, a - b)`. `row.len()` must be a
+/// power of two. [`hadamard_row`] is it in f32 then normalised.
+pub fn hadamard_butterflies<T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T>>(row: &mut [T]) {
     let dim = row.len();
-    debug_assert!(dim.is_power_of_two(), "hadamard_row: D = {dim} is not a power of two");
     let mut span = 1;
     while span < dim {
         for start in (0..dim).step_by(2 * span) {
@@ -242,6 +240,17 @@ pub fn hadamard_row(row: &mut [f32]) {
         }
         span *= 2;
     }
+}
+
+/// The normalised Walsh–Hadamard transform of one row, in place, in f32,
+/// exactly as the GPU quantizer computes it: butterflies of span 1, 2, 4,
+/// ..., `D/2` (each replaces the pair `(a, b)` at `(i, i + span)` by
+/// `(a + b, a - b)`), then every element times the f32 nearest to
+/// `1 / sqrt(D)`. `row.len()` must be a power of two (64 and 128 here).
+pub fn hadamard_row(row: &mut [f32]) {
+    let dim = row.len();
+    debug_assert!(dim.is_power_of_two(), "hadamard_row: D = {dim} is not a power of two");
+    hadamard_butterflies(row);
     let norm = hadamard_norm(dim);
     for x in row.iter_mut() {
         *x *= norm;
