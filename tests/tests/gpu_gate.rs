@@ -22,8 +22,14 @@ fn correctness_gate_every_variant() {
     let runs: Vec<_> = f16_runs.chain(bf16_runs).collect();
     // `SDPA_GATE_VARIANTS=a,b` runs those variants only.
     let only = std::env::var("SDPA_GATE_VARIANTS").ok();
+    let loaded = attn.variants();
+    if let Some(names) = only.as_deref() {
+        for name in names.split(',') {
+            assert!(loaded.iter().any(|v| v.name() == name), "SDPA_GATE_VARIANTS names {name:?}, not a loaded variant");
+        }
+    }
     let chosen = |v: &sdpa::Variant| only.as_deref().is_none_or(|names| names.split(',').any(|n| n == v.name()));
-    for variant in attn.variants().into_iter().filter(chosen) {
+    for variant in loaded.into_iter().filter(chosen) {
         for &(case, seed) in &runs {
             let result = run_case(&attn, case, variant, seed).expect("the case runs");
             println!("{result}");
@@ -34,5 +40,6 @@ fn correctness_gate_every_variant() {
         }
     }
     println!("{} passed, {} failed", total - failures.len(), failures.len());
+    assert!(total > 0, "no case ran");
     assert!(failures.is_empty(), "failing cases:\n{}", failures.join("\n"));
 }
