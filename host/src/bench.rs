@@ -247,9 +247,7 @@ pub struct BenchShape {
     pub causal: bool,
 }
 
-/// The most query tokens per sequence of a decode shape: there the table
-/// shows the K+V read rate, which bounds the time, rather than TFLOP/s.
-pub const DECODE_MAX_QUERIES: usize = 16;
+pub use kernels_gpu::record::DECODE_MAX_QUERIES;
 
 impl BenchShape {
     /// Parses `B,Hq[:Hkv],Sq[:Skv],D[,causal]` (`64,32:8,1:8192,128`;
@@ -294,7 +292,7 @@ impl BenchShape {
 
     /// Whether this is a decode shape (Sq <= [`DECODE_MAX_QUERIES`]).
     pub fn is_decode(&self) -> bool {
-        self.seq_q <= DECODE_MAX_QUERIES
+        self.seq_q <= DECODE_MAX_QUERIES as usize
     }
 
     /// The bytes of K and V (E4M3, one byte each), each read once.
@@ -305,15 +303,14 @@ impl BenchShape {
     /// The shape as it parses, each pair in its short form where its two
     /// sides are equal (`2,8,256,64,causal`, `64,32:8,1:8192,128`).
     pub fn label(&self) -> String {
-        let pair = |a: usize, b: usize| if a == b { a.to_string() } else { format!("{a}:{b}") };
-        let base = format!(
-            "{},{},{},{}",
-            self.batch,
-            pair(self.heads_q, self.heads_kv),
-            pair(self.seq_q, self.seq_kv),
-            self.head_dim
-        );
-        if self.causal { base + ",causal" } else { base }
+        kernels_gpu::record::ShapeLabel {
+            batch: self.batch as u64,
+            heads: (self.heads_q as u64, self.heads_kv as u64),
+            seq: (self.seq_q as u64, self.seq_kv as u64),
+            head_dim: self.head_dim as u64,
+            causal: self.causal,
+        }
+        .to_string()
     }
 }
 

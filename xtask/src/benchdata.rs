@@ -35,23 +35,20 @@ pub struct Shape {
     pub heads_kv: u64,
 }
 
-/// The most query tokens per sequence of a decode shape (`sdpa bench`'s
-/// `DECODE_MAX_QUERIES`): there the K+V read rate is reported.
-pub const DECODE_MAX_QUERIES: u64 = 16;
+pub use kernels_gpu::record::DECODE_MAX_QUERIES;
 
 impl Shape {
     /// `B,Hq[:Hkv],Sq[:Skv],D[,causal]`, each pair short where its sides
     /// are equal, as `sdpa bench` labels it and `peers.py` takes it.
     pub fn label(&self) -> String {
-        let pair = |a: u64, b: u64| if a == b { a.to_string() } else { format!("{a}:{b}") };
-        let base = format!(
-            "{},{},{},{}",
-            self.batch,
-            pair(self.heads_q, self.heads_kv),
-            pair(self.seq_q, self.seq_kv),
-            self.head_dim
-        );
-        if self.causal { base + ",causal" } else { base }
+        kernels_gpu::record::ShapeLabel {
+            batch: self.batch,
+            heads: (self.heads_q, self.heads_kv),
+            seq: (self.seq_q, self.seq_kv),
+            head_dim: self.head_dim,
+            causal: self.causal,
+        }
+        .to_string()
     }
 
     /// Parses `B,Hq[:Hkv],Sq[:Skv],D[,causal]` (sizes above zero, Hq a
@@ -87,7 +84,7 @@ impl Shape {
 
     /// Whether this is a decode shape (Sq <= [`DECODE_MAX_QUERIES`]).
     pub fn is_decode(&self) -> bool {
-        self.seq_q <= DECODE_MAX_QUERIES
+        self.seq_q <= DECODE_MAX_QUERIES as u64
     }
 
     /// From `sdpa bench`'s `{batch, heads, heads_kv, seq, seq_kv, head_dim,

@@ -20,7 +20,7 @@ pub const fn split_max_keys(head_dim: u32) -> u32 {
 /// [`DECODE_MIN_KEYS`] keys as decoding (on sm_90a): `wgmma`'s 128- or
 /// 192-row blocks would each walk the whole cache with one or a few live
 /// rows.
-pub const DECODE_MAX_QUERIES: u32 = 16;
+pub use kernels_gpu::record::DECODE_MAX_QUERIES;
 
 /// Keys from which [`recommended`] picks `decode` on sm_90a for problems of
 /// at most [`DECODE_MAX_QUERIES`] queries: it folds the query heads of a
