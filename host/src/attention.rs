@@ -764,8 +764,8 @@ impl Attention {
         let tiles = kernel.tiles;
         let grid_dim = match kernel.merge {
             Some(_) => {
-                let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
-                (schedule::blocks(fold_rows, tiles.block_m), plan.kv_splits(), (p.batch * p.heads_kv) as u32)
+                let row_blocks = schedule::blocks(p.fold_rows() as u32, tiles.block_m);
+                (row_blocks, plan.kv_splits(), p.folded_heads() as u32)
             }
             None => schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
         };
@@ -779,9 +779,8 @@ impl Attention {
                     reason: format!("its merge kernel {entry} is not loaded"),
                 });
             };
-            let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
             let cfg = LaunchConfig {
-                grid_dim: (fold_rows, (p.batch * p.heads_kv) as u32, 1),
+                grid_dim: (p.fold_rows() as u32, p.folded_heads() as u32, 1),
                 block_dim: (merge.threads, 1, 1),
                 shared_mem_bytes: merge.smem_bytes,
             };

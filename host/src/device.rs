@@ -398,7 +398,7 @@ impl TileMapKey {
         let (p, kernel) = (plan.problem(), plan.kernel());
         // `decode` reads Q as its folded heads (`params::DecodeSplits`).
         let (q_rows, q_heads) = if kernel.variant == Variant::Decode {
-            (p.seq_q * (p.heads_q / p.heads_kv), p.batch * p.heads_kv)
+            (p.fold_rows(), p.folded_heads())
         } else {
             (p.seq_q, p.batch * p.heads_q)
         };

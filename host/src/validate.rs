@@ -101,6 +101,18 @@ impl Problem {
         })
     }
 
+    /// Rows of one folded head as `decode` sees it: the `Hq / Hkv` query
+    /// heads of a key/value head, `Sq` rows each
+    /// (`kernels_gpu::params::DecodeSplits`).
+    pub fn fold_rows(&self) -> usize {
+        self.seq_q * (self.heads_q / self.heads_kv)
+    }
+
+    /// Folded heads over the batch (`decode`): `B * Hkv`.
+    pub fn folded_heads(&self) -> usize {
+        self.batch * self.heads_kv
+    }
+
     /// `[B, Hq, Sq, D]`.
     pub fn q_shape(&self) -> [usize; 4] {
         [self.batch, self.heads_q, self.seq_q, self.head_dim]

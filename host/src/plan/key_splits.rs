@@ -27,8 +27,7 @@ pub const BLOCKS_PER_SM: u32 = 2;
 pub fn key_splits(problem: &Problem, kernel: &KernelInfo, multiprocessors: u32) -> (u32, u32) {
     let p = problem;
     let block_n = kernel.tiles.block_n;
-    let fold_rows = (p.seq_q * (p.heads_q / p.heads_kv)) as u32;
-    let unsplit = blocks(fold_rows, kernel.tiles.block_m) as u64 * (p.batch * p.heads_kv) as u64;
+    let unsplit = blocks(p.fold_rows() as u32, kernel.tiles.block_m) as u64 * p.folded_heads() as u64;
     let target = (BLOCKS_PER_SM * multiprocessors) as u64;
     let most = blocks(p.seq_kv as u32, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
     let splits = (target / unsplit.max(1)).clamp(1, most) as u32;

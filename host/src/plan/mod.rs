@@ -49,7 +49,7 @@ impl Plan {
                 reason: format!("{} needs an sm_90a (Hopper) GPU", kernel.entry),
             });
         }
-        let folded_heads = p.batch * p.heads_kv;
+        let folded_heads = p.folded_heads();
         if kernel.merge.is_some() && folded_heads > MAX_GRID_YZ as usize {
             return Err(AttnError::VariantUnavailable {
                 variant: variant.name(),
