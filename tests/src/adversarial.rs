@@ -209,9 +209,7 @@ pub fn decode_keys_read(kernel: &KernelInfo, case: &Case, row: usize) -> Vec<usi
     let [_, _, sq, _] = case.q.shape;
     let skv = case.k.shape[2];
     let seen = keys_seen(case.causal, row, sq, skv);
-    let problem = sdpa::validate::Problem::new(case.q.shape, case.k.shape, case.v.shape, &sdpa::Options::default())
-        .expect("a valid case");
-    let (_, split_keys) = sdpa::plan::key_splits::key_splits(&problem, kernel, 132);
+    let (_, split_keys) = crate::emulate::decode_splits(kernel, case.q.shape, case.k.shape);
     let (split_keys, t) = (split_keys as usize, kernel.tiles);
     let (block_n, groups) = (t.block_n as usize, t.splits as usize);
     let begin = (seen - 1) / split_keys * split_keys;

@@ -187,8 +187,20 @@ fn write_row(out: &mut [f32], head: &Head, row: u32, acc: &[f32], scale: f32) {
     }
 }
 
-/// `decode`: each row's keys in the splits the host plans on a 132-SM GPU
-/// (`sdpa::plan::key_splits`), each split's key blocks shared out among
+/// The SMs of the GPU whose `decode` key splits the emulation and the NaN
+/// allowance follow (an H100's or H200's; the splits change the schedule,
+/// not the result's tolerance).
+pub const EMULATED_SMS: u32 = 132;
+
+/// The key splits `decode` (`kernel`) runs Q `q` and K, V `kv` with on an
+/// [`EMULATED_SMS`]-SM GPU: `(splits, keys per split)`.
+pub fn decode_splits(kernel: &KernelInfo, q: [usize; 4], kv: [usize; 4]) -> (u32, u32) {
+    let problem = sdpa::validate::Problem::new(q, kv, kv, &sdpa::Options::default()).expect("a valid problem");
+    sdpa::plan::key_splits::key_splits(&problem, kernel, EMULATED_SMS)
+}
+
+/// `decode`: each row's keys in the splits the host plans
+/// ([`decode_splits`]), each split's key blocks shared out among
 /// the kernel's key groups as `split`'s (masked where position 0 would
 /// see a hidden key, never rotated), the groups merged per split, the
 /// splits merged by their statistics (maximum and sum) (`attention::decode::merge_splits`).
@@ -197,9 +209,7 @@ fn write_row(out: &mut [f32], head: &Head, row: u32, acc: &[f32], scale: f32) {
 /// by one.
 fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32]) {
     let t = kernel.tiles;
-    let problem = sdpa::validate::Problem::new(x.q.shape, x.k.shape, x.v.shape, &sdpa::Options::default())
-        .expect("the emulated problem is valid");
-    let (splits, split_keys) = sdpa::plan::key_splits::key_splits(&problem, kernel, 132);
+    let (splits, split_keys) = decode_splits(kernel, x.q.shape, x.k.shape);
     for row in 0..head.seq_q {
         // Per split: its statistics (base-2 maximum or 0, sum against it)
         // and its normalized output.
