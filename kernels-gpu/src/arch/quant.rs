@@ -26,143 +26,115 @@ pub fn f16x2_to_f32x2(pair: u32) -> [f32; 2] {
     [lo, hi]
 }
 
-/// `red.relaxed.gpu.global.max.u32`: `*address = max(*address, value)`,
-/// atomically at device scope, returning nothing (the L2 applies it).
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn red_max_u32(address: *mut u32, value: u32) {
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "red.relaxed.gpu.global.max.u32 [{a}], {v};",
-            a = in(reg64) address as u64,
-            v = in(reg32) value,
-            options(nostack)
-        );
-    }
+/// Wraps a device-scope instruction on one global `u32` as an `unsafe fn`
+/// with the given doc comment, in one of three shapes: `write` (`$op [a],
+/// v;`, no result: `red` and `st`), `atom` (`$op o, [a], v;`, the old value) and `ld` (`$op v,
+/// [a];`, the value read). Every one has the same contract.
+macro_rules! global_u32 {
+    ($(#[doc = $doc:literal])* write $name:ident = $op:literal) => {
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        /// `address` must be a live, 4-byte aligned global-memory `u32`.
+        #[inline(always)]
+        pub unsafe fn $name(address: *mut u32, value: u32) {
+            // SAFETY: the caller guarantees a live, aligned global address.
+            unsafe {
+                asm!(
+                    concat!($op, " [{a}], {v};"),
+                    a = in(reg64) address as u64,
+                    v = in(reg32) value,
+                    options(nostack)
+                );
+            }
+        }
+    };
+    ($(#[doc = $doc:literal])* atom $name:ident = $op:literal) => {
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        /// `address` must be a live, 4-byte aligned global-memory `u32`.
+        #[inline(always)]
+        pub unsafe fn $name(address: *mut u32, bound: u32) -> u32 {
+            let old: u32;
+            // SAFETY: the caller guarantees a live, aligned global address.
+            unsafe {
+                asm!(
+                    concat!($op, " {o}, [{a}], {b};"),
+                    o = out(reg32) old,
+                    a = in(reg64) address as u64,
+                    b = in(reg32) bound,
+                    options(nostack)
+                );
+            }
+            old
+        }
+    };
+    ($(#[doc = $doc:literal])* ld $name:ident = $op:literal) => {
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        /// `address` must be a live, 4-byte aligned global-memory `u32`.
+        #[inline(always)]
+        pub unsafe fn $name(address: *const u32) -> u32 {
+            let value: u32;
+            // SAFETY: the caller guarantees a live, aligned global address.
+            unsafe {
+                asm!(
+                    concat!($op, " {v}, [{a}];"),
+                    v = out(reg32) value,
+                    a = in(reg64) address as u64,
+                    options(nostack)
+                );
+            }
+            value
+        }
+    };
 }
 
-/// `atom.relaxed.gpu.global.inc.u32`: returns `*address` and stores
-/// `old >= bound ? 0 : old + 1`, atomically at device scope (a counter of
-/// `bound + 1` tickets that wraps back to zero after its last one).
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn ticket_u32(address: *mut u32, bound: u32) -> u32 {
-    let old: u32;
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "atom.relaxed.gpu.global.inc.u32 {o}, [{a}], {b};",
-            o = out(reg32) old,
-            a = in(reg64) address as u64,
-            b = in(reg32) bound,
-            options(nostack)
-        );
-    }
-    old
+global_u32! {
+    /// `red.relaxed.gpu.global.max.u32`: `*address = max(*address, value)`,
+    /// atomically at device scope, returning nothing (the L2 applies it).
+    write red_max_u32 = "red.relaxed.gpu.global.max.u32"
 }
 
-/// `atom.acq_rel.gpu.global.inc.u32`: as [`ticket_u32`], with this thread's
-/// earlier memory accesses ordered before it and its later ones after it
-/// (at device scope), so the thread that takes the last count sees what
-/// every earlier counter did before counting.
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn count_acq_rel_u32(address: *mut u32, bound: u32) -> u32 {
-    let old: u32;
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "atom.acq_rel.gpu.global.inc.u32 {o}, [{a}], {b};",
-            o = out(reg32) old,
-            a = in(reg64) address as u64,
-            b = in(reg32) bound,
-            options(nostack)
-        );
-    }
-    old
+global_u32! {
+    /// `atom.relaxed.gpu.global.inc.u32`: returns `*address` and stores
+    /// `old >= bound ? 0 : old + 1`, atomically at device scope (a counter of
+    /// `bound + 1` tickets that wraps back to zero after its last one).
+    atom ticket_u32 = "atom.relaxed.gpu.global.inc.u32"
 }
 
-/// `red.release.gpu.global.add.u32`: `*address += value` at device scope,
-/// after this thread's earlier memory accesses (a reader that acquires the
-/// sum sees them).
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn red_add_release_u32(address: *mut u32, value: u32) {
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "red.release.gpu.global.add.u32 [{a}], {v};",
-            a = in(reg64) address as u64,
-            v = in(reg32) value,
-            options(nostack)
-        );
-    }
+global_u32! {
+    /// `atom.acq_rel.gpu.global.inc.u32`: as [`ticket_u32`], with this thread's
+    /// earlier memory accesses ordered before it and its later ones after it
+    /// (at device scope), so the thread that takes the last count sees what
+    /// every earlier counter did before counting.
+    atom count_acq_rel_u32 = "atom.acq_rel.gpu.global.inc.u32"
 }
 
-/// `ld.acquire.gpu.global.u32`: reads `*address` at device scope, with this
-/// thread's later memory accesses ordered after it.
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn load_acquire_u32(address: *const u32) -> u32 {
-    let value: u32;
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "ld.acquire.gpu.global.u32 {v}, [{a}];",
-            v = out(reg32) value,
-            a = in(reg64) address as u64,
-            options(nostack)
-        );
-    }
-    value
+global_u32! {
+    /// `red.release.gpu.global.add.u32`: `*address += value` at device scope,
+    /// after this thread's earlier memory accesses (a reader that acquires the
+    /// sum sees them).
+    write red_add_release_u32 = "red.release.gpu.global.add.u32"
 }
 
-/// `ld.relaxed.gpu.global.u32`: reads `*address` at device scope (from L2,
-/// never a stale L1 line).
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn load_relaxed_u32(address: *const u32) -> u32 {
-    let value: u32;
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "ld.relaxed.gpu.global.u32 {v}, [{a}];",
-            v = out(reg32) value,
-            a = in(reg64) address as u64,
-            options(nostack)
-        );
-    }
-    value
+global_u32! {
+    /// `ld.acquire.gpu.global.u32`: reads `*address` at device scope, with this
+    /// thread's later memory accesses ordered after it.
+    ld load_acquire_u32 = "ld.acquire.gpu.global.u32"
 }
 
-/// `st.relaxed.gpu.global.u32`: writes `*address = value` at device scope.
-///
-/// # Safety
-/// `address` must be a live, 4-byte aligned global-memory `u32`.
-#[inline(always)]
-pub unsafe fn store_relaxed_u32(address: *mut u32, value: u32) {
-    // SAFETY: the caller guarantees a live, aligned global address.
-    unsafe {
-        asm!(
-            "st.relaxed.gpu.global.u32 [{a}], {v};",
-            a = in(reg64) address as u64,
-            v = in(reg32) value,
-            options(nostack)
-        );
-    }
+global_u32! {
+    /// `ld.relaxed.gpu.global.u32`: reads `*address` at device scope (from L2,
+    /// never a stale L1 line).
+    ld load_relaxed_u32 = "ld.relaxed.gpu.global.u32"
+}
+
+global_u32! {
+    /// `st.relaxed.gpu.global.u32`: writes `*address = value` at device scope.
+    write store_relaxed_u32 = "st.relaxed.gpu.global.u32"
 }
 
 /// `nanosleep.u32`: suspends the thread for about `nanoseconds` (at most
