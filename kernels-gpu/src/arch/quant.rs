@@ -28,8 +28,8 @@ pub fn f16x2_to_f32x2(pair: u32) -> [f32; 2] {
 
 /// Wraps a device-scope instruction on one global `u32` as an `unsafe fn`
 /// with the given doc comment, in one of three shapes: `write` (`$op [a],
-/// v;`, no result: `red` and `st`), `atom` (`$op o, [a], v;`, the old value) and `ld` (`$op v,
-/// [a];`, the value read). Every one has the same contract.
+/// v;`, no result: `red` and `st`), `atom` (`$op o, [a], v;`, the old
+/// value) and `ld` (`$op v, [a];`, the value read). All share one contract.
 macro_rules! global_u32 {
     ($(#[doc = $doc:literal])* write $name:ident = $op:literal) => {
         $(#[doc = $doc])*
