@@ -1,7 +1,7 @@
 //! Launch bounds in the PTX: rustc's nvptx target has no attribute for
 //! CUDA's `__launch_bounds__`, so the builder adds the directives to the
 //! entries of [`kernels_gpu::kernels::KERNELS`] that ask for them
-//! ([`KernelInfo::min_blocks_per_sm`](kernels_gpu::kernels::KernelInfo)).
+//! ([`KernelInfo::min_blocks_per_sm`]).
 //! An entry's performance directives sit between its parameter list and
 //! its body:
 //!
@@ -17,7 +17,7 @@
 //! `.maxntid` promises ptxas the block size and `.minnctapersm` asks it to
 //! fit that many blocks per SM in the register file.
 
-use kernels_gpu::kernels::KERNELS;
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
 
 /// One entry's launch bounds: its threads per block and the blocks per SM
 /// ptxas must fit.
@@ -31,13 +31,20 @@ pub struct LaunchBounds {
     pub blocks_per_sm: u32,
 }
 
-/// The launch bounds the kernel table asks for.
+/// The launch bounds the kernel table asks for: its kernels' and their
+/// packed twins' (`KernelInfo::packed`).
 pub fn from_kernel_table() -> Vec<LaunchBounds> {
-    KERNELS
-        .iter()
-        .filter(|k| k.min_blocks_per_sm > 0)
-        .map(|k| LaunchBounds { entry: k.entry, threads: k.tiles.threads(), blocks_per_sm: k.min_blocks_per_sm })
-        .collect()
+    let threads = |k: &KernelInfo| k.tiles.threads();
+    let main = KERNELS.iter().map(|k| LaunchBounds {
+        entry: k.entry,
+        threads: threads(k),
+        blocks_per_sm: k.min_blocks_per_sm,
+    });
+    let twins = KERNELS.iter().filter_map(|k| {
+        let twin = k.packed?;
+        Some(LaunchBounds { entry: twin.entry(k.output), threads: threads(k), blocks_per_sm: twin.min_blocks_per_sm })
+    });
+    main.chain(twins).filter(|b| b.blocks_per_sm > 0).collect()
 }
 
 /// `ptx` with the directives of each of `bounds` after its entry's

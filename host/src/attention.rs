@@ -1,7 +1,7 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    DecodeExtras, DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PagedKv, ScaleLayout,
+    DecodeExtras, DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PackedSeqs, PagedKv, ScaleLayout,
     TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
@@ -219,14 +219,12 @@ impl Attention {
             for entry in kernel.prepass.map(|pre| pre.entry).into_iter().chain(merge) {
                 passes.push((entry, module.load_function(entry)?));
             }
-            let func = module.load_function(kernel.entry)?;
-            if kernel.smem_bytes > DEFAULT_SMEM_LIMIT {
-                func.set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    kernel.smem_bytes as i32,
-                )?;
+            // The packed twin, found by its entry like the passes.
+            if let Some(twin) = kernel.packed {
+                let entry = twin.entry(kernel.output);
+                passes.push((entry, with_smem(module.load_function(entry)?, kernel.smem_bytes)?));
             }
-            functions.push((kernel, func));
+            functions.push((kernel, with_smem(module.load_function(kernel.entry)?, kernel.smem_bytes)?));
         }
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let info = DeviceInfo {
@@ -390,9 +388,67 @@ impl Attention {
         self.run_on(plan, q, KvCache::Paged(kv), scales, out, ws, extras)
     }
 
-    /// The checks and the launch that [`Attention::run_views_with`] and
-    /// [`Attention::run_paged`] share (K and V already checked against the
-    /// plan).
+    /// The plan for a packed batch of sequences ([`PackedSeqs`]): Q
+    /// `[total_q, heads_q, head_dim]`, K and V `[total_k, heads_kv,
+    /// head_dim]` (`Problem::packed`). It runs on the `wgmma` variants
+    /// (`wgmma` unless `opts` names `wgmma-fp8pv`), on sm_90a.
+    pub fn plan_packed(
+        &self,
+        q: [usize; 3],
+        k: [usize; 3],
+        v: [usize; 3],
+        seqs: &PackedSeqs,
+        opts: &Options,
+    ) -> Result<Plan, AttnError> {
+        Plan::new(Problem::packed(q, k, v, seqs.batch(), seqs.max_seqlen(), opts)?, opts.variant, self.target())
+    }
+
+    /// Runs a plan from [`Attention::plan_packed`] on a packed batch: Q, K
+    /// and V views from [`Fp8View::packed`], O from
+    /// [`OutputViewMut::packed`], the prefix sums the plan was made for
+    /// (the same batch and longest lengths); the log-sum-exp, if asked
+    /// ([`DecodeExtras::lse`]), is `[total_q, heads_q]`. Otherwise as
+    /// [`Attention::run_views`]. Causal masking aligns each sequence's last
+    /// query with its last key.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_packed(
+        &self,
+        plan: &Plan,
+        q: &Fp8View,
+        k: &Fp8View,
+        v: &Fp8View,
+        seqs: &PackedSeqs,
+        scales: &DeviceScales,
+        out: &mut OutputViewMut,
+        ws: &mut Workspace,
+        extras: DecodeExtras,
+    ) -> Result<(), AttnError> {
+        let p = plan.problem();
+        let Some((_, kv_shape)) = p.packed_shapes() else {
+            return Err(AttnError::NotPlanned("the plan is not a packed batch's (Attention::plan_packed)".into()));
+        };
+        if seqs.batch() != p.batch || seqs.max_seqlen() != [p.seq_q, p.seq_kv] {
+            return Err(AttnError::NotPlanned(format!(
+                "the prefix sums are {} sequences of at most {:?} rows, the plan's {} of at most {:?}",
+                seqs.batch(),
+                seqs.max_seqlen(),
+                p.batch,
+                [p.seq_q, p.seq_kv]
+            )));
+        }
+        for (name, view) in [("k", k), ("v", v)] {
+            if view.shape() != kv_shape {
+                return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {kv_shape:?}", view.shape())));
+            }
+            check_device(name, view.ordinal(), self.info.ordinal)?;
+        }
+        seqs.check_devices(self.info.ordinal)?;
+        self.run_on(plan, q, KvCache::Packed(k, v, seqs), scales, out, ws, extras)
+    }
+
+    /// The checks and the launch that [`Attention::run_views_with`],
+    /// [`Attention::run_paged`] and [`Attention::run_packed`] share (K and
+    /// V already checked against the plan).
     #[allow(clippy::too_many_arguments)]
     fn run_on(
         &self,
@@ -406,8 +462,9 @@ impl Attention {
     ) -> Result<(), AttnError> {
         let p = plan.problem();
         extras.check(plan, self.info.ordinal)?;
-        if q.shape() != p.q_shape() {
-            return Err(AttnError::NotPlanned(format!("q is {:?}, the plan's is {:?}", q.shape(), p.q_shape())));
+        let q_shape = p.packed_shapes().map_or(p.q_shape(), |(q, _)| q);
+        if q.shape() != q_shape {
+            return Err(AttnError::NotPlanned(format!("q is {:?}, the plan's is {q_shape:?}", q.shape())));
         }
         check_device("q", q.ordinal(), self.info.ordinal)?;
         check_output(out.shape(), out.dtype(), p)?;
@@ -420,7 +477,7 @@ impl Attention {
         }
         let stream = &self.stream;
         let (k, v) = match &kv {
-            KvCache::Contiguous(k, v) => (*k, *v),
+            KvCache::Contiguous(k, v) | KvCache::Packed(k, v, _) => (*k, *v),
             KvCache::Paged(paged) => (&paged.k, &paged.v),
         };
         let (q_at, _q_use) = q.codes.address(stream);
@@ -440,7 +497,11 @@ impl Attention {
         };
         let (page_table, _table_use) = match &kv {
             KvCache::Paged(paged) => paged.table.address(stream),
-            KvCache::Contiguous(..) => (0, None),
+            KvCache::Contiguous(..) | KvCache::Packed(..) => (0, None),
+        };
+        let ((cu_seqlens_q, _cu_q_use), (cu_seqlens_k, _cu_k_use)) = match &kv {
+            KvCache::Packed(_, _, seqs) => (seqs.cu_seqlens_q.address(stream), seqs.cu_seqlens_k.address(stream)),
+            KvCache::Contiguous(..) | KvCache::Paged(..) => ((0, None), (0, None)),
         };
         for (name, address) in [("q", q_at), ("k", k_at), ("v", v_at), ("o", o_at)] {
             check_align(name, address, TENSOR_ALIGN)?;
@@ -451,7 +512,7 @@ impl Attention {
         let map_key = TileMapKey::of(plan, [q_at, k_at, v_at]);
         let map_key = match &kv {
             KvCache::Paged(paged) => map_key.paged(paged),
-            KvCache::Contiguous(..) => map_key,
+            KvCache::Contiguous(..) | KvCache::Packed(..) => map_key,
         };
         let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, map_key)? } else { 0 };
         let (scratch, _scratch_use) = match ws.scratch.as_ref().filter(|_| needed.scratch_bytes > 0) {
@@ -468,7 +529,13 @@ impl Attention {
                 page_shift: paged.page_size().trailing_zeros(),
                 pages: paged.pages() as u32,
             },
-            KvCache::Contiguous(..) => Paging::NONE,
+            KvCache::Contiguous(..) | KvCache::Packed(..) => Paging::NONE,
+        };
+        let packing = match p.packed {
+            Some(rows) => {
+                Packing { cu_seqlens_q, cu_seqlens_k, total_q: rows.total_q as u32, total_k: rows.total_k as u32 }
+            }
+            None => Packing::NONE,
         };
         let buffers = Buffers {
             q: q_at,
@@ -482,6 +549,7 @@ impl Attention {
             seq_used_k,
             lse,
             paging,
+            packed: packing,
         };
         self.launch_buffers(plan, &buffers, Launch::Ordered)
     }
@@ -698,6 +766,7 @@ impl Attention {
             seq_used_k: 0,
             lse: 0,
             paging: Paging::NONE,
+            packed: Packing::NONE,
         };
         self.launch_buffers(&dev.plan, &buffers, how)
     }
@@ -707,11 +776,14 @@ impl Attention {
     fn launch_buffers(&self, plan: &Plan, buffers: &Buffers, how: Launch) -> Result<(), AttnError> {
         let overlap = how == Launch::Overlapped;
         let (p, kernel) = (plan.problem(), plan.kernel());
-        let func = self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f).ok_or_else(|| {
-            AttnError::VariantUnavailable {
-                variant: kernel.variant.name(),
-                reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", kernel.entry, self.info.image),
-            }
+        let func = match (p.packed, kernel.packed) {
+            (None, _) => self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f),
+            (Some(_), Some(twin)) => self.passes.iter().find(|(e, _)| *e == twin.entry(kernel.output)).map(|(_, f)| f),
+            (Some(_), None) => None,
+        };
+        let func = func.ok_or_else(|| AttnError::VariantUnavailable {
+            variant: kernel.variant.name(),
+            reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", kernel.entry, self.info.image),
         })?;
         let [q_scale, k_scale, v_scale] = buffers.scales;
         let params = AttnParams {
@@ -745,6 +817,10 @@ impl Attention {
             max_pages: buffers.paging.max_pages,
             page_shift: buffers.paging.page_shift,
             pages: buffers.paging.pages,
+            cu_seqlens_q: buffers.packed.cu_seqlens_q,
+            cu_seqlens_k: buffers.packed.cu_seqlens_k,
+            packed_queries: buffers.packed.total_q,
+            packed_keys: buffers.packed.total_k,
         };
         if let Some(pre) = kernel.prepass {
             let prepass = self.passes.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
@@ -754,8 +830,13 @@ impl Attention {
                     reason: format!("its prepass {} is not loaded", pre.entry),
                 });
             };
+            // A tile per 64 keys of each head (packed: of the longest sequence).
+            let tiles = match p.packed {
+                None => kv_tiles_of(plan).tiles_per_head,
+                Some(_) => schedule::blocks(p.seq_kv as u32, kernels_gpu::params::TILE_KEYS),
+            };
             let cfg = LaunchConfig {
-                grid_dim: (kv_tiles_of(plan).tiles_per_head, p.heads_kv as u32, p.batch as u32),
+                grid_dim: (tiles, p.heads_kv as u32, p.batch as u32),
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: pre.smem_bytes,
             };
@@ -884,6 +965,23 @@ struct Buffers {
     lse: u64,
     /// `decode`'s page table, or none.
     paging: Paging,
+    /// A packed batch's prefix sums and rows, or none.
+    packed: Packing,
+}
+
+/// A packed batch's prefix sums and rows as the kernels take them
+/// (`AttnParams::cu_seqlens_q` and the three after it).
+#[derive(Clone, Copy)]
+struct Packing {
+    cu_seqlens_q: u64,
+    cu_seqlens_k: u64,
+    total_q: u32,
+    total_k: u32,
+}
+
+impl Packing {
+    /// Dense tensors.
+    const NONE: Packing = Packing { cu_seqlens_q: 0, cu_seqlens_k: 0, total_q: 0, total_k: 0 };
 }
 
 /// Where a run's K and V come from.
@@ -892,6 +990,9 @@ enum KvCache<'r, 'a> {
     Contiguous(&'r Fp8View<'a>, &'r Fp8View<'a>),
     /// Pools of pages and a page table.
     Paged(&'r PagedKv<'a>),
+    /// A packed batch's `[total_k, heads_kv, head_dim]` each, and its
+    /// prefix sums.
+    Packed(&'r Fp8View<'a>, &'r Fp8View<'a>, &'r PackedSeqs<'a>),
 }
 
 /// A paged cache's table and geometry as the kernels take them
@@ -909,14 +1010,24 @@ impl Paging {
     const NONE: Paging = Paging { table: 0, max_pages: 0, page_shift: 0, pages: 0 };
 }
 
+/// `func` allowed `smem_bytes` of dynamic shared memory (past the default
+/// limit, an opt-in).
+fn with_smem(func: CudaFunction, smem_bytes: u32) -> Result<CudaFunction, AttnError> {
+    if smem_bytes > DEFAULT_SMEM_LIMIT {
+        func.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;
+    }
+    Ok(func)
+}
+
 /// Refuses an output of `shape` and `dtype` for problem `p`.
 fn check_output(shape: [usize; 4], dtype: OutputDtype, p: &Problem) -> Result<(), AttnError> {
-    if shape != p.q_shape() || dtype != p.output {
+    let expected = p.packed_shapes().map_or(p.q_shape(), |(q, _)| q);
+    if shape != expected || dtype != p.output {
         return Err(AttnError::ShapeMismatch(format!(
             "output buffer is {:?} {} but the problem needs {:?} {}",
             shape,
             dtype.name(),
-            p.q_shape(),
+            expected,
             p.output.name()
         )));
     }

@@ -46,12 +46,14 @@ use std::marker::PhantomData;
 use crate::launch::staging::MapStaging;
 pub use extras::DecodeExtras;
 pub(crate) use map_slots::{MapSlot, MapSlots};
+pub use packed::PackedSeqs;
 pub use paged::{MAX_PAGE_SIZE, MIN_PAGE_SIZE, PagedKv};
 pub(crate) use size::MAP_SLOTS;
 pub use size::{CAPTURE_MAP_SLOTS, WorkspaceSize};
 
 mod extras;
 mod map_slots;
+mod packed;
 mod paged;
 pub(crate) mod size;
 
@@ -192,6 +194,13 @@ impl<'a> Fp8View<'a> {
         Fp8View::new(crate::launch::cast::e4m3_as_bytes(codes), shape)
     }
 
+    /// E4M3 codes of a packed batch's Q, K or V, `[total_rows, heads,
+    /// head_dim]` ([`crate::Attention::run_packed`]); its
+    /// [`Fp8View::shape`] reads `[1, total_rows, heads, head_dim]`.
+    pub fn packed(codes: CudaView<'a, u8>, [rows, heads, head_dim]: [usize; 3]) -> Result<Fp8View<'a>, AttnError> {
+        Fp8View::new(codes, [1, rows, heads, head_dim])
+    }
+
     pub(crate) fn checked(codes: Memory<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
         check_len("codes", codes.len(), shape)?;
         Ok(Fp8View { codes, shape })
@@ -233,6 +242,17 @@ impl<'a> OutputViewMut<'a> {
     /// as bits.
     pub fn from_bf16(o: &'a mut CudaSlice<half::bf16>, shape: [usize; 4]) -> Result<Self, AttnError> {
         OutputViewMut::new(crate::launch::cast::halves_as_bits(o), OutputDtype::Bf16, shape)
+    }
+
+    /// A packed batch's output, `[total_q, heads_q, head_dim]` 16-bit
+    /// values ([`crate::Attention::run_packed`]); its shape reads `[1,
+    /// total_q, heads_q, head_dim]`.
+    pub fn packed(
+        bits: CudaViewMut<'a, u16>,
+        dtype: OutputDtype,
+        [rows, heads, head_dim]: [usize; 3],
+    ) -> Result<Self, AttnError> {
+        OutputViewMut::new(bits, dtype, [1, rows, heads, head_dim])
     }
 
     pub(crate) fn checked(bits: MemoryMut<'a, u16>, dtype: OutputDtype, shape: [usize; 4]) -> Result<Self, AttnError> {
@@ -402,7 +422,7 @@ impl TileMapKey {
         } else {
             (p.seq_q, p.batch * p.heads_q)
         };
-        TileMapKey {
+        let dense = TileMapKey {
             head_dim: p.head_dim as u32,
             q_rows: q_rows as u32,
             q_heads: q_heads as u32,
@@ -413,6 +433,21 @@ impl TileMapKey {
             kv_strides: [p.head_dim as u64, (p.seq_kv * p.head_dim) as u64],
             pair_rows: kernel.pair_rows,
             addresses,
+        };
+        // A packed batch's K and V are `[total_k, heads_kv, D]`: every
+        // sequence's rows, heads interleaved within a row (the kernels add
+        // the sequence's first row). Its Q, which the packed kernels do not
+        // copy by tensor copies, is described as `total_q * heads_q` rows.
+        match p.packed {
+            None => dense,
+            Some(rows) => TileMapKey {
+                q_rows: (rows.total_q * p.heads_q) as u32,
+                q_heads: 1,
+                kv_rows: rows.total_k as u32,
+                kv_heads: p.heads_kv as u32,
+                kv_strides: [(p.heads_kv * p.head_dim) as u64, p.head_dim as u64],
+                ..dense
+            },
         }
     }
 }
@@ -446,7 +481,11 @@ impl Workspace {
 /// The layout of a plan's `kv_tiles` scratch (one prepass block per tile).
 pub(crate) fn kv_tiles_of(plan: &Plan) -> KvTiles {
     let (p, pv_e4m3) = (plan.problem(), plan.variant().pv_e4m3());
-    KvTiles::new(p.head_dim as u32, p.batch as u32, p.heads_kv as u32, p.seq_kv as u32, pv_e4m3)
+    let [d, b, hkv] = [p.head_dim, p.batch, p.heads_kv].map(|x| x as u32);
+    match p.packed {
+        None => KvTiles::new(d, b, hkv, p.seq_kv as u32, pv_e4m3),
+        Some(rows) => KvTiles::packed(d, b, hkv, rows.total_k as u32, pv_e4m3),
+    }
 }
 
 /// The layout of a `decode` plan's partial results (none for one split).

@@ -37,6 +37,20 @@ pub struct Problem {
     /// K's, then V's (empty for a problem validated from its shapes alone,
     /// [`Problem::new`]).
     pub scales: Vec<f32>,
+    /// A packed batch of sequences of their own lengths
+    /// ([`Problem::packed`]): the rows of Q and of K; `None` for
+    /// `[B, H, S, D]` tensors.
+    pub packed: Option<PackedRows>,
+}
+
+/// The rows of a packed batch's tensors: Q and O `[total_q, heads_q,
+/// head_dim]`, K and V `[total_k, heads_kv, head_dim]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedRows {
+    /// Rows of Q (every sequence's queries).
+    pub total_q: usize,
+    /// Rows of K and V (every sequence's keys).
+    pub total_k: usize,
 }
 
 impl Problem {
@@ -98,7 +112,47 @@ impl Problem {
             causal: opts.causal,
             output: opts.output,
             scales: Vec::new(),
+            packed: None,
         })
+    }
+
+    /// Validates a packed batch of `batch` sequences (FlashAttention's
+    /// variable-length layout): Q `[total_q, heads_q, head_dim]`, K and V
+    /// `[total_k, heads_kv, head_dim]`, no sequence longer than
+    /// `max_seqlen = [queries, keys]`. The problem is planned as `[batch,
+    /// heads, max_seqlen, head_dim]` (the grid covers the longest
+    /// sequence) with the rows kept in [`Problem::packed`].
+    pub fn packed(
+        q_shape: [usize; 3],
+        k_shape: [usize; 3],
+        v_shape: [usize; 3],
+        batch: usize,
+        max_seqlen: [usize; 2],
+        opts: &Options,
+    ) -> Result<Problem, AttnError> {
+        if k_shape != v_shape {
+            return Err(AttnError::ShapeMismatch(format!("k is {k_shape:?} but v is {v_shape:?}")));
+        }
+        let ([total_q, heads_q, head_dim], [total_k, heads_kv, kv_dim]) = (q_shape, k_shape);
+        for (what, rows) in [("q", total_q), ("k", total_k)] {
+            if rows >= i32::MAX as usize {
+                return Err(AttnError::TooLarge(format!("{what} has {rows} rows: the prefix sums are int32")));
+            }
+        }
+        let [max_q, max_k] = max_seqlen;
+        let mut problem = Problem::new(
+            [batch, heads_q, max_q, head_dim],
+            [batch, heads_kv, max_k, kv_dim],
+            [batch, heads_kv, max_k, kv_dim],
+            opts,
+        )?;
+        for (what, shape) in [("q", q_shape), ("k", k_shape)] {
+            if shape.contains(&0) {
+                return Err(AttnError::ZeroDimension { tensor: what, shape: [1, shape[0], shape[1], shape[2]] });
+            }
+        }
+        problem.packed = Some(PackedRows { total_q, total_k });
+        Ok(problem)
     }
 
     /// Rows of one folded head as `decode` sees it: the `Hq / Hkv` query
@@ -111,6 +165,14 @@ impl Problem {
     /// Folded heads over the batch (`decode`): `B * Hkv`.
     pub fn folded_heads(&self) -> usize {
         self.batch * self.heads_kv
+    }
+
+    /// The shapes of a packed batch's Q and K views as
+    /// [`crate::device::Fp8View::packed`] makes them: `[1, total_q, Hq, D]`
+    /// and `[1, total_k, Hkv, D]`; `None` for a dense problem.
+    pub fn packed_shapes(&self) -> Option<([usize; 4], [usize; 4])> {
+        let rows = self.packed?;
+        Some(([1, rows.total_q, self.heads_q, self.head_dim], [1, rows.total_k, self.heads_kv, self.head_dim]))
     }
 
     /// `[B, Hq, Sq, D]`.

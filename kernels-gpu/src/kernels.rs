@@ -40,6 +40,38 @@ pub struct KernelInfo {
     /// blocks' partial results, where the host splits the keys across
     /// blocks (`decode`).
     pub merge: Option<MergePass>,
+    /// Its twin over packed batches of sequences of their own lengths
+    /// (`params::AttnParams::cu_seqlens_q`), if one is built: the same
+    /// tiles, shared memory and prepass.
+    pub packed: Option<PackedTwin>,
+}
+
+/// The entries of a kernel's twin over packed batches
+/// ([`KernelInfo::packed`]), one per output type, and the launch bounds
+/// it asks for (as [`KernelInfo::min_blocks_per_sm`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedTwin {
+    /// The PTX entry symbol of the twin writing f16.
+    pub entry_f16: &'static str,
+    /// The PTX entry symbol of the twin writing bf16.
+    pub entry_bf16: &'static str,
+    /// Blocks per SM ptxas must make room for, or 0.
+    pub min_blocks_per_sm: u32,
+}
+
+impl PackedTwin {
+    /// The entry that writes `output`.
+    pub const fn entry(&self, output: OutputDtype) -> &'static str {
+        match output {
+            OutputDtype::F16 => self.entry_f16,
+            OutputDtype::Bf16 => self.entry_bf16,
+        }
+    }
+
+    /// A twin with these entries and launch bounds.
+    const fn of(entry_f16: &'static str, entry_bf16: &'static str, min_blocks_per_sm: u32) -> Option<PackedTwin> {
+        Some(PackedTwin { entry_f16, entry_bf16, min_blocks_per_sm })
+    }
 }
 
 /// A merge kernel: grid `(rows, heads)` as its kernel's documentation
@@ -169,6 +201,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -181,6 +214,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -190,9 +224,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         smem_bytes: SmemPlan::Wgmma { pv_e4m3: false }.total(WGMMA_D64),
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d64", 64)),
-        min_blocks_per_sm: 0,
+        min_blocks_per_sm: 2,
         pair_rows: false,
         merge: None,
+        packed: PackedTwin::of("sdpa_wgmma_packed_d64", "sdpa_wgmma_packed_d64_bf16", 2),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -205,6 +240,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: PackedTwin::of("sdpa_wgmma_packed_d128", "sdpa_wgmma_packed_d128_bf16", 1),
     },
     KernelInfo {
         variant: Variant::Split,
@@ -217,6 +253,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -229,6 +266,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -243,6 +281,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 2,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -255,6 +294,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -267,6 +307,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -279,6 +320,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -291,6 +333,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: PackedTwin::of("sdpa_wgmma_fp8pv_packed_d64", "sdpa_wgmma_fp8pv_packed_d64_bf16", 2),
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -303,6 +346,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: PackedTwin::of("sdpa_wgmma_fp8pv_packed_d128", "sdpa_wgmma_fp8pv_packed_d128_bf16", 1),
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -315,6 +359,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -327,6 +372,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: true,
         merge: None,
+        packed: None,
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -339,6 +385,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
+        packed: None,
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -351,6 +398,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         min_blocks_per_sm: 0,
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
+        packed: None,
     },
 ];
 

@@ -101,6 +101,57 @@ pub struct AttnParams {
     pub page_shift: u32,
     /// Pages in K's and V's pool.
     pub pages: u32,
+    /// Packed variable-length batches (the `wgmma` kernels): device address
+    /// of `batch + 1` int32 prefix sums of the sequences' query lengths
+    /// (`cu_seqlens_q`, from 0), or 0 for `[batch, heads, seq, HEAD_DIM]`
+    /// tensors. Packed, Q and O are `[total_q, heads_q, HEAD_DIM]` and K
+    /// and V `[total_k, heads_kv, HEAD_DIM]` (sequence `b`'s rows are
+    /// `cu_seqlens[b] .. cu_seqlens[b + 1]`), `seq_q` and `seq_kv` are the
+    /// longest sequence's lengths, and causal masking aligns each
+    /// sequence's last query with its last key ([`PackedRows`]).
+    pub cu_seqlens_q: u64,
+    /// Packed: device address of the `batch + 1` key prefix sums
+    /// (`cu_seqlens_k`); 0 where `cu_seqlens_q` is.
+    pub cu_seqlens_k: u64,
+    /// Packed: rows of K and V (`total_k`), which the prepass's scratch is
+    /// sized by ([`KvTiles::packed`]).
+    pub packed_keys: u32,
+    /// Packed: rows of Q and O (`total_q`); the log-sum-exp output is then
+    /// `[heads_q, total_q]` (FlashAttention's packed layout).
+    pub packed_queries: u32,
+}
+
+/// Where one sequence of a packed batch ([`AttnParams::cu_seqlens_q`])
+/// lies: its first row and length in Q (and O), and in K (and V).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedRows {
+    /// First query row.
+    pub q_row0: u32,
+    /// Query rows.
+    pub seq_q: u32,
+    /// First key row.
+    pub kv_row0: u32,
+    /// Key rows.
+    pub seq_kv: u32,
+}
+
+impl PackedRows {
+    /// Sequence `b` of `p` from the prefix sums' entries `b` and `b + 1`
+    /// (`[q_b, q_b1]`, `[k_b, k_b1]`), clamped so that no value the host
+    /// could not check reads past a tensor or the launch's geometry: a
+    /// first row past the total starts at it, a decreasing pair is empty,
+    /// a sequence ends at the total and is cut at the longest length
+    /// (`seq_q`, `seq_kv`).
+    #[inline(always)]
+    pub fn of(p: &AttnParams, [q_b, q_b1]: [u32; 2], [k_b, k_b1]: [u32; 2]) -> Self {
+        let rows = |first: u32, next: u32, total: u32, longest: u32| {
+            let first = first.min(total);
+            (first, next.min(total).saturating_sub(first).min(longest))
+        };
+        let (q_row0, seq_q) = rows(q_b, q_b1, p.packed_queries, p.seq_q);
+        let (kv_row0, seq_kv) = rows(k_b, k_b1, p.packed_keys, p.seq_kv);
+        Self { q_row0, seq_q, kv_row0, seq_kv }
+    }
 }
 
 /// Where `decode`'s blocks that share keys leave their partial results
@@ -275,6 +326,40 @@ impl KvTiles {
             tiles_per_head: padded_keys(seq_kv) / TILE_KEYS,
             heads: batch as u64 * heads_kv as u64,
         }
+    }
+
+    /// The scratch layout of a packed batch ([`AttnParams::cu_seqlens_k`])
+    /// of `batch` sequences and `total_keys` key rows: per key/value head
+    /// (not per batch entry), sequence `b`'s tiles from
+    /// [`KvTiles::first_packed_tile`] on. No sequence's tiles overlap the
+    /// next's: sequence `b` needs `ceil(len / 64)` tiles, at most
+    /// `floor((k_b + len) / 64) - floor(k_b / 64) + 1`.
+    #[inline(always)]
+    pub const fn packed(head_dim: u32, batch: u32, heads_kv: u32, total_keys: u32, pv_e4m3: bool) -> Self {
+        Self {
+            head_dim,
+            vt_key_bytes: vt_key_bytes(pv_e4m3),
+            tiles_per_head: total_keys / TILE_KEYS + batch,
+            heads: heads_kv as u64,
+        }
+    }
+
+    /// The scratch layout of `p` at head dimension `head_dim`: packed or
+    /// per batch entry.
+    #[inline(always)]
+    pub const fn of(p: &AttnParams, head_dim: u32, pv_e4m3: bool) -> Self {
+        if p.cu_seqlens_k != 0 {
+            Self::packed(head_dim, p.batch, p.heads_kv, p.packed_keys, pv_e4m3)
+        } else {
+            Self::new(head_dim, p.batch, p.heads_kv, p.seq_kv, pv_e4m3)
+        }
+    }
+
+    /// The first tile of packed sequence `batch` whose keys start at row
+    /// `kv_row0` (see [`KvTiles::packed`]).
+    #[inline(always)]
+    pub const fn first_packed_tile(kv_row0: u32, batch: u32) -> u32 {
+        kv_row0 / TILE_KEYS + batch
     }
 
     /// Bytes of one `Vt` tile.

@@ -118,6 +118,14 @@ pub fn exponent<const FUSED: bool>(score: f32, factor: f32, base: f32, fma: impl
     if FUSED { fma(score, factor, -base) } else { score * factor - base }
 }
 
+/// The natural log-sum-exp of a row whose base-2 statistics are `base`
+/// (what its scaled scores had subtracted before `exp2`) and `sum` (of
+/// those `exp2`s): `-inf` where the sum is 0 (no key).
+#[inline(always)]
+pub fn log_sum_exp(base: f32, sum: f32, log2: impl Fn(f32) -> f32) -> f32 {
+    if sum == 0.0 { f32::NEG_INFINITY } else { (base + log2(sum)) * core::f32::consts::LN_2 }
+}
+
 /// log2(e): scores are multiplied by it so that `exp(x) = 2^(x log2 e)`.
 pub const LOG2E: f32 = core::f32::consts::LOG2_E;
 

@@ -2,7 +2,8 @@
 //! ([`crate::Attention::run_views_with`]): each batch's key length
 //! (FlashAttention's `cache_seqlens`: a cache allocated for `seq_kv` keys
 //! of which batch `b` holds its first `lens[b]`) and every query row's
-//! log-sum-exp. Only `decode` kernels take them.
+//! log-sum-exp. Only `decode` kernels take the lengths; `decode` and the
+//! `wgmma` variants write the log-sum-exp.
 
 use super::{Memory, MemoryMut, check_device};
 use crate::error::AttnError;
@@ -30,7 +31,8 @@ impl<'a> DecodeExtras<'a> {
     }
 
     /// Writes each query row's log-sum-exp into `lse` (f32 `[batch,
-    /// heads_q, seq_q]`): the natural log of the sum over the keys the row
+    /// heads_q, seq_q]`, or for a packed batch `[total_q, heads_q]`): the
+    /// natural log of the sum over the keys the row
     /// sees of `exp(softmax_scale * q.k)` on the dequantized inputs; `-inf`
     /// for a row that sees no key. Two partial results over disjoint keys
     /// merge as `o = (o1 e^lse1 + o2 e^lse2) / (e^lse1 + e^lse2)`.
@@ -46,22 +48,26 @@ impl<'a> DecodeExtras<'a> {
     /// Refuses extras that `plan`'s kernel does not take, or of the wrong
     /// length or device.
     pub(crate) fn check(&self, plan: &Plan, ordinal: usize) -> Result<(), AttnError> {
-        if self.is_empty() {
-            return Ok(());
-        }
         let (p, kernel) = (plan.problem(), plan.kernel());
-        if kernel.merge.is_none() {
-            return Err(AttnError::VariantUnavailable {
-                variant: kernel.variant.name(),
-                reason: "per-batch key lengths and the log-sum-exp output are the `decode` variant's".into(),
-            });
-        }
         if let Some(lens) = &self.seq_used_k {
+            if kernel.merge.is_none() {
+                return Err(AttnError::VariantUnavailable {
+                    variant: kernel.variant.name(),
+                    reason: "per-batch key lengths are the `decode` variant's".into(),
+                });
+            }
             check_len("seq_used_k", lens.len(), p.batch)?;
             check_device("seq_used_k", lens.ordinal(), ordinal)?;
         }
         if let Some(lse) = &self.lse {
-            check_len("lse", lse.len(), p.batch * p.heads_q * p.seq_q)?;
+            if !kernel.variant.writes_lse() {
+                return Err(AttnError::VariantUnavailable {
+                    variant: kernel.variant.name(),
+                    reason: "the log-sum-exp output is written by `decode`, `wgmma` and `wgmma-fp8pv`".into(),
+                });
+            }
+            let rows = p.packed.map_or(p.batch * p.seq_q, |rows| rows.total_q);
+            check_len("lse", lse.len(), rows * p.heads_q)?;
             check_device("lse", lse.ordinal(), ordinal)?;
         }
         Ok(())

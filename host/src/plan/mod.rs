@@ -20,6 +20,10 @@ use kernels_gpu::variant::Variant;
 use target::Target;
 use workload::Workload;
 
+/// The variant that runs a packed batch unless the caller names one: the
+/// accurate `wgmma` (f16 P·V).
+pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
+
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
@@ -36,13 +40,17 @@ impl Plan {
     /// for the problem's sizes and output type. Fails where the target
     /// cannot run that kernel (an sm_90a-only variant elsewhere).
     pub fn new(problem: Problem, choice: VariantChoice, target: Target) -> Result<Plan, AttnError> {
-        let variant = match choice {
-            VariantChoice::Auto => recommend::recommended(&Workload::of(&problem), target),
-            VariantChoice::Fixed(v) => v,
+        let variant = match (choice, problem.packed) {
+            (VariantChoice::Auto, None) => recommend::recommended(&Workload::of(&problem), target),
+            (VariantChoice::Auto, Some(_)) => PACKED_DEFAULT,
+            (VariantChoice::Fixed(v), _) => v,
         };
         let p = &problem;
-        let kernel = select::select(variant, p.head_dim as u32, p.seq_q as u32, p.seq_kv as u32, p.causal, p.output)
-            .ok_or(AttnError::UnsupportedHeadDim { head_dim: p.head_dim, supported: HEAD_DIMS.to_vec() })?;
+        let kernel = match p.packed {
+            None => select::select(variant, p.head_dim as u32, p.seq_q as u32, p.seq_kv as u32, p.causal, p.output),
+            Some(_) => select::packed(variant, p.head_dim as u32, p.output)?,
+        }
+        .ok_or(AttnError::UnsupportedHeadDim { head_dim: p.head_dim, supported: HEAD_DIMS.to_vec() })?;
         if kernel.sm90a_only && !target.sm90a {
             return Err(AttnError::VariantUnavailable {
                 variant: variant.name(),

@@ -61,3 +61,24 @@ pub fn select(
     };
     kernel.map(|k| k.writing(output))
 }
+
+/// The kernel that runs `variant` on a packed batch at `head_dim`, in its
+/// twin that writes `output`: [`find`]'s, which must have a packed twin
+/// (`KernelInfo::packed`: the `wgmma` variants'); `Ok(None)` where the
+/// variant has no kernel at `head_dim`.
+pub fn packed(
+    variant: Variant,
+    head_dim: u32,
+    output: OutputDtype,
+) -> Result<Option<&'static KernelInfo>, crate::error::AttnError> {
+    let Some(kernel) = find(variant, head_dim).map(|k| k.writing(output)) else {
+        return Ok(None);
+    };
+    if kernel.packed.is_none() {
+        return Err(crate::error::AttnError::VariantUnavailable {
+            variant: variant.name(),
+            reason: "packed batches of sequences run on the `wgmma` and `wgmma-fp8pv` variants only".into(),
+        });
+    }
+    Ok(Some(kernel))
+}

@@ -4,7 +4,7 @@
 
 use crate::arch::{cp_async, grid_dep, sreg};
 use crate::layout::RowLayout;
-use crate::params::{self, AttnParams};
+use crate::params::{self, AttnParams, KvTiles, PackedRows};
 use crate::schedule;
 use crate::softmax;
 
@@ -22,8 +22,22 @@ pub struct BlockJob {
     /// head`).
     pub q_head: u64,
     /// The block's key/value head over the whole batch (`batch * heads_kv
-    /// + kv head`).
+    /// + kv head`; in a packed batch the key/value head alone, the maps
+    /// and the prepass's tiles running over every sequence).
     pub kv_head: u64,
+    /// Elements from one Q row to the next (bytes of Q, 16-bit elements of
+    /// O): `HEAD_DIM`, or `heads_q * HEAD_DIM` in a packed batch.
+    pub q_row_stride: u32,
+    /// The block's sequence's query length.
+    pub seq_q: u32,
+    /// The block's sequence's key length.
+    pub seq_kv: u32,
+    /// The sequence's first row in K's tensor map (0 but in a packed
+    /// batch, whose maps run over every sequence's rows).
+    pub kv_row0: u32,
+    /// The sequence's first tile in the prepass's scratch under its
+    /// `kv_head` (`params::KvTiles`; 0 but in a packed batch).
+    pub kv_tile0: u32,
     /// First query row of the block.
     pub row0: u32,
     /// Query rows of the block inside `seq_q`.
@@ -40,12 +54,44 @@ pub struct BlockJob {
 
 impl BlockJob {
     /// Locates the block's rows and heads from the block indices and reads
-    /// the scales.
+    /// the scales, for `[batch, heads, seq, HEAD_DIM]` tensors.
     ///
     /// # Safety
     /// `p` describes valid buffers (host-validated).
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { Self::locate::<HEAD_DIM>(p, block_m, None) }
+    }
+
+    /// [`BlockJob::new`] for a packed batch ([`AttnParams::cu_seqlens_q`]):
+    /// the block's sequence's rows read from the prefix sums; a block past
+    /// its sequence's rows gets none.
+    ///
+    /// # Safety
+    /// As [`BlockJob::new`]; the prefix sums hold `batch + 1` entries.
+    #[inline(always)]
+    pub unsafe fn new_packed<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
+        let batch = schedule::block_coords(sreg::block_idx(), schedule::blocks(p.seq_q, block_m), p.causal != 0).batch;
+        let (cu_q, cu_k) = (p.cu_seqlens_q as *const u32, p.cu_seqlens_k as *const u32);
+        // SAFETY: the first global memory access of the block (the kernel
+        // before this one may still write its inputs); entries `batch` and
+        // `batch + 1` exist.
+        let rows = unsafe {
+            grid_dep::wait();
+            let pair = |cu: *const u32| [*cu.add(batch as usize), *cu.add(batch as usize + 1)];
+            PackedRows::of(p, pair(cu_q), pair(cu_k))
+        };
+        // SAFETY: forwarded.
+        unsafe { Self::locate::<HEAD_DIM>(p, block_m, Some(rows)) }
+    }
+
+    /// [`BlockJob::new`] with the block's sequence where packed.
+    ///
+    /// # Safety
+    /// As [`BlockJob::new`].
+    #[inline(always)]
+    unsafe fn locate<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32, packed: Option<PackedRows>) -> Self {
         let query_blocks = schedule::blocks(p.seq_q, block_m);
         let at = schedule::block_coords(sreg::block_idx(), query_blocks, p.causal != 0);
         let (head, batch) = (at.head, at.batch as u64);
@@ -53,11 +99,31 @@ impl BlockJob {
         let kv_head = p.kv_group.div(head);
         let d = HEAD_DIM as u64;
         let q_head = batch * p.heads_q as u64 + head as u64;
-        let q_offset = (q_head * p.seq_q as u64 + row0 as u64) * d;
         let batch_kv_head = batch * p.heads_kv as u64 + kv_head as u64;
-        let kv_offset = batch_kv_head * p.seq_kv as u64 * d;
-        // SAFETY: the first global memory access of the block follows (the
-        // kernel before this one may still write its inputs or read its output).
+        let seq = match packed {
+            Some(rows) => rows,
+            None => PackedRows { q_row0: 0, seq_q: p.seq_q, kv_row0: 0, seq_kv: p.seq_kv },
+        };
+        let (q_offset, q_row_stride, kv_offset, kv_head_index) = match packed {
+            None => (
+                (q_head * p.seq_q as u64 + row0 as u64) * d,
+                HEAD_DIM as u32,
+                batch_kv_head * p.seq_kv as u64 * d,
+                batch_kv_head,
+            ),
+            Some(rows) => {
+                let q_row = (rows.q_row0 + row0) as u64;
+                let kv_row = rows.kv_row0 as u64;
+                (
+                    (q_row * p.heads_q as u64 + head as u64) * d,
+                    p.heads_q * HEAD_DIM as u32,
+                    (kv_row * p.heads_kv as u64 + kv_head as u64) * d,
+                    kv_head as u64,
+                )
+            }
+        };
+        // SAFETY: the first global memory access of the block (the kernel
+        // before this one may still write its inputs or read its output).
         unsafe { grid_dep::wait() };
         // The scales are loaded here, before any tile copy: an SM's loads
         // return in about issue order, so behind a block's 34 KB of copies
@@ -73,19 +139,65 @@ impl BlockJob {
                 *(p.v_scale as *const f32).add(kv_index as usize),
             )
         };
+        // (Dense, every block's first row lies inside the sequence.)
+        let rows = match packed {
+            None => block_m.min(p.seq_q - row0),
+            Some(_) => block_m.min(seq.seq_q.saturating_sub(row0)),
+        };
+        let causal = p.causal != 0;
+        let key_end = match (packed, rows) {
+            (Some(_), 0) => 0,
+            _ => schedule::key_end(row0, block_m, seq.seq_q, seq.seq_kv, causal),
+        };
         BlockJob {
             q: (p.q + q_offset) as *const u8,
             k: (p.k + kv_offset) as *const u8,
             v: (p.v + kv_offset) as *const u8,
             o: (p.o + 2 * q_offset) as *mut u16,
             q_head,
-            kv_head: batch_kv_head,
+            kv_head: kv_head_index,
+            q_row_stride,
+            seq_q: seq.seq_q,
+            seq_kv: seq.seq_kv,
+            kv_row0: seq.kv_row0,
+            kv_tile0: if packed.is_some() { KvTiles::first_packed_tile(seq.kv_row0, at.batch) } else { 0 },
             row0,
-            rows: block_m.min(p.seq_q - row0),
+            rows,
             key_begin: 0,
-            key_end: schedule::key_end(row0, block_m, p.seq_q, p.seq_kv, p.causal != 0),
+            key_end,
             score_scale_log2: softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale),
             v_scale,
+        }
+    }
+
+    /// Where the log-sum-exp of the block's first row goes, if `p` asks
+    /// for one, and the entries from one row to the next: the entry of an
+    /// output row has the row's index, so the log-sum-exp is `[batch,
+    /// heads_q, seq_q]`, or packed `[total_q, heads_q]`. Derived from the
+    /// output pointer (live to the end anyway) rather than kept from
+    /// [`BlockJob::new`]: one more register through the key loop costs
+    /// the `wgmma` kernels their occupancy.
+    #[inline(always)]
+    pub fn lse_entries<const HEAD_DIM: usize>(&self, p: &AttnParams) -> Option<(*mut f32, u32)> {
+        if p.lse == 0 {
+            return None;
+        }
+        let row = (self.o as u64 - p.o) / (2 * HEAD_DIM as u64);
+        Some(((p.lse as *mut f32).wrapping_add(row as usize), self.q_row_stride / HEAD_DIM as u32))
+    }
+
+    /// Writes `-inf` (no key seen) as the log-sum-exp of the block's rows
+    /// at `(lse, step)` ([`BlockJob::lse_entries`]).
+    ///
+    /// # Safety
+    /// `lse` holds the block's `rows` entries, `step` apart.
+    #[inline(always)]
+    pub unsafe fn no_keys_lse(&self, (lse, step): (*mut f32, u32), threads: u32) {
+        let mut row = sreg::thread_idx_x();
+        while row < self.rows {
+            // SAFETY: one of the block's entries.
+            unsafe { *lse.add((row * step) as usize) = f32::NEG_INFINITY };
+            row += threads;
         }
     }
 
@@ -93,15 +205,56 @@ impl BlockJob {
     /// no key).
     ///
     /// # Safety
-    /// `self.o` points at `rows` output rows of `HEAD_DIM` f16.
+    /// `self.o` points at `rows` output rows of `HEAD_DIM` f16,
+    /// `q_row_stride` apart.
     #[inline(always)]
     pub unsafe fn zero_output<const HEAD_DIM: usize>(&self, threads: u32) {
+        let words_per_row = HEAD_DIM as u32 / 2;
         let mut c = sreg::thread_idx_x();
-        while c < self.rows * HEAD_DIM as u32 / 2 {
-            // SAFETY: inside the block's output rows (4-byte aligned: D is even).
-            unsafe { *(self.o as *mut u32).add(c as usize) = 0 };
+        while c < self.rows * words_per_row {
+            let (row, word) = (c / words_per_row, c % words_per_row);
+            let at = (row * self.q_row_stride / 2 + word) as usize;
+            // SAFETY: inside the block's output rows (4-byte aligned: D and
+            // the stride are even).
+            unsafe { *(self.o as *mut u32).add(at) = 0 };
             c += threads;
         }
+    }
+}
+
+/// How a kernel's tensors hold the batch's sequences: a kernel's policy,
+/// one PTX entry each (the packed job's lengths and strides live in
+/// registers the dense one reads from the parameters, which the `wgmma`
+/// kernels' register budgets do not have room for in one entry).
+pub trait Sequences {
+    /// The block's job ([`BlockJob::new`] at `block_m` rows).
+    ///
+    /// # Safety
+    /// As [`BlockJob::new`], and the layout's own contract.
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob;
+}
+
+/// `[batch, heads, seq, HEAD_DIM]` tensors, every sequence `seq_q` and
+/// `seq_kv` long.
+pub struct Dense;
+
+/// A packed batch of sequences of their own lengths
+/// ([`AttnParams::cu_seqlens_q`]).
+pub struct Packed;
+
+impl Sequences for Dense {
+    #[inline(always)]
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
+        // SAFETY: forwarded.
+        unsafe { BlockJob::new::<HEAD_DIM>(p, block_m) }
+    }
+}
+
+impl Sequences for Packed {
+    #[inline(always)]
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
+        // SAFETY: forwarded (the host gives packed kernels the prefix sums).
+        unsafe { BlockJob::new_packed::<HEAD_DIM>(p, block_m) }
     }
 }
 

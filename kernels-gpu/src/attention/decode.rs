@@ -131,6 +131,11 @@ impl Walk for Decode {
             o: (p.o + 2 * q_offset) as *mut u16,
             q_head: head as u64,
             kv_head: head as u64,
+            q_row_stride: HEAD_DIM as u32,
+            seq_q: at.rows(p),
+            seq_kv,
+            kv_row0: 0,
+            kv_tile0: 0,
             row0,
             rows: block_m.min(at.rows(p) - row0),
             key_begin,
@@ -322,10 +327,10 @@ unsafe fn store_stats<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row
 }
 
 /// The natural log-sum-exp of a row whose base-2 statistics are `base`
-/// and `sum` (`-inf` where the sum is 0: no key).
+/// and `sum` ([`softmax::log_sum_exp`]).
 #[inline(always)]
 fn lse_of(base: f32, sum: f32) -> f32 {
-    if sum == 0.0 { f32::NEG_INFINITY } else { (base + math::log2(sum)) * LN2 }
+    softmax::log_sum_exp(base, sum, math::log2)
 }
 
 /// Warps of a [`merge_splits`] block (`kernels::DECODE_MERGE_THREADS`).

@@ -15,7 +15,7 @@ use crate::params::AttnParams;
 use crate::tiles::TileShape;
 #[cfg(target_feature = "sm_90a")]
 use {
-    super::block::BlockJob,
+    super::block::{Dense, Packed, Sequences},
     super::merge::Apart,
     super::online::{FusedFma, Unfused},
     super::prepass,
@@ -83,13 +83,14 @@ unsafe fn wgmma_forward<
     const SOFTMAX_CHAINS: usize,
     const PV_STEPS: usize,
     Pv: PvForm,
+    Seqs: Sequences,
     Out: OutputFormat,
 >(
     p: &AttnParams,
 ) {
     // SAFETY: forwarded (host-validated parameters).
     unsafe {
-        let job = BlockJob::new::<HEAD_DIM>(p, 64 * WARPGROUPS as u32);
+        let job = Seqs::job::<HEAD_DIM>(p, 64 * WARPGROUPS as u32);
         // The body with exponent policy `$exponent`, the other parameters this entry's.
         macro_rules! forward_with {
             ($exponent:ty) => {
@@ -168,10 +169,13 @@ macro_rules! split_call {
 }
 
 /// The call of [`wgmma_forward`] for tile shape `$t`, `$chains` softmax
-/// chains and P·V form `$pv`.
+/// chains, P·V form `$pv` and the sequences' layout (`Dense` unless given).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_call {
-    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {{
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {
+        wgmma_call!($p, $t, chains: $chains, $pv, Dense)
+    };
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty) => {{
         const T: TileShape = $t;
         wgmma_forward::<
             { T.head_dim as usize },
@@ -184,6 +188,7 @@ macro_rules! wgmma_call {
             $chains,
             { T.block_n as usize / <$pv>::KEYS_PER_PRODUCT },
             $pv,
+            $seqs,
             Out,
         >(&$p)
     }};
@@ -248,6 +253,21 @@ entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, |p| wgmma_call!(p, WGMMA_D128, ch
 entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3));
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3));
+// Their twins over packed batches of sequences (`kernels::KernelInfo::packed`).
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_packed_d64 / sdpa_wgmma_packed_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvF16, Packed));
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_packed_d128 / sdpa_wgmma_packed_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Packed)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_packed_d64 / sdpa_wgmma_fp8pv_packed_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3, Packed)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_packed_d128 / sdpa_wgmma_fp8pv_packed_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed)
+});
 // Its 192-key form for long rows (the host's `plan::select` picks it).
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, |p| {

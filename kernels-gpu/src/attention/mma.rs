@@ -236,6 +236,13 @@ pub unsafe fn forward<
     // SAFETY: converged warp; the block's own output rows.
     unsafe {
         let scales = rows.output_scales(job.v_scale);
-        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, 16 * warp + group, job.rows, quad);
+        online::store_rows::<HEAD_DIM, O_TILES, Out>(
+            job.o,
+            &o,
+            scales,
+            (16 * warp + group, HEAD_DIM as u32),
+            job.rows,
+            quad,
+        );
     }
 }

@@ -221,6 +221,16 @@ impl Rows {
     /// The whole warp calls it together (quad shuffles).
     #[inline(always)]
     pub unsafe fn output_scales(&self, v_scale: f32) -> [f32; 2] {
+        // SAFETY: forwarded.
+        unsafe { self.row_sums() }.map(|x| softmax::output_scale(x, v_scale, math::rcp))
+    }
+
+    /// The full sums of this thread's two rows (the quad's partials added).
+    ///
+    /// # Safety
+    /// The whole warp calls it together (quad shuffles).
+    #[inline(always)]
+    pub unsafe fn row_sums(&self) -> [f32; 2] {
         let mut l = self.l;
         for x in l.iter_mut() {
             // SAFETY: converged warp.
@@ -229,7 +239,7 @@ impl Rows {
                 *x += shfl::shfl_xor_f32(*x, 2);
             }
         }
-        l.map(|x| softmax::output_scale(x, v_scale, math::rcp))
+        l
     }
 }
 
@@ -335,13 +345,13 @@ pub fn p_fragment<const S_TILES: usize>(p: &[[f32; 4]; S_TILES], kk: usize) -> [
 ///
 /// # Safety
 /// `out` points at the block's `rows` output rows of `HEAD_DIM` 16-bit
-/// elements.
+/// elements, `row_stride` elements apart (even).
 #[inline(always)]
 pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize, Out: OutputFormat>(
     out: *mut u16,
     o: &[[f32; 4]; O_TILES],
     scales: [f32; 2],
-    local_row: u32,
+    (local_row, row_stride): (u32, u32),
     rows: u32,
     quad: u32,
 ) {
@@ -358,7 +368,7 @@ pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize, Out: Outpu
             // accumulator may hold 0 x NaN from V, so no product here.
             let packed = if s == 0.0 { 0 } else { packed };
             // SAFETY: row < rows and col + 1 < HEAD_DIM: inside the output; 4-byte aligned.
-            unsafe { *(out.add(row as usize * HEAD_DIM + col) as *mut u32) = packed };
+            unsafe { *(out.add(row as usize * row_stride as usize + col) as *mut u32) = packed };
         }
     }
 }
@@ -368,4 +378,30 @@ pub unsafe fn store_rows<const HEAD_DIM: usize, const O_TILES: usize, Out: Outpu
 #[inline(always)]
 pub fn p_fragments<const S_TILES: usize, const P_STEPS: usize>(p: &[[f32; 4]; S_TILES]) -> [[u32; 4]; P_STEPS] {
     core::array::from_fn(|kk| p_fragment(p, kk))
+}
+
+/// Writes the natural log-sum-exp of this thread's two rows (`local_row`,
+/// `local_row + 8` of the block, skipping rows at or past `rows`) to entry
+/// `row * step` of `lse`, from their bases (`m`) and full `sums`; quad
+/// lane 0 writes.
+///
+/// # Safety
+/// `lse` holds the block's `rows` entries, `step` apart.
+#[inline(always)]
+pub unsafe fn store_lse(
+    (lse, step): (*mut f32, u32),
+    m: &[RowMax; 2],
+    sums: [f32; 2],
+    local_row: u32,
+    rows: u32,
+    quad: u32,
+) {
+    for h in 0..2u32 {
+        let row = local_row + 8 * h;
+        if quad == 0 && row < rows {
+            let value = softmax::log_sum_exp(m[h as usize].base(), sums[h as usize], math::log2);
+            // SAFETY: row < rows: one of the block's entries.
+            unsafe { *lse.add((row * step) as usize) = value };
+        }
+    }
 }

@@ -11,7 +11,7 @@
 
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::{RowLayout, fp8_pv_byte};
-use crate::params::{AttnParams, KvTiles, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
+use crate::params::{AttnParams, KvTiles, PackedRows, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
 use crate::tiles::KvTilesSmemPlan;
 
 /// How `Vt` is stored: the element type and key order of its rows, which
@@ -77,18 +77,40 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let barrier = smem_base + plan.barrier;
     let tile = sreg::block_idx_x();
+    let (batch, kv_head) = (sreg::block_idx_z(), sreg::block_idx_y());
+    let layout = KvTiles::of(p, d, Vt::e4m3());
+    // The head's keys: `[batch, heads_kv, seq_kv, D]` rows, or a packed
+    // sequence's rows `heads_kv * D` bytes apart (which this block reads
+    // one bulk copy a row, spread over the threads).
+    let (head, rows_at, row_stride, seq_kv, dst_tile) = if p.cu_seqlens_k != 0 {
+        let cu_k = p.cu_seqlens_k as *const u32;
+        // SAFETY: entries `batch` and `batch + 1` of the prefix sums
+        // (host-validated), written before the kernel before this one.
+        let rows = unsafe {
+            grid_dep::wait();
+            PackedRows::of(p, [0, 0], [*cu_k.add(batch as usize), *cu_k.add(batch as usize + 1)])
+        };
+        let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
+        let dst_tile = KvTiles::first_packed_tile(rows.kv_row0, batch) + tile;
+        (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, dst_tile)
+    } else {
+        let head = batch as u64 * p.heads_kv as u64 + kv_head as u64;
+        (head, head * p.seq_kv as u64 * d as u64, d, p.seq_kv, tile)
+    };
     let key0 = tile * TILE_KEYS;
-    let keys = (p.seq_kv - key0).min(TILE_KEYS);
-    let head = (sreg::block_idx_z() as u64 * p.heads_kv as u64) + sreg::block_idx_y() as u64;
-    let layout = KvTiles::new(d, p.batch, p.heads_kv, p.seq_kv, Vt::e4m3());
-    let rows_offset = (head * p.seq_kv as u64 + key0 as u64) * d as u64;
+    if key0 >= seq_kv {
+        // A packed sequence shorter than the longest: no tile here.
+        return;
+    }
+    let keys = (seq_kv - key0).min(TILE_KEYS);
+    let rows_offset = rows_at + key0 as u64 * row_stride as u64;
     let (k, v) = ((p.k + rows_offset) as *const u8, (p.v + rows_offset) as *const u8);
 
-    // 1. The input rows. SAFETY: thread 0 initializes the barrier before the
-    // block barrier and issues the copies after the kernel before this one
-    // is done with K, V and the scratch (`grid_dep::wait`); `keys * d` bytes
-    // from key0 lie inside this head's K and V, and `keys * d` is a
-    // multiple of 16 (d is).
+    // 1. The input rows. SAFETY: thread 0 initializes the barrier and sets
+    // the bytes to expect before a block barrier; the copies are issued
+    // after the kernel before this one is done with K, V and the scratch
+    // (`grid_dep::wait`); `keys` rows of `d` bytes from key0 lie inside
+    // this head's K and V, and `d` is a multiple of 16.
     unsafe {
         if t == 0 {
             mbarrier::init(barrier, 1);
@@ -98,10 +120,25 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
         if t == 0 {
             grid_dep::wait();
             mbarrier::arrive_expect_tx(barrier, if copy_k { 2 } else { 1 } * keys * d);
-            if copy_k {
-                bulk::copy_to_shared(smem_base + plan.input, k, keys * d, barrier);
+            if row_stride == d {
+                if copy_k {
+                    bulk::copy_to_shared(smem_base + plan.input, k, keys * d, barrier);
+                }
+                bulk::copy_to_shared(smem_base + plan.v_rows, v, keys * d, barrier);
             }
-            bulk::copy_to_shared(smem_base + plan.v_rows, v, keys * d, barrier);
+        }
+        if row_stride != d {
+            // (After the expected bytes are set: a copy completing first
+            // must not complete the phase.)
+            bar::sync_threads();
+            if t < keys {
+                grid_dep::wait();
+                let from = t as usize * row_stride as usize;
+                if copy_k {
+                    bulk::copy_to_shared(smem_base + plan.input + t * d, k.wrapping_add(from), d, barrier);
+                }
+                bulk::copy_to_shared(smem_base + plan.v_rows + t * d, v.wrapping_add(from), d, barrier);
+            }
         }
         mbarrier::wait(barrier, 0);
     }
@@ -170,8 +207,8 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
         bar::sync_threads();
         if t == 0 {
             let scratch = p.kv_tiles as *mut u8;
-            let vt_dst = scratch.wrapping_add(layout.vt_tile(head, tile) as usize);
-            let k_dst = scratch.wrapping_add(layout.k_tile(head, tile) as usize);
+            let vt_dst = scratch.wrapping_add(layout.vt_tile(head, dst_tile) as usize);
+            let k_dst = scratch.wrapping_add(layout.k_tile(head, dst_tile) as usize);
             bulk::copy_to_global(vt_dst, smem_base + plan.input, layout.vt_tile_bytes());
             if copy_k {
                 bulk::copy_to_global(k_dst, smem_base + plan.k_image, layout.k_tile_bytes());

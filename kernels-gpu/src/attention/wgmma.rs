@@ -57,15 +57,15 @@
 //! empty slots before them: keys that wrap below 0 and are masked, `Vt`
 //! zeroed once in the prologue); no block reads past the head's last tile.
 
-use super::block::{BlockJob, Rolled, load_rows};
+use super::block::{BlockJob, Rolled, load_rows_strided};
 use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::Ring;
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, mbarrier, smem, sreg, tma, wgmma};
+use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
 use crate::schedule;
-use crate::softmax::LAZY_MAX_SLACK;
+use crate::softmax::{self, LAZY_MAX_SLACK};
 use crate::tiles::{TileShape, WgmmaSmemPlan};
 
 mod acc;
@@ -124,7 +124,7 @@ pub unsafe fn forward<
     // first `lead` tile slots without keys: block j holds the head's tiles
     // `key_tiles * j - lead ..` (none is left out with one tile a block).
     let multi = key_tiles > 1;
-    let lead = if multi { (key_tiles - p.seq_kv.div_ceil(TILE_KEYS) % key_tiles) % key_tiles } else { 0 };
+    let lead = if multi { (key_tiles - job.seq_kv.div_ceil(TILE_KEYS) % key_tiles) % key_tiles } else { 0 };
     let lead_keys = lead * TILE_KEYS;
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -153,8 +153,13 @@ pub unsafe fn forward<
         schedule::blocks(job.key_end, block_n)
     };
     if key_blocks == 0 {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        // SAFETY: the block's own output rows and log-sum-exp entries.
+        unsafe {
+            job.zero_output::<HEAD_DIM>(threads);
+            if let Some(lse) = job.lse_entries::<HEAD_DIM>(p) {
+                job.no_keys_lse(lse, threads);
+            }
+        }
         return;
     }
 
@@ -169,9 +174,9 @@ pub unsafe fn forward<
     // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
     // map where K comes from the input.
     let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
-    let kv = KvTiles::new(HEAD_DIM as u32, p.batch, p.heads_kv, p.seq_kv, Pv::e4m3());
-    let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, 0)) as *const u8;
-    let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, 0)) as *const u8;
+    let kv = KvTiles::of(p, HEAD_DIM as u32, Pv::e4m3());
+    let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, job.kv_tile0)) as *const u8;
+    let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, job.kv_tile0)) as *const u8;
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
     // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
     // its "full" barrier (thread 0 only).
@@ -193,7 +198,7 @@ pub unsafe fn forward<
         unsafe {
             mbarrier::arrive_expect_tx(full(stage), k_bytes + vt_bytes);
             if k_by_map {
-                let at = (0, tile * TILE_KEYS, job.kv_head as u32);
+                let at = (0, job.kv_row0 + tile * TILE_KEYS, job.kv_head as u32);
                 tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, at, full(stage));
             } else {
                 bulk::copy_to_shared(
@@ -234,7 +239,8 @@ pub unsafe fn forward<
     }
     // SAFETY: Q rows below `job.rows` are inside Q.
     unsafe {
-        load_rows::<HEAD_DIM, Rolled>(smem_base + plan.q, tile_rows, job.q, shape.block_m, job.rows, team);
+        let q = (job.q, job.q_row_stride);
+        load_rows_strided::<HEAD_DIM, Rolled>(smem_base + plan.q, tile_rows, q, shape.block_m, job.rows, team);
         cp_async::commit_group();
     }
 
@@ -276,7 +282,7 @@ pub unsafe fn forward<
     // (`Rows::softmax_lazy`): none has been seen yet.
     let mut over_at = [f32::NEG_INFINITY; 2];
     let geometry =
-        MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
+        MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: job.seq_q, seq_kv: job.seq_kv, causal };
     // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
     // step: Vt) for key block `j`: the first stage's, made once, advanced to the
     // block's stage by one add each (building them in the loop took ~30
@@ -325,8 +331,8 @@ pub unsafe fn forward<
     // and the first block where it has empty slots. (Counted from the
     // first block's first slot, the keys and the causal diagonal move by
     // `lead_keys`; the first block's first key wraps below 0.)
-    let shifted_keys = if multi { p.seq_kv + lead_keys } else { p.seq_kv };
-    let masked_from = schedule::first_masked_block(job.row0, block_n, p.seq_q, shifted_keys, causal);
+    let shifted_keys = if multi { job.seq_kv + lead_keys } else { job.seq_kv };
+    let masked_from = schedule::first_masked_block(job.row0, block_n, job.seq_q, shifted_keys, causal);
     let mask_of = |j: u32| (j >= masked_from).then_some((geometry, j * block_n));
     let shifted_mask_of = |j: u32| {
         (j >= masked_from || (lead > 0 && j == 0)).then_some((geometry, (j * block_n).wrapping_sub(lead_keys)))
@@ -412,9 +418,15 @@ pub unsafe fn forward<
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
 
-    // SAFETY: converged warp; the block's own output rows.
+    // SAFETY: converged warp; the block's own output rows and log-sum-exp
+    // entries.
     unsafe {
-        let scales = Pv::output_scales(&rows, &sums, &job.v_scale);
-        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, warp_row + group, job.rows, quad);
+        let row_sums = Pv::row_sums(&rows, &sums);
+        let local_row = warp_row + group;
+        if let Some(lse) = job.lse_entries::<HEAD_DIM>(p) {
+            online::store_lse(lse, &rows.m, row_sums, local_row, job.rows, quad);
+        }
+        let scales = row_sums.map(|l| softmax::output_scale(l, job.v_scale, math::rcp));
+        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, (local_row, job.q_row_stride), job.rows, quad);
     }
 }

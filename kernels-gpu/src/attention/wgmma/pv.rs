@@ -3,11 +3,10 @@
 
 use super::acc::flat;
 use crate::arch::cvt::pack_e4m3x4;
-use crate::arch::{math, wgmma};
+use crate::arch::wgmma;
 use crate::attention::online::{self, Rows};
 use crate::attention::prepass::VtForm;
 use crate::layout::fp8_pv_source;
-use crate::softmax::output_scale;
 use crate::tiles::ONES_ROWS;
 
 /// How P·V is multiplied: [`PvF16`] (f16 P by f16 `Vt`, the row sums from
@@ -52,14 +51,11 @@ pub trait PvForm: VtForm {
     /// P·V does not sum the rows.
     fn rescale_sums(sums: &mut [[f32; 4]; 1], alpha: [f32; 2]);
 
-    /// The factors that turn each row's accumulator into the output: V's
-    /// scale over the row's sum, from `sums` or from `rows`. (`v_scale` by
-    /// reference: taken by value, it reorders the kernel's prologue in the
-    /// PTX.)
+    /// The sums of this thread's two rows, from `sums` or from `rows`.
     ///
     /// # Safety
     /// The whole warp calls it together (quad shuffles).
-    unsafe fn output_scales(rows: &Rows, sums: &[[f32; 4]; 1], v_scale: &f32) -> [f32; 2];
+    unsafe fn row_sums(rows: &Rows, sums: &[[f32; 4]; 1]) -> [f32; 2];
 }
 
 /// f16 P·V (`wgmma.m64n(D + 8)k16.f16`): `Vt` is V converted to f16
@@ -133,8 +129,8 @@ impl PvForm for PvF16 {
     /// Every element of `sums[0]` (a 16x8 tile of P·V's accumulator) is a
     /// row sum: `sums[0][0]` row `group`, `sums[0][2]` row `group + 8`.
     #[inline(always)]
-    unsafe fn output_scales(_: &Rows, sums: &[[f32; 4]; 1], v_scale: &f32) -> [f32; 2] {
-        [sums[0][0], sums[0][2]].map(|l| output_scale(l, *v_scale, math::rcp))
+    unsafe fn row_sums(_: &Rows, sums: &[[f32; 4]; 1]) -> [f32; 2] {
+        [sums[0][0], sums[0][2]]
     }
 }
 
@@ -189,8 +185,8 @@ impl PvForm for PvE4M3 {
     fn rescale_sums(_: &mut [[f32; 4]; 1], _: [f32; 2]) {}
 
     #[inline(always)]
-    unsafe fn output_scales(rows: &Rows, _: &[[f32; 4]; 1], v_scale: &f32) -> [f32; 2] {
+    unsafe fn row_sums(rows: &Rows, _: &[[f32; 4]; 1]) -> [f32; 2] {
         // SAFETY: forwarded.
-        unsafe { rows.output_scales(*v_scale) }
+        unsafe { rows.row_sums() }
     }
 }
