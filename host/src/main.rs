@@ -198,6 +198,22 @@ struct BenchArgs {
     /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
+    /// Also time `decode` on a paged cache of N-key pages (a power of two
+    /// from 32 to 65536): each shape's K and V laid out in pages that a
+    /// shuffled page table scatters over the pools, the same values as the
+    /// contiguous cache, timed beside it through the device API (the
+    /// `cache` column: `contig`, `paged:N`; other variants as usual). A
+    /// shape whose Skv is not a whole number of pages reads its last page
+    /// partly, through seqused_k.
+    #[arg(long, value_name = "N")]
+    page_size: Option<usize>,
+    /// `decode` sees only these keys per sequence (seqused_k), comma-
+    /// separated and cycled over the batch (each at most the shape's Skv),
+    /// on the contiguous cache and on the paged one (`+lens` in the cache
+    /// column; K+V bytes, GB/s and TFLOP/s count those keys only; other
+    /// variants as usual, on every key).
+    #[arg(long, value_name = "LENS", value_delimiter = ',')]
+    seqused_k: Vec<usize>,
     /// Samples per (variant, shape, mode).
     #[arg(long, value_name = "N", default_value_t = 20)]
     samples: usize,
@@ -546,9 +562,57 @@ fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The layouts `decode` is timed on through the device API (`--page-size`,
+/// `--seqused-k`), checked against the shapes and modes before any GPU
+/// work; none without either flag.
+fn cache_layouts(
+    args: &BenchArgs,
+    shapes: &[sdpa::bench::BenchShape],
+    modes: &[sdpa::bench::LaunchMode],
+) -> Result<Vec<sdpa::bench::CacheLayout>, Failure> {
+    use sdpa::bench::{CacheLayout, LaunchMode};
+    use sdpa::device::{MAX_PAGE_SIZE, MIN_PAGE_SIZE};
+    if args.page_size.is_none() && args.seqused_k.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(n) = args.page_size
+        && !(n.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&n))
+    {
+        return Err(Failure::usage(format!(
+            "--page-size {n}: a power of two from {MIN_PAGE_SIZE} to {MAX_PAGE_SIZE} keys"
+        )));
+    }
+    if modes.contains(&LaunchMode::GraphOverlap) {
+        return Err(Failure::usage(
+            "--page-size and --seqused-k time `decode` through the device API, which has no overlapped launch: drop graph-overlap from --modes",
+        ));
+    }
+    let seq_used_k = (!args.seqused_k.is_empty()).then(|| args.seqused_k.clone());
+    for shape in shapes {
+        if let Some(&len) = args.seqused_k.iter().find(|&&len| len > shape.seq_kv) {
+            return Err(Failure::usage(format!(
+                "--seqused-k {len} is past shape {}'s {} keys",
+                shape.label(),
+                shape.seq_kv
+            )));
+        }
+        if let Some(n) = args.page_size {
+            // The paged cache as the plan sees it: whole pages.
+            let kv = [shape.batch, shape.heads_kv, shape.seq_kv.div_ceil(n) * n, shape.head_dim];
+            sdpa::validate::Problem::new(shape.q_dims(), kv, kv, &Options::default())
+                .map_err(|e| Failure::usage(format!("shape {} in pages of {n}: {e}", shape.label())))?;
+        }
+    }
+    let contiguous = CacheLayout { page_size: None, seq_used_k: seq_used_k.clone() };
+    let paged = args.page_size.map(|n| CacheLayout { page_size: Some(n), seq_used_k });
+    Ok([Some(contiguous), paged].into_iter().flatten().collect())
+}
+
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
-    use sdpa::bench::{BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape, time_copy};
+    use sdpa::bench::{
+        BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_decode_cache, bench_shape, time_copy,
+    };
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
     } else {
@@ -568,9 +632,14 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         })
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
+    let layouts = cache_layouts(&args, &shapes, &modes)?;
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
-    let variants = if named.is_empty() { attn.variants() } else { named };
+    let mut variants = if named.is_empty() { attn.variants() } else { named };
+    // With cache layouts, `decode` is timed on them instead.
+    if !layouts.is_empty() {
+        variants.retain(|&v| v != Variant::Decode);
+    }
     let d = attn.device();
     eprintln!(
         "device {}: {} (cc {}.{}), {}, driver {}; output {}",
@@ -588,13 +657,19 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
     eprintln!("device-to-device copy ({}) ...", copy_mode.name());
     let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
-    let total = shapes.len() * variants.len();
+    let per_shape = variants.len() + layouts.len();
+    let total = shapes.len() * per_shape;
     let mut rows = Vec::new();
     for (s, shape) in shapes.iter().enumerate() {
         let inputs = BenchInputs::random(*shape);
         for (v, variant) in variants.iter().enumerate() {
-            eprintln!("[{}/{total}] {} {} ...", s * variants.len() + v + 1, variant.name(), shape.label());
+            eprintln!("[{}/{total}] {} {} ...", s * per_shape + v + 1, variant.name(), shape.label());
             rows.extend(bench_shape(&attn, *variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+        }
+        for (l, layout) in layouts.iter().enumerate() {
+            let at = s * per_shape + variants.len() + l + 1;
+            eprintln!("[{at}/{total}] decode {} {} ...", shape.label(), layout.label());
+            rows.extend(bench_decode_cache(&attn, &inputs, &cfg, &modes, layout).map_err(Failure::attn)?);
         }
     }
     if let Some(path) = &args.json {
@@ -612,8 +687,19 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         copy.tb_s
     );
     println!(
-        "{:<11} {:<26} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
-        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "KV_TB/s", "of_copy", "rel_l2"
+        "{:<11} {:<26} {:<16} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
+        "variant",
+        "shape",
+        "cache",
+        "mode",
+        "median_us",
+        "p10_us",
+        "p90_us",
+        "TFLOP/s",
+        "GB/s",
+        "KV_TB/s",
+        "of_copy",
+        "rel_l2"
     );
     for r in &rows {
         // The K+V read rate, alone and against the copy's, for decode shapes.
@@ -623,9 +709,10 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             ("-".to_string(), "-".to_string())
         };
         println!(
-            "{:<11} {:<26} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
+            "{:<11} {:<26} {:<16} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
             r.variant,
             r.shape.label(),
+            r.cache.label(),
             r.mode,
             r.median_us,
             r.p10_us,

@@ -357,3 +357,25 @@ fn run_help_explains_the_decode_tensors() {
         assert!(help.contains(needle), "{needle:?} not in:\n{help}");
     }
 }
+
+/// `sdpa bench`'s paged and length options are checked before any GPU
+/// work: exit 2 and one line.
+#[test]
+fn bench_refuses_bad_page_sizes_lengths_and_modes_before_the_gpu() {
+    for (extra, needle) in [
+        (&["--page-size", "48"][..], "--page-size 48: a power of two from 32 to 65536"),
+        (&["--page-size", "16"][..], "--page-size 16"),
+        (&["--seqused-k", "5,4097"][..], "--seqused-k 4097 is past shape 2,8:2,1:4096,64's 4096 keys"),
+        (&["--page-size", "64", "--modes", "graph-overlap"][..], "drop graph-overlap from --modes"),
+    ] {
+        let args = [&["bench", "--shapes", "2,8:2,1:4096,64"][..], extra].concat();
+        let o = sdpa(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr:?}");
+    }
+    let o = sdpa(&["bench", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("--page-size") && help.contains("--seqused-k") && help.contains("paged:N"), "{help}");
+}

@@ -1,9 +1,13 @@
-//! `sdpa run` on decode files, end to end: a paged cache (a shuffled page
+//! The CLI's decode features on a GPU. `sdpa run` on decode files, end to
+//! end: a paged cache (a shuffled page
 //! table over pools whose unread slots hold NaN codes, unread entries -1)
 //! with per-sequence lengths `seqused_k` of 0, 1, a page plus one and the
 //! whole cache, and `--lse`, against the same keys contiguous with the
 //! same lengths (the same bits), and each sequence's output and
-//! log-sum-exp against the f64 reference of its own keys.
+//! log-sum-exp against the f64 reference of its own keys. `sdpa bench
+//! --page-size --seqused-k`: `decode` timed on contiguous and paged caches
+//! with lengths, every row checked (the library's `bench_decode_cache`, and
+//! the CLI's table).
 //!
 //! It runs the `sdpa` executable: `$SDPA_CLI`, else the one beside this
 //! test executable (a GPU bundle's `bin/`), else the one in the cargo
@@ -14,6 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sdpa::bench::{BenchConfig, BenchInputs, BenchShape, CacheLayout, LaunchMode, bench_decode_cache};
 use sdpa::io::{DecodeInputs, Inputs, PageTable, load_lse, load_output, save_decode_inputs};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
@@ -171,5 +176,53 @@ fn sdpa_run_on_a_paged_cache_with_lengths_matches_contiguous_and_the_reference()
             "sdpa run, decode causal={causal} {qs:?} over {max_pages} pages of {page_size} per sequence, seqused_k {lens:?}: \
              paged = contiguous (o and lse bits), both within the gate of the f64 reference"
         );
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn decode_benches_correctly_on_contiguous_and_paged_caches_with_lengths() {
+    let attn = sdpa::Attention::new(0).expect("a GPU for the GPU tests");
+    let cfg = BenchConfig { samples: 3, launches_per_sample: 4, ..BenchConfig::default() };
+    let modes = [LaunchMode::Graph, LaunchMode::Direct];
+    for text in ["4,8:2,1:1000,128", "4,4:1,16:2048,64,causal"] {
+        let inputs = BenchInputs::random(BenchShape::parse(text).unwrap());
+        for page_size in [None, Some(64), Some(256)] {
+            for seq_used_k in [None, Some(vec![0, 1, 65, 1000])] {
+                let layout = CacheLayout { page_size, seq_used_k };
+                let rows = bench_decode_cache(&attn, &inputs, &cfg, &modes, &layout).expect("benches");
+                assert_eq!(rows.len(), 2);
+                for r in &rows {
+                    assert!(r.correct, "{text} {}: rel L2 {:.1e}, max abs {:.1e}", layout.label(), r.rel_l2, r.max_abs);
+                    assert!(r.kv_tb_s > 0.0 && r.cache == layout, "{r:?}");
+                }
+                println!("{text} {}: {:.2} us a call (graph)", layout.label(), rows[0].median_us);
+            }
+        }
+    }
+}
+
+/// `sdpa bench --page-size 64 --seqused-k ..`: a contiguous and a paged
+/// `decode` row per mode, each checked ("ok"), beside the other variants.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+ and the sdpa executable; run on a GPU machine (README: GPU tests)"]
+fn sdpa_bench_times_decode_on_a_paged_cache() {
+    let o = Command::new(sdpa_cli())
+        .args(["bench", "--shapes", "4,8:2,1:1000,128", "--variants", "decode,split", "--page-size", "64"])
+        .args(["--seqused-k", "0,1,65,1000", "--samples", "3", "--launches", "4"])
+        .output()
+        .expect("the sdpa binary runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "sdpa bench failed ({:?}): {stderr}", o.status);
+    print!("{stdout}");
+    for (variant, cache) in [("split", "contig"), ("decode", "contig+lens"), ("decode", "paged:64+lens")] {
+        for mode in ["graph", "direct"] {
+            let row = stdout.lines().find(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3 && f[0] == variant && f[2] == cache && f[3] == mode
+            });
+            let row = row.unwrap_or_else(|| panic!("no {variant} {cache} {mode} row in:\n{stdout}"));
+            assert!(row.ends_with(" ok"), "{row}");
+        }
     }
 }
