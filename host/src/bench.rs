@@ -604,7 +604,7 @@ fn check_against_own_keys(inputs: &BenchInputs, o: &[f32], lens: &[usize], scale
     let d = shape.head_dim;
     let rows = sample_rows(shape.q_dims(), CHECK_ROWS, 1);
     let (mut got, mut want) = (Vec::new(), Vec::new());
-    for b in 0..shape.batch {
+    for (b, &len) in lens.iter().enumerate() {
         let batch_rows: Vec<(usize, usize, usize)> =
             rows.iter().filter(|r| r.0 == b).map(|&(_, h, s)| (0, h, s)).collect();
         if batch_rows.is_empty() {
@@ -614,7 +614,6 @@ fn check_against_own_keys(inputs: &BenchInputs, o: &[f32], lens: &[usize], scale
             let start = ((b * shape.heads_q + h) * shape.seq_q + s) * d;
             got.extend_from_slice(&o[start..start + d]);
         }
-        let len = lens[b];
         if len == 0 {
             want.extend(std::iter::repeat_n(0.0, batch_rows.len() * d));
         } else {

@@ -9,7 +9,7 @@
 //! with lengths, every row checked (the library's `bench_decode_cache`, and
 //! the CLI's table).
 //!
-//! It runs the `sdpa` executable: `$SDPA_CLI`, else the one beside this
+//! It runs the `sdpa` executable: `$SDPA_BIN`, else the one beside this
 //! test executable (a GPU bundle's `bin/`), else the one in the cargo
 //! profile directory above it (`cargo build --release -p sdpa` first).
 //! Ignored without a GPU; on a GPU machine:
@@ -27,7 +27,7 @@ use sdpa::{Fp8Tensor, Output};
 
 /// The `sdpa` executable (see the module docs).
 fn sdpa_cli() -> PathBuf {
-    if let Some(path) = std::env::var_os("SDPA_CLI") {
+    if let Some(path) = std::env::var_os("SDPA_BIN") {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("the test executable's path");
@@ -37,7 +37,7 @@ fn sdpa_cli() -> PathBuf {
         .into_iter()
         .flatten()
         .find(|p| p.is_file())
-        .expect("no `sdpa` beside the test executable nor above it: set SDPA_CLI or `cargo build --release -p sdpa`")
+        .expect("no `sdpa` beside the test executable nor above it: set SDPA_BIN or `cargo build --release -p sdpa`")
 }
 
 /// A path in the temp directory for this test, removed on drop.
