@@ -207,11 +207,12 @@ struct BenchArgs {
     /// partly, through seqused_k.
     #[arg(long, value_name = "N")]
     page_size: Option<usize>,
-    /// `decode` sees only these keys per sequence (seqused_k), comma-
-    /// separated and cycled over the batch (each at most the shape's Skv),
-    /// on the contiguous cache and on the paged one (`+lens` in the cache
-    /// column; K+V bytes, GB/s and TFLOP/s count those keys only; other
-    /// variants as usual, on every key).
+    /// `decode` sees only these keys per sequence (seqused_k; a
+    /// comma-separated list cycled over the batch, each at most the
+    /// shape's Skv), on the contiguous cache and on the paged one (`+lens`
+    /// in the cache column; K+V bytes, GB/s and TFLOP/s count those keys
+    /// only; other variants as usual, on every key). With this or
+    /// --page-size, `decode` is timed on these caches only.
     #[arg(long, value_name = "LENS", value_delimiter = ',')]
     seqused_k: Vec<usize>,
     /// Samples per (variant, shape, mode).
