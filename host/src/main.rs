@@ -199,7 +199,8 @@ struct BenchArgs {
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
     /// Also time `decode` on a paged cache of N-key pages (a power of two
-    /// from 32 to 65536): each shape's K and V laid out in pages that a
+    /// from 32 to 65536) at the decode shapes (Sq <= 16): each one's K and
+    /// V laid out in pages that a
     /// shuffled page table scatters over the pools, the same values as the
     /// contiguous cache, timed beside it through the device API (the
     /// `cache` column: `contig`, `paged:N`; other variants as usual). A
@@ -208,11 +209,11 @@ struct BenchArgs {
     #[arg(long, value_name = "N")]
     page_size: Option<usize>,
     /// `decode` sees only these keys per sequence (seqused_k; a
-    /// comma-separated list cycled over the batch, each at most the
-    /// shape's Skv), on the contiguous cache and on the paged one (`+lens`
+    /// comma-separated list cycled over the batch), on the contiguous cache and on the paged one (`+lens`
     /// in the cache column; K+V bytes, GB/s and TFLOP/s count those keys
     /// only; other variants as usual, on every key). With this or
-    /// --page-size, `decode` is timed on these caches only.
+    /// --page-size, `decode` is timed on these caches only at the decode
+    /// shapes, each length at most the shape's Skv.
     #[arg(long, value_name = "LENS", value_delimiter = ',')]
     seqused_k: Vec<usize>,
     /// Samples per (variant, shape, mode).
@@ -564,8 +565,8 @@ fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
 }
 
 /// The layouts `decode` is timed on through the device API (`--page-size`,
-/// `--seqused-k`), checked against the shapes and modes before any GPU
-/// work; none without either flag.
+/// `--seqused-k`) at the decode shapes, checked against those shapes and
+/// the modes before any GPU work; none without either flag.
 fn cache_layouts(
     args: &BenchArgs,
     shapes: &[sdpa::bench::BenchShape],
@@ -588,8 +589,13 @@ fn cache_layouts(
             "--page-size and --seqused-k time `decode` through the device API, which has no overlapped launch: drop graph-overlap from --modes",
         ));
     }
+    if !shapes.iter().any(|s| s.is_decode()) {
+        return Err(Failure::usage(
+            "--page-size and --seqused-k apply to decode shapes (Sq <= 16), and no shape is one",
+        ));
+    }
     let seq_used_k = (!args.seqused_k.is_empty()).then(|| args.seqused_k.clone());
-    for shape in shapes {
+    for shape in shapes.iter().filter(|s| s.is_decode()) {
         if let Some(&len) = args.seqused_k.iter().find(|&&len| len > shape.seq_kv) {
             return Err(Failure::usage(format!(
                 "--seqused-k {len} is past shape {}'s {} keys",
@@ -636,11 +642,16 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let layouts = cache_layouts(&args, &shapes, &modes)?;
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
-    let mut variants = if named.is_empty() { attn.variants() } else { named };
-    // With cache layouts, `decode` is timed on them instead.
-    if !layouts.is_empty() {
-        variants.retain(|&v| v != Variant::Decode);
-    }
+    let variants = if named.is_empty() { attn.variants() } else { named };
+    // What is timed at a shape: the variants, and at decode shapes with
+    // cache layouts `decode` on those instead.
+    let timed_at = |shape: &BenchShape| -> (Vec<Variant>, &[sdpa::bench::CacheLayout]) {
+        if shape.is_decode() && !layouts.is_empty() {
+            (variants.iter().copied().filter(|&v| v != Variant::Decode).collect(), &layouts)
+        } else {
+            (variants.clone(), &[])
+        }
+    };
     let d = attn.device();
     eprintln!(
         "device {}: {} (cc {}.{}), {}, driver {}; output {}",
@@ -658,18 +669,20 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
     eprintln!("device-to-device copy ({}) ...", copy_mode.name());
     let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
-    let per_shape = variants.len() + layouts.len();
-    let total = shapes.len() * per_shape;
+    let total: usize = shapes.iter().map(&timed_at).map(|(v, l)| v.len() + l.len()).sum();
     let mut rows = Vec::new();
-    for (s, shape) in shapes.iter().enumerate() {
+    let mut done = 0;
+    for shape in &shapes {
         let inputs = BenchInputs::random(*shape);
-        for (v, variant) in variants.iter().enumerate() {
-            eprintln!("[{}/{total}] {} {} ...", s * per_shape + v + 1, variant.name(), shape.label());
-            rows.extend(bench_shape(&attn, *variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+        let (shape_variants, shape_layouts) = timed_at(shape);
+        for variant in shape_variants {
+            done += 1;
+            eprintln!("[{done}/{total}] {} {} ...", variant.name(), shape.label());
+            rows.extend(bench_shape(&attn, variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
         }
-        for (l, layout) in layouts.iter().enumerate() {
-            let at = s * per_shape + variants.len() + l + 1;
-            eprintln!("[{at}/{total}] decode {} {} ...", shape.label(), layout.label());
+        for layout in shape_layouts {
+            done += 1;
+            eprintln!("[{done}/{total}] decode {} {} ...", shape.label(), layout.label());
             rows.extend(bench_decode_cache(&attn, &inputs, &cfg, &modes, layout).map_err(Failure::attn)?);
         }
     }

@@ -362,13 +362,15 @@ fn run_help_explains_the_decode_tensors() {
 /// work: exit 2 and one line.
 #[test]
 fn bench_refuses_bad_page_sizes_lengths_and_modes_before_the_gpu() {
-    for (extra, needle) in [
-        (&["--page-size", "48"][..], "--page-size 48: a power of two from 32 to 65536"),
-        (&["--page-size", "16"][..], "--page-size 16"),
-        (&["--seqused-k", "5,4097"][..], "--seqused-k 4097 is past shape 2,8:2,1:4096,64's 4096 keys"),
-        (&["--page-size", "64", "--modes", "graph-overlap"][..], "drop graph-overlap from --modes"),
+    let decode = "2,8:2,1:4096,64";
+    for (shape, extra, needle) in [
+        (decode, &["--page-size", "48"][..], "--page-size 48: a power of two from 32 to 65536"),
+        (decode, &["--page-size", "16"][..], "--page-size 16"),
+        (decode, &["--seqused-k", "5,4097"][..], "--seqused-k 4097 is past shape 2,8:2,1:4096,64's 4096 keys"),
+        (decode, &["--page-size", "64", "--modes", "graph-overlap"][..], "drop graph-overlap from --modes"),
+        ("2,8,256,64", &["--page-size", "64"][..], "apply to decode shapes (Sq <= 16), and no shape is one"),
     ] {
-        let args = [&["bench", "--shapes", "2,8:2,1:4096,64"][..], extra].concat();
+        let args = [&["bench", "--shapes", shape][..], extra].concat();
         let o = sdpa(&args);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
