@@ -1,15 +1,19 @@
 //! Timing: CUDA events around back-to-back launches or graph replays,
-//! repeated, summarised; the device-to-device copy rate timed the same way.
+//! repeated, summarised; the device-to-device copy rate timed the same way;
+//! `decode` on a contiguous or paged cache with per-sequence lengths,
+//! through the device API ([`bench_decode_cache`]).
 
-use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch};
+use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch, POISON};
+use crate::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, ScaleLayout, Workspace};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::options::Options;
-use crate::quant::random_problem;
+use crate::plan::Plan;
+use crate::quant::{SplitMix64, from_codes, random_problem};
 use crate::reference::{attention_rows_f64, sample_rows};
 use crate::tensor::Fp8Tensor;
-use cudarc::driver::CudaStream;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaSlice, CudaStream};
 use kernels_gpu::variant::{OutputDtype, Variant};
 use serde::Serialize;
 
@@ -327,6 +331,9 @@ pub struct BenchRow {
     pub entry: &'static str,
     /// The shape.
     pub shape: BenchShape,
+    /// The K/V cache the row read: contiguous and whole for every row
+    /// but [`bench_decode_cache`]'s.
+    pub cache: CacheLayout,
     /// "direct", "graph" or "graph-overlap".
     pub mode: &'static str,
     /// Launches per timed sample.
@@ -340,12 +347,15 @@ pub struct BenchRow {
     /// Standard deviation (us).
     pub std_us: f64,
     /// `4 B Hq Sq Skv D / median` in TFLOP/s (every query-key pair
-    /// counted, the causally masked ones too: causal is not halved).
+    /// counted, the causally masked ones too: causal is not halved; with
+    /// `seq_used_k`, the sum of the lengths instead of `B Skv`).
     pub tflops: f64,
-    /// Minimum bytes moved (Q, K, V once, O once) over the median, in GB/s.
+    /// Minimum bytes moved (Q, K, V once, O once) over the median, in GB/s
+    /// (K and V: the keys the sequences hold).
     pub gbytes_per_s: f64,
-    /// K and V bytes (`2 B Hkv Skv D`, E4M3) over the median, in TB/s: what
-    /// bounds a decode shape's time (compare with [`CopyRate::tb_s`]).
+    /// K and V bytes (`2 B Hkv Skv D`, E4M3; with `seq_used_k`, `2 Hkv D`
+    /// times the sum of the lengths) over the median, in TB/s: what bounds
+    /// a decode shape's time (compare with [`CopyRate::tb_s`]).
     pub kv_tb_s: f64,
     /// Relative L2 error of sampled rows against the f64 reference.
     pub rel_l2: f64,
@@ -420,6 +430,7 @@ pub fn bench_shape(
             variant: variant.name(),
             entry: plan.kernel().entry,
             shape,
+            cache: CacheLayout::default(),
             mode: mode.name(),
             launches_per_sample: launches,
             median_us: t.median_us,
@@ -436,6 +447,314 @@ pub fn bench_shape(
         });
     }
     Ok(result)
+}
+
+/// How [`bench_decode_cache`] lays out the K/V cache: contiguous or in
+/// pages, whole or with per-sequence lengths.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheLayout {
+    /// Keys per page of a paged cache (the pages shuffled over the pools
+    /// by the page table); `None`: contiguous.
+    pub page_size: Option<usize>,
+    /// Keys each sequence holds (`seqused_k`), cycled over the batch;
+    /// `None`: every sequence holds all `Skv`.
+    pub seq_used_k: Option<Vec<usize>>,
+}
+
+impl CacheLayout {
+    /// `contig` or `paged:N`, then `+lens` with `seq_used_k`.
+    pub fn label(&self) -> String {
+        let layout = self.page_size.map_or("contig".to_string(), |n| format!("paged:{n}"));
+        if self.seq_used_k.is_some() { format!("{layout}+lens") } else { layout }
+    }
+
+    /// Each sequence's key length for `shape`: `seq_used_k` cycled over
+    /// the batch, or `Skv` for all.
+    pub fn lengths(&self, shape: &BenchShape) -> Vec<usize> {
+        match &self.seq_used_k {
+            Some(lens) if !lens.is_empty() => (0..shape.batch).map(|b| lens[b % lens.len()]).collect(),
+            _ => vec![shape.seq_kv; shape.batch],
+        }
+    }
+}
+
+/// A paged copy of a contiguous cache: each batch's `ceil(Skv / page_size)`
+/// pages at pool pages a seeded shuffle picks, the keys past `Skv` in its
+/// last page zero codes.
+pub struct PagedCopy {
+    /// The table, `[batch, max_pages]` row-major.
+    pub table: Vec<i32>,
+    /// Pages per batch.
+    pub max_pages: usize,
+    /// K's pool `[batch * max_pages, page_size, Hkv, D]`.
+    pub k: Fp8Tensor,
+    /// V's pool, as K's.
+    pub v: Fp8Tensor,
+}
+
+impl PagedCopy {
+    /// Lays out `k` and `v` (`[B, Hkv, Skv, D]`) in pages of `page_size` keys.
+    pub fn new(k: &Fp8Tensor, v: &Fp8Tensor, page_size: usize) -> PagedCopy {
+        let [batch, heads, seq, d] = k.shape;
+        let max_pages = seq.div_ceil(page_size);
+        let pages = batch * max_pages;
+        let mut table: Vec<i32> = (0..pages as i32).collect();
+        let mut rng = SplitMix64::new(0x9A6E);
+        for i in (1..pages).rev() {
+            table.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let pool = |t: &Fp8Tensor| {
+            let mut codes = vec![0u8; pages * page_size * heads * d];
+            for b in 0..batch {
+                for key in 0..seq {
+                    let page = table[b * max_pages + key / page_size] as usize;
+                    for h in 0..heads {
+                        let from = ((b * heads + h) * seq + key) * d;
+                        let to = ((page * page_size + key % page_size) * heads + h) * d;
+                        codes[to..to + d].copy_from_slice(&t.data[from..from + d]);
+                    }
+                }
+            }
+            from_codes(codes, [pages, page_size, heads, d], t.scales.clone())
+        };
+        PagedCopy { max_pages, k: pool(k), v: pool(v), table }
+    }
+}
+
+/// Times `decode` on `inputs` through the device API
+/// ([`Attention::run_views_with`], [`Attention::run_paged`]) with the
+/// cache as `layout` says, after checking sampled rows of each sequence
+/// against the f64 reference of its own keys. A paged cache whose `Skv` is
+/// not a whole number of pages is read with `seq_used_k` (each `Skv` where
+/// `layout` gives none), so that it sees the same keys as the contiguous
+/// one. `graph-overlap` is refused: these calls have no overlapped launch.
+pub fn bench_decode_cache(
+    attn: &Attention,
+    inputs: &BenchInputs,
+    cfg: &BenchConfig,
+    modes: &[LaunchMode],
+    layout: &CacheLayout,
+) -> Result<Vec<BenchRow>, AttnError> {
+    let BenchInputs { shape, q, k, v } = inputs;
+    let shape = *shape;
+    if modes.contains(&LaunchMode::GraphOverlap) {
+        return Err(AttnError::VariantUnavailable {
+            variant: Variant::Decode.name(),
+            reason: "graph-overlap: a run through the device API has no overlapped launch".into(),
+        });
+    }
+    let lens = layout.lengths(&shape);
+    if let Some(&len) = lens.iter().find(|&&len| len > shape.seq_kv) {
+        return Err(AttnError::ShapeMismatch(format!("seq_used_k {len} is past the cache's {} keys", shape.seq_kv)));
+    }
+    let paged = layout.page_size.map(|page_size| PagedCopy::new(k, v, page_size));
+    let kv_dims = match (&paged, layout.page_size) {
+        (Some(p), Some(page_size)) => [shape.batch, shape.heads_kv, p.max_pages * page_size, shape.head_dim],
+        _ => shape.kv_dims(),
+    };
+    let pass_lens = layout.seq_used_k.is_some() || kv_dims != shape.kv_dims();
+    let opts = Options::new().causal(shape.causal).variant(Variant::Decode).output(cfg.output);
+    let plan = attn.plan_shapes(shape.q_dims(), kv_dims, kv_dims, &opts)?;
+    let mut run = CacheRun::new(attn, plan, q, k, v, paged.as_ref(), pass_lens.then_some(&lens))?;
+
+    run.poison()?;
+    run.call()?;
+    let o = run.output()?;
+    let stats = check_against_own_keys(inputs, &o, &lens, run.plan.problem().softmax_scale as f64);
+    let gate = Tolerance::of(Variant::Decode);
+
+    let launches = cfg.launches_for(time_on_stream(attn.stream(), || run.call())?);
+    let cfg =
+        BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
+    let keys: usize = lens.iter().sum();
+    let kv_bytes = 2.0 * (shape.heads_kv * shape.head_dim * keys) as f64;
+    let flops = 4.0 * (shape.heads_q * shape.seq_q * shape.head_dim * keys) as f64;
+    let q_bytes = 3.0 * shape.q_dims().iter().product::<usize>() as f64;
+    let mut rows = Vec::new();
+    for &mode in modes {
+        let t = time_calls(attn.stream(), &cfg, mode, || run.call())?;
+        let seconds = t.median_us * 1e-6;
+        rows.push(BenchRow {
+            variant: Variant::Decode.name(),
+            entry: run.plan.kernel().entry,
+            shape,
+            cache: layout.clone(),
+            mode: mode.name(),
+            launches_per_sample: launches,
+            median_us: t.median_us,
+            p10_us: t.p10_us,
+            p90_us: t.p90_us,
+            std_us: t.std_us,
+            tflops: flops / seconds / 1e12,
+            gbytes_per_s: (kv_bytes + q_bytes) / seconds / 1e9,
+            kv_tb_s: kv_bytes / seconds / 1e12,
+            rel_l2: stats.rel_l2,
+            max_abs: stats.max_abs,
+            nan_count: stats.nan_count,
+            correct: gate.passes(&stats),
+        });
+    }
+    Ok(rows)
+}
+
+/// Sampled rows of `o` against the f64 reference of each sequence's own
+/// keys (its first `lens[b]`; zeros where it holds none).
+fn check_against_own_keys(inputs: &BenchInputs, o: &[f32], lens: &[usize], scale: f64) -> ErrorStats {
+    let BenchInputs { shape, q, k, v } = inputs;
+    let d = shape.head_dim;
+    let rows = sample_rows(shape.q_dims(), CHECK_ROWS, 1);
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    for (b, &len) in lens.iter().enumerate() {
+        let batch_rows: Vec<(usize, usize, usize)> =
+            rows.iter().filter(|r| r.0 == b).map(|&(_, h, s)| (0, h, s)).collect();
+        if batch_rows.is_empty() {
+            continue;
+        }
+        for &(_, h, s) in &batch_rows {
+            let start = ((b * shape.heads_q + h) * shape.seq_q + s) * d;
+            got.extend_from_slice(&o[start..start + d]);
+        }
+        if len == 0 {
+            want.extend(std::iter::repeat_n(0.0, batch_rows.len() * d));
+        } else {
+            let (qb, kb, vb) = (rows_of(q, b, shape.seq_q), rows_of(k, b, len), rows_of(v, b, len));
+            want.extend(attention_rows_f64(&qb, &kb, &vb, shape.causal, scale, &batch_rows));
+        }
+    }
+    compare(&got, &want, Tolerance::of(Variant::Decode).max_abs)
+}
+
+/// Batch `b` of a `[B, H, S, D]` tensor, its first `len` rows of each head,
+/// as a tensor of one batch.
+fn rows_of(t: &Fp8Tensor, b: usize, len: usize) -> Fp8Tensor {
+    let [_, heads, seq, d] = t.shape;
+    let data = (0..heads).flat_map(|h| &t.data[((b * heads + h) * seq) * d..][..len * d]).copied().collect();
+    from_codes(data, [1, heads, len, d], t.scales.clone())
+}
+
+/// One `decode` call's buffers on the device, for [`bench_decode_cache`].
+struct CacheRun<'a> {
+    attn: &'a Attention,
+    plan: Plan,
+    q: CudaSlice<u8>,
+    /// Contiguous K and V, or the pools.
+    k: CudaSlice<u8>,
+    v: CudaSlice<u8>,
+    kv_shape: [usize; 4],
+    /// The page table and its `[batch, max_pages]`, for a paged cache.
+    table: Option<(CudaSlice<i32>, [usize; 2])>,
+    lens: Option<CudaSlice<i32>>,
+    scales: [CudaSlice<f32>; 3],
+    ws: Workspace,
+    o: CudaSlice<u16>,
+}
+
+impl<'a> CacheRun<'a> {
+    /// Uploads Q, K and V (or `paged`'s pools and table) and `lens`.
+    fn new(
+        attn: &'a Attention,
+        plan: Plan,
+        q: &Fp8Tensor,
+        k: &Fp8Tensor,
+        v: &Fp8Tensor,
+        paged: Option<&PagedCopy>,
+        lens: Option<&Vec<usize>>,
+    ) -> Result<CacheRun<'a>, AttnError> {
+        let stream = attn.stream();
+        let (k, v, table) = match paged {
+            Some(p) => (&p.k, &p.v, Some((stream.clone_htod(&p.table)?, [q.shape[0], p.max_pages]))),
+            None => (k, v, None),
+        };
+        let lens = lens.map(|l| stream.clone_htod(&l.iter().map(|&n| n as i32).collect::<Vec<_>>())).transpose()?;
+        let scales = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+        let [qs, ks, vs] = scales;
+        Ok(CacheRun {
+            attn,
+            q: stream.clone_htod(&q.data)?,
+            k: stream.clone_htod(&k.data)?,
+            v: stream.clone_htod(&v.data)?,
+            kv_shape: k.shape,
+            table,
+            lens,
+            scales: [qs?, ks?, vs?],
+            ws: attn.workspace(&plan)?,
+            o: stream.alloc_zeros(plan.problem().q_len())?,
+            plan,
+        })
+    }
+
+    /// Launches the call (asynchronously).
+    fn call(&mut self) -> Result<(), AttnError> {
+        let p = self.plan.problem();
+        let q = Fp8View::new(self.q.as_view(), p.q_shape())?;
+        let (k, v) = (Fp8View::new(self.k.as_view(), self.kv_shape)?, Fp8View::new(self.v.as_view(), self.kv_shape)?);
+        let [qs, ks, vs] = &self.scales;
+        let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+        let mut out = OutputViewMut::new(self.o.as_view_mut(), p.output, p.q_shape())?;
+        let mut extras = DecodeExtras::new();
+        if let Some(lens) = &self.lens {
+            extras = extras.seq_used_k(lens.as_view());
+        }
+        match &self.table {
+            Some((table, table_shape)) => {
+                let kv = PagedKv::new(k, v, table.as_view(), *table_shape)?;
+                self.attn.run_paged(&self.plan, &q, &kv, &scales, &mut out, &mut self.ws, extras)
+            }
+            None => self.attn.run_views_with(&self.plan, &q, &k, &v, &scales, &mut out, &mut self.ws, extras),
+        }
+    }
+
+    /// Overwrites the output with NaNs ([`POISON`]).
+    fn poison(&mut self) -> Result<(), AttnError> {
+        let poison = vec![POISON; self.o.len()];
+        self.attn.stream().memcpy_htod(&poison, &mut self.o)?;
+        Ok(())
+    }
+
+    /// Waits for the stream and reads the output back as f32.
+    fn output(&self) -> Result<Vec<f32>, AttnError> {
+        let bits = self.attn.stream().clone_dtoh(&self.o)?;
+        self.attn.stream().synchronize()?;
+        Ok(bits.iter().map(|&x| crate::tensor::to_f32(self.plan.problem().output, x)).collect())
+    }
+}
+
+/// Times `call` as [`time_kernel`] times a kernel: warm-up, then
+/// `cfg.samples` samples of `cfg.launches_per_sample` calls, each issued
+/// back to back (`Direct`) or replayed from a CUDA graph of them (`Graph`;
+/// the caller refuses `GraphOverlap`, which these calls cannot launch).
+fn time_calls(
+    stream: &std::sync::Arc<CudaStream>,
+    cfg: &BenchConfig,
+    mode: LaunchMode,
+    mut call: impl FnMut() -> Result<(), AttnError>,
+) -> Result<Timing, AttnError> {
+    let per_sample = cfg.launches_per_sample.max(1);
+    let mut calls = |n: usize| (0..n).try_for_each(|_| call());
+    calls(cfg.warmup_launches.max(1))?;
+    let graph = match mode {
+        LaunchMode::Direct => None,
+        LaunchMode::Graph | LaunchMode::GraphOverlap => {
+            stream.synchronize()?;
+            stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+            let recorded = calls(per_sample);
+            // The capture ends whether or not every call was recorded.
+            let graph = stream.end_capture(CUgraphInstantiate_flags(0))?;
+            recorded?;
+            let graph = graph.ok_or_else(|| AttnError::ShapeMismatch("graph capture recorded no call".into()))?;
+            graph.upload()?;
+            Some(graph)
+        }
+    };
+    let mut samples = Vec::with_capacity(cfg.samples.max(1));
+    for _ in 0..cfg.samples.max(1) {
+        let ms = match &graph {
+            Some(g) => time_on_stream(stream, || Ok(g.launch()?))?,
+            None => time_on_stream(stream, || calls(per_sample))?,
+        };
+        samples.push(f64::from(ms) * 1e3 / per_sample as f64);
+    }
+    Ok(Timing::from_samples(samples))
 }
 
 #[cfg(test)]
@@ -524,6 +843,44 @@ mod tests {
                 assert!(r.kv_tb_s > 0.0 && r.tflops > 0.0, "{r:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_paged_copy_read_through_its_table_is_the_contiguous_cache() {
+        use super::PagedCopy;
+        let kv = [3, 2, 100, 64];
+        let (_, k, v) = crate::quant::random_problem([3, 4, 1, 64], kv, 9);
+        let paged = PagedCopy::new(&k, &v, 32);
+        assert_eq!((paged.max_pages, paged.k.shape), (4, [12, 32, 2, 64]));
+        let mut pages = paged.table.clone();
+        pages.sort_unstable();
+        assert_eq!(pages, (0..12).collect::<Vec<_>>(), "every pool page used once");
+        assert_ne!(paged.table, pages, "the pages are shuffled");
+        for (pool, t) in [(&paged.k, &k), (&paged.v, &v)] {
+            assert_eq!(pool.scales, t.scales);
+            for (b, h, key) in [(0, 0, 0), (1, 1, 31), (2, 0, 32), (2, 1, 99), (1, 0, 64)] {
+                let page = paged.table[b * paged.max_pages + key / 32] as usize;
+                let at = ((page * 32 + key % 32) * 2 + h) * 64;
+                let from = ((b * 2 + h) * 100 + key) * 64;
+                assert_eq!(pool.data[at..at + 64], t.data[from..from + 64], "batch {b} head {h} key {key}");
+            }
+        }
+        // The last page's keys past Skv = 100 are zero codes.
+        let last = paged.table[3] as usize;
+        assert!(paged.k.data[(last * 32 + 4) * 128..(last + 1) * 32 * 128].iter().all(|&c| c == 0));
+    }
+
+    #[test]
+    fn cache_layouts_label_and_cycle_their_lengths() {
+        use super::CacheLayout;
+        let shape = BenchShape::parse("5,8:2,1:4096,128").unwrap();
+        let whole = CacheLayout::default();
+        assert_eq!((whole.label(), whole.lengths(&shape)), ("contig".to_string(), vec![4096; 5]));
+        let paged = CacheLayout { page_size: Some(64), seq_used_k: Some(vec![1, 4096]) };
+        assert_eq!(paged.label(), "paged:64+lens");
+        assert_eq!(paged.lengths(&shape), [1, 4096, 1, 4096, 1]);
+        assert_eq!(CacheLayout { page_size: Some(256), seq_used_k: None }.label(), "paged:256");
+        assert_eq!(CacheLayout { page_size: None, seq_used_k: Some(vec![7]) }.label(), "contig+lens");
     }
 
     use super::Timing;

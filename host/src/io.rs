@@ -12,8 +12,15 @@
 //!   does); a `*_scale` tensor alongside a float input is an error, as it
 //!   would be ignored.
 //!
-//! The tensors may mix the two kinds. An output file holds one `F16` tensor
-//! `o`.
+//! The tensors may mix the two kinds. For the `decode` variant
+//! ([`load_raw_inputs`] only) the file may add an `I32` tensor `seqused_k`
+//! `[B]` (batch `b` sees the first `seqused_k[b]` keys of its cache) and an
+//! `I32` page table `page_table` `[B, max_pages]`, with which `k` and `v`
+//! are pools of pages `[pages, page_size, Hkv, D]` of `F8_E4M3` codes with
+//! scales `[Hkv]` ([`decode`]).
+//!
+//! An output file holds one `F16` or `BF16` tensor `o`, and for a run that
+//! asks for it the log-sum-exp `lse`, `F32` `[B, Hq, Sq]`.
 //!
 //! Reading trusts nothing in the file: only a regular file is read, every
 //! offset and size in the header is checked against the file's length
@@ -36,6 +43,10 @@ use crate::quant::{self, Rotation, ScaleGroup};
 use crate::tensor::{Fp8Input, Fp8Tensor, Output};
 use kernels_gpu::quantize::InputDtype;
 use kernels_gpu::variant::OutputDtype;
+
+pub mod decode;
+
+pub use decode::{DecodeInputs, Lse, PageTable, Planned};
 
 /// Why a tensor file could not be read or written. Each message is one line
 /// naming the file and the problem.
@@ -104,6 +115,58 @@ pub enum IoError {
         dtype: String,
         /// What is accepted for it.
         expected: &'static str,
+    },
+    /// A tensor whose shape is not the one its role needs (the decode
+    /// tensors, the pools of a paged cache).
+    #[error("{}: tensor `{name}` has shape {shape:?}; expected {expected}", .path.display())]
+    WrongShape {
+        /// The file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The shape it needs, in words.
+        expected: String,
+    },
+    /// Pools of pages whose page size the kernels cannot read.
+    #[error(
+        "{}: `{name}` has pages of {page_size} keys (its dimension 1); expected a power of two from {} to {}",
+        .path.display(), crate::device::MIN_PAGE_SIZE, crate::device::MAX_PAGE_SIZE
+    )]
+    PageSize {
+        /// The file.
+        path: PathBuf,
+        /// The pool.
+        name: String,
+        /// Its second dimension.
+        page_size: usize,
+    },
+    /// A value of `seqused_k` or `page_table` that the kernels would read
+    /// outside its range.
+    #[error("{}: `{name}`[{at}] is {value}; expected {range}", .path.display())]
+    OutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// The tensor.
+        name: &'static str,
+        /// The index of the value, e.g. `3` or `1, 2`.
+        at: String,
+        /// The value.
+        value: i32,
+        /// The values allowed there, in words.
+        range: String,
+    },
+    /// A decode tensor given to a reader that would ignore it.
+    #[error(
+        "{}: tensor `{name}` is read by the `decode` path only (`sdpa run`, io::load_raw_inputs); this reader takes contiguous q, k, v",
+        .path.display()
+    )]
+    DecodeTensor {
+        /// The file.
+        path: PathBuf,
+        /// The tensor.
+        name: &'static str,
     },
     /// A scale tensor without exactly one value per head.
     #[error(
@@ -456,44 +519,87 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8T
     }
 }
 
-/// `q`, `k` and `v` as their file holds them (see [`InputTensor`]).
+/// `q`, `k` and `v` as their file holds them (see [`InputTensor`]), and
+/// the decode tensors it adds.
 #[derive(Debug)]
 pub struct RawInputs {
     /// Queries `[B, Hq, Sq, D]`.
     pub q: InputTensor,
-    /// Keys `[B, Hkv, Skv, D]`.
+    /// Keys `[B, Hkv, Skv, D]`; with a page table, the pool of key pages
+    /// `[pages, page_size, Hkv, D]` (E4M3 codes).
     pub k: InputTensor,
-    /// Values `[B, Hkv, Skv, D]`.
+    /// Values, as `k`.
     pub v: InputTensor,
+    /// `seqused_k` and `page_table`, where the file holds them.
+    pub decode: DecodeInputs,
+}
+
+impl RawInputs {
+    /// `q`, `k` and `v` as a plan sees them (for [`crate::validate::validate`]):
+    /// pools as the contiguous cache their page table makes of them.
+    pub fn planned(&self) -> [Planned<'_>; 3] {
+        let kv = |t| match &self.decode.page_table {
+            Some(table) => Planned::paged(t, table),
+            None => Planned::contiguous(t),
+        };
+        [Planned::contiguous(&self.q), kv(&self.k), kv(&self.v)]
+    }
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module
-/// docs) as the file holds them: float tensors are left for the GPU
-/// quantizer (`sdpa run`), with the scales it will give them, float `q` and
-/// `k` rotated as `qk_rotation` says. Shapes are not checked against each
-/// other here.
+/// docs) as the file holds them, with its decode tensors: float tensors are
+/// left for the GPU quantizer (`sdpa run`), with the scales it will give
+/// them, float `q` and `k` rotated as `qk_rotation` says. The decode
+/// tensors are checked against `q`'s batch and the pools ([`decode`]);
+/// shapes of q, k and v are not checked against each other here.
 ///
 /// # Errors
 /// Every problem with the file, as an [`IoError`] naming it.
 pub fn load_raw_inputs(path: &Path, qk_rotation: Rotation) -> Result<RawInputs, IoError> {
     let bytes = read_file(path)?;
     let st = parse(path, &bytes)?;
+    let q = read_tensor(path, &st, "q", qk_rotation)?;
+    let batch = q.shape()[0];
+    let Some(table) = decode::read_page_table(path, &st, batch)? else {
+        let k = read_tensor(path, &st, "k", qk_rotation)?;
+        let v = read_tensor(path, &st, "v", Rotation::None)?;
+        let seq_used_k = decode::read_seq_used_k(path, &st, batch, k.shape()[2])?;
+        return Ok(RawInputs { q, k, v, decode: DecodeInputs { seq_used_k, page_table: None } });
+    };
+    let k = decode::read_pool(path, &st, "k")?;
+    let v = decode::read_pool(path, &st, "v")?;
+    if v.shape != k.shape {
+        return Err(IoError::WrongShape {
+            path: path.to_path_buf(),
+            name: "v".to_string(),
+            shape: v.shape.to_vec(),
+            expected: format!("{:?}, the shape of the `k` pool", k.shape),
+        });
+    }
+    let [pages, page_size, _, _] = k.shape;
+    let seq_used_k = decode::read_seq_used_k(path, &st, batch, table.max_pages * page_size)?;
+    decode::check_pages(path, &table, pages, page_size, seq_used_k.as_deref())?;
     Ok(RawInputs {
-        q: read_tensor(path, &st, "q", qk_rotation)?,
-        k: read_tensor(path, &st, "k", qk_rotation)?,
-        v: read_tensor(path, &st, "v", Rotation::None)?,
+        q,
+        k: InputTensor::Fp8(k),
+        v: InputTensor::Fp8(v),
+        decode: DecodeInputs { seq_used_k, page_table: Some(table) },
     })
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module
 /// docs). Shapes are not checked against each other here; the library does
-/// that when it runs them.
+/// that when it runs them. A file with decode tensors is refused: they
+/// change what `k` and `v` are ([`load_raw_inputs`] reads them).
 ///
 /// # Errors
 /// Every problem with the file, as an [`IoError`] naming it.
 pub fn load_inputs(path: &Path) -> Result<Inputs, IoError> {
     let bytes = read_file(path)?;
     let st = parse(path, &bytes)?;
+    if let Some(name) = [decode::SEQ_USED_K, decode::PAGE_TABLE].into_iter().find(|n| st.tensor(n).is_ok()) {
+        return Err(IoError::DecodeTensor { path: path.to_path_buf(), name });
+    }
     Ok(Inputs { q: load_tensor(path, &st, "q")?, k: load_tensor(path, &st, "k")?, v: load_tensor(path, &st, "v")? })
 }
 
@@ -528,11 +634,30 @@ fn write(path: &Path, tensors: Vec<Tensor>) -> Result<(), IoError> {
 /// [`IoError::Write`] when the file cannot be written or a tensor's data
 /// does not match its shape.
 pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
+    save_decode_inputs(path, inputs, &DecodeInputs::default())
+}
+
+/// As [`save_inputs`], with the decode tensors `seqused_k` and
+/// `page_table` where `decode` has them (then `inputs.k` and `inputs.v`
+/// are pools `[pages, page_size, Hkv, D]`, their scales one per key/value
+/// head): the format [`load_raw_inputs`] reads back unchanged.
+///
+/// # Errors
+/// As [`save_inputs`].
+pub fn save_decode_inputs(path: &Path, inputs: &Inputs, decode: &DecodeInputs) -> Result<(), IoError> {
     let mut tensors: Vec<Tensor> = Vec::new();
     for (name, t) in [("q", &inputs.q), ("k", &inputs.k), ("v", &inputs.v)] {
         tensors.push((name.to_string(), Dtype::F8_E4M3, t.shape.to_vec(), t.data.clone()));
         let scales: Vec<u8> = t.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
         tensors.push((format!("{name}_scale"), Dtype::F32, vec![t.scales.len()], scales));
+    }
+    let i32_bytes = |values: &[i32]| values.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    if let Some(lens) = &decode.seq_used_k {
+        tensors.push((decode::SEQ_USED_K.to_string(), Dtype::I32, vec![lens.len()], i32_bytes(lens)));
+    }
+    if let Some(table) = &decode.page_table {
+        let shape = vec![table.batch, table.max_pages];
+        tensors.push((decode::PAGE_TABLE.to_string(), Dtype::I32, shape, i32_bytes(&table.entries)));
     }
     write(path, tensors)
 }
@@ -544,7 +669,7 @@ pub fn save_inputs(path: &Path, inputs: &Inputs) -> Result<(), IoError> {
 /// [`IoError::Write`] when the file cannot be written or the data does not
 /// match the shape.
 pub fn save_output(path: &Path, o: &Output) -> Result<(), IoError> {
-    OutputFile::create(path)?.write(o)
+    OutputFile::create(path)?.write(o, None)
 }
 
 /// An output file opened before the work that fills it, so that a path
@@ -577,19 +702,25 @@ impl OutputFile {
         Ok(OutputFile { path: path.to_path_buf(), file, created, written: false })
     }
 
-    /// Replaces the file's contents with the output as one tensor `o`,
-    /// `F16` or `BF16` as the output is.
+    /// Replaces the file's contents with the output as tensor `o`, `F16`
+    /// or `BF16` as the output is, and `lse` (`F32` `[B, Hq, Sq]`) where
+    /// given.
     ///
     /// # Errors
     /// [`IoError::Write`] when the file cannot be written or the data does
     /// not match the shape.
-    pub fn write(mut self, o: &Output) -> Result<(), IoError> {
+    pub fn write(mut self, o: &Output, lse: Option<&Lse>) -> Result<(), IoError> {
         let data: Vec<u8> = o.bits.iter().flat_map(|x| x.to_le_bytes()).collect();
         let dtype = match o.dtype {
             OutputDtype::F16 => Dtype::F16,
             OutputDtype::Bf16 => Dtype::BF16,
         };
-        let bytes = serialize(&self.path, vec![("o".to_string(), dtype, o.shape.to_vec(), data)])?;
+        let mut tensors = vec![("o".to_string(), dtype, o.shape.to_vec(), data)];
+        if let Some(lse) = lse {
+            let data = lse.values.iter().flat_map(|x| x.to_le_bytes()).collect();
+            tensors.push((decode::LSE.to_string(), Dtype::F32, lse.shape.to_vec(), data));
+        }
+        let bytes = serialize(&self.path, tensors)?;
         let err = |e: std::io::Error| IoError::Write { path: self.path.clone(), reason: e.to_string() };
         // (A device such as /dev/null cannot be truncated, nor needs to be.)
         if self.file.metadata().map_err(err)?.is_file() {
@@ -637,4 +768,30 @@ pub fn load_output(path: &Path) -> Result<Output, IoError> {
     };
     let bits = view.data().as_chunks::<2>().0.iter().map(|&c| u16::from_le_bytes(c)).collect();
     Ok(Output { bits, dtype, shape })
+}
+
+/// Reads tensor `lse` (`F32` `[B, Hq, Sq]`) back from a file an
+/// [`OutputFile`] wrote with it.
+///
+/// # Errors
+/// As [`load_output`], for tensor `lse`.
+pub fn load_lse(path: &Path) -> Result<Lse, IoError> {
+    let bytes = read_file(path)?;
+    let st = parse(path, &bytes)?;
+    let view = tensor(path, &st, decode::LSE)?;
+    let shape: [usize; 3] = view.shape().try_into().map_err(|_| IoError::WrongShape {
+        path: path.to_path_buf(),
+        name: decode::LSE.to_string(),
+        shape: view.shape().to_vec(),
+        expected: "rank 3 [batch, heads_q, seq_q]".to_string(),
+    })?;
+    if view.dtype() != Dtype::F32 {
+        return Err(IoError::UnsupportedDtype {
+            path: path.to_path_buf(),
+            name: decode::LSE.to_string(),
+            dtype: view.dtype().to_string(),
+            expected: "F32",
+        });
+    }
+    Ok(Lse { values: f32s(view.data()), shape })
 }

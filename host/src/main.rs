@@ -23,7 +23,10 @@ use sdpa::embedded::ImageChoice;
 use sdpa::io::InputTensor;
 use sdpa::options::variant_by_name;
 use sdpa::quantize::{DeviceFloatTensor, Quantizer, Rotation};
-use sdpa::{Attention, AttnError, DeviceFp8Tensor, Options, OutputDtype, Plan, VariantChoice, io, validate};
+use sdpa::{
+    Attention, AttnError, DecodeExtras, DeviceFp8Tensor, DeviceScales, Fp8Input, Fp8View, Options, OutputDtype,
+    OutputViewMut, PagedKv, Plan, ScaleLayout, Variant, VariantChoice, io, validate,
+};
 
 /// FP8 (E4M3) scaled-dot-product attention on NVIDIA GPUs, kernels in Rust.
 #[derive(Debug, Parser)]
@@ -49,6 +52,18 @@ enum Command {
     /// per head by amax (see --hadamard). The output holds `o` [B, Hq, Sq, D]
     /// in F16 (BF16 with --out-dtype bf16). Exit code 2 for a problem with
     /// the arguments or files, 1 for a GPU or driver failure.
+    ///
+    /// Decoding against a cache (the `decode` variant, which `auto` then
+    /// means; another named variant is refused), the input may add:
+    /// `seqused_k`, I32 [B]: batch b sees the first seqused_k[b] keys of its
+    /// cache (0 to Skv; causal masking aligns its last query with its last
+    /// key); `page_table`, I32 [B, max_pages]: then `k` and `v` are pools of
+    /// pages [pages, page_size, Hkv, D] of F8_E4M3 codes (scales [Hkv]),
+    /// page_size a power of two from 32 to 65536, and batch b's keys
+    /// page_size*i .. live in page page_table[b, i]. Every entry a sequence
+    /// reads must be in 0 .. pages; entries past its length (seqused_k, else
+    /// max_pages * page_size keys) are not read. --lse adds `lse` to the
+    /// output.
     Run(RunArgs),
     /// Time kernel variants on shapes (each first checked against the f64
     /// reference on sampled rows), and print a table.
@@ -112,13 +127,18 @@ struct InfoArgs {
 #[derive(Debug, Args)]
 struct RunArgs {
     /// Safetensors file holding `q`, `k`, `v` (and optional `q_scale`,
-    /// `k_scale`, `v_scale`).
+    /// `k_scale`, `v_scale`, `seqused_k`, `page_table`).
     #[arg(long, short, value_name = "IN")]
     input: PathBuf,
     /// Safetensors file to write the output tensor `o` (F16 or BF16, see
-    /// --out-dtype) to; replaced if it exists.
+    /// --out-dtype) to, and `lse` with --lse; replaced if it exists.
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
+    /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]:
+    /// ln of the sum over the keys the row sees of exp(scale * q.k) on the
+    /// dequantized inputs, -inf for a row that sees no key. Runs `decode`.
+    #[arg(long)]
+    lse: bool,
     /// The element type of `o`. f16 holds outputs up to 65504, so V's
     /// scales must be at most 146 (448 x 146 < 65504); bf16 has f32's range
     /// and 8 significant bits instead of 11. Same speed: each kernel is
@@ -178,6 +198,24 @@ struct BenchArgs {
     /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
+    /// Also time `decode` on a paged cache of N-key pages (a power of two
+    /// from 32 to 65536) at the decode shapes (Sq <= 16): each one's K and
+    /// V laid out in pages that a
+    /// shuffled page table scatters over the pools, the same values as the
+    /// contiguous cache, timed beside it through the device API (the
+    /// `cache` column: `contig`, `paged:N`; other variants as usual). A
+    /// shape whose Skv is not a whole number of pages reads its last page
+    /// partly, through seqused_k.
+    #[arg(long, value_name = "N")]
+    page_size: Option<usize>,
+    /// `decode` sees only these keys per sequence (seqused_k; a
+    /// comma-separated list cycled over the batch), on the contiguous cache and on the paged one (`+lens`
+    /// in the cache column; K+V bytes, GB/s and TFLOP/s count those keys
+    /// only; other variants as usual, on every key). With this or
+    /// --page-size, `decode` is timed on these caches only at the decode
+    /// shapes, each length at most the shape's Skv.
+    #[arg(long, value_name = "LENS", value_delimiter = ',')]
+    seqused_k: Vec<usize>,
     /// Samples per (variant, shape, mode).
     #[arg(long, value_name = "N", default_value_t = 20)]
     samples: usize,
@@ -327,9 +365,6 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     {
         return Err(Failure::attn(AttnError::InvalidScale { what: "--scale".to_string(), value: scale }));
     }
-    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
-    opts.scale = args.scale;
-
     let qk_rotation = if args.hadamard { Rotation::Hadamard } else { Rotation::None };
     let inputs = io::load_raw_inputs(&args.input, qk_rotation).map_err(Failure::usage)?;
     let float = |t: &InputTensor| matches!(t, InputTensor::Float(_));
@@ -339,33 +374,36 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             args.input.display()
         )));
     }
+    let decoding = !inputs.decode.is_empty() || args.lse;
+    let variant = if decoding { decode_variant(variant, &inputs.decode, args.lse)? } else { variant };
+    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
+    opts.scale = args.scale;
     // Every input problem is reported before the GPU is touched (float
-    // inputs with the scales the GPU quantizer will give them).
-    let problem = validate::validate(&inputs.q, &inputs.k, &inputs.v, &opts)
-        .map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
+    // inputs with the scales the GPU quantizer will give them; pools as the
+    // cache their page table makes of them).
+    let [q, k, v] = inputs.planned();
+    let problem =
+        validate::validate(&q, &k, &v, &opts).map_err(|e| Failure::usage(format!("{}: {e}", args.input.display())))?;
     // So is an output path that cannot be written.
     let output = io::OutputFile::create(&args.output).map_err(Failure::usage)?;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
     let start = Instant::now();
-    // Loaded at the first float input.
-    let mut quantizer = None;
-    let mut to_device = |t, rotation| device_input(&attn, &mut quantizer, t, rotation);
-    let q = to_device(inputs.q, qk_rotation).map_err(Failure::attn)?;
-    let k = to_device(inputs.k, qk_rotation).map_err(Failure::attn)?;
-    let v = to_device(inputs.v, Rotation::None).map_err(Failure::attn)?;
-    // The plan's scales are the CPU's prediction of the quantizer's:
-    // `prepare` refuses inputs whose scales differ.
-    let dev = attn.prepare(&plan, q, k, v).map_err(Failure::attn)?;
-    let mut out = attn.alloc_output(&dev).map_err(Failure::attn)?;
-    attn.run(&dev, &mut out).map_err(Failure::attn)?;
-    let o = attn.download(&out).map_err(Failure::attn)?;
+    let cache = describe_cache(&inputs);
+    let (o, lse) = if decoding {
+        run_decode(&attn, &plan, inputs, qk_rotation, args.lse).map_err(Failure::attn)?
+    } else {
+        (run_inputs(&attn, &plan, inputs, qk_rotation).map_err(Failure::attn)?, None)
+    };
     let elapsed = start.elapsed();
-    output.write(&o).map_err(Failure::usage)?;
+    output.write(&o, lse.as_ref()).map_err(Failure::usage)?;
 
     let d = attn.device();
     let [q_shape, kv_shape] = [plan.problem().q_shape(), plan.problem().kv_shape()];
     println!("q {q_shape:?} k {kv_shape:?} v {kv_shape:?} -> o {:?}", o.shape);
+    if let Some(cache) = cache {
+        println!("{cache}");
+    }
     println!(
         "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
         plan.variant().name(),
@@ -377,8 +415,121 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         d.name,
         elapsed.as_secs_f64() * 1e3
     );
-    println!("wrote {}", args.output.display());
+    let with_lse = if lse.is_some() { " (o, lse)" } else { "" };
+    println!("wrote {}{with_lse}", args.output.display());
     Ok(())
+}
+
+/// The variant that runs a file's decode tensors or --lse: `decode`, which
+/// `auto` means here; another variant by name is a usage error.
+fn decode_variant(choice: VariantChoice, decode: &io::DecodeInputs, lse: bool) -> Result<VariantChoice, Failure> {
+    match choice {
+        VariantChoice::Auto | VariantChoice::Fixed(Variant::Decode) => Ok(Variant::Decode.into()),
+        VariantChoice::Fixed(other) => {
+            let asked = [
+                (decode.seq_used_k.is_some(), "`seqused_k`"),
+                (decode.page_table.is_some(), "`page_table`"),
+                (lse, "--lse"),
+            ];
+            let asked: Vec<&str> = asked.into_iter().filter_map(|(given, what)| given.then_some(what)).collect();
+            Err(Failure::usage(format!(
+                "{} {} the `decode` variant's; --variant {} cannot run it (use auto or decode)",
+                asked.join(" and "),
+                if asked.len() == 1 { "is" } else { "are" },
+                other.name()
+            )))
+        }
+    }
+}
+
+/// One line on a file's decode tensors, where it has any.
+fn describe_cache(inputs: &io::RawInputs) -> Option<String> {
+    let lens = inputs.decode.seq_used_k.as_ref().map(|lens| {
+        let (min, max) = (lens.iter().min().unwrap_or(&0), lens.iter().max().unwrap_or(&0));
+        format!("seqused_k {min} to {max} keys")
+    });
+    let pages = inputs.decode.page_table.as_ref().map(|t| {
+        let [pages, page_size, _, _] = inputs.k.shape();
+        format!("page table [{}, {}] over {pages} pages of {page_size} keys", t.batch, t.max_pages)
+    });
+    let parts: Vec<String> = [pages, lens].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Runs `plan` on the file's q, k and v: uploaded (float ones quantized on
+/// the GPU), launched, downloaded.
+fn run_inputs(
+    attn: &Attention,
+    plan: &Plan,
+    inputs: io::RawInputs,
+    qk_rotation: Rotation,
+) -> Result<sdpa::Output, AttnError> {
+    // Loaded at the first float input.
+    let mut quantizer = None;
+    let mut to_device = |t, rotation| device_input(attn, &mut quantizer, t, rotation);
+    let q = to_device(inputs.q, qk_rotation)?;
+    let k = to_device(inputs.k, qk_rotation)?;
+    let v = to_device(inputs.v, Rotation::None)?;
+    // The plan's scales are the CPU's prediction of the quantizer's:
+    // `prepare` refuses inputs whose scales differ.
+    let dev = attn.prepare(plan, q, k, v)?;
+    let mut out = attn.alloc_output(&dev)?;
+    attn.run(&dev, &mut out)?;
+    attn.download(&out)
+}
+
+/// Runs a `decode` plan on the file's q, k and v (or pools and page table)
+/// through the device API, with its `seqused_k` and, if `want_lse`, the
+/// log-sum-exp output.
+fn run_decode(
+    attn: &Attention,
+    plan: &Plan,
+    inputs: io::RawInputs,
+    qk_rotation: Rotation,
+    want_lse: bool,
+) -> Result<(sdpa::Output, Option<io::Lse>), AttnError> {
+    let mut quantizer = None;
+    let mut to_device = |t, rotation| device_input(attn, &mut quantizer, t, rotation);
+    let q = to_device(inputs.q, qk_rotation)?;
+    let k = to_device(inputs.k, qk_rotation)?;
+    let v = to_device(inputs.v, Rotation::None)?;
+    let p = plan.problem();
+    // As `prepare` checks: the quantizer's scales must be those validated.
+    if [&q.scales[..], &k.scales, &v.scales].concat() != p.scales {
+        return Err(AttnError::NotPlanned("the quantized inputs' scales are not the validated ones".into()));
+    }
+    let stream = attn.stream();
+    let [q_scale, k_scale, v_scale] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+    let (q_scale, k_scale, v_scale) = (q_scale?, k_scale?, v_scale?);
+    let scales = DeviceScales::new(q_scale.as_view(), k_scale.as_view(), v_scale.as_view(), ScaleLayout::PerHead);
+    let mut ws = attn.workspace(plan)?;
+    let mut o = stream.alloc_zeros::<u16>(p.q_len())?;
+    let lse_shape = [p.batch, p.heads_q, p.seq_q];
+    let mut lse = if want_lse { Some(stream.alloc_zeros::<f32>(lse_shape.iter().product())?) } else { None };
+    let lens = inputs.decode.seq_used_k.as_ref().map(|lens| stream.clone_htod(lens)).transpose()?;
+    let table = inputs.decode.page_table.as_ref().map(|t| stream.clone_htod(&t.entries)).transpose()?;
+    let mut extras = DecodeExtras::new();
+    if let Some(lens) = &lens {
+        extras = extras.seq_used_k(lens.as_view());
+    }
+    if let Some(lse) = &mut lse {
+        extras = extras.lse(lse.as_view_mut());
+    }
+    let mut out = OutputViewMut::new(o.as_view_mut(), p.output, p.q_shape())?;
+    let q_view = Fp8View::new(q.data.as_view(), q.shape)?;
+    let (k_view, v_view) = (Fp8View::new(k.data.as_view(), k.shape)?, Fp8View::new(v.data.as_view(), v.shape)?);
+    match (&inputs.decode.page_table, &table) {
+        (Some(t), Some(table)) => {
+            let kv = PagedKv::new(k_view, v_view, table.as_view(), [t.batch, t.max_pages])?;
+            attn.run_paged(plan, &q_view, &kv, &scales, &mut out, &mut ws, extras)?;
+        }
+        _ => attn.run_views_with(plan, &q_view, &k_view, &v_view, &scales, &mut out, &mut ws, extras)?,
+    }
+    let bits = stream.clone_dtoh(&o)?;
+    let lse = lse.map(|lse| stream.clone_dtoh(&lse)).transpose()?;
+    stream.synchronize()?;
+    let o = sdpa::Output { bits, dtype: p.output, shape: p.q_shape() };
+    Ok((o, lse.map(|values| io::Lse { values, shape: lse_shape })))
 }
 
 /// `t` on the device: E4M3 codes copied as they are, float values uploaded
@@ -413,9 +564,62 @@ fn check_shapes(shapes: &[sdpa::bench::BenchShape]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The layouts `decode` is timed on through the device API (`--page-size`,
+/// `--seqused-k`) at the decode shapes, checked against those shapes and
+/// the modes before any GPU work; none without either flag.
+fn cache_layouts(
+    args: &BenchArgs,
+    shapes: &[sdpa::bench::BenchShape],
+    modes: &[sdpa::bench::LaunchMode],
+) -> Result<Vec<sdpa::bench::CacheLayout>, Failure> {
+    use sdpa::bench::{CacheLayout, LaunchMode};
+    use sdpa::device::{MAX_PAGE_SIZE, MIN_PAGE_SIZE};
+    if args.page_size.is_none() && args.seqused_k.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(n) = args.page_size
+        && !(n.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&n))
+    {
+        return Err(Failure::usage(format!(
+            "--page-size {n}: a power of two from {MIN_PAGE_SIZE} to {MAX_PAGE_SIZE} keys"
+        )));
+    }
+    if modes.contains(&LaunchMode::GraphOverlap) {
+        return Err(Failure::usage(
+            "--page-size and --seqused-k time `decode` through the device API, which has no overlapped launch: drop graph-overlap from --modes",
+        ));
+    }
+    if !shapes.iter().any(|s| s.is_decode()) {
+        return Err(Failure::usage(
+            "--page-size and --seqused-k apply to decode shapes (Sq <= 16), and no shape is one",
+        ));
+    }
+    let seq_used_k = (!args.seqused_k.is_empty()).then(|| args.seqused_k.clone());
+    for shape in shapes.iter().filter(|s| s.is_decode()) {
+        if let Some(&len) = args.seqused_k.iter().find(|&&len| len > shape.seq_kv) {
+            return Err(Failure::usage(format!(
+                "--seqused-k {len} is past shape {}'s {} keys",
+                shape.label(),
+                shape.seq_kv
+            )));
+        }
+        if let Some(n) = args.page_size {
+            // The paged cache as the plan sees it: whole pages.
+            let kv = [shape.batch, shape.heads_kv, shape.seq_kv.div_ceil(n) * n, shape.head_dim];
+            sdpa::validate::Problem::new(shape.q_dims(), kv, kv, &Options::default())
+                .map_err(|e| Failure::usage(format!("shape {} in pages of {n}: {e}", shape.label())))?;
+        }
+    }
+    let contiguous = CacheLayout { page_size: None, seq_used_k: seq_used_k.clone() };
+    let paged = args.page_size.map(|n| CacheLayout { page_size: Some(n), seq_used_k });
+    Ok([Some(contiguous), paged].into_iter().flatten().collect())
+}
+
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
-    use sdpa::bench::{BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_shape, time_copy};
+    use sdpa::bench::{
+        BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_decode_cache, bench_shape, time_copy,
+    };
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
     } else {
@@ -435,9 +639,19 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         })
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
+    let layouts = cache_layouts(&args, &shapes, &modes)?;
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let variants = if named.is_empty() { attn.variants() } else { named };
+    // What is timed at a shape: the variants, and at decode shapes with
+    // cache layouts `decode` on those instead.
+    let timed_at = |shape: &BenchShape| -> (Vec<Variant>, &[sdpa::bench::CacheLayout]) {
+        if shape.is_decode() && !layouts.is_empty() {
+            (variants.iter().copied().filter(|&v| v != Variant::Decode).collect(), &layouts)
+        } else {
+            (variants.clone(), &[])
+        }
+    };
     let d = attn.device();
     eprintln!(
         "device {}: {} (cc {}.{}), {}, driver {}; output {}",
@@ -455,13 +669,21 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
     eprintln!("device-to-device copy ({}) ...", copy_mode.name());
     let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
-    let total = shapes.len() * variants.len();
+    let total: usize = shapes.iter().map(&timed_at).map(|(v, l)| v.len() + l.len()).sum();
     let mut rows = Vec::new();
-    for (s, shape) in shapes.iter().enumerate() {
+    let mut done = 0;
+    for shape in &shapes {
         let inputs = BenchInputs::random(*shape);
-        for (v, variant) in variants.iter().enumerate() {
-            eprintln!("[{}/{total}] {} {} ...", s * variants.len() + v + 1, variant.name(), shape.label());
-            rows.extend(bench_shape(&attn, *variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+        let (shape_variants, shape_layouts) = timed_at(shape);
+        for variant in shape_variants {
+            done += 1;
+            eprintln!("[{done}/{total}] {} {} ...", variant.name(), shape.label());
+            rows.extend(bench_shape(&attn, variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+        }
+        for layout in shape_layouts {
+            done += 1;
+            eprintln!("[{done}/{total}] decode {} {} ...", shape.label(), layout.label());
+            rows.extend(bench_decode_cache(&attn, &inputs, &cfg, &modes, layout).map_err(Failure::attn)?);
         }
     }
     if let Some(path) = &args.json {
@@ -479,8 +701,19 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         copy.tb_s
     );
     println!(
-        "{:<11} {:<26} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
-        "variant", "shape", "mode", "median_us", "p10_us", "p90_us", "TFLOP/s", "GB/s", "KV_TB/s", "of_copy", "rel_l2"
+        "{:<11} {:<26} {:<16} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
+        "variant",
+        "shape",
+        "cache",
+        "mode",
+        "median_us",
+        "p10_us",
+        "p90_us",
+        "TFLOP/s",
+        "GB/s",
+        "KV_TB/s",
+        "of_copy",
+        "rel_l2"
     );
     for r in &rows {
         // The K+V read rate, alone and against the copy's, for decode shapes.
@@ -490,9 +723,10 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             ("-".to_string(), "-".to_string())
         };
         println!(
-            "{:<11} {:<26} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
+            "{:<11} {:<26} {:<16} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
             r.variant,
             r.shape.label(),
+            r.cache.label(),
             r.mode,
             r.median_us,
             r.p10_us,

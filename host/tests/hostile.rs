@@ -10,6 +10,10 @@
 //! of an E4M3 tensor without scales), where a size taken from the header
 //! unchecked would ask for gigabytes.
 //!
+//! Files carry the decode tensors too (`seqused_k`, `page_table` with pools
+//! of pages for `k` and `v`), read by `sdpa run`'s reader
+//! ([`load_raw_inputs`]), whose verdict the CLI's exit code must match.
+//!
 //! The fuzz runs in CI (`cargo test`) with a bounded case count:
 //! `PROPTEST_CASES` for the reader (default 5,000), a tenth of it for the
 //! CLI, which spawns a process a case; about 2 s in all on 2 cores.
@@ -23,8 +27,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
-use sdpa::io::{Inputs, IoError, load_inputs, save_inputs};
-use sdpa::quant::random_problem;
+use sdpa::io::{Inputs, IoError, load_inputs, load_raw_inputs, save_inputs};
+use sdpa::quant::{Rotation, random_problem};
 use sdpa::validate::validate;
 use sdpa::{AttnError, Options};
 
@@ -165,7 +169,7 @@ fn element_bytes(dtype: &str) -> Option<u64> {
     match dtype {
         r#""F8_E4M3""# | r#""U8""# => Some(1),
         r#""F16""# | r#""BF16""# => Some(2),
-        r#""F32""# => Some(4),
+        r#""F32""# | r#""I32""# => Some(4),
         r#""I64""# => Some(8),
         _ => None,
     }
@@ -174,34 +178,54 @@ fn element_bytes(dtype: &str) -> Option<u64> {
 // ---------------------------------------------------------------------------
 // What every case must satisfy.
 
-/// Reads `bytes` as an input file: no panic, a typed error with a one-line
-/// message naming the file, or inputs the library then accepts or refuses
-/// with a typed error; the largest allocation bounded by the file's length.
-/// Returns whether the library accepted the inputs.
-fn check_file(bytes: &[u8]) -> Result<bool, TestCaseError> {
+/// Reads `bytes` as an input file with both readers: no panic, a typed
+/// error with a one-line message naming the file, or inputs the library
+/// then accepts or refuses with a typed error; the largest allocation
+/// bounded by the file's length. Returns whether `sdpa run`'s reader and
+/// the library accepted the inputs, and whether those had decode tensors.
+fn check_file(bytes: &[u8]) -> Result<(bool, bool), TestCaseError> {
     let path = TempPath::with("fuzz", bytes);
-    let (result, largest) = largest_allocation(|| {
-        load_inputs(&path.0).map(|inputs| {
-            let accepted = validate(&inputs.q, &inputs.k, &inputs.v, &Options::default()).is_ok();
-            (inputs, accepted)
-        })
-    });
     let bound = ALLOCATION_FACTOR * bytes.len() + ALLOCATION_SLACK;
+    // The tools' reader, which quantizes float inputs on the CPU.
+    let (result, largest) = largest_allocation(|| load_inputs(&path.0));
     prop_assert!(largest <= bound, "allocated {largest} bytes reading a file of {}", bytes.len());
     match result {
-        Ok((inputs, accepted)) => {
+        Ok(inputs) => {
             for t in [&inputs.q, &inputs.k, &inputs.v] {
                 prop_assert!(t.data.len() <= bytes.len(), "{} codes from a file of {}", t.data.len(), bytes.len());
             }
-            Ok(accepted)
+        }
+        Err(err) => one_line_naming(&err, &path)?,
+    }
+    // `sdpa run`'s reader, with the decode tensors: what the CLI accepts.
+    let (result, largest) = largest_allocation(|| {
+        load_raw_inputs(&path.0, Rotation::None).map(|inputs| {
+            let [q, k, v] = inputs.planned();
+            let accepted = validate(&q, &k, &v, &Options::default()).is_ok();
+            (inputs, accepted)
+        })
+    });
+    prop_assert!(largest <= bound, "allocated {largest} bytes reading a file of {} for sdpa run", bytes.len());
+    match result {
+        Ok((inputs, accepted)) => {
+            let table = inputs.decode.page_table.as_ref().map_or(0, |t| t.entries.len());
+            let lens = inputs.decode.seq_used_k.as_ref().map_or(0, Vec::len);
+            prop_assert!(4 * (table + lens) <= bytes.len(), "{table} entries and {lens} lengths from {}", bytes.len());
+            Ok((accepted, !inputs.decode.is_empty()))
         }
         Err(err) => {
-            let msg = err.to_string();
-            prop_assert!(!msg.contains(['\n', '\r']), "not one line: {msg:?}");
-            prop_assert!(msg.starts_with(path.as_str()), "does not name the file: {msg:?}");
-            Ok(false)
+            one_line_naming(&err, &path)?;
+            Ok((false, false))
         }
     }
+}
+
+/// `err`'s message is one line and starts with the file's path.
+fn one_line_naming(err: &IoError, path: &TempPath) -> Result<(), TestCaseError> {
+    let msg = err.to_string();
+    prop_assert!(!msg.contains(['\n', '\r']), "not one line: {msg:?}");
+    prop_assert!(msg.starts_with(path.as_str()), "does not name the file: {msg:?}");
+    Ok(())
 }
 
 fn sdpa_run(input: &Path, output: &Path) -> std::process::Output {
@@ -218,7 +242,7 @@ fn sdpa_run(input: &Path, output: &Path) -> std::process::Output {
 /// stderr, code 2 for any file the library refuses; a file it accepts
 /// reaches the GPU (exit 1 without one, 0 with one).
 fn check_cli(bytes: &[u8]) -> Result<(), TestCaseError> {
-    let accepted = check_file(bytes)?;
+    let (accepted, _) = check_file(bytes)?;
     let input = TempPath::with("cli", bytes);
     let output = TempPath::new("out");
     let o = sdpa_run(&input.0, &output.0);
@@ -294,8 +318,20 @@ fn hostile_value() -> impl Strategy<Value = String> {
 
 /// One tensor: name, dtype and shape (data and offsets follow from them).
 fn tensor() -> impl Strategy<Value = (String, String, Vec<u64>)> {
-    let name = prop::sample::select(vec!["q", "k", "v", "q_scale", "k_scale", "v_scale", "o", "junk", "q\\n"]);
-    let dtype = prop::sample::select(vec!["F8_E4M3", "F16", "BF16", "F32", "I64", "U8", "F4", "F8_E5M2", "Q"]);
+    let name = prop::sample::select(vec![
+        "q",
+        "k",
+        "v",
+        "q_scale",
+        "k_scale",
+        "v_scale",
+        "seqused_k",
+        "page_table",
+        "o",
+        "junk",
+        "q\\n",
+    ]);
+    let dtype = prop::sample::select(vec!["F8_E4M3", "F16", "BF16", "F32", "I32", "I64", "U8", "F4", "F8_E5M2", "Q"]);
     (name, dtype, prop::collection::vec(dim(), 0..6)).prop_map(|(n, d, s)| (n.to_string(), format!("\"{d}\""), s))
 }
 
@@ -324,7 +360,49 @@ fn tensors() -> impl Strategy<Value = Vec<(String, String, Vec<u64>)>> {
             }
             t
         });
-    prop_oneof![6 => plausible, 2 => prop::collection::vec(tensor(), 0..8), 1 => Just(overflowing_layout())]
+    prop_oneof![
+        6 => plausible,
+        3 => decode_tensors(),
+        2 => prop::collection::vec(tensor(), 0..8),
+        1 => Just(overflowing_layout()),
+    ]
+}
+
+/// A plausible decode file: q with, mostly, a page table and pools of pages
+/// for k and v, and sometimes `seqused_k`; the decode tensors now and then
+/// of the wrong dtype or shape, the pools sometimes float or of a page
+/// size the kernels cannot read. (Their values come from the fill byte and
+/// the damage: zeros are in range, the other fills are not.)
+fn decode_tensors() -> impl Strategy<Value = Vec<(String, String, Vec<u64>)>> {
+    let int = prop_oneof![6 => Just("I32"), 1 => prop::sample::select(vec!["I64", "F32", "U8"])];
+    let pool_dtype = prop_oneof![6 => Just("F8_E4M3"), 1 => prop::sample::select(vec!["F16", "F32"])];
+    let page_size = prop_oneof![4 => prop::sample::select(vec![32u64, 64]), 1 => prop::sample::select(vec![0u64, 1, 16, 48, 65_536 * 2])];
+    let sizes = (small_dim(), small_dim(), 1u64..=3, 1u64..=3, prop::sample::select(vec![64u64, 128]));
+    let shape_slip = prop_oneof![8 => Just(0u64), 1 => Just(1u64)];
+    (sizes, page_size, 1u64..=3, 1u64..=3, (int.clone(), int, pool_dtype), (any::<bool>(), any::<bool>()), shape_slip)
+        .prop_map(|((batch, heads_kv, group, seq_q, head_dim), page_size, pages, max_pages, dtypes, given, slip)| {
+            let (lens_dtype, table_dtype, pool_dtype) = dtypes;
+            let (paged, with_lens) = given;
+            let quoted = |d: &str| format!("\"{d}\"");
+            let q = vec![batch, heads_kv.saturating_mul(group), seq_q, head_dim];
+            let mut t = vec![("q".to_string(), quoted("F8_E4M3"), q)];
+            if paged {
+                let pool = vec![pages, page_size, heads_kv, head_dim];
+                for name in ["k", "v"] {
+                    t.push((name.to_string(), quoted(pool_dtype), pool.clone()));
+                }
+                t.push(("page_table".to_string(), quoted(table_dtype), vec![batch.saturating_add(slip), max_pages]));
+            } else {
+                let kv = vec![batch, heads_kv, page_size, head_dim];
+                for name in ["k", "v"] {
+                    t.push((name.to_string(), quoted("F8_E4M3"), kv.clone()));
+                }
+            }
+            if with_lens || !paged {
+                t.push(("seqused_k".to_string(), quoted(lens_dtype), vec![batch.saturating_add(slip)]));
+            }
+            t
+        })
 }
 
 /// Tensors each of whose sizes is representable but whose offsets add up
@@ -457,10 +535,14 @@ fn runner(cases: u32) -> TestRunner {
 #[test]
 fn fuzz_the_reader_with_hostile_files() {
     let mut runner = runner(cases(5_000));
-    let accepted = AtomicUsize::new(0);
+    let (accepted, decode) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let result = runner.run(&hostile_file(), |bytes| {
-        if check_file(&bytes)? {
+        let (ok, with_decode) = check_file(&bytes)?;
+        if ok {
             accepted.fetch_add(1, Ordering::Relaxed);
+            if with_decode {
+                decode.fetch_add(1, Ordering::Relaxed);
+            }
         }
         Ok(())
     });
@@ -468,9 +550,10 @@ fn fuzz_the_reader_with_hostile_files() {
         panic!("{e}");
     }
     // The generator must reach the library's checks too, not only the parser's.
-    let accepted = accepted.load(Ordering::Relaxed);
-    eprintln!("{accepted} of {} files accepted", runner.config().cases);
+    let (accepted, decode) = (accepted.load(Ordering::Relaxed), decode.load(Ordering::Relaxed));
+    eprintln!("{accepted} of {} files accepted, {decode} of them with decode tensors", runner.config().cases);
     assert!(accepted > 0, "no generated file was accepted");
+    assert!(decode > 0, "no generated file with decode tensors was accepted");
 }
 
 #[test]
