@@ -30,6 +30,7 @@
 //! kernels deviate in one documented place: see `tests/src/adversarial.rs`.
 
 use crate::tensor::Fp8Tensor;
+use kernels_gpu::fp8::e4m3_to_f32;
 
 /// Checks that q, k, v fit together and returns `(group, kv_heads)`.
 ///
@@ -184,6 +185,24 @@ pub fn attention_rows_f64(
         }
     }
     out
+}
+
+/// Natural log of the sum of `exp(softmax_scale * q.k)` over the keys
+/// query row `(h, i)` of a one-batch problem sees (bottom-right causal), on
+/// the dequantized inputs in f64; `-inf` for a row that sees no key: what
+/// the kernels' log-sum-exp output should hold.
+pub fn log_sum_exp_f64(q: &Fp8Tensor, k: &Fp8Tensor, h: usize, i: usize, causal: bool, softmax_scale: f64) -> f64 {
+    let [_, hq, sq, d] = q.shape;
+    let [_, hkv, skv, _] = k.shape;
+    let hk = h / (hq / hkv);
+    let value = |t: &Fp8Tensor, head: usize, row: usize, c: usize| {
+        e4m3_to_f32(t.data[(head * t.shape[2] + row) * d + c]) as f64 * t.scales[head] as f64
+    };
+    let seen = (0..skv).filter(|&j| visible(causal, i, j, sq, skv));
+    let scores: Vec<f64> =
+        seen.map(|j| softmax_scale * (0..d).map(|c| value(q, h, i, c) * value(k, hk, j, c)).sum::<f64>()).collect();
+    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if scores.is_empty() { f64::NEG_INFINITY } else { max + scores.iter().map(|s| (s - max).exp()).sum::<f64>().ln() }
 }
 
 /// `count` query rows `(b, h, s)` of a Q of shape `shape`, drawn uniformly

@@ -11,7 +11,7 @@ use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, 
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
 use sdpa::raw;
-use sdpa::reference::attention_f64;
+use sdpa::reference::{attention_f64, log_sum_exp_f64 as lse_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Plan, Variant};
 use std::sync::Arc;
@@ -508,22 +508,6 @@ fn keys_of(t: &Fp8Tensor, b: usize, len: usize) -> Fp8Tensor {
 fn batch_of(t: &Fp8Tensor, b: usize) -> Fp8Tensor {
     let [_, heads, seq, d] = t.shape;
     from_codes(t.data[b * heads * seq * d..][..heads * seq * d].to_vec(), [1, heads, seq, d], t.scales.clone())
-}
-
-/// Natural log of the sum of `exp(scale * q.k)` over the keys query row
-/// `(h, i)` of a one-batch problem sees (bottom-right causal), in f64.
-fn lse_f64(q: &Fp8Tensor, k: &Fp8Tensor, h: usize, i: usize, causal: bool, scale: f64) -> f64 {
-    let [_, hq, sq, d] = q.shape;
-    let [_, hkv, skv, _] = k.shape;
-    let hk = h / (hq / hkv);
-    let value = |t: &Fp8Tensor, head: usize, row: usize, c: usize| {
-        kernels_gpu::fp8::e4m3_to_f32(t.data[(head * t.shape[2] + row) * d + c]) as f64 * t.scales[head] as f64
-    };
-    let seen = if causal { (i + skv + 1).saturating_sub(sq).min(skv) } else { skv };
-    let scores: Vec<f64> =
-        (0..seen).map(|j| scale * (0..d).map(|c| value(q, h, i, c) * value(k, hk, j, c)).sum::<f64>()).collect();
-    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if scores.is_empty() { f64::NEG_INFINITY } else { max + scores.iter().map(|s| (s - max).exp()).sum::<f64>().ln() }
 }
 
 /// `decode` with per-batch key lengths (0, 1, part of the cache, all of it;
