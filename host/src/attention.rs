@@ -774,7 +774,8 @@ impl Attention {
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (tiles.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
         // A cluster merge's blocks are a key split's: the grid's y.
-        let clusters = if let SplitMerge::InCluster(blocks) = merge { Clusters::AlongY(blocks) } else { Clusters::None };
+        let clusters =
+            if let SplitMerge::InCluster(blocks) = merge { Clusters::AlongY(blocks) } else { Clusters::None };
         launch::launch(&self.stream, func, cfg, clusters, params, overlap)?;
         if let SplitMerge::Kernel(pass) = merge {
             let entry = pass.entry(kernel.output);

@@ -184,7 +184,8 @@ pub(crate) fn launch(
         // SAFETY: as above.
         let mut spread: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
         spread.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
-        spread.value.clusterSchedulingPolicyPreference = sys::CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+        spread.value.clusterSchedulingPolicyPreference =
+            sys::CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
         attributes.push(spread);
     }
     let config = sys::CUlaunchConfig {

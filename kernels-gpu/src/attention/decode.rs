@@ -26,9 +26,9 @@
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
-use super::walk::{KeyRows, Walk, for_four_columns, store_tile_pairs};
 #[cfg(target_feature = "sm_90a")]
 use super::walk::FourColumns;
+use super::walk::{KeyRows, Walk, for_four_columns, store_tile_pairs};
 #[cfg(target_feature = "sm_90a")]
 use crate::arch::cluster;
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
@@ -640,7 +640,8 @@ unsafe fn merge_chunks<const HEAD_DIM: usize, Out: OutputFormat>(
         }
         if split == 0 && chunk < chunks {
             let scale = if total == 0.0 { 0.0 } else { math::rcp(total) };
-            let packed = FourColumns([Out::pack2(out[0] * scale, out[1] * scale), Out::pack2(out[2] * scale, out[3] * scale)]);
+            let packed =
+                FourColumns([Out::pack2(out[0] * scale, out[1] * scale), Out::pack2(out[2] * scale, out[3] * scale)]);
             // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's
             // output rows; 8-byte aligned.
             unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
