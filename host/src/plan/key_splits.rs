@@ -3,7 +3,7 @@
 //! alone would leave SMs idle, never so many that a split holds fewer keys
 //! than its block has in flight at once ([`min_split_keys`]); at most
 //! [`MAX_CLUSTER_SPLITS`] where that costs less than a second launch
-//! ([`cluster_pays`]), so that on sm_90a the splits merge inside one
+//! (`cluster_pays`), so that on sm_90a the splits merge inside one
 //! thread-block cluster ([`SplitMerge::InCluster`]) instead of in a merge
 //! kernel. The splits depend on the SM count, not the architecture, so
 //! that the CPU emulation follows one schedule.
