@@ -1,10 +1,15 @@
-//! How many blocks share a `decode` problem's keys: enough to occupy the
-//! GPU where its folded heads alone would leave SMs idle, never so many
-//! that a split holds fewer keys than its block has in flight at once
-//! ([`min_split_keys`]).
+//! How many blocks share a `decode` problem's keys, and how their partial
+//! results merge. Enough splits to occupy the GPU where its folded heads
+//! alone would leave SMs idle, never so many that a split holds fewer keys
+//! than its block has in flight at once ([`min_split_keys`]); at most
+//! [`MAX_CLUSTER_SPLITS`] where that costs less than a second launch
+//! (`cluster_pays`), so that on sm_90a the splits merge inside one
+//! thread-block cluster ([`SplitMerge::InCluster`]) instead of in a merge
+//! kernel. The splits depend on the SM count, not the architecture, so
+//! that the CPU emulation follows one schedule.
 
 use crate::validate::Problem;
-use kernels_gpu::kernels::KernelInfo;
+use kernels_gpu::kernels::{KernelInfo, MergePass};
 use kernels_gpu::schedule::{MAX_GRID_YZ, blocks};
 
 /// The fewest keys a split of `kernel` walks: every stage of every key
@@ -20,6 +25,48 @@ pub const fn min_split_keys(kernel: &KernelInfo) -> u32 {
 /// D = 128, four at D = 64).
 pub const BLOCKS_PER_SM: u32 = 2;
 
+/// The most splits one thread-block cluster merges: Hopper's largest
+/// (non-portable) cluster.
+pub const MAX_CLUSTER_SPLITS: u32 = 16;
+
+/// K/V bytes per microsecond one SM's `decode` blocks stream (about 30
+/// GB/s: 132 SMs at about the 4 TB/s of the H100's and H200's HBM).
+pub const SM_BYTES_PER_US: u64 = 30_000;
+
+/// Microseconds a second launch adds (the merge kernel in a CUDA graph:
+/// its launch and its dependent reads of the partial results).
+pub const MERGE_LAUNCH_US: u64 = 3;
+
+/// How a plan's `decode` blocks combine their key splits' partial results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitMerge {
+    /// One split: each block stores its rows itself.
+    Unsplit,
+    /// The splits of a (query block, folded head) run as one cluster of
+    /// this many blocks along the grid's y and merge through distributed
+    /// shared memory in the same launch (sm_90a).
+    InCluster(u32),
+    /// The splits store their rows in global memory and this kernel,
+    /// launched next, merges them.
+    Kernel(MergePass),
+}
+
+/// How `kernel` (a `decode` kernel, or another: [`SplitMerge::Unsplit`])
+/// merges `kv_splits` splits on a GPU that runs the sm_90a image
+/// (`sm90a`, where clusters exist) or not.
+pub fn split_merge(kernel: &KernelInfo, kv_splits: u32, sm90a: bool) -> SplitMerge {
+    match kernel.merge {
+        Some(pass) if kv_splits > 1 => {
+            if sm90a && kv_splits <= MAX_CLUSTER_SPLITS {
+                SplitMerge::InCluster(kv_splits)
+            } else {
+                SplitMerge::Kernel(pass)
+            }
+        }
+        _ => SplitMerge::Unsplit,
+    }
+}
+
 /// The key splits of `problem` under `kernel` (a `decode` kernel) on a GPU
 /// of `multiprocessors` SMs: `(splits, keys per split)`, the keys per split
 /// a multiple of the kernel's key block. One split (keys per split: every
@@ -30,9 +77,24 @@ pub fn key_splits(problem: &Problem, kernel: &KernelInfo, multiprocessors: u32) 
     let unsplit = blocks(p.fold_rows() as u32, kernel.tiles.block_m) as u64 * p.folded_heads() as u64;
     let target = (BLOCKS_PER_SM * multiprocessors) as u64;
     let most = blocks(p.seq_kv as u32, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
-    let splits = (target / unsplit.max(1)).clamp(1, most) as u32;
+    let mut splits = (target / unsplit.max(1)).clamp(1, most) as u32;
+    if splits > MAX_CLUSTER_SPLITS && cluster_pays(problem, unsplit, splits, multiprocessors) {
+        splits = MAX_CLUSTER_SPLITS;
+    }
     let split_keys = blocks(blocks(p.seq_kv as u32, splits), block_n) * block_n;
     (blocks(p.seq_kv as u32, split_keys), split_keys)
+}
+
+/// Whether [`MAX_CLUSTER_SPLITS`] splits instead of `splits` (more) cost
+/// less than the merge kernel's launch ([`MERGE_LAUNCH_US`]): the K/V bytes
+/// streamed by the SMs the fewer blocks occupy (one per SM at most, each
+/// at [`SM_BYTES_PER_US`]) take at most that much longer.
+fn cluster_pays(problem: &Problem, unsplit: u64, splits: u32, multiprocessors: u32) -> bool {
+    let p = problem;
+    let bytes = 2 * (p.folded_heads() * p.seq_kv * p.head_dim) as u64;
+    let sms = |splits: u32| (unsplit * splits as u64).clamp(1, multiprocessors.max(1) as u64);
+    let micros = |splits: u32| bytes as f64 / (SM_BYTES_PER_US * sms(splits)) as f64;
+    micros(MAX_CLUSTER_SPLITS) - micros(splits) <= MERGE_LAUNCH_US as f64
 }
 
 #[cfg(test)]
@@ -49,14 +111,37 @@ mod tests {
 
     #[test]
     fn few_folded_heads_split_their_keys_many_do_not() {
-        // 8 folded heads of one row block: 32 splits of 128 keys (the floor).
-        assert_eq!(splits([1, 32, 1, 128], [1, 8, 4096, 128]), (32, 128));
+        // 8 folded heads of one row block: 32 splits of 128 keys (the
+        // floor) would occupy 4 more SMs than 16 of 256, one cluster each.
+        assert_eq!(splits([1, 32, 1, 128], [1, 8, 4096, 128]), (16, 256));
         // At D = 64 four key groups: 256 keys a split at least.
         assert_eq!(splits([1, 32, 1, 64], [1, 8, 4096, 64]), (16, 256));
         // 64 folded heads: 4 splits, one wave of 256 blocks.
         assert_eq!(splits([8, 32, 1, 128], [8, 8, 32768, 128]), (4, 8192));
         // 512 folded heads fill the GPU alone.
         assert_eq!(splits([64, 32, 1, 128], [64, 8, 8192, 128]), (1, 8192));
+    }
+
+    #[test]
+    fn a_long_cache_of_few_folded_heads_keeps_every_sm() {
+        // One folded head of 2 row blocks: 16 splits would stream 128k keys
+        // on 32 SMs, 26 us more than on all of them (132 splits, rounded to
+        // whole key blocks: 128 of 1024 keys).
+        assert_eq!(splits([1, 32, 1, 128], [1, 1, 131072, 128]), (128, 1024));
+        // Its 4096-key cache: 0.5 us more on 32 SMs than on 64, less than a launch.
+        assert_eq!(splits([1, 32, 1, 128], [1, 1, 4096, 128]), (16, 256));
+    }
+
+    #[test]
+    fn clusters_merge_sixteen_splits_at_most_on_sm90a_only() {
+        let kernel = find(Variant::Decode, 128).unwrap();
+        let pass = kernel.merge.unwrap();
+        assert_eq!(split_merge(kernel, 1, true), SplitMerge::Unsplit);
+        assert_eq!(split_merge(kernel, 16, true), SplitMerge::InCluster(16));
+        assert_eq!(split_merge(kernel, 2, true), SplitMerge::InCluster(2));
+        assert_eq!(split_merge(kernel, 17, true), SplitMerge::Kernel(pass));
+        assert_eq!(split_merge(kernel, 16, false), SplitMerge::Kernel(pass));
+        assert_eq!(split_merge(find(Variant::Mma, 128).unwrap(), 4, true), SplitMerge::Unsplit);
     }
 
     #[test]
