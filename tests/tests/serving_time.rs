@@ -1,0 +1,213 @@
+//! The serving issue's prefill targets, timed as CUDA-graph replays of 20
+//! calls (the bench's method), alternated twice: what the log-sum-exp
+//! output costs the `wgmma` kernels at the long record shapes, and a
+//! packed batch of 16 sequences of mixed lengths (16384 rows) against one
+//! dense sequence of the same causal work. Prints the figures; judges
+//! nothing about speed (speed is the bench's and the lab's, not a test's).
+//!
+//! Ignored without a GPU; on a GPU machine, alone on it:
+//! `gpu-bundle/bin/serving_time --ignored --nocapture --test-threads=1`.
+
+use sdpa::cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use sdpa::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PackedSeqs, ScaleLayout};
+use sdpa::{Attention, ImageChoice, Options, OutputDtype, Variant};
+use std::sync::Arc;
+
+/// Calls per replay and replays timed.
+const CALLS: usize = 20;
+const REPLAYS: usize = 10;
+
+/// `n` E4M3 codes of moderate magnitude (no NaN, no huge values).
+fn codes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let bits = (x >> 56) as u8;
+            (bits & 0x80) | (0x20 + (bits & 0x1f))
+        })
+        .collect()
+}
+
+/// Device time in microseconds per call of a graph of `CALLS` calls of
+/// `run`, median of `REPLAYS` replays.
+fn graph_us(stream: &Arc<CudaStream>, mut run: impl FnMut()) -> f64 {
+    stream.synchronize().expect("sync");
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).expect("capture");
+    for _ in 0..CALLS {
+        run();
+    }
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture").expect("a graph");
+    let ctx = stream.context();
+    let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).expect("event");
+    graph.launch().expect("warm replay");
+    let mut samples: Vec<f64> = (0..REPLAYS)
+        .map(|_| {
+            let (start, stop) = (event(), event());
+            start.record(stream).expect("record");
+            graph.launch().expect("replay");
+            stop.record(stream).expect("record");
+            stop.synchronize().expect("sync");
+            start.elapsed_ms(&stop).expect("elapsed") as f64 * 1e3 / CALLS as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[REPLAYS / 2]
+}
+
+/// An `Attention` on a stream without cudarc's event tracking (capture
+/// forbids waiting on the events it would record).
+fn timing_attention() -> (Arc<CudaStream>, Attention) {
+    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
+    // SAFETY: every buffer of this test is made, used and freed on `stream`.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    (stream, attn)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
+fn lse_output_cost_at_the_long_record_shapes() {
+    let (stream, attn) = timing_attention();
+    println!("| variant | shape | no LSE us | LSE us | LSE / none (round 1, 2) |");
+    println!("|---|---|---|---|---|");
+    let shapes = [
+        ([4, 16, 4096, 128], false),
+        ([1, 16, 16384, 128], true),
+        ([2, 16, 8192, 64], false),
+        ([4, 16, 2048, 64], false),
+    ];
+    for variant in [Variant::Wgmma, Variant::WgmmaFp8Pv] {
+        for (shape, causal) in shapes {
+            let n: usize = shape.iter().product();
+            let [q, k, v] = [1, 2, 3].map(|seed| stream.clone_htod(&codes(n, seed)).expect("upload"));
+            let plan =
+                attn.plan_shapes(shape, shape, shape, &Options::new().causal(causal).variant(variant)).expect("plan");
+            let mut ws = attn.workspace(&plan).expect("workspace");
+            let scale = |h: usize| stream.clone_htod(&vec![0.05f32; h]).expect("scales");
+            let (qs, ks, vs) = (scale(shape[1]), scale(shape[1]), scale(shape[1]));
+            let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+            let views = [&q, &k, &v].map(|t| Fp8View::new(t.as_view(), shape).expect("view"));
+            let mut o: CudaSlice<u16> = stream.alloc_zeros(n).expect("o");
+            let mut lse: CudaSlice<f32> = stream.alloc_zeros(n / shape[3]).expect("lse");
+            let mut run = |with_lse: bool| {
+                let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, shape).expect("out");
+                let extras = if with_lse { DecodeExtras::new().lse(lse.as_view_mut()) } else { DecodeExtras::new() };
+                attn.run_views_with(&plan, &views[0], &views[1], &views[2], &scales, &mut out, &mut ws, extras)
+                    .expect("run");
+            };
+            run(false);
+            run(true);
+            let mut rounds = Vec::new();
+            for _ in 0..2 {
+                let none = graph_us(&stream, || run(false));
+                let with = graph_us(&stream, || run(true));
+                rounds.push((none, with));
+            }
+            let [(n1, w1), (n2, w2)] = [rounds[0], rounds[1]];
+            println!(
+                "| {} | {shape:?} causal={causal} | {n1:.1}, {n2:.1} | {w1:.1}, {w2:.1} | {:.3}, {:.3} |",
+                variant.name(),
+                w1 / n1,
+                w2 / n2
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
+fn packed_batch_against_one_dense_sequence_of_the_same_work() {
+    let (stream, attn) = timing_attention();
+    // 16 sequences from 88 to 4096 rows, 16384 in all; causal, D = 128.
+    let lens = [4096usize, 3000, 2000, 1500, 1200, 1000, 800, 700, 600, 400, 300, 250, 200, 150, 100, 88];
+    let (heads, d) = (16, 128);
+    let total: usize = lens.iter().sum();
+    // Causal work, halved: 2 H D len^2 per sequence.
+    let work = |len: usize| 2.0 * (heads * d) as f64 * (len * len) as f64;
+    let packed_work: f64 = lens.iter().map(|&l| work(l)).sum();
+    // The dense sequence of the same work, rounded to whole 64-row tiles.
+    let dense_len = ((lens.iter().map(|&l| l * l).sum::<usize>() as f64).sqrt() / 64.0).round() as usize * 64;
+    let cu: Vec<i32> = std::iter::once(0)
+        .chain(lens.iter().scan(0i32, |at, &l| {
+            *at += l as i32;
+            Some(*at)
+        }))
+        .collect();
+    let cu_dev = stream.clone_htod(&cu).expect("cu");
+    let max = *lens.iter().max().unwrap();
+    println!(
+        "| variant | packed us | packed TFLOP/s | dense ({dense_len} rows) us | dense TFLOP/s | packed / dense rate (round 1, 2) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for variant in [Variant::Wgmma, Variant::WgmmaFp8Pv] {
+        let opts = Options::new().causal(true).variant(variant);
+        // Packed.
+        let n = total * heads * d;
+        let [q, k, v] = [1, 2, 3].map(|seed| stream.clone_htod(&codes(n, seed)).expect("upload"));
+        let seqs = PackedSeqs::new(cu_dev.as_view(), cu_dev.as_view(), max, max).expect("seqs");
+        let shape3 = [total, heads, d];
+        let plan = attn.plan_packed(shape3, shape3, shape3, &seqs, &opts).expect("plan_packed");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let scale = || stream.clone_htod(&vec![0.05f32; heads]).expect("scales");
+        let (qs, ks, vs) = (scale(), scale(), scale());
+        let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+        let views = [&q, &k, &v].map(|t| Fp8View::packed(t.as_view(), shape3).expect("view"));
+        let mut o: CudaSlice<u16> = stream.alloc_zeros(n).expect("o");
+        let mut run_packed = || {
+            let mut out = OutputViewMut::packed(o.as_view_mut(), OutputDtype::F16, shape3).expect("out");
+            attn.run_packed(
+                &plan,
+                &views[0],
+                &views[1],
+                &views[2],
+                &seqs,
+                &scales,
+                &mut out,
+                &mut ws,
+                DecodeExtras::new(),
+            )
+            .expect("run_packed");
+        };
+        // Dense.
+        let dense_shape = [1, heads, dense_len, d];
+        let dn = heads * dense_len * d;
+        let [dq, dk, dv] = [4, 5, 6].map(|seed| stream.clone_htod(&codes(dn, seed)).expect("upload"));
+        let dense_plan = attn.plan_shapes(dense_shape, dense_shape, dense_shape, &opts).expect("plan");
+        let mut dense_ws = attn.workspace(&dense_plan).expect("workspace");
+        let dense_views = [&dq, &dk, &dv].map(|t| Fp8View::new(t.as_view(), dense_shape).expect("view"));
+        let mut dense_o: CudaSlice<u16> = stream.alloc_zeros(dn).expect("o");
+        let mut run_dense = || {
+            let mut out = OutputViewMut::new(dense_o.as_view_mut(), OutputDtype::F16, dense_shape).expect("out");
+            attn.run_views(
+                &dense_plan,
+                &dense_views[0],
+                &dense_views[1],
+                &dense_views[2],
+                &scales,
+                &mut out,
+                &mut dense_ws,
+            )
+            .expect("run_views");
+        };
+        run_packed();
+        run_dense();
+        let mut ratios = Vec::new();
+        let (mut packed_us, mut dense_us) = (0.0, 0.0);
+        for _ in 0..2 {
+            packed_us = graph_us(&stream, &mut run_packed);
+            dense_us = graph_us(&stream, &mut run_dense);
+            ratios.push((packed_work / packed_us) / (work(dense_len) / dense_us));
+        }
+        println!(
+            "| {} | {packed_us:.1} | {:.0} | {dense_us:.1} | {:.0} | {:.3}, {:.3} |",
+            variant.name(),
+            packed_work / packed_us * 1e-6,
+            work(dense_len) / dense_us * 1e-6,
+            ratios[0],
+            ratios[1]
+        );
+    }
+}
