@@ -622,7 +622,7 @@ fn decode_extras_are_refused_where_they_do_not_fit() {
 
 /// `decode`'s two ways of merging split keys against the f64 reference:
 /// on sm_90a, 2 to 16 splits merge inside one thread-block cluster (16 at
-/// the small decode shape; 12 for four row blocks of 16 folded rows), and
+/// the small decode shape at D = 64; 12 for four row blocks of 16 folded rows), and
 /// more go through global memory and the merge kernel (one folded head of
 /// a long cache: 128 splits); elsewhere every split count takes the merge
 /// kernel.
@@ -632,7 +632,7 @@ fn decode_merges_in_a_cluster_or_through_the_merge_kernel() {
     let (_stream, attn) = on_own_stream();
     let sm90a = attn.target().sm90a;
     for (qs, kvs, causal, in_cluster) in [
-        ([1, 32, 1, 128], [1, 8, 4096, 128], false, Some(16)),
+        ([1, 32, 1, 64], [1, 8, 4096, 64], false, Some(16)),
         ([1, 8, 16, 64], [1, 2, 3000, 64], true, Some(12)),
         ([1, 4, 1, 128], [1, 1, 16384, 128], false, None),
     ] {

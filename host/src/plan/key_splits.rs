@@ -1,12 +1,14 @@
 //! How many blocks share a `decode` problem's keys, and how their partial
 //! results merge. Enough splits to occupy the GPU where its folded heads
 //! alone would leave SMs idle, never so many that a split holds fewer keys
-//! than its block has in flight at once ([`min_split_keys`]); at most
-//! [`MAX_CLUSTER_SPLITS`] where that costs less than a second launch
-//! (`cluster_pays`), so that on sm_90a the splits merge inside one
-//! thread-block cluster ([`SplitMerge::InCluster`]) instead of in a merge
-//! kernel. The splits depend on the SM count, not the architecture, so
-//! that the CPU emulation follows one schedule.
+//! than its block has in flight at once ([`min_split_keys`]). On sm_90a up
+//! to [`MAX_CLUSTER_SPLITS`] splits merge inside one thread-block cluster
+//! ([`SplitMerge::InCluster`]), more in a merge kernel. (Capping the splits
+//! at 16 to merge in a cluster measured slower at the small decode shape:
+//! the blocks' key walks are bound by latency, and twice the keys a block
+//! cost more than the second launch, see lab/.) The splits depend on the
+//! SM count, not the architecture, so that the CPU emulation follows one
+//! schedule.
 
 use crate::validate::Problem;
 use kernels_gpu::kernels::{KernelInfo, MergePass};
@@ -28,14 +30,6 @@ pub const BLOCKS_PER_SM: u32 = 2;
 /// The most splits one thread-block cluster merges: Hopper's largest
 /// (non-portable) cluster.
 pub const MAX_CLUSTER_SPLITS: u32 = 16;
-
-/// K/V bytes per microsecond one SM's `decode` blocks stream (about 30
-/// GB/s: 132 SMs at about the 4 TB/s of the H100's and H200's HBM).
-pub const SM_BYTES_PER_US: u64 = 30_000;
-
-/// Microseconds a second launch adds (the merge kernel in a CUDA graph:
-/// its launch and its dependent reads of the partial results).
-pub const MERGE_LAUNCH_US: u64 = 3;
 
 /// How a plan's `decode` blocks combine their key splits' partial results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,24 +71,9 @@ pub fn key_splits(problem: &Problem, kernel: &KernelInfo, multiprocessors: u32) 
     let unsplit = blocks(p.fold_rows() as u32, kernel.tiles.block_m) as u64 * p.folded_heads() as u64;
     let target = (BLOCKS_PER_SM * multiprocessors) as u64;
     let most = blocks(p.seq_kv as u32, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
-    let mut splits = (target / unsplit.max(1)).clamp(1, most) as u32;
-    if splits > MAX_CLUSTER_SPLITS && cluster_pays(problem, unsplit, splits, multiprocessors) {
-        splits = MAX_CLUSTER_SPLITS;
-    }
+    let splits = (target / unsplit.max(1)).clamp(1, most) as u32;
     let split_keys = blocks(blocks(p.seq_kv as u32, splits), block_n) * block_n;
     (blocks(p.seq_kv as u32, split_keys), split_keys)
-}
-
-/// Whether [`MAX_CLUSTER_SPLITS`] splits instead of `splits` (more) cost
-/// less than the merge kernel's launch ([`MERGE_LAUNCH_US`]): the K/V bytes
-/// streamed by the SMs the fewer blocks occupy (one per SM at most, each
-/// at [`SM_BYTES_PER_US`]) take at most that much longer.
-fn cluster_pays(problem: &Problem, unsplit: u64, splits: u32, multiprocessors: u32) -> bool {
-    let p = problem;
-    let bytes = 2 * (p.folded_heads() * p.seq_kv * p.head_dim) as u64;
-    let sms = |splits: u32| (unsplit * splits as u64).clamp(1, multiprocessors.max(1) as u64);
-    let micros = |splits: u32| bytes as f64 / (SM_BYTES_PER_US * sms(splits)) as f64;
-    micros(MAX_CLUSTER_SPLITS) - micros(splits) <= MERGE_LAUNCH_US as f64
 }
 
 #[cfg(test)]
@@ -111,25 +90,14 @@ mod tests {
 
     #[test]
     fn few_folded_heads_split_their_keys_many_do_not() {
-        // 8 folded heads of one row block: 32 splits of 128 keys (the
-        // floor) would occupy 4 more SMs than 16 of 256, one cluster each.
-        assert_eq!(splits([1, 32, 1, 128], [1, 8, 4096, 128]), (16, 256));
+        // 8 folded heads of one row block: 32 splits of 128 keys (the floor).
+        assert_eq!(splits([1, 32, 1, 128], [1, 8, 4096, 128]), (32, 128));
         // At D = 64 four key groups: 256 keys a split at least.
         assert_eq!(splits([1, 32, 1, 64], [1, 8, 4096, 64]), (16, 256));
         // 64 folded heads: 4 splits, one wave of 256 blocks.
         assert_eq!(splits([8, 32, 1, 128], [8, 8, 32768, 128]), (4, 8192));
         // 512 folded heads fill the GPU alone.
         assert_eq!(splits([64, 32, 1, 128], [64, 8, 8192, 128]), (1, 8192));
-    }
-
-    #[test]
-    fn a_long_cache_of_few_folded_heads_keeps_every_sm() {
-        // One folded head of 2 row blocks: 16 splits would stream 128k keys
-        // on 32 SMs, 26 us more than on all of them (132 splits, rounded to
-        // whole key blocks: 128 of 1024 keys).
-        assert_eq!(splits([1, 32, 1, 128], [1, 1, 131072, 128]), (128, 1024));
-        // Its 4096-key cache: 0.5 us more on 32 SMs than on 64, less than a launch.
-        assert_eq!(splits([1, 32, 1, 128], [1, 1, 4096, 128]), (16, 256));
     }
 
     #[test]
