@@ -832,13 +832,11 @@ impl Attention {
                     reason: format!("its prepass {} is not loaded", pre.entry),
                 });
             };
-            // A tile per 64 keys of each head (packed: of the longest sequence).
-            let tiles = match p.packed {
-                None => kv_tiles_of(plan).tiles_per_head,
-                Some(_) => schedule::blocks(p.seq_kv as u32, kernels_gpu::params::TILE_KEYS),
-            };
+            // A block per scratch tile of each head (packed: the tiles of
+            // every sequence, one head's, `KvTiles::packed`).
+            let batches = if p.packed.is_some() { 1 } else { p.batch as u32 };
             let cfg = LaunchConfig {
-                grid_dim: (tiles, p.heads_kv as u32, p.batch as u32),
+                grid_dim: (kv_tiles_of(plan).tiles_per_head, p.heads_kv as u32, batches),
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: pre.smem_bytes,
             };
@@ -850,7 +848,11 @@ impl Attention {
                 let row_blocks = schedule::blocks(p.fold_rows() as u32, tiles.block_m);
                 (row_blocks, plan.kv_splits(), p.folded_heads() as u32)
             }
-            None => schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
+            None => match p.packed {
+                None => schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
+                // Every sequence's query blocks (`BlockJob::new_packed`).
+                Some(rows) => (rows.total_q as u32 / tiles.block_m + p.batch as u32, p.heads_q as u32, 1),
+            },
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (tiles.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
         // A cluster merge's blocks are a key split's: the grid's y.

@@ -359,7 +359,7 @@ impl KvTiles {
     /// `kv_row0` (see [`KvTiles::packed`]).
     #[inline(always)]
     pub const fn first_packed_tile(kv_row0: u32, batch: u32) -> u32 {
-        kv_row0 / TILE_KEYS + batch
+        crate::schedule::first_packed_block(kv_row0, batch, TILE_KEYS)
     }
 
     /// Bytes of one `Vt` tile.

@@ -157,6 +157,36 @@ pub const fn grid(block_m: u32, batch: u32, heads_q: u32, seq_q: u32, causal: bo
     if heaviest_first(query_blocks, causal) { (heads_q, batch, query_blocks) } else { (query_blocks, heads_q, batch) }
 }
 
+/// The first block (of `block` rows) of packed sequence `b` whose rows
+/// start at `row0`, in a grid over every sequence's blocks: `row0 / block +
+/// b`. Sequence `b` needs `blocks(len, block)` blocks, at most
+/// `(row0 + len) / block - row0 / block + 1`, so no two sequences' blocks
+/// meet, and `total / block + batch` blocks cover a batch of `total` rows
+/// (some of them, between sequences, empty).
+#[inline(always)]
+pub const fn first_packed_block(row0: u32, b: u32, block: u32) -> u32 {
+    row0 / block + b
+}
+
+/// The packed sequence that block `x` of such a grid works for: the last
+/// `b` below `batch` whose first block ([`first_packed_block`] of
+/// `row0(b)`, the sequence's first row) is at most `x`, by bisection over
+/// the prefix sums (`row0` reads them). Prefix sums that do not grow give
+/// some sequence; the block's rows are clamped by its caller.
+#[inline(always)]
+pub fn packed_sequence(x: u32, batch: u32, block: u32, row0: impl Fn(u32) -> u32) -> u32 {
+    let (mut low, mut high) = (0, batch);
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if first_packed_block(row0(mid), mid, block) <= x {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
 /// What one block of a [`grid`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockCoords {
@@ -217,6 +247,38 @@ pub const fn rotated_block(x: u32, rotation: u32, key_blocks: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn packed_blocks_never_meet_and_every_block_finds_its_sequence() {
+        for (lens, block) in
+            [(vec![0u32, 1, 63, 64, 65, 200, 3, 192, 70], 64u32), (vec![4096, 88, 0, 0, 191, 193], 192)]
+        {
+            let cu: Vec<u32> = core::iter::once(0)
+                .chain(lens.iter().scan(0, |at, &l| {
+                    *at += l;
+                    Some(*at)
+                }))
+                .collect();
+            let (batch, total) = (lens.len() as u32, *cu.last().unwrap());
+            let grid = total / block + batch;
+            let mut owner = vec![None; grid as usize];
+            for (b, &len) in lens.iter().enumerate() {
+                let first = first_packed_block(cu[b], b as u32, block);
+                for nth in 0..blocks(len, block) {
+                    let x = (first + nth) as usize;
+                    assert!(x < grid as usize && owner[x].is_none(), "{lens:?}: block {x} twice or past the grid");
+                    owner[x] = Some(b as u32);
+                }
+            }
+            for (x, owner) in owner.iter().enumerate() {
+                let found = packed_sequence(x as u32, batch, block, |b| cu[b as usize]);
+                if let Some(b) = owner {
+                    assert_eq!(found, *b, "{lens:?}: block {x}");
+                }
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

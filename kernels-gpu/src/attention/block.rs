@@ -60,40 +60,64 @@ impl BlockJob {
     /// `p` describes valid buffers (host-validated).
     #[inline(always)]
     pub unsafe fn new<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
+        let query_blocks = schedule::blocks(p.seq_q, block_m);
+        let at = schedule::block_coords(sreg::block_idx(), query_blocks, p.causal != 0);
         // SAFETY: forwarded.
-        unsafe { Self::locate::<HEAD_DIM>(p, block_m, None) }
+        unsafe { Self::locate::<HEAD_DIM>(p, block_m, at, None) }
     }
 
-    /// [`BlockJob::new`] for a packed batch ([`AttnParams::cu_seqlens_q`]):
-    /// the block's sequence's rows read from the prefix sums; a block past
-    /// its sequence's rows gets none.
+    /// [`BlockJob::new`] for a packed batch ([`AttnParams::cu_seqlens_q`])
+    /// on a grid of `(packed_query_blocks(..), heads_q, 1)`: block `x`
+    /// finds its sequence by bisecting the prefix sums
+    /// ([`schedule::packed_sequence`]), its rows read from them; a block
+    /// between two sequences' blocks gets none. Causal, a sequence's blocks
+    /// run its last (heaviest) query block first.
     ///
     /// # Safety
     /// As [`BlockJob::new`]; the prefix sums hold `batch + 1` entries.
     #[inline(always)]
     pub unsafe fn new_packed<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
-        let batch = schedule::block_coords(sreg::block_idx(), schedule::blocks(p.seq_q, block_m), p.causal != 0).batch;
+        let (x, head, _) = sreg::block_idx();
         let (cu_q, cu_k) = (p.cu_seqlens_q as *const u32, p.cu_seqlens_k as *const u32);
         // SAFETY: the first global memory access of the block (the kernel
-        // before this one may still write its inputs); entries `batch` and
-        // `batch + 1` exist.
-        let rows = unsafe {
+        // before this one may still write its inputs); entries `0 ..=
+        // batch` exist.
+        let (batch, rows) = unsafe {
             grid_dep::wait();
+            let row0 = |b: u32| *cu_q.add(b as usize);
+            let batch = schedule::packed_sequence(x, p.batch, block_m, row0);
             let pair = |cu: *const u32| [*cu.add(batch as usize), *cu.add(batch as usize + 1)];
-            PackedRows::of(p, pair(cu_q), pair(cu_k))
+            (batch, PackedRows::of(p, pair(cu_q), pair(cu_k)))
         };
+        // The block's place among its sequence's blocks (`blocks`: none of
+        // them where it lies between two sequences').
+        let (first, blocks) =
+            (schedule::first_packed_block(rows.q_row0, batch, block_m), schedule::blocks(rows.seq_q, block_m));
+        let nth = x.wrapping_sub(first);
+        let query_block = if nth >= blocks {
+            blocks
+        } else if p.causal != 0 {
+            blocks - 1 - nth
+        } else {
+            nth
+        };
+        let at = schedule::BlockCoords { query_block, head, batch };
         // SAFETY: forwarded.
-        unsafe { Self::locate::<HEAD_DIM>(p, block_m, Some(rows)) }
+        unsafe { Self::locate::<HEAD_DIM>(p, block_m, at, Some(rows)) }
     }
 
-    /// [`BlockJob::new`] with the block's sequence where packed.
+    /// The job of the block at `at` (query block, head, batch entry), its
+    /// sequence's rows where packed.
     ///
     /// # Safety
     /// As [`BlockJob::new`].
     #[inline(always)]
-    unsafe fn locate<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32, packed: Option<PackedRows>) -> Self {
-        let query_blocks = schedule::blocks(p.seq_q, block_m);
-        let at = schedule::block_coords(sreg::block_idx(), query_blocks, p.causal != 0);
+    unsafe fn locate<const HEAD_DIM: usize>(
+        p: &AttnParams,
+        block_m: u32,
+        at: schedule::BlockCoords,
+        packed: Option<PackedRows>,
+    ) -> Self {
         let (head, batch) = (at.head, at.batch as u64);
         let row0 = at.query_block * block_m;
         let kv_head = p.kv_group.div(head);

@@ -12,6 +12,7 @@
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::{RowLayout, fp8_pv_byte};
 use crate::params::{AttnParams, KvTiles, PackedRows, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
+use crate::schedule;
 use crate::tiles::KvTilesSmemPlan;
 
 /// How `Vt` is stored: the element type and key order of its rows, which
@@ -59,7 +60,8 @@ const K_CHUNKS: usize = 2;
 /// (host-validated); the block has `kv_tiles_threads(HEAD_DIM)` threads
 /// (`kernels::Prepass::threads`) and `KvTilesSmemPlan::new(HEAD_DIM).total`
 /// bytes of dynamic shared memory; grid `(padded_keys / 64, heads_kv,
-/// batch)`.
+/// batch)`, or for a packed batch `(KvTiles::packed(..).tiles_per_head,
+/// heads_kv, 1)`.
 #[inline(always)]
 pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     const { assert!(K_CHUNKS as u32 * kv_tiles_threads(HEAD_DIM as u32) * 16 == TILE_KEYS * HEAD_DIM as u32) };
@@ -76,30 +78,32 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     // SAFETY: the dynamic shared memory base.
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let barrier = smem_base + plan.barrier;
-    let tile = sreg::block_idx_x();
-    let (batch, kv_head) = (sreg::block_idx_z(), sreg::block_idx_y());
+    let (x, kv_head, batch) = sreg::block_idx();
     let layout = KvTiles::of(p, d, Vt::e4m3());
     // The head's keys: `[batch, heads_kv, seq_kv, D]` rows, or a packed
     // sequence's rows `heads_kv * D` bytes apart (which this block reads
-    // one bulk copy a row, spread over the threads).
-    let (head, rows_at, row_stride, seq_kv, dst_tile) = if p.cu_seqlens_k != 0 {
+    // one bulk copy a row, spread over the threads). Packed, block `x` of
+    // `KvTiles::packed`'s tiles finds its sequence by bisection, the tile
+    // its own index; a tile between two sequences' has no keys.
+    let (head, rows_at, row_stride, seq_kv, tile, dst_tile) = if p.cu_seqlens_k != 0 {
         let cu_k = p.cu_seqlens_k as *const u32;
-        // SAFETY: entries `batch` and `batch + 1` of the prefix sums
-        // (host-validated), written before the kernel before this one.
-        let rows = unsafe {
+        // SAFETY: entries `0 ..= batch` of the prefix sums (host-validated
+        // length), written before the kernel before this one.
+        let (batch, rows) = unsafe {
             grid_dep::wait();
-            PackedRows::of(p, [0, 0], [*cu_k.add(batch as usize), *cu_k.add(batch as usize + 1)])
+            let batch = schedule::packed_sequence(x, p.batch, TILE_KEYS, |b| *cu_k.add(b as usize));
+            (batch, PackedRows::of(p, [0, 0], [*cu_k.add(batch as usize), *cu_k.add(batch as usize + 1)]))
         };
         let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
-        let dst_tile = KvTiles::first_packed_tile(rows.kv_row0, batch) + tile;
-        (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, dst_tile)
+        let tile = x.wrapping_sub(KvTiles::first_packed_tile(rows.kv_row0, batch));
+        (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, tile.min(schedule::blocks(rows.seq_kv, TILE_KEYS)), x)
     } else {
         let head = batch as u64 * p.heads_kv as u64 + kv_head as u64;
-        (head, head * p.seq_kv as u64 * d as u64, d, p.seq_kv, tile)
+        (head, head * p.seq_kv as u64 * d as u64, d, p.seq_kv, x, x)
     };
     let key0 = tile * TILE_KEYS;
     if key0 >= seq_kv {
-        // A packed sequence shorter than the longest: no tile here.
+        // Packed, a tile between two sequences' tiles.
         return;
     }
     let keys = (seq_kv - key0).min(TILE_KEYS);
