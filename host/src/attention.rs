@@ -6,11 +6,10 @@ use crate::device::{
 };
 use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
+use crate::launch;
 use crate::launch::staging::{MAP_WORDS, MapStaging};
-use crate::launch::{self, Clusters};
 use crate::options::Options;
 use crate::plan::Plan;
-use crate::plan::key_splits::{self, SplitMerge};
 use crate::plan::target::Target;
 use crate::tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
 use crate::validate::{Problem, validate};
@@ -787,7 +786,6 @@ impl Attention {
             reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", kernel.entry, self.info.image),
         })?;
         let [q_scale, k_scale, v_scale] = buffers.scales;
-        let merge = key_splits::split_merge(kernel, plan.kv_splits(), self.sm90a);
         let params = AttnParams {
             q: buffers.q,
             k: buffers.k,
@@ -812,7 +810,7 @@ impl Attention {
             split_keys: plan.split_keys(),
             seq_q_div: FastDiv::new(p.seq_q as u32),
             heads_kv_div: FastDiv::new(p.heads_kv as u32),
-            partials: if let SplitMerge::Kernel(_) = merge { buffers.scratch } else { 0 },
+            partials: if kernel.merge.is_some() && plan.kv_splits() > 1 { buffers.scratch } else { 0 },
             lse: buffers.lse,
             seq_used_k: buffers.seq_used_k,
             page_table: buffers.paging.table,
@@ -840,7 +838,7 @@ impl Attention {
                 block_dim: (pre.threads, 1, 1),
                 shared_mem_bytes: pre.smem_bytes,
             };
-            launch::launch(&self.stream, prepass, cfg, Clusters::None, params, overlap)?;
+            launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
         let tiles = kernel.tiles;
         let grid_dim = match kernel.merge {
@@ -855,12 +853,9 @@ impl Attention {
             },
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (tiles.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
-        // A cluster merge's blocks are a key split's: the grid's y.
-        let clusters =
-            if let SplitMerge::InCluster(blocks) = merge { Clusters::AlongY(blocks) } else { Clusters::None };
-        launch::launch(&self.stream, func, cfg, clusters, params, overlap)?;
-        if let SplitMerge::Kernel(pass) = merge {
-            let entry = pass.entry(kernel.output);
+        launch::launch(&self.stream, func, cfg, params, overlap)?;
+        if let (Some(merge), true) = (kernel.merge, plan.kv_splits() > 1) {
+            let entry = merge.entry(kernel.output);
             let Some(merge_fn) = self.passes.iter().find(|(e, _)| *e == entry).map(|(_, f)| f) else {
                 return Err(AttnError::VariantUnavailable {
                     variant: kernel.variant.name(),
@@ -869,10 +864,10 @@ impl Attention {
             };
             let cfg = LaunchConfig {
                 grid_dim: (p.fold_rows() as u32, p.folded_heads() as u32, 1),
-                block_dim: (pass.threads, 1, 1),
-                shared_mem_bytes: pass.smem_bytes,
+                block_dim: (merge.threads, 1, 1),
+                shared_mem_bytes: merge.smem_bytes,
             };
-            launch::launch(&self.stream, merge_fn, cfg, Clusters::None, params, overlap)?;
+            launch::launch(&self.stream, merge_fn, cfg, params, overlap)?;
         }
         Ok(())
     }

@@ -36,7 +36,6 @@
 
 use crate::error::AttnError;
 use crate::plan::Plan;
-use crate::plan::key_splits::{SplitMerge, split_merge};
 use crate::plan::target::Target;
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, SyncOnDrop};
 use kernels_gpu::params::{DecodeSplits, KvTiles};
@@ -335,8 +334,7 @@ impl WorkspaceSize {
         let (p, kernel) = (plan.problem(), plan.kernel());
         let scratch = if kernel.prepass.is_some() {
             kv_tiles_of(plan).total_bytes()
-        } else if let SplitMerge::Kernel(_) = split_merge(kernel, plan.kv_splits(), target.sm90a) {
-            // (Splits merged inside a cluster leave nothing in global memory.)
+        } else if kernel.merge.is_some() {
             decode_splits_of(plan).total_bytes()
         } else {
             0

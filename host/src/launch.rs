@@ -115,26 +115,12 @@ pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
     unsafe { ctx.disable_event_tracking() }
 }
 
-/// How a launch groups its blocks into thread-block clusters (sm_90a).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Clusters {
-    /// No cluster dimensions: each block is a cluster of one.
-    None,
-    /// Clusters of this many blocks (2 to 16) along the grid's y, which is
-    /// a multiple of it, spread over the SMs (`decode`'s key splits,
-    /// `decode::InCluster`).
-    AlongY(u32),
-}
-
-/// Clusters up to this size need no opt-in (CUDA's portable size).
-const PORTABLE_CLUSTER_BLOCKS: u32 = 8;
-
-/// Launches `func` over `params` on `stream` with geometry `cfg`, its
-/// blocks grouped as `clusters` says; with `overlap`, as a programmatic
-/// dependent launch (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`):
-/// its blocks may start while the previous kernel on the stream finishes,
-/// and order themselves against it with `griddepcontrol.wait` (only the
-/// sm_90a image has it, and clusters; the caller checks).
+/// Launches `func` over `params` on `stream` with geometry `cfg`; with
+/// `overlap`, as a programmatic dependent launch
+/// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): its blocks may
+/// start while the previous kernel on the stream finishes, and order
+/// themselves against it with `griddepcontrol.wait` (only the sm_90a image
+/// has it; the caller checks).
 ///
 /// Safety argument: the caller (`Attention::launch`, the only one) passes a
 /// problem that was validated (shapes, head dim, sizes within the kernels'
@@ -146,12 +132,11 @@ pub(crate) fn launch(
     stream: &CudaStream,
     func: &CudaFunction,
     cfg: LaunchConfig,
-    clusters: Clusters,
     params: AttnParams,
     overlap: bool,
 ) -> Result<(), DriverError> {
     let mut args = KernelArgs(params);
-    if !overlap && clusters == Clusters::None {
+    if !overlap {
         let mut builder = stream.launch_builder(func);
         builder.arg(&args);
         // SAFETY: see the function's safety argument above.
@@ -159,35 +144,11 @@ pub(crate) fn launch(
         return Ok(());
     }
     stream.context().bind_to_thread()?;
-    let mut attributes = Vec::with_capacity(3);
-    if overlap {
-        // SAFETY: a plain C struct and union of integers, for which all-zero
-        // bytes are valid; the fields that matter are set below.
-        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attribute.value.programmaticStreamSerializationAllowed = 1;
-        attributes.push(attribute);
-    }
-    if let Clusters::AlongY(blocks) = clusters {
-        if blocks > PORTABLE_CLUSTER_BLOCKS {
-            func.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
-        }
-        // SAFETY: as above.
-        let mut dims: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        dims.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        dims.value.clusterDim.x = 1;
-        dims.value.clusterDim.y = blocks;
-        dims.value.clusterDim.z = 1;
-        attributes.push(dims);
-        // A cluster's blocks each stream their own keys: one per SM where
-        // the GPU has room, rather than packed onto a few.
-        // SAFETY: as above.
-        let mut spread: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        spread.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
-        spread.value.clusterSchedulingPolicyPreference =
-            sys::CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
-        attributes.push(spread);
-    }
+    // SAFETY: a plain C struct and union of integers, for which all-zero
+    // bytes are valid; the fields that matter are set below.
+    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -197,12 +158,12 @@ pub(crate) fn launch(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
-        attrs: attributes.as_mut_ptr(),
-        numAttrs: attributes.len() as u32,
+        attrs: &mut attribute,
+        numAttrs: 1,
     };
     let mut arg_pointers = [(&mut args as *mut KernelArgs).cast::<std::ffi::c_void>()];
     // SAFETY: see the function's safety argument above; `config`,
-    // `attributes` and `args` outlive the call, which copies the arguments;
+    // `attribute` and `args` outlive the call, which copies the arguments;
     // the function was loaded with its dynamic shared memory limit raised
     // as for the builder path; the context is bound to this thread.
     unsafe {

@@ -203,9 +203,7 @@ pub fn decode_splits(kernel: &KernelInfo, q: [usize; 4], kv: [usize; 4]) -> (u32
 /// ([`decode_splits`]), each split's key blocks shared out among
 /// the kernel's key groups as `split`'s (masked where position 0 would
 /// see a hidden key, never rotated), the groups merged per split, the
-/// splits merged by their statistics (maximum and sum): the merge kernel's
-/// (`attention::decode::merge_splits`) and, on sm_90a, the cluster's
-/// (`attention::decode::InCluster`) weights, summed here in split order.
+/// splits merged by their statistics (maximum and sum) (`attention::decode::merge_splits`).
 /// Folding the query heads of a key/value head into one block changes
 /// which block a row is in, not its arithmetic, so rows are emulated one
 /// by one.

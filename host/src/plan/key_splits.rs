@@ -1,17 +1,10 @@
-//! How many blocks share a `decode` problem's keys, and how their partial
-//! results merge. Enough splits to occupy the GPU where its folded heads
-//! alone would leave SMs idle, never so many that a split holds fewer keys
-//! than its block has in flight at once ([`min_split_keys`]). On sm_90a up
-//! to [`MAX_CLUSTER_SPLITS`] splits merge inside one thread-block cluster
-//! ([`SplitMerge::InCluster`]), more in a merge kernel. (Capping the splits
-//! at 16 to merge in a cluster measured slower at the small decode shape:
-//! the blocks' key walks are bound by latency, and twice the keys a block
-//! cost more than the second launch, see lab/.) The splits depend on the
-//! SM count, not the architecture, so that the CPU emulation follows one
-//! schedule.
+//! How many blocks share a `decode` problem's keys: enough to occupy the
+//! GPU where its folded heads alone would leave SMs idle, never so many
+//! that a split holds fewer keys than its block has in flight at once
+//! ([`min_split_keys`]).
 
 use crate::validate::Problem;
-use kernels_gpu::kernels::{KernelInfo, MergePass};
+use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{MAX_GRID_YZ, blocks};
 
 /// The fewest keys a split of `kernel` walks: every stage of every key
@@ -26,40 +19,6 @@ pub const fn min_split_keys(kernel: &KernelInfo) -> u32 {
 /// Blocks per SM the splits aim for (two `decode` blocks fit an SM at
 /// D = 128, four at D = 64).
 pub const BLOCKS_PER_SM: u32 = 2;
-
-/// The most splits one thread-block cluster merges: Hopper's largest
-/// (non-portable) cluster.
-pub const MAX_CLUSTER_SPLITS: u32 = 16;
-
-/// How a plan's `decode` blocks combine their key splits' partial results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SplitMerge {
-    /// One split: each block stores its rows itself.
-    Unsplit,
-    /// The splits of a (query block, folded head) run as one cluster of
-    /// this many blocks along the grid's y and merge through distributed
-    /// shared memory in the same launch (sm_90a).
-    InCluster(u32),
-    /// The splits store their rows in global memory and this kernel,
-    /// launched next, merges them.
-    Kernel(MergePass),
-}
-
-/// How `kernel` (a `decode` kernel, or another: [`SplitMerge::Unsplit`])
-/// merges `kv_splits` splits on a GPU that runs the sm_90a image
-/// (`sm90a`, where clusters exist) or not.
-pub fn split_merge(kernel: &KernelInfo, kv_splits: u32, sm90a: bool) -> SplitMerge {
-    match kernel.merge {
-        Some(pass) if kv_splits > 1 => {
-            if sm90a && kv_splits <= MAX_CLUSTER_SPLITS {
-                SplitMerge::InCluster(kv_splits)
-            } else {
-                SplitMerge::Kernel(pass)
-            }
-        }
-        _ => SplitMerge::Unsplit,
-    }
-}
 
 /// The key splits of `problem` under `kernel` (a `decode` kernel) on a GPU
 /// of `multiprocessors` SMs: `(splits, keys per split)`, the keys per split
@@ -98,18 +57,6 @@ mod tests {
         assert_eq!(splits([8, 32, 1, 128], [8, 8, 32768, 128]), (4, 8192));
         // 512 folded heads fill the GPU alone.
         assert_eq!(splits([64, 32, 1, 128], [64, 8, 8192, 128]), (1, 8192));
-    }
-
-    #[test]
-    fn clusters_merge_sixteen_splits_at_most_on_sm90a_only() {
-        let kernel = find(Variant::Decode, 128).unwrap();
-        let pass = kernel.merge.unwrap();
-        assert_eq!(split_merge(kernel, 1, true), SplitMerge::Unsplit);
-        assert_eq!(split_merge(kernel, 16, true), SplitMerge::InCluster(16));
-        assert_eq!(split_merge(kernel, 2, true), SplitMerge::InCluster(2));
-        assert_eq!(split_merge(kernel, 17, true), SplitMerge::Kernel(pass));
-        assert_eq!(split_merge(kernel, 16, false), SplitMerge::Kernel(pass));
-        assert_eq!(split_merge(find(Variant::Mma, 128).unwrap(), 4, true), SplitMerge::Unsplit);
     }
 
     #[test]

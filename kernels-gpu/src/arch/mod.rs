@@ -8,8 +8,6 @@
 
 pub mod bar;
 pub mod bulk;
-#[cfg(target_feature = "sm_90a")]
-pub mod cluster;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;

@@ -7,18 +7,14 @@
 //!   (`params::DecodeSplits`), contiguous in Q and O, so one block reads
 //!   each K/V byte once for all of them. Its rows' query heads may carry
 //!   different Q scales: each thread multiplies its two rows' scores by
-//!   its own ([`Walk::prepare_scores`]), the block's common factor leaving Q
+//!   its own ([`Walk::scale_scores`]), the block's common factor leaving Q
 //!   out. Causal masking takes each row's position (`row % seq_q`).
 //! - **Split keys.** `kv_splits` blocks share a (query block, folded head)'s
 //!   keys, `split_keys` each (grid `(query blocks, kv_splits, batch *
-//!   heads_kv)`); each has its rows' output over its keys, normalized,
-//!   with their softmax statistics (maximum and sum), and a [`SplitsMerge`]
-//!   policy combines them: [`ThroughGlobal`] stores them in global memory
-//!   (`params::DecodeSplits`) for a second kernel, [`merge_splits`];
-//!   `InCluster` (sm_90a), where the host launches a key-split's blocks as
-//!   one thread-block cluster, keeps them in each block's shared memory and
-//!   merges them there, through distributed shared memory, in the same
-//!   launch. With one split the block stores O itself.
+//!   heads_kv)`); each stores its rows' output over its keys, normalized,
+//!   with their softmax statistics (maximum and sum: `params::DecodeSplits`),
+//!   and [`merge_splits`] combines them. With one
+//!   split the block stores O itself.
 //!
 //! Per-batch key lengths (`AttnParams::seq_used_k`) end each batch's walk
 //! early; the log-sum-exp output (`AttnParams::lse`) is written where asked.
@@ -26,54 +22,16 @@
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
-#[cfg(target_feature = "sm_90a")]
-use super::walk::FourColumns;
 use super::walk::{KeyRows, Walk, for_four_columns, store_tile_pairs};
-#[cfg(target_feature = "sm_90a")]
-use crate::arch::cluster;
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
 use crate::kernels::DECODE_MERGE_THREADS;
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
 use crate::softmax;
-use core::marker::PhantomData;
 
-/// The decode walk (see the module docs), its split keys merged as `M`
-/// says.
-pub struct Decode<M>(PhantomData<M>);
-
-/// How the blocks that share a folded head's keys (`kv_splits > 1`) merge
-/// their rows: a kernel's policy.
-pub trait SplitsMerge {
-    /// What a split that holds none of its batch's keys does (uniform over
-    /// the block of `threads` threads).
-    ///
-    /// # Safety
-    /// `job` from [`Walk::job`]; `p.kv_splits > 1`.
-    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32);
-
-    /// Hands on this thread's part of the split's rows, as
-    /// [`Walk::store`] has it.
-    ///
-    /// # Safety
-    /// As [`Walk::store`], called by every thread of the block; `p.kv_splits > 1`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        merge: (&MergeArea, *const u8),
-        thread: (u32, u32),
-    );
-}
-
-/// Each split stores its normalized rows and their statistics into the
-/// partial results (`params::DecodeSplits` at `AttnParams::partials`),
-/// which a second launch, [`merge_splits`], combines.
-pub struct ThroughGlobal;
+/// The decode walk (see the module docs).
+pub struct Decode;
 
 /// A thread's two folded rows: the keys each sees, and their query heads'
 /// Q scales.
@@ -142,7 +100,7 @@ fn splits_of<const HEAD_DIM: usize>(p: &AttnParams) -> DecodeSplits {
 /// Natural log of 2: base-2 log-sum-exps to natural ones.
 const LN2: f32 = core::f32::consts::LN_2;
 
-impl<M: SplitsMerge> Walk for Decode<M> {
+impl Walk for Decode {
     type ThreadRows = FoldedRows;
 
     const ROTATES: bool = false;
@@ -182,7 +140,7 @@ impl<M: SplitsMerge> Walk for Decode<M> {
             rows: block_m.min(at.rows(p) - row0),
             key_begin,
             key_end,
-            // Q's scale is each row's own (`prepare_scores`).
+            // Q's scale is each row's own (`scale_scores`).
             score_scale_log2: softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale),
             v_scale,
         }
@@ -215,12 +173,17 @@ impl<M: SplitsMerge> Walk for Decode<M> {
 
     #[inline(always)]
     unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
-        if p.kv_splits > 1 {
-            // SAFETY: forwarded.
-            return unsafe { M::no_keys::<HEAD_DIM>(p, job, threads) };
+        if p.kv_splits <= 1 {
+            // SAFETY: the block's own output rows.
+            unsafe { job.zero_output::<HEAD_DIM>(threads) };
         }
-        // SAFETY: the block's own output rows and log-sum-exps.
-        unsafe { zero_rows::<HEAD_DIM>(p, job, threads) };
+        let mut row = sreg::thread_idx_x();
+        while row < job.rows {
+            // SAFETY: the block's own rows of the partial statistics or the
+            // final log-sum-exp.
+            unsafe { store_stats::<HEAD_DIM>(p, job, row, [0.0, 0.0]) };
+            row += threads;
+        }
     }
 
     #[inline(always)]
@@ -317,117 +280,49 @@ impl<M: SplitsMerge> Walk for Decode<M> {
         (merge, smem): (&MergeArea, *const u8),
         (key_group, quad): (u32, u32),
     ) {
-        if p.kv_splits > 1 {
+        if p.kv_splits <= 1 {
             // SAFETY: forwarded.
-            return unsafe {
-                M::store::<HEAD_DIM, SLICE, SPLITS, Out>(
-                    p,
-                    job,
-                    slice,
-                    tile0,
-                    local_rows,
-                    (merge, smem),
-                    (key_group, quad),
-                )
-            };
+            unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) };
+        } else {
+            let layout = splits_of::<HEAD_DIM>(p);
+            let split = sreg::block_idx_y();
+            for_four_columns(slice, tile0, local_rows, job.rows, quad, |row, col, values| {
+                let at = p.partials + layout.output(job.q_head, split, job.row0 + row) + 4 * col as u64;
+                // SAFETY: this block's partial row (16-byte aligned: col % 4 == 0).
+                unsafe { *(at as *mut [f32; 4]) = values };
+            });
         }
-        // SAFETY: forwarded.
-        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) };
-        if key_group == 0 && quad == 0 && p.lse != 0 {
-            // SAFETY: the merge's statistics are published (the caller's contract).
-            let stats = unsafe { merge.row_stats::<SPLITS>(smem, local_rows) };
-            for h in 0..2 {
-                if local_rows[h] < job.rows {
-                    // SAFETY: a row of the block.
-                    unsafe { store_lse(p, job, local_rows[h], stats[h]) };
-                }
-            }
-        }
-    }
-}
-
-impl SplitsMerge for ThroughGlobal {
-    #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
-        let mut row = sreg::thread_idx_x();
-        while row < job.rows {
-            // SAFETY: the block's own rows of the partial statistics.
-            unsafe { store_partial_stats::<HEAD_DIM>(p, job, row, [0.0, 0.0]) };
-            row += threads;
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        (merge, smem): (&MergeArea, *const u8),
-        (key_group, quad): (u32, u32),
-    ) {
-        let layout = splits_of::<HEAD_DIM>(p);
-        let split = sreg::block_idx_y();
-        for_four_columns(slice, tile0, local_rows, job.rows, quad, |row, col, values| {
-            let at = p.partials + layout.output(job.q_head, split, job.row0 + row) + 4 * col as u64;
-            // SAFETY: this block's partial row (16-byte aligned: col % 4 == 0).
-            unsafe { *(at as *mut [f32; 4]) = values };
-        });
         if key_group == 0 && quad == 0 {
             // SAFETY: the merge's statistics are published (the caller's contract).
             let stats = unsafe { merge.row_stats::<SPLITS>(smem, local_rows) };
             for h in 0..2 {
                 if local_rows[h] < job.rows {
                     // SAFETY: a row of the block.
-                    unsafe { store_partial_stats::<HEAD_DIM>(p, job, local_rows[h], stats[h]) };
+                    unsafe { store_stats::<HEAD_DIM>(p, job, local_rows[h], stats[h]) };
                 }
             }
         }
     }
 }
 
-/// Zeros the block's output rows and, where asked, sets their
-/// log-sum-exps to `-inf`: rows that see no key.
-///
-/// # Safety
-/// Uniform over the block (`threads` threads); `job` from [`Walk::job`].
-#[inline(always)]
-unsafe fn zero_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
-    // SAFETY: the block's own output rows.
-    unsafe { job.zero_output::<HEAD_DIM>(threads) };
-    let mut row = sreg::thread_idx_x();
-    while row < job.rows {
-        // SAFETY: a row of the block.
-        unsafe { store_lse(p, job, row, [0.0, 0.0]) };
-        row += threads;
-    }
-}
-
 /// Stores the softmax statistics `[base, sum]` of the block's row `row`
-/// (`MergeArea::row_stats`) into the block's partial results.
-///
-/// # Safety
-/// `row < job.rows`; `p.kv_splits > 1`; the buffers as the host made them.
-#[inline(always)]
-unsafe fn store_partial_stats<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, stats: [f32; 2]) {
-    let at = p.partials + splits_of::<HEAD_DIM>(p).stats(job.q_head, sreg::block_idx_y(), job.row0 + row);
-    // SAFETY: this block's partial statistics (8-byte aligned).
-    unsafe { *(at as *mut [f32; 2]) = stats };
-}
-
-/// Stores the log-sum-exp (natural log) of the block's row `row`, whose
-/// statistics over every key are `[base, sum]`, where one is asked for.
+/// (`MergeArea::row_stats`): into the block's partial results with several
+/// splits, else as the row's log-sum-exp (natural log) into the output
+/// where one is asked for.
 ///
 /// # Safety
 /// `row < job.rows`; the buffers as the host made them.
 #[inline(always)]
-unsafe fn store_lse(p: &AttnParams, job: &BlockJob, row: u32, [base, sum]: [f32; 2]) {
-    if p.lse != 0 {
+unsafe fn store_stats<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, [base, sum]: [f32; 2]) {
+    let row = job.row0 + row;
+    if p.kv_splits > 1 {
+        let at = p.partials + splits_of::<HEAD_DIM>(p).stats(job.q_head, sreg::block_idx_y(), row);
+        // SAFETY: this block's partial statistics (8-byte aligned).
+        unsafe { *(at as *mut [f32; 2]) = [base, sum] };
+    } else if p.lse != 0 {
         let rows = FoldedHead::of(p, job.q_head as u32).rows(p) as u64;
-        let at = job.q_head * rows + (job.row0 + row) as u64;
         // SAFETY: the row's entry of `[B, Hq, Sq]` (the folded head's rows are contiguous there).
-        unsafe { *(p.lse as *mut f32).add(at as usize) = lse_of(base, sum) };
+        unsafe { *(p.lse as *mut f32).add((job.q_head * rows + row as u64) as usize) = lse_of(base, sum) };
     }
 }
 
@@ -436,227 +331,6 @@ unsafe fn store_lse(p: &AttnParams, job: &BlockJob, row: u32, [base, sum]: [f32;
 #[inline(always)]
 fn lse_of(base: f32, sum: f32) -> f32 {
     softmax::log_sum_exp(base, sum, math::log2)
-}
-
-/// The blocks of a (query block, folded head) run as one thread-block
-/// cluster, one per split in split order (the host launches cluster
-/// dimensions `(1, kv_splits, 1)`, so a block's cluster rank is its
-/// split): each block keeps its normalized rows and their statistics in
-/// its own shared memory ([`ClusterRows`]); after a cluster barrier each
-/// block merges a share of the rows' four-column chunks from every split
-/// that holds keys, reading them through distributed shared memory
-/// ([`merge_chunks`]), and stores it; a second barrier keeps every block's
-/// shared memory alive until its peers have read it.
-#[cfg(target_feature = "sm_90a")]
-pub struct InCluster;
-
-/// Where a block of an [`InCluster`] merge keeps its rows: f32 rows of
-/// `HEAD_DIM` values (`block_m` of them), then each row's `[base, sum]`,
-/// over its merge's exchange slots, which hold every key group's copy of
-/// the block's rows and are free once the groups' slices are finished.
-/// Offsets from the dynamic shared memory base: the same in every block
-/// of the cluster.
-#[cfg(target_feature = "sm_90a")]
-#[derive(Clone, Copy)]
-struct ClusterRows<const HEAD_DIM: usize> {
-    /// Offset of row 0.
-    rows: u32,
-    /// Offset of row 0's statistics.
-    stats: u32,
-    /// Shared-window address of the dynamic shared memory base.
-    base: u32,
-}
-
-#[cfg(target_feature = "sm_90a")]
-impl<const HEAD_DIM: usize> ClusterRows<HEAD_DIM> {
-    /// The area over `merge`'s exchange slots (`smem` the dynamic shared
-    /// memory base). With two or more key groups the slots hold twice the
-    /// block's rows: room for the rows and their statistics.
-    ///
-    /// # Safety
-    /// `smem` is the dynamic shared memory base.
-    #[inline(always)]
-    unsafe fn over<const SPLITS: usize>(merge: &MergeArea, smem: *const u8) -> Self {
-        const { assert!(SPLITS >= 2, "the exchange slots of two groups hold the rows and their statistics") };
-        // SAFETY: the caller's contract.
-        let base = unsafe { smem::shared_addr(smem) };
-        ClusterRows { rows: merge.exchange, stats: merge.exchange + merge.block_m * HEAD_DIM as u32 * 4, base }
-    }
-
-    /// Offset of the four columns `col ..` of row `row`.
-    #[inline(always)]
-    fn chunk(&self, row: u32, col: u32) -> u32 {
-        self.rows + (row * HEAD_DIM as u32 + col) * 4
-    }
-
-    /// Offset of row `row`'s `[base, sum]`.
-    #[inline(always)]
-    fn row_stats(&self, row: u32) -> u32 {
-        self.stats + 8 * row
-    }
-
-    /// The `shared::cluster` address of offset `offset` in the cluster's
-    /// block `rank`.
-    #[inline(always)]
-    fn in_block(&self, offset: u32, rank: u32) -> u32 {
-        cluster::peer_addr(self.base + offset, rank)
-    }
-}
-
-#[cfg(target_feature = "sm_90a")]
-impl SplitsMerge for InCluster {
-    /// A split past its batch's keys holds nothing to merge: it only meets
-    /// its cluster at both barriers. If the batch has no key at all (no
-    /// split holds one), split 0 stores the rows as zeros.
-    #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
-        if cluster::rank() == 0 {
-            // SAFETY: no split holds a key (split 0 would), so this block
-            // alone stores the rows; uniform over the block.
-            unsafe { zero_rows::<HEAD_DIM>(p, job, threads) };
-        }
-        // SAFETY: every thread of the cluster meets both barriers once.
-        unsafe {
-            cluster::arrive();
-            cluster::wait();
-            cluster::arrive();
-            cluster::wait();
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        (merge, smem): (&MergeArea, *const u8),
-        (key_group, quad): (u32, u32),
-    ) {
-        // SAFETY: `smem` is the dynamic shared memory base.
-        let area = unsafe { ClusterRows::<HEAD_DIM>::over::<SPLITS>(merge, smem) };
-        // Every key group's statistics, read before any thread writes.
-        // SAFETY: the merge's statistics are published (the caller's contract).
-        let stats = unsafe { merge.row_stats::<SPLITS>(smem, local_rows) };
-        // SAFETY: every thread of the block calls `store`; after this no
-        // thread reads the exchange slots (`MergeArea::finish_slice` is done).
-        unsafe { bar::sync_threads() };
-        let smem = smem as *mut u8;
-        for_four_columns(slice, tile0, local_rows, job.rows, quad, |row, col, values| {
-            // SAFETY: the block's own row chunk in the area (16-byte aligned).
-            unsafe { *(smem.add(area.chunk(row, col) as usize) as *mut [f32; 4]) = values };
-        });
-        if key_group == 0 && quad == 0 {
-            for h in 0..2 {
-                if local_rows[h] < job.rows {
-                    // SAFETY: the row's statistics in the area (8-byte aligned).
-                    unsafe { *(smem.add(area.row_stats(local_rows[h]) as usize) as *mut [f32; 2]) = stats[h] };
-                }
-            }
-        }
-        // The block's threads: one row warp per key group.
-        let threads = SPLITS as u32 * 2 * merge.block_m;
-        // SAFETY: every thread of the cluster meets both barriers once; the
-        // rows are published by the first.
-        unsafe {
-            cluster::arrive();
-            cluster::wait();
-            merge_chunks::<HEAD_DIM, Out>(p, job, area, threads);
-            cluster::arrive();
-            cluster::wait();
-        }
-    }
-}
-
-/// This block's share of its cluster's merge: the four-column chunks
-/// `rank, rank + live, ..` of the rows (`job.rows` of them, chunks in row
-/// order), `live` the splits that hold keys (the first ones; the others
-/// stored nothing). Each chunk takes `lanes` adjacent lanes, `live` rounded
-/// up to a power of two: lane `i` reads split `i`'s statistics and chunk
-/// (nothing where `i >= live`), and the lanes combine them by butterfly
-/// shuffles as [`merge_splits`] does: split `s` weighs `sum_s * 2^(max_s -
-/// max)` (a split that saw none of the row's keys weighs 0 and is not
-/// multiplied), the weighted chunks summed over the weights' sum; a NaN
-/// maximum makes the row NaN. The chunk's first lane stores it as `Out`,
-/// and the log-sum-exp of a row's first chunk where asked for.
-///
-/// # Safety
-/// Every thread of the block calls it (`threads` of them), between the
-/// cluster barrier that published every split's rows in `area` and the one
-/// that ends the merge; `job` from [`Walk::job`].
-#[cfg(target_feature = "sm_90a")]
-#[inline(always)]
-unsafe fn merge_chunks<const HEAD_DIM: usize, Out: OutputFormat>(
-    p: &AttnParams,
-    job: &BlockJob,
-    area: ClusterRows<HEAD_DIM>,
-    threads: u32,
-) {
-    let at = FoldedHead::of(p, job.q_head as u32);
-    // SAFETY: host-validated `seq_used_k`.
-    let live = crate::schedule::blocks(unsafe { at.seq_kv(p) }, p.split_keys);
-    let (rank, thread, lane) = (cluster::rank(), sreg::thread_idx_x(), sreg::lane_id());
-    let lanes = live.next_power_of_two();
-    let (split, slot) = (lane % lanes, thread / lanes);
-    let chunks_per_row = HEAD_DIM as u32 / 4;
-    let chunks = job.rows * chunks_per_row;
-    let per_pass = threads / lanes;
-    // The loop's bound is uniform over the block: every lane shuffles.
-    let mut first = 0;
-    while rank + live * first < chunks {
-        let chunk = rank + live * (first + slot);
-        let (row, col) = (chunk / chunks_per_row, 4 * (chunk % chunks_per_row));
-        let mine = split < live && chunk < chunks;
-        let ([max, sum], part) = if mine {
-            // SAFETY: split `split` (< live) of this cluster holds keys, so it
-            // published its rows and stays until the closing barrier.
-            unsafe {
-                (
-                    cluster::load_f32x2(area.in_block(area.row_stats(row), split)),
-                    cluster::load_f32x4(area.in_block(area.chunk(row, col), split)),
-                )
-            }
-        } else {
-            ([0.0, 0.0], [0.0; 4])
-        };
-        let split_max = if sum == 0.0 { f32::NEG_INFINITY } else { max };
-        let mut row_max = split_max;
-        let mut mask = 1;
-        while mask < lanes {
-            // SAFETY: the whole warp is here (uniform bound).
-            row_max = nan_max(row_max, unsafe { shfl::shfl_xor_f32(row_max, mask) });
-            mask *= 2;
-        }
-        let base = if row_max == f32::NEG_INFINITY { 0.0 } else { row_max };
-        let weight = if sum == 0.0 { 0.0 } else { sum * math::exp2(split_max - base) };
-        let mut total = weight;
-        let mut out = part.map(|x| if weight == 0.0 { 0.0 } else { weight * x });
-        let mut mask = 1;
-        while mask < lanes {
-            // SAFETY: the whole warp is here (uniform bound).
-            unsafe {
-                total += shfl::shfl_xor_f32(total, mask);
-                for x in out.iter_mut() {
-                    *x += shfl::shfl_xor_f32(*x, mask);
-                }
-            }
-            mask *= 2;
-        }
-        if split == 0 && chunk < chunks {
-            let scale = if total == 0.0 { 0.0 } else { math::rcp(total) };
-            let packed =
-                FourColumns([Out::pack2(out[0] * scale, out[1] * scale), Out::pack2(out[2] * scale, out[3] * scale)]);
-            // SAFETY: row < job.rows, col + 3 < HEAD_DIM: inside the block's
-            // output rows; 8-byte aligned.
-            unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
-            if col == 0 {
-                // SAFETY: a row of the block.
-                unsafe { store_lse(p, job, row, [base, total]) };
-            }
-        }
-        first += per_pass;
-    }
 }
 
 /// Warps of a [`merge_splits`] block (`kernels::DECODE_MERGE_THREADS`).

@@ -4,7 +4,7 @@
 //! `name_bf16` bf16 ([`super::output`]), or a prepass's one.
 
 use super::block::{Rolled, Unrolled};
-use super::decode::{self, Decode, ThroughGlobal};
+use super::decode::{self, Decode};
 use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
@@ -201,34 +201,14 @@ entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| mma_call!(p, MMA_D128, Unrolled))
 
 entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma));
 entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma));
-/// The call of `split::forward` as `decode` for tile shape `$t`: on sm_90a
-/// its splits merged in their cluster where the host launched them as one
-/// (`decode::InCluster`), else through global memory and the merge kernel
-/// (`decode::ThroughGlobal`), one monomorph each, chosen per block.
-#[cfg(target_feature = "sm_90a")]
-macro_rules! decode_call {
-    ($p:ident, $t:expr) => {
-        if crate::arch::cluster::blocks() > 1 {
-            split_call!($p, $t, chains: 1, InTiles, PlanRows, WarpMma, Decode<decode::InCluster>)
-        } else {
-            split_call!($p, $t, chains: 1, InTiles, PlanRows, WarpMma, Decode<ThroughGlobal>)
-        }
-    };
-}
-/// The call of `split::forward` as `decode` for tile shape `$t`, its
-/// splits merged through global memory and the merge kernel (no clusters
-/// before sm_90).
-#[cfg(not(target_feature = "sm_90a"))]
-macro_rules! decode_call {
-    ($p:ident, $t:expr) => {
-        split_call!($p, $t, chains: 1, InTiles, PlanRows, WarpMma, Decode<ThroughGlobal>)
-    };
-}
-
 // `decode`: one row warp of folded query heads, four key groups, keys
 // split across blocks; then, where they were split, the merge.
-entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| decode_call!(p, DECODE_D64));
-entry!(sdpa_decode_d128 / sdpa_decode_d128_bf16, |p| decode_call!(p, DECODE_D128));
+entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {
+    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode)
+});
+entry!(sdpa_decode_d128 / sdpa_decode_d128_bf16, |p| {
+    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode)
+});
 entry!(sdpa_decode_merge_d64 / sdpa_decode_merge_d64_bf16, |p| decode::merge_splits::<64, 2, Out>(&p));
 entry!(sdpa_decode_merge_d128 / sdpa_decode_merge_d128_bf16, |p| decode::merge_splits::<128, 4, Out>(&p));
 // `split-wg`: each key group a warpgroup whose Q·K^T is one `wgmma`.
