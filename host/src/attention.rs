@@ -849,7 +849,7 @@ impl Attention {
             None => match p.packed {
                 None => schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
                 // Every sequence's query blocks (`BlockJob::new_packed`).
-                Some(rows) => (rows.total_q as u32 / tiles.block_m + p.batch as u32, p.heads_q as u32, 1),
+                Some(_) => (p.heads_q as u32, p.packed_query_blocks(tiles.block_m) as u32, 1),
             },
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (tiles.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };

@@ -175,6 +175,13 @@ impl Problem {
         Some(([1, rows.total_q, self.heads_q, self.head_dim], [1, rows.total_k, self.heads_kv, self.head_dim]))
     }
 
+    /// A packed batch's query blocks of `block_m` rows over every sequence
+    /// (the packed kernels' grid, `kernels_gpu::schedule::first_packed_block`):
+    /// `total_q / block_m + batch`; 0 for a dense problem.
+    pub fn packed_query_blocks(&self, block_m: u32) -> usize {
+        self.packed.map_or(0, |rows| rows.total_q / block_m as usize + self.batch)
+    }
+
     /// `[B, Hq, Sq, D]`.
     pub fn q_shape(&self) -> [usize; 4] {
         [self.batch, self.heads_q, self.seq_q, self.head_dim]

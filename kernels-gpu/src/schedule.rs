@@ -170,21 +170,40 @@ pub const fn first_packed_block(row0: u32, b: u32, block: u32) -> u32 {
 
 /// The packed sequence that block `x` of such a grid works for: the last
 /// `b` below `batch` whose first block ([`first_packed_block`] of
-/// `row0(b)`, the sequence's first row) is at most `x`, by bisection over
-/// the prefix sums (`row0` reads them). Prefix sums that do not grow give
-/// some sequence; the block's rows are clamped by its caller.
+/// `row0(b)`, the sequence's first row) is at most `x`. Searched 32
+/// candidates a round, as a warp does it (`at_most(candidates)` answers
+/// for up to 32 sequences at once which start at or before `x`, as a
+/// bit mask): one round for up to 32 sequences, two for up to 1024.
+/// Prefix sums that do not grow give some sequence; the block's rows are
+/// clamped by its caller.
 #[inline(always)]
-pub fn packed_sequence(x: u32, batch: u32, block: u32, row0: impl Fn(u32) -> u32) -> u32 {
-    let (mut low, mut high) = (0, batch);
-    while high - low > 1 {
-        let mid = low + (high - low) / 2;
-        if first_packed_block(row0(mid), mid, block) <= x {
-            low = mid;
-        } else {
-            high = mid;
-        }
+pub fn packed_sequence(batch: u32, mut at_most: impl FnMut(u32, u32) -> u32) -> u32 {
+    // The answer lies in `low .. low + span`; candidate `i` of a round is
+    // `low + i * step`.
+    let (mut low, mut span) = (0, batch);
+    while span > 1 {
+        let step = span.div_ceil(32);
+        let candidates = span.div_ceil(step);
+        let mask = at_most(low, step) & if candidates >= 32 { u32::MAX } else { (1 << candidates) - 1 };
+        // Candidate 0 (`low`) is the answer when none is at most `x`.
+        let last = if mask == 0 { 0 } else { 31 - mask.leading_zeros() };
+        low += last * step;
+        span = step.min(batch - low);
     }
     low
+}
+
+/// [`packed_sequence`] one candidate at a time: `starts(b)` is whether
+/// sequence `b`'s first block is at most the block's. (The host's and the
+/// tests' form.)
+#[inline(always)]
+pub fn packed_sequence_serial(batch: u32, starts: impl Fn(u32) -> bool) -> u32 {
+    packed_sequence(batch, |low, step| {
+        (0..32).fold(0, |mask, i| {
+            let b = low + i * step;
+            if b < batch && starts(b) { mask | 1 << i } else { mask }
+        })
+    })
 }
 
 /// What one block of a [`grid`] computes.
@@ -271,7 +290,8 @@ mod tests {
                 }
             }
             for (x, owner) in owner.iter().enumerate() {
-                let found = packed_sequence(x as u32, batch, block, |b| cu[b as usize]);
+                let starts = |b: u32| first_packed_block(cu[b as usize], b, block) <= x as u32;
+                let found = packed_sequence_serial(batch, starts);
                 if let Some(b) = owner {
                     assert_eq!(found, *b, "{lens:?}: block {x}");
                 }

@@ -64,6 +64,13 @@ impl Plan {
                 reason: format!("batch x key/value heads is {folded_heads}, above the grid's {MAX_GRID_YZ}"),
             });
         }
+        let packed_blocks = p.packed_query_blocks(kernel.tiles.block_m);
+        if packed_blocks > MAX_GRID_YZ as usize {
+            return Err(AttnError::TooLarge(format!(
+                "{packed_blocks} query blocks of {} rows over the packed sequences exceed the grid's {MAX_GRID_YZ}",
+                kernel.tiles.block_m
+            )));
+        }
         let key_splits = Plan::key_splits_of(&problem, kernel, target);
         Ok(Plan { problem, kernel, key_splits })
     }

@@ -60,3 +60,23 @@ pub unsafe fn any(pred: bool) -> bool {
     }
     out != 0
 }
+
+/// `vote.sync.ballot.b32`: the lanes in which `pred` holds, lane `i` as
+/// bit `i` (the same mask in every lane).
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn ballot(pred: bool) -> u32 {
+    let out: u32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {out}, p, 0xffffffff; }}",
+            out = out(reg32) out,
+            v = in(reg32) pred as u32,
+            options(nomem, nostack)
+        );
+    }
+    out
+}

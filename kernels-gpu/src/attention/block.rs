@@ -2,7 +2,7 @@
 //! heads, read the dequantization scales, and copy E4M3 rows into shared
 //! memory with `cp.async`.
 
-use crate::arch::{cp_async, grid_dep, sreg};
+use crate::arch::{cp_async, grid_dep, shfl, sreg};
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, KvTiles, PackedRows};
 use crate::schedule;
@@ -67,25 +67,25 @@ impl BlockJob {
     }
 
     /// [`BlockJob::new`] for a packed batch ([`AttnParams::cu_seqlens_q`])
-    /// on a grid of `(packed_query_blocks(..), heads_q, 1)`: block `x`
-    /// finds its sequence by bisecting the prefix sums
-    /// ([`schedule::packed_sequence`]), its rows read from them; a block
-    /// between two sequences' blocks gets none. Causal, a sequence's blocks
-    /// run its last (heaviest) query block first.
+    /// on a grid of `(heads_q, total_q / block_m + batch, 1)`: block `(h,
+    /// x)` finds its sequence in the prefix sums ([`find_packed_sequence`]),
+    /// its rows read from them; a block between two sequences' blocks gets
+    /// none. The heads run side by side (the first wave holds every head's
+    /// first blocks), and causal, a sequence's blocks run its last
+    /// (heaviest) query block first.
     ///
     /// # Safety
     /// As [`BlockJob::new`]; the prefix sums hold `batch + 1` entries.
     #[inline(always)]
     pub unsafe fn new_packed<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> Self {
-        let (x, head, _) = sreg::block_idx();
+        let (head, x, _) = sreg::block_idx();
         let (cu_q, cu_k) = (p.cu_seqlens_q as *const u32, p.cu_seqlens_k as *const u32);
         // SAFETY: the first global memory access of the block (the kernel
         // before this one may still write its inputs); entries `0 ..=
-        // batch` exist.
+        // batch` exist; every warp converged.
         let (batch, rows) = unsafe {
             grid_dep::wait();
-            let row0 = |b: u32| *cu_q.add(b as usize);
-            let batch = schedule::packed_sequence(x, p.batch, block_m, row0);
+            let batch = find_packed_sequence(cu_q, p.batch, block_m, x);
             let pair = |cu: *const u32| [*cu.add(batch as usize), *cu.add(batch as usize + 1)];
             (batch, PackedRows::of(p, pair(cu_q), pair(cu_k)))
         };
@@ -280,6 +280,24 @@ impl Sequences for Packed {
         // SAFETY: forwarded (the host gives packed kernels the prefix sums).
         unsafe { BlockJob::new_packed::<HEAD_DIM>(p, block_m) }
     }
+}
+
+/// The packed sequence that block `x` of a grid over every sequence's
+/// blocks of `block` rows works for ([`schedule::packed_sequence`]): each
+/// round's 32 candidates read by the warp's lanes at once and voted on.
+///
+/// # Safety
+/// Converged warp; `cu` holds `batch + 1` prefix sums.
+#[inline(always)]
+pub unsafe fn find_packed_sequence(cu: *const u32, batch: u32, block: u32, x: u32) -> u32 {
+    let lane = sreg::lane_id();
+    schedule::packed_sequence(batch, |low, step| {
+        let b = low + lane * step;
+        // SAFETY: b < batch: one of the prefix sums.
+        let starts = b < batch && schedule::first_packed_block(unsafe { *cu.add(b as usize) }, b, block) <= x;
+        // SAFETY: converged warp (the caller's contract).
+        unsafe { shfl::ballot(starts) }
+    })
 }
 
 /// A tile of rows to copy from global into shared memory.

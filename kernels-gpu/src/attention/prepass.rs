@@ -9,6 +9,7 @@
 //! 64 it copies K from the input by tensor copies instead:
 //! [`k_by_tensor_copy`].)
 
+use super::block::find_packed_sequence;
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::{RowLayout, fp8_pv_byte};
 use crate::params::{AttnParams, KvTiles, PackedRows, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
@@ -83,15 +84,16 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     // The head's keys: `[batch, heads_kv, seq_kv, D]` rows, or a packed
     // sequence's rows `heads_kv * D` bytes apart (which this block reads
     // one bulk copy a row, spread over the threads). Packed, block `x` of
-    // `KvTiles::packed`'s tiles finds its sequence by bisection, the tile
+    // `KvTiles::packed`'s tiles finds its sequence in the prefix sums, the tile
     // its own index; a tile between two sequences' has no keys.
     let (head, rows_at, row_stride, seq_kv, tile, dst_tile) = if p.cu_seqlens_k != 0 {
         let cu_k = p.cu_seqlens_k as *const u32;
         // SAFETY: entries `0 ..= batch` of the prefix sums (host-validated
-        // length), written before the kernel before this one.
+        // length), written before the kernel before this one; every warp
+        // converged.
         let (batch, rows) = unsafe {
             grid_dep::wait();
-            let batch = schedule::packed_sequence(x, p.batch, TILE_KEYS, |b| *cu_k.add(b as usize));
+            let batch = find_packed_sequence(cu_k, p.batch, TILE_KEYS, x);
             (batch, PackedRows::of(p, [0, 0], [*cu_k.add(batch as usize), *cu_k.add(batch as usize + 1)]))
         };
         let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
