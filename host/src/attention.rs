@@ -343,13 +343,7 @@ impl Attention {
         ws: &mut Workspace,
         extras: DecodeExtras,
     ) -> Result<(), AttnError> {
-        let p = plan.problem();
-        for (name, view, shape) in [("k", k, p.kv_shape()), ("v", v, p.kv_shape())] {
-            if view.shape() != shape {
-                return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", view.shape())));
-            }
-            check_device(name, view.ordinal(), self.info.ordinal)?;
-        }
+        self.check_kv(k, v, plan.problem().kv_shape())?;
         self.run_on(plan, q, KvCache::Contiguous(k, v), scales, out, ws, extras)
     }
 
@@ -436,14 +430,20 @@ impl Attention {
                 [p.seq_q, p.seq_kv]
             )));
         }
+        self.check_kv(k, v, kv_shape)?;
+        seqs.check_devices(self.info.ordinal)?;
+        self.run_on(plan, q, KvCache::Packed(k, v, seqs), scales, out, ws, extras)
+    }
+
+    /// Refuses K and V views not of `shape` or not on this device.
+    fn check_kv(&self, k: &Fp8View, v: &Fp8View, shape: [usize; 4]) -> Result<(), AttnError> {
         for (name, view) in [("k", k), ("v", v)] {
-            if view.shape() != kv_shape {
-                return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {kv_shape:?}", view.shape())));
+            if view.shape() != shape {
+                return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", view.shape())));
             }
             check_device(name, view.ordinal(), self.info.ordinal)?;
         }
-        seqs.check_devices(self.info.ordinal)?;
-        self.run_on(plan, q, KvCache::Packed(k, v, seqs), scales, out, ws, extras)
+        Ok(())
     }
 
     /// The checks and the launch that [`Attention::run_views_with`],

@@ -165,41 +165,14 @@ pub fn time_copy(attn: &Attention, cfg: &BenchConfig, mode: LaunchMode) -> Resul
     let stream = attn.stream();
     let src = stream.alloc_zeros::<u8>(COPY_BYTES)?;
     let mut dst = stream.alloc_zeros::<u8>(COPY_BYTES)?;
-    let mut copies = |n: usize| -> Result<(), AttnError> {
-        for _ in 0..n {
-            stream.memcpy_dtod(&src, &mut dst)?;
-        }
-        Ok(())
-    };
-    copies(1)?;
-    let launches = cfg.launches_for(time_on_stream(stream, || copies(1))?);
-    copies(cfg.warmup_launches.min(launches * 5))?;
-    let graph = match mode {
-        LaunchMode::Direct => None,
-        LaunchMode::Graph | LaunchMode::GraphOverlap => {
-            stream.synchronize()?;
-            stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-            let recorded = copies(launches);
-            // The capture ends whether or not every copy was recorded.
-            let graph = stream.end_capture(CUgraphInstantiate_flags(0))?;
-            recorded?;
-            let graph = graph.ok_or_else(|| AttnError::ShapeMismatch("graph capture recorded no copy".into()))?;
-            graph.upload()?;
-            Some(graph)
-        }
-    };
-    let mut samples = Vec::with_capacity(cfg.samples.max(1));
-    for _ in 0..cfg.samples.max(1) {
-        let ms = match &graph {
-            Some(g) => time_on_stream(stream, || Ok(g.launch()?))?,
-            None => time_on_stream(stream, || copies(launches))?,
-        };
-        samples.push(f64::from(ms) * 1e3 / launches as f64);
-    }
-    let t = Timing::from_samples(samples);
+    let mut copy = || -> Result<(), AttnError> { Ok(stream.memcpy_dtod(&src, &mut dst)?) };
+    copy()?;
+    let launches = cfg.launches_for(time_on_stream(stream, &mut copy)?);
+    let warmup = cfg.warmup_launches.min(launches * 5);
+    let t = time_calls(stream, cfg.samples, (warmup, launches), mode, copy)?;
     Ok(CopyRate {
         bytes: COPY_BYTES,
-        mode: if graph.is_some() { LaunchMode::Graph.name() } else { LaunchMode::Direct.name() },
+        mode: if mode == LaunchMode::Direct { LaunchMode::Direct.name() } else { LaunchMode::Graph.name() },
         launches_per_sample: launches,
         median_us: t.median_us,
         p10_us: t.p10_us,
@@ -572,7 +545,8 @@ pub fn bench_decode_cache(
     let q_bytes = 3.0 * shape.q_dims().iter().product::<usize>() as f64;
     let mut rows = Vec::new();
     for &mode in modes {
-        let t = time_calls(attn.stream(), &cfg, mode, || run.call())?;
+        let counts = (cfg.warmup_launches.max(1), cfg.launches_per_sample);
+        let t = time_calls(attn.stream(), cfg.samples, counts, mode, || run.call())?;
         let seconds = t.median_us * 1e-6;
         rows.push(BenchRow {
             variant: Variant::Decode.name(),
@@ -719,19 +693,21 @@ impl<'a> CacheRun<'a> {
     }
 }
 
-/// Times `call` as [`time_kernel`] times a kernel: warm-up, then
-/// `cfg.samples` samples of `cfg.launches_per_sample` calls, each issued
-/// back to back (`Direct`) or replayed from a CUDA graph of them (`Graph`;
-/// the caller refuses `GraphOverlap`, which these calls cannot launch).
+/// Times `call` as [`time_kernel`] times a kernel: `warmup` calls, then
+/// `samples` samples of `per_sample` calls, each issued back to back
+/// (`Direct`) or replayed from a CUDA graph of them (`Graph`, and
+/// `GraphOverlap`: these calls have no overlapped launch, so a caller
+/// that means it refuses it first).
 fn time_calls(
     stream: &std::sync::Arc<CudaStream>,
-    cfg: &BenchConfig,
+    samples: usize,
+    (warmup, per_sample): (usize, usize),
     mode: LaunchMode,
     mut call: impl FnMut() -> Result<(), AttnError>,
 ) -> Result<Timing, AttnError> {
-    let per_sample = cfg.launches_per_sample.max(1);
+    let per_sample = per_sample.max(1);
     let mut calls = |n: usize| (0..n).try_for_each(|_| call());
-    calls(cfg.warmup_launches.max(1))?;
+    calls(warmup)?;
     let graph = match mode {
         LaunchMode::Direct => None,
         LaunchMode::Graph | LaunchMode::GraphOverlap => {
@@ -746,15 +722,15 @@ fn time_calls(
             Some(graph)
         }
     };
-    let mut samples = Vec::with_capacity(cfg.samples.max(1));
-    for _ in 0..cfg.samples.max(1) {
+    let mut taken = Vec::with_capacity(samples.max(1));
+    for _ in 0..samples.max(1) {
         let ms = match &graph {
             Some(g) => time_on_stream(stream, || Ok(g.launch()?))?,
             None => time_on_stream(stream, || calls(per_sample))?,
         };
-        samples.push(f64::from(ms) * 1e3 / per_sample as f64);
+        taken.push(f64::from(ms) * 1e3 / per_sample as f64);
     }
-    Ok(Timing::from_samples(samples))
+    Ok(Timing::from_samples(taken))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! one case on the GPU against the f64 reference, the fuzzing strategy
 //! (`shapes`, `fuzz`, and `pv_bound`, the lower-precision variants'
 //! per-element bound) and the release-scale fuzz's cases and batching
-//! (`release_cases`, `batch`), and the CPU emulation of the kernels' tile
-//! schedules.
+//! (`release_cases`, `batch`), the CPU emulation of the kernels' tile
+//! schedules, and the timing tests' method (`timing`).
 
 pub mod adversarial;
 pub mod batch;
@@ -14,6 +14,7 @@ pub mod pv_bound;
 mod pv_bound_tests;
 pub mod release_cases;
 pub mod shapes;
+pub mod timing;
 
 use kernels_gpu::kernels::KernelInfo;
 use sdpa::embedded::{IMAGE_ENV, ImageChoice};

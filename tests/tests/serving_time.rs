@@ -8,53 +8,11 @@
 //! Ignored without a GPU; on a GPU machine, alone on it:
 //! `gpu-bundle/bin/serving_time --ignored --nocapture --test-threads=1`.
 
-use sdpa::cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use sdpa::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PackedSeqs, ScaleLayout};
 use sdpa::{Attention, ImageChoice, Options, OutputDtype, Variant};
+use sdpa_tests::timing::{codes, graph_us};
 use std::sync::Arc;
-
-/// Calls per replay and replays timed.
-const CALLS: usize = 20;
-const REPLAYS: usize = 10;
-
-/// `n` E4M3 codes of moderate magnitude (no NaN, no huge values).
-fn codes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let bits = (x >> 56) as u8;
-            (bits & 0x80) | (0x20 + (bits & 0x1f))
-        })
-        .collect()
-}
-
-/// Device time in microseconds per call of a graph of `CALLS` calls of
-/// `run`, median of `REPLAYS` replays.
-fn graph_us(stream: &Arc<CudaStream>, mut run: impl FnMut()) -> f64 {
-    stream.synchronize().expect("sync");
-    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).expect("capture");
-    for _ in 0..CALLS {
-        run();
-    }
-    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("end capture").expect("a graph");
-    let ctx = stream.context();
-    let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).expect("event");
-    graph.launch().expect("warm replay");
-    let mut samples: Vec<f64> = (0..REPLAYS)
-        .map(|_| {
-            let (start, stop) = (event(), event());
-            start.record(stream).expect("record");
-            graph.launch().expect("replay");
-            stop.record(stream).expect("record");
-            stop.synchronize().expect("sync");
-            start.elapsed_ms(&stop).expect("elapsed") as f64 * 1e3 / CALLS as f64
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[REPLAYS / 2]
-}
 
 /// An `Attention` on a stream without cudarc's event tracking (capture
 /// forbids waiting on the events it would record).
