@@ -8,8 +8,10 @@
 use half::f16;
 use kernels_gpu::fp8::e4m3_to_f32;
 use kernels_gpu::kernels::KernelInfo;
+use kernels_gpu::params::{AttnParams, PackedRows};
 use kernels_gpu::schedule::{
-    block_needs_mask, blocks, key_end, key_rotation, key_visible, kv_head, rotated_block, walks_rotated,
+    block_needs_mask, blocks, first_packed_block, key_end, key_rotation, key_visible, kv_head, packed_sequence_serial,
+    rotated_block, walks_rotated,
 };
 use kernels_gpu::softmax::{
     LAZY_MAX_SLACK, RowMax, exponent, fused_exponent_ok, merge_splits, output_scale, score_scale_log2,
@@ -57,6 +59,84 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
     out
 }
 
+/// A packed batch as [`emulate_packed`] runs it: the sequences' rows back
+/// to back in one-batch tensors (Q `[1, Hq, total_q, D]`, K and V `[1,
+/// Hkv, total_k, D]`: the packed layout with heads outermost, which changes
+/// no value the kernels compute), the prefix sums as the device would hold
+/// them (any values: the kernels clamp them) and the longest lengths.
+pub struct PackedInputs<'a> {
+    /// Q, K, V, the causal flag and the softmax scale; `q.shape[0] == 1`.
+    pub tensors: Inputs<'a>,
+    /// `batch + 1` query prefix sums.
+    pub cu_q: &'a [i32],
+    /// `batch + 1` key prefix sums.
+    pub cu_k: &'a [i32],
+    /// The longest query and key lengths (`AttnParams::seq_q`, `seq_kv`).
+    pub max_seqlen: [u32; 2],
+}
+
+/// Emulates `kernel`'s packed twin (`KernelInfo::packed`) block by block
+/// as the kernels find their work: the grid `(heads_q, total_q / block_m +
+/// batch)`, each block's sequence by `schedule::packed_sequence`, its rows
+/// by `params::PackedRows::of` from the prefix sums as read (clamped), a
+/// causal sequence's blocks heaviest first, and the query block's rows by
+/// the dense schedule over the sequence's rows. Returns O `[1, Hq, total_q,
+/// D]` (rows no block wrote are NaN) and how many blocks wrote each row
+/// (`[Hq, total_q]`). Any prefix sums: a row or key range past a tensor
+/// would panic here.
+pub fn emulate_packed(kernel: &KernelInfo, x: &PackedInputs) -> (Vec<f32>, Vec<u32>) {
+    let [_, heads_q, total_q, dim] = x.tensors.q.shape;
+    let [_, heads_kv, total_k, _] = x.tensors.k.shape;
+    let batch = x.cu_q.len() as u32 - 1;
+    let p = AttnParams {
+        batch,
+        heads_q: heads_q as u32,
+        heads_kv: heads_kv as u32,
+        seq_q: x.max_seqlen[0],
+        seq_kv: x.max_seqlen[1],
+        causal: x.tensors.causal as u32,
+        packed_queries: total_q as u32,
+        packed_keys: total_k as u32,
+        ..AttnParams::default()
+    };
+    let t = kernel.tiles;
+    let (mut out, mut writes) = (vec![f32::NAN; heads_q * total_q * dim], vec![0u32; heads_q * total_q]);
+    let grid = total_q as u32 / t.block_m + batch;
+    for h in 0..heads_q {
+        for block in 0..grid {
+            let entry = |cu: &[i32], b: u32| [cu[b as usize] as u32, cu[b as usize + 1] as u32];
+            let starts = |b: u32| first_packed_block(x.cu_q[b as usize] as u32, b, t.block_m) <= block;
+            let b = packed_sequence_serial(batch, starts);
+            let rows = PackedRows::of(&p, entry(x.cu_q, b), entry(x.cu_k, b));
+            let (first, count) = (first_packed_block(rows.q_row0, b, t.block_m), blocks(rows.seq_q, t.block_m));
+            let nth = block.wrapping_sub(first);
+            if nth >= count {
+                continue;
+            }
+            let query_block = if x.tensors.causal { count - 1 - nth } else { nth };
+            let head = Head::packed(&x.tensors, kernel.variant, h, &rows);
+            let row0 = query_block * t.block_m;
+            let key_blocks = blocks(key_end(row0, t.block_m, head.seq_q, head.seq_kv, x.tensors.causal), t.block_n);
+            for row in row0..(row0 + t.block_m).min(head.seq_q) {
+                let mut state = RowState::new(dim);
+                for j in 0..key_blocks {
+                    state.visit(t, &head, &x.tensors, row0, row, j);
+                }
+                let at = h * total_q + (rows.q_row0 + row) as usize;
+                write_row(
+                    &mut out[at * dim..][..dim],
+                    &head,
+                    0,
+                    &state.acc,
+                    output_scale(state.l, head.v_scale, |x| 1.0 / x),
+                );
+                writes[at] += 1;
+            }
+        }
+    }
+    (out, writes)
+}
+
 /// One (batch, head): its rows of Q, K, V as E4M3 codes and its scales.
 struct Head<'a> {
     q: &'a [u8],
@@ -83,15 +163,32 @@ impl<'a> Head<'a> {
         let [_, heads_q, seq_q, dim] = x.q.shape;
         let [_, heads_kv, seq_kv, _] = x.k.shape;
         let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
-        let q_len = seq_q * dim;
-        let kv_len = seq_kv * dim;
+        let (q_len, kv_len) = (seq_q * dim, seq_kv * dim);
+        let rows = (
+            &x.q.data[(b * heads_q + h) * q_len..][..q_len],
+            &x.k.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
+            &x.v.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
+        );
+        Head::of(x, variant, (h, kvh), rows, (seq_q as u32, seq_kv as u32))
+    }
+
+    /// Query head `h` (key/value head `kvh`) over `rows` of Q, K and V,
+    /// `lens` (queries, keys) long.
+    fn of(
+        x: &Inputs<'a>,
+        variant: Variant,
+        (h, kvh): (usize, usize),
+        (q, k, v): (&'a [u8], &'a [u8], &'a [u8]),
+        (seq_q, seq_kv): (u32, u32),
+    ) -> Head<'a> {
+        let dim = x.q.shape[3];
         let score_scale = score_scale_log2(x.softmax_scale, x.q.scales[h], x.k.scales[kvh]);
         Head {
-            q: &x.q.data[(b * heads_q + h) * q_len..][..q_len],
-            k: &x.k.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
-            v: &x.v.data[(b * heads_kv + kvh) * kv_len..][..kv_len],
-            seq_q: seq_q as u32,
-            seq_kv: seq_kv as u32,
+            q,
+            k,
+            v,
+            seq_q,
+            seq_kv,
             dim,
             score_scale,
             fused: variant.runs_wgmma_body() && fused_exponent_ok(score_scale, dim as u32),
@@ -99,6 +196,21 @@ impl<'a> Head<'a> {
             pv_e4m3: variant.pv_e4m3(),
             v_scale: x.v.scales[kvh],
         }
+    }
+
+    /// Query head `h` of packed sequence `rows` in one-batch tensors whose
+    /// rows are the sequences' back to back ([`PackedInputs`]).
+    fn packed(x: &Inputs<'a>, variant: Variant, h: usize, rows: &PackedRows) -> Head<'a> {
+        let [_, heads_q, total_q, dim] = x.q.shape;
+        let [_, heads_kv, total_k, _] = x.k.shape;
+        let kvh = kv_head(h as u32, heads_q as u32, heads_kv as u32) as usize;
+        let slice = |t: &'a Fp8Tensor, head: usize, total: usize, first: u32, len: u32| {
+            &t.data[(head * total + first as usize) * dim..(head * total + (first + len) as usize) * dim]
+        };
+        let q = slice(x.q, h, total_q, rows.q_row0, rows.seq_q);
+        let (k, v) =
+            (slice(x.k, kvh, total_k, rows.kv_row0, rows.seq_kv), slice(x.v, kvh, total_k, rows.kv_row0, rows.seq_kv));
+        Head::of(x, variant, (h, kvh), (q, k, v), (rows.seq_q, rows.seq_kv))
     }
 
     /// The raw dot product of query `row` and `key` in f32; 0 for a key past
