@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use kernels_gpu::kernels::KERNELS;
+use sdpa::device::PackedSeqs;
 use sdpa::embedded::ImageChoice;
 use sdpa::io::InputTensor;
 use sdpa::options::variant_by_name;
@@ -374,6 +375,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             args.input.display()
         )));
     }
+    if let Some(batch) = inputs.packed.clone() {
+        return run_packed_file(&args, inputs, batch, variant, qk_rotation);
+    }
     let decoding = !inputs.decode.is_empty() || args.lse;
     let variant = if decoding { decode_variant(variant, &inputs.decode, args.lse)? } else { variant };
     let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
@@ -418,6 +422,128 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let with_lse = if lse.is_some() { " (o, lse)" } else { "" };
     println!("wrote {}{with_lse}", args.output.display());
     Ok(())
+}
+
+/// `sdpa run` on a file holding a packed batch (`cu_seqlens_q`,
+/// `cu_seqlens_k`): validated before the GPU (the scales as a dense
+/// problem of the longest sequences would be, the rows by
+/// [`validate::Problem::packed`]), run through the device API, `o`
+/// `[total_q, Hq, D]` (and `lse` `[total_q, Hq]`) written.
+fn run_packed_file(
+    args: &RunArgs,
+    inputs: io::RawInputs,
+    batch: io::PackedBatch,
+    choice: VariantChoice,
+    qk_rotation: Rotation,
+) -> Result<(), Failure> {
+    let variant = packed_variant(choice)?;
+    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
+    opts.scale = args.scale;
+    let in_file = |e: AttnError| Failure::usage(format!("{}: {e}", args.input.display()));
+    let [q, k, v] = inputs.planned();
+    let scales = validate::validate(&q, &k, &v, &opts).map_err(in_file)?.scales;
+    let [q_rows, k_rows, v_rows] = [&inputs.q, &inputs.k, &inputs.v].map(packed_rows);
+    let problem = validate::Problem::packed(q_rows, k_rows, v_rows, batch.batch(), batch.max_seqlen(), &opts)
+        .map_err(in_file)?;
+    let output = io::OutputFile::create(&args.output).map_err(Failure::usage)?;
+    let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
+    let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
+    let start = Instant::now();
+    let out = run_packed(&attn, &plan, inputs, &batch, &scales, qk_rotation, args.lse).map_err(Failure::attn)?;
+    let elapsed = start.elapsed();
+    output.write_packed(&out).map_err(Failure::usage)?;
+
+    let d = attn.device();
+    let [max_q, max_k] = batch.max_seqlen();
+    println!("q {q_rows:?} k {k_rows:?} v {v_rows:?} -> o {:?}", out.shape);
+    println!("packed batch: {} sequences, up to {max_q} queries and {max_k} keys each", batch.batch());
+    println!(
+        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
+        plan.variant().name(),
+        plan.kernel().entry,
+        plan.kernel().output.name(),
+        opts.causal,
+        plan.problem().softmax_scale,
+        d.ordinal,
+        d.name,
+        elapsed.as_secs_f64() * 1e3
+    );
+    let with_lse = if out.lse.is_some() { " (o, lse)" } else { "" };
+    println!("wrote {}{with_lse}", args.output.display());
+    Ok(())
+}
+
+/// A packed batch's tensor as its file holds it, `[rows, heads,
+/// head_dim]` (the reader keeps it as `[rows, heads, 1, head_dim]`).
+fn packed_rows(t: &InputTensor) -> [usize; 3] {
+    let [rows, heads, _, head_dim] = t.shape();
+    [rows, heads, head_dim]
+}
+
+/// The variant that runs a packed batch: `auto` (the library's pick among
+/// the `wgmma` variants), `wgmma` or `wgmma-fp8pv`; another by name is a
+/// usage error.
+fn packed_variant(choice: VariantChoice) -> Result<VariantChoice, Failure> {
+    match choice {
+        VariantChoice::Auto | VariantChoice::Fixed(Variant::Wgmma | Variant::WgmmaFp8Pv) => Ok(choice),
+        VariantChoice::Fixed(other) => Err(Failure::usage(format!(
+            "a packed batch (`cu_seqlens_q`, `cu_seqlens_k`) runs on `wgmma` and `wgmma-fp8pv` only; --variant {} cannot run it",
+            other.name()
+        ))),
+    }
+}
+
+/// Runs a packed plan on the file's q, k and v (float ones quantized on
+/// the GPU, their scales checked against `validated`) through
+/// [`Attention::run_packed`], with the log-sum-exp if `want_lse`.
+fn run_packed(
+    attn: &Attention,
+    plan: &Plan,
+    inputs: io::RawInputs,
+    batch: &io::PackedBatch,
+    validated: &[f32],
+    qk_rotation: Rotation,
+    want_lse: bool,
+) -> Result<io::PackedOutput, AttnError> {
+    let [q_rows, k_rows, v_rows] = [&inputs.q, &inputs.k, &inputs.v].map(packed_rows);
+    let mut quantizer = None;
+    let mut to_device = |t, rotation| device_input(attn, &mut quantizer, t, rotation);
+    let q = to_device(inputs.q, qk_rotation)?;
+    let k = to_device(inputs.k, qk_rotation)?;
+    let v = to_device(inputs.v, Rotation::None)?;
+    if [&q.scales[..], &k.scales, &v.scales].concat() != validated {
+        return Err(AttnError::NotPlanned("the quantized inputs' scales are not the validated ones".into()));
+    }
+    let stream = attn.stream();
+    let [q_scale, k_scale, v_scale] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+    let (q_scale, k_scale, v_scale) = (q_scale?, k_scale?, v_scale?);
+    let scales = DeviceScales::new(q_scale.as_view(), k_scale.as_view(), v_scale.as_view(), ScaleLayout::PerHead);
+    let (cu_q, cu_k) = (stream.clone_htod(&batch.cu_seqlens_q)?, stream.clone_htod(&batch.cu_seqlens_k)?);
+    let [max_q, max_k] = batch.max_seqlen();
+    let seqs = PackedSeqs::new(cu_q.as_view(), cu_k.as_view(), max_q, max_k)?;
+    let mut ws = attn.workspace(plan)?;
+    let output = plan.problem().output;
+    let mut o = stream.alloc_zeros::<u16>(q_rows.iter().product())?;
+    let mut lse = if want_lse { Some(stream.alloc_zeros::<f32>(q_rows[0] * q_rows[1])?) } else { None };
+    let mut extras = DecodeExtras::new();
+    if let Some(lse) = &mut lse {
+        extras = extras.lse(lse.as_view_mut());
+    }
+    attn.run_packed(
+        plan,
+        &Fp8View::packed(q.data.as_view(), q_rows)?,
+        &Fp8View::packed(k.data.as_view(), k_rows)?,
+        &Fp8View::packed(v.data.as_view(), v_rows)?,
+        &seqs,
+        &scales,
+        &mut OutputViewMut::packed(o.as_view_mut(), output, q_rows)?,
+        &mut ws,
+        extras,
+    )?;
+    let bits = stream.clone_dtoh(&o)?;
+    let lse = lse.map(|lse| stream.clone_dtoh(&lse)).transpose()?;
+    stream.synchronize()?;
+    Ok(io::PackedOutput { bits, dtype: output, shape: q_rows, lse })
 }
 
 /// The variant that runs a file's decode tensors or --lse: `decode`, which
