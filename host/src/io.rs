@@ -602,7 +602,11 @@ impl RawInputs {
         if let Some(batch) = &self.packed {
             let [max_q, max_k] = batch.max_seqlen();
             let b = batch.batch();
-            return [packed::planned(&self.q, b, max_q), packed::planned(&self.k, b, max_k), packed::planned(&self.v, b, max_k)];
+            return [
+                packed::planned(&self.q, b, max_q),
+                packed::planned(&self.k, b, max_k),
+                packed::planned(&self.v, b, max_k),
+            ];
         }
         let kv = |t| match &self.decode.page_table {
             Some(table) => Planned::paged(t, table),
@@ -610,7 +614,6 @@ impl RawInputs {
         };
         [Planned::contiguous(&self.q), kv(&self.k), kv(&self.v)]
     }
-
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module

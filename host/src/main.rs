@@ -65,6 +65,14 @@ enum Command {
     /// reads must be in 0 .. pages; entries past its length (seqused_k, else
     /// max_pages * page_size keys) are not read. --lse adds `lse` to the
     /// output.
+    ///
+    /// A packed batch of sequences of their own lengths (`wgmma` and
+    /// `wgmma-fp8pv`, sm_90a): `cu_seqlens_q` and `cu_seqlens_k`, I32 [B+1]
+    /// prefix sums (from 0, non-decreasing, ending at the rows of q and of
+    /// k); then `q` is [total_q, Hq, D], `k` and `v` [total_k, Hkv, D] (codes
+    /// with [H] scales, or floats), `o` is [total_q, Hq, D] and --lse's `lse`
+    /// [total_q, Hq]. Causal masking aligns each sequence's last query with
+    /// its last key; no `seqused_k` or `page_table` beside them.
     Run(RunArgs),
     /// Time kernel variants on shapes (each first checked against the f64
     /// reference on sampled rows), and print a table.
@@ -128,16 +136,18 @@ struct InfoArgs {
 #[derive(Debug, Args)]
 struct RunArgs {
     /// Safetensors file holding `q`, `k`, `v` (and optional `q_scale`,
-    /// `k_scale`, `v_scale`, `seqused_k`, `page_table`).
+    /// `k_scale`, `v_scale`, `seqused_k`, `page_table`, or `cu_seqlens_q`
+    /// with `cu_seqlens_k`).
     #[arg(long, short, value_name = "IN")]
     input: PathBuf,
     /// Safetensors file to write the output tensor `o` (F16 or BF16, see
     /// --out-dtype) to, and `lse` with --lse; replaced if it exists.
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
-    /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]:
-    /// ln of the sum over the keys the row sees of exp(scale * q.k) on the
-    /// dequantized inputs, -inf for a row that sees no key. Runs `decode`.
+    /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]
+    /// ([total_q, Hq] for a packed batch): ln of the sum over the keys the
+    /// row sees of exp(scale * q.k) on the dequantized inputs, -inf for a
+    /// row that sees no key. Runs `decode` (a packed batch: its own variant).
     #[arg(long)]
     lse: bool,
     /// The element type of `o`. f16 holds outputs up to 65504, so V's
@@ -443,8 +453,8 @@ fn run_packed_file(
     let [q, k, v] = inputs.planned();
     let scales = validate::validate(&q, &k, &v, &opts).map_err(in_file)?.scales;
     let [q_rows, k_rows, v_rows] = [&inputs.q, &inputs.k, &inputs.v].map(packed_rows);
-    let problem = validate::Problem::packed(q_rows, k_rows, v_rows, batch.batch(), batch.max_seqlen(), &opts)
-        .map_err(in_file)?;
+    let problem =
+        validate::Problem::packed(q_rows, k_rows, v_rows, batch.batch(), batch.max_seqlen(), &opts).map_err(in_file)?;
     let output = io::OutputFile::create(&args.output).map_err(Failure::usage)?;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;

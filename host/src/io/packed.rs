@@ -66,12 +66,14 @@ impl PackedBatch {
 
     /// Sequences in the batch.
     pub fn batch(&self) -> usize {
-        self.cu_seqlens_q.len() - 1
+        self.cu_seqlens_q.len().saturating_sub(1)
     }
 
-    /// Each sequence's `(queries, keys)`.
+    /// Each sequence's `(queries, keys)` (a falling pair, which the reader
+    /// refuses, as 0).
     pub fn lengths(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let lens = |cu: &[i32]| cu.windows(2).map(|w| (w[1] - w[0]) as usize).collect::<Vec<_>>();
+        let lens =
+            |cu: &[i32]| cu.windows(2).map(|w| (i64::from(w[1]) - i64::from(w[0])).max(0) as usize).collect::<Vec<_>>();
         lens(&self.cu_seqlens_q).into_iter().zip(lens(&self.cu_seqlens_k))
     }
 
@@ -82,7 +84,7 @@ impl PackedBatch {
 
     /// Rows of Q and of K, `[total_q, total_k]`.
     pub fn totals(&self) -> [usize; 2] {
-        [&self.cu_seqlens_q, &self.cu_seqlens_k].map(|cu| cu.last().map_or(0, |&n| n as usize))
+        [&self.cu_seqlens_q, &self.cu_seqlens_k].map(|cu| cu.last().map_or(0, |&n| n.max(0) as usize))
     }
 }
 
@@ -102,7 +104,10 @@ pub(super) fn read_prefix_sums(path: &Path, st: &SafeTensors) -> Result<Option<P
             path: path.to_path_buf(),
             name: CU_SEQLENS_K.to_string(),
             shape: vec![cu_seqlens_k.len()],
-            expected: format!("[{}], the length of `{CU_SEQLENS_Q}` (one entry per sequence, and one)", cu_seqlens_q.len()),
+            expected: format!(
+                "[{}], the length of `{CU_SEQLENS_Q}` (one entry per sequence, and one)",
+                cu_seqlens_q.len()
+            ),
         });
     }
     Ok(Some(PackedBatch { cu_seqlens_q, cu_seqlens_k }))
