@@ -664,8 +664,8 @@ pub fn load_raw_inputs(path: &Path, qk_rotation: Rotation) -> Result<RawInputs, 
 }
 
 /// The rest of [`load_raw_inputs`] for a file with prefix sums `batch`:
-/// no decode tensor, `q`, `k` and `v` of rank 3, and the sums checked
-/// against their rows.
+/// no decode tensor, `q`, `k` and `v` of rank 3 (`v` of `k`'s shape), and
+/// the sums checked against their rows.
 fn load_packed(path: &Path, st: &SafeTensors, batch: PackedBatch, qk_rotation: Rotation) -> Result<RawInputs, IoError> {
     for name in [decode::SEQ_USED_K, decode::PAGE_TABLE] {
         packed::refuse_decode_tensor(path, st, name)?;
@@ -673,6 +673,16 @@ fn load_packed(path: &Path, st: &SafeTensors, batch: PackedBatch, qk_rotation: R
     let q = packed::read_rows(path, st, "q", qk_rotation)?;
     let k = packed::read_rows(path, st, "k", qk_rotation)?;
     let v = packed::read_rows(path, st, "v", Rotation::None)?;
+    if v.shape() != k.shape() {
+        let [rows, heads, _, head_dim] = k.shape();
+        let [v_rows, v_heads, _, v_dim] = v.shape();
+        return Err(IoError::WrongShape {
+            path: path.to_path_buf(),
+            name: "v".to_string(),
+            shape: vec![v_rows, v_heads, v_dim],
+            expected: format!("[{rows}, {heads}, {head_dim}], the shape of `k`"),
+        });
+    }
     packed::check_prefix_sums(path, packed::CU_SEQLENS_Q, &batch.cu_seqlens_q, q.shape()[0])?;
     packed::check_prefix_sums(path, packed::CU_SEQLENS_K, &batch.cu_seqlens_k, k.shape()[0])?;
     Ok(RawInputs { q, k, v, decode: DecodeInputs::default(), packed: Some(batch) })

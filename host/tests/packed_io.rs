@@ -265,8 +265,15 @@ fn packed_tensors_must_be_rank_3_with_rows_and_scales_per_head() {
     assert!(matches!(err, IoError::UnsupportedDtype { .. }));
     let err = refused(&with(tensors(), "k_scale", Dtype::F32, vec![3], f32_bytes(&[1.0; 3])), "one scale per head");
     assert!(matches!(err, IoError::ScaleLength { .. }));
+    // v's shape differs from k's.
+    let t = with(tensors(), "v", Dtype::F8_E4M3, vec![TOTAL_K, 1, 64], codes(TOTAL_K * 64, 3));
+    let t = with(t, "v_scale", Dtype::F32, vec![1], f32_bytes(&[0.5]));
+    refused(&t, "`v` has shape [11, 1, 64]; expected [11, 2, 64], the shape of `k`");
+    let t = with(tensors(), "v", Dtype::F8_E4M3, vec![TOTAL_K - 1, 2, 64], codes((TOTAL_K - 1) * 128, 3));
+    refused(&t, "the shape of `k`");
     // A file with more key rows than the prefix sums end at.
     let t = with(tensors(), "k", Dtype::F8_E4M3, vec![12, 2, 64], codes(12 * 128, 3));
+    let t = with(t, "v", Dtype::F8_E4M3, vec![12, 2, 64], codes(12 * 128, 5));
     refused(&t, "`cu_seqlens_k`[3] is 11; expected 12");
 }
 
@@ -282,10 +289,6 @@ fn decode_tensors_are_refused_beside_a_packed_batch() {
 
 #[test]
 fn the_library_checks_run_before_the_gpu() {
-    // v's rows differ from k's: the packed problem refuses it.
-    let t = with(tensors(), "v", Dtype::F8_E4M3, vec![TOTAL_K, 1, 64], codes(TOTAL_K * 64, 3));
-    let t = with(t, "v_scale", Dtype::F32, vec![1], f32_bytes(&[0.5]));
-    cli_refuses(&file(&t), &[], "but v is [3, 1, 5, 64]");
     // Scales judged as for a dense problem.
     let t = with(tensors(), "v_scale", Dtype::F32, vec![2], f32_bytes(&[0.02, f32::INFINITY]));
     cli_refuses(&file(&t), &[], "v_scale[1]");
