@@ -1,0 +1,165 @@
+//! The CLI's packed batches on a GPU. `sdpa run` on a file with
+//! `cu_seqlens_q`, `cu_seqlens_k` and rank-3 `q`, `k`, `v`, end to end:
+//! sequences empty, of one row, around the 64-key tile and the 128/192-row
+//! query blocks, keys longer and shorter than queries, one with no keys;
+//! causal and not, `wgmma` and `wgmma-fp8pv`, GQA; each sequence's output
+//! and log-sum-exp (`--lse`) against the f64 reference of its own rows.
+//! `sdpa bench --packed`: the packed rows beside the dense ones, checked.
+//!
+//! It runs the `sdpa` executable: `$SDPA_BIN`, else the one beside this
+//! test executable (a GPU bundle's `bin/`), else the one in the cargo
+//! profile directory above it (`cargo build --release -p sdpa` first).
+//! Ignored without a GPU; on a GPU machine:
+//! `gpu-bundle/bin/cli_packed --ignored --nocapture --test-threads=1`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sdpa::io::{PackedBatch, PackedCodes, PackedOutput, load_packed_output, save_packed_inputs};
+use sdpa::metrics::{Tolerance, compare};
+use sdpa::quant::{from_codes, random_problem};
+use sdpa::reference::{attention_f64, log_sum_exp_f64};
+use sdpa::tensor::to_f32;
+use sdpa::{Fp8Tensor, Variant};
+
+/// The `sdpa` executable (see the module docs).
+fn sdpa_cli() -> PathBuf {
+    if let Some(path) = std::env::var_os("SDPA_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let beside = exe.with_file_name("sdpa");
+    let above = exe.parent().and_then(Path::parent).map(|dir| dir.join("sdpa"));
+    [Some(beside), above]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .expect("no `sdpa` beside the test executable nor above it: set SDPA_BIN or `cargo build --release -p sdpa`")
+}
+
+/// A path in the temp directory for this test, removed on drop.
+struct TempPath(PathBuf);
+
+impl TempPath {
+    fn new(tag: &str) -> Self {
+        TempPath(std::env::temp_dir().join(format!("sdpa-cli-packed-{}-{tag}.safetensors", std::process::id())))
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A one-batch `[1, H, total, D]` tensor's codes as `[total, H, D]`.
+fn packed_codes(t: &Fp8Tensor) -> Vec<u8> {
+    let [_, heads, rows, d] = t.shape;
+    (0..rows).flat_map(|r| (0..heads).flat_map(move |h| t.data[(h * rows + r) * d..][..d].iter().copied())).collect()
+}
+
+/// Rows `first .. first + len` of every head of a one-batch tensor, as a
+/// tensor of their own.
+fn rows_of(t: &Fp8Tensor, first: usize, len: usize) -> Fp8Tensor {
+    let [_, heads, rows, d] = t.shape;
+    let data = (0..heads).flat_map(|h| t.data[(h * rows + first) * d..][..len * d].iter().copied()).collect();
+    from_codes(data, [1, heads, len, d], t.scales.clone())
+}
+
+/// Runs `sdpa run --lse` on `input` with `extra` arguments, expecting
+/// success and `variant` in its report; returns the output file's tensors.
+fn run(input: &TempPath, extra: &[&str], variant: Variant) -> PackedOutput {
+    let output = TempPath::new("out");
+    let o = Command::new(sdpa_cli())
+        .args(["run", "--lse", "--input"])
+        .arg(&input.0)
+        .arg("--output")
+        .arg(&output.0)
+        .args(extra)
+        .output()
+        .expect("the sdpa binary runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "sdpa run failed ({:?}): {stderr}", o.status);
+    let ran = format!("variant {} ", variant.name());
+    assert!(stdout.contains(&ran) && stdout.contains("packed batch") && stdout.contains("(o, lse)"), "{stdout}");
+    load_packed_output(&output.0).expect("o and lse")
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper) and the sdpa executable; run on a GPU machine (README: GPU tests)"]
+fn sdpa_run_on_a_packed_file_matches_the_f64_reference_per_sequence() {
+    // Empty, one row, around the 64-key tile and the 128/192-row blocks,
+    // keys longer and shorter than queries, and a sequence with no keys.
+    let lens_q = [0usize, 1, 63, 64, 65, 191, 192, 193, 5, 40];
+    let lens_k = [7usize, 1, 63, 64, 65, 191, 192, 300, 0, 20];
+    let batch = PackedBatch::from_lengths(&lens_q, &lens_k).expect("prefix sums");
+    let [total_q, total_k] = batch.totals();
+    for (variant, causal, head_dim, heads_q, heads_kv) in [
+        (Variant::Wgmma, true, 128, 8, 2),
+        (Variant::Wgmma, false, 64, 4, 4),
+        (Variant::WgmmaFp8Pv, true, 64, 6, 2),
+        (Variant::WgmmaFp8Pv, false, 128, 4, 1),
+    ] {
+        let (q, k, v) = random_problem([1, heads_q, total_q, head_dim], [1, heads_kv, total_k, head_dim], 7);
+        let input = TempPath::new("in");
+        let (qc, kc, vc) = (packed_codes(&q), packed_codes(&k), packed_codes(&v));
+        let (q_shape, kv_shape) = ([total_q, heads_q, head_dim], [total_k, heads_kv, head_dim]);
+        save_packed_inputs(
+            &input.0,
+            [
+                PackedCodes { codes: &qc, shape: q_shape, scales: &q.scales },
+                PackedCodes { codes: &kc, shape: kv_shape, scales: &k.scales },
+                PackedCodes { codes: &vc, shape: kv_shape, scales: &v.scales },
+            ],
+            &batch,
+        )
+        .expect("save");
+        let mut extra = vec!["--variant", variant.name()];
+        if causal {
+            extra.push("--causal");
+        }
+        let out = run(&input, &extra, variant);
+        assert_eq!(out.shape, q_shape);
+        let lse = out.lse.as_ref().expect("lse");
+        assert_eq!(lse.len(), total_q * heads_q);
+
+        let scale = 1.0 / (head_dim as f64).sqrt();
+        let tolerance = Tolerance::of(variant);
+        let what =
+            |b: usize| format!("{} causal={causal} D={head_dim} {heads_q}:{heads_kv} sequence {b}", variant.name());
+        for (b, (sq, skv)) in batch.lengths().enumerate() {
+            let (q0, k0) = (batch.cu_seqlens_q[b] as usize, batch.cu_seqlens_k[b] as usize);
+            if sq == 0 {
+                continue;
+            }
+            let (qb, kb, vb) = (rows_of(&q, q0, sq), rows_of(&k, k0, skv), rows_of(&v, k0, skv));
+            let want =
+                if skv == 0 { vec![0.0; heads_q * sq * head_dim] } else { attention_f64(&qb, &kb, &vb, causal, scale) };
+            // The file's rows of this sequence, as `[Hq, Sq, D]` like the reference.
+            let got: Vec<f32> = (0..heads_q)
+                .flat_map(|h| {
+                    (0..sq).flat_map(move |i| (0..head_dim).map(move |c| ((q0 + i) * heads_q + h) * head_dim + c))
+                })
+                .map(|at| to_f32(out.dtype, out.bits[at]))
+                .collect();
+            let stats = compare(&got, &want, tolerance.max_abs);
+            let zeros_exact = skv > 0 || got.iter().all(|&x| x == 0.0);
+            assert!(tolerance.passes(&stats) && zeros_exact, "{}: {stats}", what(b));
+            for h in 0..heads_q {
+                for i in 0..sq {
+                    let got = lse[(q0 + i) * heads_q + h] as f64;
+                    let want =
+                        if skv == 0 { f64::NEG_INFINITY } else { log_sum_exp_f64(&qb, &kb, h, i, causal, scale) };
+                    let close =
+                        if want.is_finite() { (got - want).abs() <= 1e-3 * want.abs().max(1.0) } else { got == want };
+                    assert!(close, "{}: row ({h}, {i}) log-sum-exp {got}, f64 {want}", what(b));
+                }
+            }
+        }
+        println!(
+            "sdpa run, packed {} causal={causal} D={head_dim} Hq:Hkv {heads_q}:{heads_kv}: {} sequences ({total_q} queries, {total_k} keys) within the tolerance of f64, o and lse",
+            variant.name(),
+            lens_q.len()
+        );
+    }
+}
