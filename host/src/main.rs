@@ -227,6 +227,15 @@ struct BenchArgs {
     /// shapes, each length at most the shape's Skv.
     #[arg(long, value_name = "LENS", value_delimiter = ',')]
     seqused_k: Vec<usize>,
+    /// Also time, at each shape, a packed batch of sequences of these
+    /// lengths (comma-separated; queries = keys per sequence, 0 allowed)
+    /// with the shape's heads, head dimension and causal mask (its B and S
+    /// are its own dense rows'), on `wgmma` and `wgmma-fp8pv` among
+    /// --variants, sm_90a. Rows `packed:N` (N sequences), shape
+    /// B,Hq[:Hkv],<=S,D (S the longest); TFLOP/s counts the sum of 4 Hq L^2
+    /// D over the sequences (not halved for causal, as dense rows).
+    #[arg(long, value_name = "LENS", value_delimiter = ',')]
+    packed: Vec<usize>,
     /// Samples per (variant, shape, mode).
     #[arg(long, value_name = "N", default_value_t = 20)]
     samples: usize,
@@ -751,10 +760,41 @@ fn cache_layouts(
     Ok([Some(contiguous), paged].into_iter().flatten().collect())
 }
 
+/// `--packed`'s lengths checked before any GPU work: rows in all (above
+/// zero, below 2^31), the packed problem at each shape, and no
+/// `graph-overlap` (the device API has no overlapped launch).
+fn check_packed(
+    lens: &[usize],
+    shapes: &[sdpa::bench::BenchShape],
+    modes: &[sdpa::bench::LaunchMode],
+) -> Result<(), Failure> {
+    if lens.is_empty() {
+        return Ok(());
+    }
+    if modes.contains(&sdpa::bench::LaunchMode::GraphOverlap) {
+        return Err(Failure::usage(
+            "--packed times through the device API, which has no overlapped launch: drop graph-overlap from --modes",
+        ));
+    }
+    let total = lens.iter().try_fold(0usize, |n, &l| n.checked_add(l)).filter(|&n| n > 0);
+    let Some(total) = total.filter(|&n| n < i32::MAX as usize) else {
+        return Err(Failure::usage("--packed: the lengths must add up to at least 1 row and fewer than 2^31"));
+    };
+    let longest = lens.iter().copied().max().unwrap_or(0);
+    for shape in shapes {
+        let (q, kv) = ([total, shape.heads_q, shape.head_dim], [total, shape.heads_kv, shape.head_dim]);
+        let opts = Options::new().causal(shape.causal);
+        sdpa::validate::Problem::packed(q, kv, kv, lens.len(), [longest, longest], &opts)
+            .map_err(|e| Failure::usage(format!("--packed at shape {}: {e}", shape.label())))?;
+    }
+    Ok(())
+}
+
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
     use sdpa::bench::{
-        BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_decode_cache, bench_shape, time_copy,
+        BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, PackedInputs, bench_decode_cache,
+        bench_packed, bench_shape, time_copy,
     };
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
@@ -776,9 +816,22 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
     let layouts = cache_layouts(&args, &shapes, &modes)?;
+    check_packed(&args.packed, &shapes, &modes)?;
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let variants = if named.is_empty() { attn.variants() } else { named };
+    let packed_variants: Vec<Variant> = if args.packed.is_empty() {
+        Vec::new()
+    } else {
+        let packed: Vec<Variant> =
+            variants.iter().copied().filter(|v| matches!(v, Variant::Wgmma | Variant::WgmmaFp8Pv)).collect();
+        if packed.is_empty() {
+            return Err(Failure::usage(
+                "--packed runs on `wgmma` and `wgmma-fp8pv` (sm_90a), and neither is among the variants to time",
+            ));
+        }
+        packed
+    };
     // What is timed at a shape: the variants, and at decode shapes with
     // cache layouts `decode` on those instead.
     let timed_at = |shape: &BenchShape| -> (Vec<Variant>, &[sdpa::bench::CacheLayout]) {
@@ -805,7 +858,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
     eprintln!("device-to-device copy ({}) ...", copy_mode.name());
     let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
-    let total: usize = shapes.iter().map(&timed_at).map(|(v, l)| v.len() + l.len()).sum();
+    let total: usize = shapes.iter().map(&timed_at).map(|(v, l)| v.len() + l.len() + packed_variants.len()).sum();
     let mut rows = Vec::new();
     let mut done = 0;
     for shape in &shapes {
@@ -820,6 +873,15 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             done += 1;
             eprintln!("[{done}/{total}] decode {} {} ...", shape.label(), layout.label());
             rows.extend(bench_decode_cache(&attn, &inputs, &cfg, &modes, layout).map_err(Failure::attn)?);
+        }
+        if packed_variants.is_empty() {
+            continue;
+        }
+        let packed = PackedInputs::random(shape, &args.packed);
+        for &variant in &packed_variants {
+            done += 1;
+            eprintln!("[{done}/{total}] {} {} packed ...", variant.name(), packed.label());
+            rows.extend(bench_packed(&attn, variant, &packed, &cfg, &modes).map_err(Failure::attn)?);
         }
     }
     if let Some(path) = &args.json {
@@ -836,6 +898,13 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         copy.p90_us,
         copy.tb_s
     );
+    if let (Some(min), Some(max)) = (args.packed.iter().min(), args.packed.iter().max()) {
+        println!(
+            "packed rows: {} sequences of {min} to {max} rows, {} in all; TFLOP/s = sum over sequences of 4 Hq L^2 D / median (causal not halved)",
+            args.packed.len(),
+            args.packed.iter().sum::<usize>()
+        );
+    }
     println!(
         "{:<11} {:<26} {:<16} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
         "variant",
@@ -861,8 +930,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         println!(
             "{:<11} {:<26} {:<16} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
             r.variant,
-            r.shape.label(),
-            r.cache.label(),
+            r.shape_label(),
+            r.layout_label(),
             r.mode,
             r.median_us,
             r.p10_us,

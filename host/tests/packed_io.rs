@@ -359,3 +359,30 @@ fn run_help_explains_packed_batches() {
         assert!(help.contains(needle), "{needle:?} not in `sdpa run --help`");
     }
 }
+
+#[test]
+fn bench_refuses_bad_packed_lengths_before_the_gpu() {
+    for (args, needle) in [
+        (&["--packed", "0,0"][..], "at least 1 row"),
+        (&["--packed", "64,2147483647"][..], "fewer than 2^31"),
+        (&["--packed", "64", "--modes", "graph-overlap"][..], "no overlapped launch"),
+        (&["--packed", "64,x"][..], "invalid digit"),
+    ] {
+        let o = sdpa(&[&["bench", "--shapes", "1,8,256,64"][..], args].concat());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr:?}");
+    }
+    // The packed problem itself: more sequences than the grid holds.
+    // (Given as seven lists: one argument holds at most 128 KiB.)
+    let lens = vec!["1"; 10_000].join(",");
+    let mut args = vec!["bench", "--shapes", "1,8,256,64"];
+    for _ in 0..7 {
+        args.extend(["--packed", &lens]);
+    }
+    let o = sdpa(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.lines().count() == 1 && stderr.contains("--packed at shape 1,8,256,64"), "{stderr:?}");
+    assert!(stderr.contains("batch = 70000 exceeds the grid limit"), "{stderr:?}");
+}

@@ -163,3 +163,36 @@ fn sdpa_run_on_a_packed_file_matches_the_f64_reference_per_sequence() {
         );
     }
 }
+
+/// `sdpa bench --packed`: a `packed:N` row per packed variant and mode,
+/// each checked against f64 per sequence ("ok"), beside the dense rows.
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper) and the sdpa executable; run on a GPU machine (README: GPU tests)"]
+fn sdpa_bench_times_packed_batches_checked_per_sequence() {
+    let o = Command::new(sdpa_cli())
+        .args(["bench", "--shapes", "1,8:2,1000,128,causal", "2,4,300,64", "--variants", "wgmma,wgmma-fp8pv"])
+        .args(["--packed", "0,1,63,64,65,191,192,193,700", "--samples", "3", "--launches", "4"])
+        .output()
+        .expect("the sdpa binary runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "sdpa bench failed ({:?}): {stderr}", o.status);
+    print!("{stdout}");
+    assert!(stdout.contains("packed rows: 9 sequences of 0 to 700 rows, 1469 in all"), "{stdout}");
+    for (shape, cache) in [
+        ("9,8:2,<=700,128,causal", "packed:9"),
+        ("9,4,<=700,64", "packed:9"),
+        ("1,8:2,1000,128,causal", "contig"),
+        ("2,4,300,64", "contig"),
+    ] {
+        for variant in ["wgmma", "wgmma-fp8pv"] {
+            for mode in ["graph", "direct"] {
+                let row = stdout.lines().find(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    f.len() > 3 && f[0] == variant && f[1] == shape && f[2] == cache && f[3] == mode
+                });
+                let row = row.unwrap_or_else(|| panic!("no {variant} {shape} {cache} {mode} row in:\n{stdout}"));
+                assert!(row.ends_with(" ok"), "{row}");
+            }
+        }
+    }
+}
