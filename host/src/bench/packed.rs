@@ -209,7 +209,8 @@ fn check_per_sequence(inputs: &PackedInputs, o: &[f32], scale: f64, variant: Var
 /// Checks then times `variant` (`wgmma` or `wgmma-fp8pv`) on the packed
 /// batch `inputs` through [`Attention::run_packed`] in each launch mode:
 /// the output poisoned, sampled rows of each sequence against the f64
-/// reference of that sequence, then [`time_calls`] as the other rows.
+/// reference of that sequence, then timed as
+/// [`crate::bench::bench_decode_cache`] times.
 /// TFLOP/s counts `sum 4 Hq L^2 D` ([`PackedInputs::flops`]); GB/s and
 /// KV_TB/s every row of Q, K, V and O once. `graph-overlap` is refused:
 /// these calls have no overlapped launch.
