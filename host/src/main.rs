@@ -147,7 +147,7 @@ struct RunArgs {
     /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]
     /// ([total_q, Hq] for a packed batch): ln of the sum over the keys the
     /// row sees of exp(scale * q.k) on the dequantized inputs, -inf for a
-    /// row that sees no key. Runs `decode` (a packed batch: its own variant).
+    /// row that sees no key. Runs `decode` (a packed batch: `wgmma`).
     #[arg(long)]
     lse: bool,
     /// The element type of `o`. f16 holds outputs up to 65504, so V's

@@ -16,7 +16,7 @@ use safetensors::{Dtype, SafeTensors};
 use super::decode::read_i32s;
 use super::{InputTensor, IoError, Planned, Rotation, missing, read_values, tensor};
 use crate::error::AttnError;
-use crate::tensor::{Fp8Input, Output};
+use crate::tensor::Fp8Input;
 use kernels_gpu::variant::OutputDtype;
 
 /// The name of the query prefix sums in an input file.
@@ -195,15 +195,6 @@ pub struct PackedOutput {
     /// Each query row's log-sum-exp, `[total_q, heads_q]` row-major, `-inf`
     /// for a row that sees no key.
     pub lse: Option<Vec<f32>>,
-}
-
-impl PackedOutput {
-    /// The output as an [`Output`] of shape `[total_q, heads_q, 1,
-    /// head_dim]` (each row a batch of one query), for its values.
-    pub fn as_output(&self) -> Output {
-        let [rows, heads, head_dim] = self.shape;
-        Output { bits: self.bits.clone(), dtype: self.dtype, shape: [rows, heads, 1, head_dim] }
-    }
 }
 
 /// Reads a packed output file back: `o` (`F16` or `BF16`, rank 3) and
