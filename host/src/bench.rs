@@ -1,7 +1,8 @@
 //! Timing: CUDA events around back-to-back launches or graph replays,
 //! repeated, summarised; the device-to-device copy rate timed the same way;
 //! `decode` on a contiguous or paged cache with per-sequence lengths,
-//! through the device API ([`bench_decode_cache`]).
+//! through the device API ([`bench_decode_cache`]); packed batches of
+//! sequences of their own lengths ([`bench_packed`]).
 
 use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch, POISON};
 use crate::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, ScaleLayout, Workspace};
@@ -16,6 +17,10 @@ use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptu
 use cudarc::driver::{CudaSlice, CudaStream};
 use kernels_gpu::variant::{OutputDtype, Variant};
 use serde::Serialize;
+
+mod packed;
+
+pub use packed::{PackedInputs, bench_packed, packed_label};
 
 /// How to time one (variant, shape).
 #[derive(Clone, Copy, Debug)]
@@ -307,6 +312,10 @@ pub struct BenchRow {
     /// The K/V cache the row read: contiguous and whole for every row
     /// but [`bench_decode_cache`]'s.
     pub cache: CacheLayout,
+    /// A packed batch's sequence lengths ([`bench_packed`]; then `shape`
+    /// has the sequences as its batch and the longest as its lengths);
+    /// `None` for every other row.
+    pub packed: Option<Vec<usize>>,
     /// "direct", "graph" or "graph-overlap".
     pub mode: &'static str,
     /// Launches per timed sample.
@@ -404,6 +413,7 @@ pub fn bench_shape(
             entry: plan.kernel().entry,
             shape,
             cache: CacheLayout::default(),
+            packed: None,
             mode: mode.name(),
             launches_per_sample: launches,
             median_us: t.median_us,
@@ -420,6 +430,23 @@ pub fn bench_shape(
         });
     }
     Ok(result)
+}
+
+impl BenchRow {
+    /// The table's shape column: the shape, or a packed batch's
+    /// [`packed_label`].
+    pub fn shape_label(&self) -> String {
+        if self.packed.is_some() { packed_label(&self.shape) } else { self.shape.label() }
+    }
+
+    /// The table's cache column: `packed:N` for a packed batch of N
+    /// sequences, else the cache's [`CacheLayout::label`].
+    pub fn layout_label(&self) -> String {
+        match &self.packed {
+            Some(lens) => format!("packed:{}", lens.len()),
+            None => self.cache.label(),
+        }
+    }
 }
 
 /// How [`bench_decode_cache`] lays out the K/V cache: contiguous or in
@@ -553,6 +580,7 @@ pub fn bench_decode_cache(
             entry: run.plan.kernel().entry,
             shape,
             cache: layout.clone(),
+            packed: None,
             mode: mode.name(),
             launches_per_sample: launches,
             median_us: t.median_us,

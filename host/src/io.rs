@@ -19,8 +19,15 @@
 //! are pools of pages `[pages, page_size, Hkv, D]` of `F8_E4M3` codes with
 //! scales `[Hkv]` ([`decode`]).
 //!
+//! A packed batch of sequences of their own lengths ([`load_raw_inputs`]
+//! only) adds `I32` prefix sums `cu_seqlens_q` and `cu_seqlens_k` `[B +
+//! 1]`; then `q` is `[total_q, Hq, D]` and `k`, `v` are `[total_k, Hkv,
+//! D]` (rank 3, codes or floats as above, one scale per head)
+//! ([`packed`]).
+//!
 //! An output file holds one `F16` or `BF16` tensor `o`, and for a run that
-//! asks for it the log-sum-exp `lse`, `F32` `[B, Hq, Sq]`.
+//! asks for it the log-sum-exp `lse`, `F32` `[B, Hq, Sq]` (for a packed
+//! batch `o` `[total_q, Hq, D]` and `lse` `[total_q, Hq]`).
 //!
 //! Reading trusts nothing in the file: only a regular file is read, every
 //! offset and size in the header is checked against the file's length
@@ -45,8 +52,10 @@ use kernels_gpu::quantize::InputDtype;
 use kernels_gpu::variant::OutputDtype;
 
 pub mod decode;
+pub mod packed;
 
 pub use decode::{DecodeInputs, Lse, PageTable, Planned};
+pub use packed::{PackedBatch, PackedOutput};
 
 /// Why a tensor file could not be read or written. Each message is one line
 /// naming the file and the problem.
@@ -143,7 +152,8 @@ pub enum IoError {
         page_size: usize,
     },
     /// A value of `seqused_k` or `page_table` that the kernels would read
-    /// outside its range.
+    /// outside its range, or a prefix sum of a packed batch that is not one
+    /// (not from 0, falling, or not ending at its tensor's rows).
     #[error("{}: `{name}`[{at}] is {value}; expected {range}", .path.display())]
     OutOfRange {
         /// The file.
@@ -166,6 +176,29 @@ pub enum IoError {
         /// The file.
         path: PathBuf,
         /// The tensor.
+        name: &'static str,
+    },
+    /// A packed batch's tensor given to a reader that would ignore it.
+    #[error(
+        "{}: tensor `{name}` makes a packed batch, read by `sdpa run` (io::load_raw_inputs) only; this reader takes [batch, heads, seq, head_dim] q, k, v",
+        .path.display()
+    )]
+    PackedTensor {
+        /// The file.
+        path: PathBuf,
+        /// The tensor.
+        name: &'static str,
+    },
+    /// A decode tensor beside a packed batch's prefix sums: a packed batch
+    /// has no cache lengths or page table.
+    #[error(
+        "{}: tensor `{name}` is given with `cu_seqlens_q`, `cu_seqlens_k`: a packed batch takes no `seqused_k` or `page_table`",
+        .path.display()
+    )]
+    PackedWithDecode {
+        /// The file.
+        path: PathBuf,
+        /// The decode tensor.
         name: &'static str,
     },
     /// A scale tensor without exactly one value per head.
@@ -338,19 +371,22 @@ fn parse<'a>(path: &Path, bytes: &'a [u8]) -> Result<SafeTensors<'a>, IoError> {
 
 /// The tensor `name`, or a `MissingTensor` error listing what is there.
 fn tensor<'a>(path: &Path, st: &SafeTensors<'a>, name: &str) -> Result<TensorView<'a>, IoError> {
-    st.tensor(name).map_err(|_| {
-        let mut names = st.names();
-        names.sort_unstable();
-        let mut present: Vec<String> = names.iter().take(MAX_LISTED).map(|n| printable(n)).collect();
-        if names.len() > MAX_LISTED {
-            present.push(format!("and {} more", names.len() - MAX_LISTED));
-        }
-        IoError::MissingTensor {
-            path: path.to_path_buf(),
-            name: name.to_string(),
-            present: if names.is_empty() { "no tensors".to_string() } else { present.join(", ") },
-        }
-    })
+    st.tensor(name).map_err(|_| missing(path, st, name))
+}
+
+/// The `MissingTensor` error for `name`, listing what the file holds.
+fn missing(path: &Path, st: &SafeTensors, name: &str) -> IoError {
+    let mut names = st.names();
+    names.sort_unstable();
+    let mut present: Vec<String> = names.iter().take(MAX_LISTED).map(|n| printable(n)).collect();
+    if names.len() > MAX_LISTED {
+        present.push(format!("and {} more", names.len() - MAX_LISTED));
+    }
+    IoError::MissingTensor {
+        path: path.to_path_buf(),
+        name: name.to_string(),
+        present: if names.is_empty() { "no tensors".to_string() } else { present.join(", ") },
+    }
 }
 
 /// Little-endian f32 values of a buffer (any alignment).
@@ -395,7 +431,9 @@ pub enum InputTensor {
     Float(FloatTensor),
 }
 
-/// A float tensor `[batch, heads, seq, head_dim]` as read from a file.
+/// A float tensor `[batch, heads, seq, head_dim]` as read from a file (a
+/// packed batch's `[rows, heads, head_dim]` as `[rows, heads, 1,
+/// head_dim]`).
 #[derive(Debug)]
 pub struct FloatTensor {
     /// The elements' little-endian bytes, row-major.
@@ -456,6 +494,21 @@ fn read_tensor(path: &Path, st: &SafeTensors, name: &'static str, rotation: Rota
         name: name.to_string(),
         shape: view.shape().to_vec(),
     })?;
+    read_values(path, st, name, &view, shape, rotation)
+}
+
+/// Reads `view`, tensor `name`, as `shape` (`[batch, heads, seq,
+/// head_dim]`, its own elements in its own order): codes with their
+/// `{name}_scale`, or float values with the scales the GPU quantizer will
+/// give them under `rotation` (see [`read_tensor`]).
+fn read_values(
+    path: &Path,
+    st: &SafeTensors,
+    name: &'static str,
+    view: &TensorView,
+    shape: [usize; 4],
+    rotation: Rotation,
+) -> Result<InputTensor, IoError> {
     // A zero-sized dimension holds no data, so the others are not bounded by
     // the file: refuse it before anything is sized by them (the scales).
     if shape.contains(&0) {
@@ -520,24 +573,41 @@ fn load_tensor(path: &Path, st: &SafeTensors, name: &'static str) -> Result<Fp8T
 }
 
 /// `q`, `k` and `v` as their file holds them (see [`InputTensor`]), and
-/// the decode tensors it adds.
+/// the decode tensors or the packed batch's prefix sums it adds.
 #[derive(Debug)]
 pub struct RawInputs {
-    /// Queries `[B, Hq, Sq, D]`.
+    /// Queries `[B, Hq, Sq, D]`; in a packed batch `[total_q, Hq, 1, D]`
+    /// (the file's `[total_q, Hq, D]`).
     pub q: InputTensor,
     /// Keys `[B, Hkv, Skv, D]`; with a page table, the pool of key pages
-    /// `[pages, page_size, Hkv, D]` (E4M3 codes).
+    /// `[pages, page_size, Hkv, D]` (E4M3 codes); in a packed batch
+    /// `[total_k, Hkv, 1, D]`.
     pub k: InputTensor,
     /// Values, as `k`.
     pub v: InputTensor,
     /// `seqused_k` and `page_table`, where the file holds them.
     pub decode: DecodeInputs,
+    /// `cu_seqlens_q` and `cu_seqlens_k`, where the file holds them (then
+    /// `decode` is empty).
+    pub packed: Option<PackedBatch>,
 }
 
 impl RawInputs {
     /// `q`, `k` and `v` as a plan sees them (for [`crate::validate::validate`]):
-    /// pools as the contiguous cache their page table makes of them.
+    /// pools as the contiguous cache their page table makes of them, a
+    /// packed batch's tensors as `[B, H, longest, D]` (its longest
+    /// sequence's grid; [`crate::validate::Problem::packed`] plans the
+    /// rows).
     pub fn planned(&self) -> [Planned<'_>; 3] {
+        if let Some(batch) = &self.packed {
+            let [max_q, max_k] = batch.max_seqlen();
+            let b = batch.batch();
+            return [
+                packed::planned(&self.q, b, max_q),
+                packed::planned(&self.k, b, max_k),
+                packed::planned(&self.v, b, max_k),
+            ];
+        }
         let kv = |t| match &self.decode.page_table {
             Some(table) => Planned::paged(t, table),
             None => Planned::contiguous(t),
@@ -547,24 +617,29 @@ impl RawInputs {
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module
-/// docs) as the file holds them, with its decode tensors: float tensors are
-/// left for the GPU quantizer (`sdpa run`), with the scales it will give
-/// them, float `q` and `k` rotated as `qk_rotation` says. The decode
-/// tensors are checked against `q`'s batch and the pools ([`decode`]);
-/// shapes of q, k and v are not checked against each other here.
+/// docs) as the file holds them, with its decode tensors or prefix sums:
+/// float tensors are left for the GPU quantizer (`sdpa run`), with the
+/// scales it will give them, float `q` and `k` rotated as `qk_rotation`
+/// says. The decode tensors are checked against `q`'s batch and the pools
+/// ([`decode`]), the prefix sums against the rows of `q` and `k`
+/// ([`packed`]); shapes of q, k and v are not checked against each other
+/// here.
 ///
 /// # Errors
 /// Every problem with the file, as an [`IoError`] naming it.
 pub fn load_raw_inputs(path: &Path, qk_rotation: Rotation) -> Result<RawInputs, IoError> {
     let bytes = read_file(path)?;
     let st = parse(path, &bytes)?;
+    if let Some(batch) = packed::read_prefix_sums(path, &st)? {
+        return load_packed(path, &st, batch, qk_rotation);
+    }
     let q = read_tensor(path, &st, "q", qk_rotation)?;
     let batch = q.shape()[0];
     let Some(table) = decode::read_page_table(path, &st, batch)? else {
         let k = read_tensor(path, &st, "k", qk_rotation)?;
         let v = read_tensor(path, &st, "v", Rotation::None)?;
         let seq_used_k = decode::read_seq_used_k(path, &st, batch, k.shape()[2])?;
-        return Ok(RawInputs { q, k, v, decode: DecodeInputs { seq_used_k, page_table: None } });
+        return Ok(RawInputs { q, k, v, decode: DecodeInputs { seq_used_k, page_table: None }, packed: None });
     };
     let k = decode::read_pool(path, &st, "k")?;
     let v = decode::read_pool(path, &st, "v")?;
@@ -584,13 +659,40 @@ pub fn load_raw_inputs(path: &Path, qk_rotation: Rotation) -> Result<RawInputs, 
         k: InputTensor::Fp8(k),
         v: InputTensor::Fp8(v),
         decode: DecodeInputs { seq_used_k, page_table: Some(table) },
+        packed: None,
     })
+}
+
+/// The rest of [`load_raw_inputs`] for a file with prefix sums `batch`:
+/// no decode tensor, `q`, `k` and `v` of rank 3 (`v` of `k`'s shape), and
+/// the sums checked against their rows.
+fn load_packed(path: &Path, st: &SafeTensors, batch: PackedBatch, qk_rotation: Rotation) -> Result<RawInputs, IoError> {
+    for name in [decode::SEQ_USED_K, decode::PAGE_TABLE] {
+        packed::refuse_decode_tensor(path, st, name)?;
+    }
+    let q = packed::read_rows(path, st, "q", qk_rotation)?;
+    let k = packed::read_rows(path, st, "k", qk_rotation)?;
+    let v = packed::read_rows(path, st, "v", Rotation::None)?;
+    if v.shape() != k.shape() {
+        let [rows, heads, _, head_dim] = k.shape();
+        let [v_rows, v_heads, _, v_dim] = v.shape();
+        return Err(IoError::WrongShape {
+            path: path.to_path_buf(),
+            name: "v".to_string(),
+            shape: vec![v_rows, v_heads, v_dim],
+            expected: format!("[{rows}, {heads}, {head_dim}], the shape of `k`"),
+        });
+    }
+    packed::check_prefix_sums(path, packed::CU_SEQLENS_Q, &batch.cu_seqlens_q, q.shape()[0])?;
+    packed::check_prefix_sums(path, packed::CU_SEQLENS_K, &batch.cu_seqlens_k, k.shape()[0])?;
+    Ok(RawInputs { q, k, v, decode: DecodeInputs::default(), packed: Some(batch) })
 }
 
 /// Loads `q`, `k` and `v` from a safetensors file (format in the module
 /// docs). Shapes are not checked against each other here; the library does
-/// that when it runs them. A file with decode tensors is refused: they
-/// change what `k` and `v` are ([`load_raw_inputs`] reads them).
+/// that when it runs them. A file with decode tensors or prefix sums is
+/// refused: they change what `q`, `k` and `v` are ([`load_raw_inputs`]
+/// reads them).
 ///
 /// # Errors
 /// Every problem with the file, as an [`IoError`] naming it.
@@ -599,6 +701,9 @@ pub fn load_inputs(path: &Path) -> Result<Inputs, IoError> {
     let st = parse(path, &bytes)?;
     if let Some(name) = [decode::SEQ_USED_K, decode::PAGE_TABLE].into_iter().find(|n| st.tensor(n).is_ok()) {
         return Err(IoError::DecodeTensor { path: path.to_path_buf(), name });
+    }
+    if let Some(name) = [packed::CU_SEQLENS_Q, packed::CU_SEQLENS_K].into_iter().find(|n| st.tensor(n).is_ok()) {
+        return Err(IoError::PackedTensor { path: path.to_path_buf(), name });
     }
     Ok(Inputs { q: load_tensor(path, &st, "q")?, k: load_tensor(path, &st, "k")?, v: load_tensor(path, &st, "v")? })
 }
@@ -662,6 +767,39 @@ pub fn save_decode_inputs(path: &Path, inputs: &Inputs, decode: &DecodeInputs) -
     write(path, tensors)
 }
 
+/// One input tensor of a packed batch to write: E4M3 codes `[rows, heads,
+/// head_dim]` row-major and one scale per head.
+#[derive(Clone, Copy, Debug)]
+pub struct PackedCodes<'a> {
+    /// The codes.
+    pub codes: &'a [u8],
+    /// `[rows, heads, head_dim]`.
+    pub shape: [usize; 3],
+    /// One dequantization scale per head.
+    pub scales: &'a [f32],
+}
+
+/// Writes a packed batch: `q`, `k`, `v` as `F8_E4M3` `[rows, heads,
+/// head_dim]` with `F32` scales `[heads]`, and `batch`'s prefix sums as
+/// `I32` `cu_seqlens_q`, `cu_seqlens_k`: the format [`load_raw_inputs`]
+/// reads back unchanged.
+///
+/// # Errors
+/// As [`save_inputs`].
+pub fn save_packed_inputs(path: &Path, [q, k, v]: [PackedCodes; 3], batch: &PackedBatch) -> Result<(), IoError> {
+    let mut tensors: Vec<Tensor> = Vec::new();
+    for (name, t) in [("q", q), ("k", k), ("v", v)] {
+        tensors.push((name.to_string(), Dtype::F8_E4M3, t.shape.to_vec(), t.codes.to_vec()));
+        let scales: Vec<u8> = t.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+        tensors.push((format!("{name}_scale"), Dtype::F32, vec![t.scales.len()], scales));
+    }
+    for (name, cu) in [(packed::CU_SEQLENS_Q, &batch.cu_seqlens_q), (packed::CU_SEQLENS_K, &batch.cu_seqlens_k)] {
+        let bytes = cu.iter().flat_map(|x| x.to_le_bytes()).collect();
+        tensors.push((name.to_string(), Dtype::I32, vec![cu.len()], bytes));
+    }
+    write(path, tensors)
+}
+
 /// Writes the output as one tensor `o` of shape `o.shape`, `F16` or `BF16`
 /// as the output is.
 ///
@@ -709,16 +847,41 @@ impl OutputFile {
     /// # Errors
     /// [`IoError::Write`] when the file cannot be written or the data does
     /// not match the shape.
-    pub fn write(mut self, o: &Output, lse: Option<&Lse>) -> Result<(), IoError> {
-        let data: Vec<u8> = o.bits.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let dtype = match o.dtype {
+    pub fn write(self, o: &Output, lse: Option<&Lse>) -> Result<(), IoError> {
+        let lse = lse.map(|lse| (&lse.values[..], lse.shape.to_vec()));
+        self.replace(&o.bits, o.dtype, o.shape.to_vec(), lse)
+    }
+
+    /// Replaces the file's contents with a packed batch's output: `o`
+    /// `[total_q, Hq, D]`, `F16` or `BF16`, and `lse` (`F32` `[total_q,
+    /// Hq]`) where it has one.
+    ///
+    /// # Errors
+    /// As [`OutputFile::write`].
+    pub fn write_packed(self, out: &PackedOutput) -> Result<(), IoError> {
+        let [rows, heads, _] = out.shape;
+        let lse = out.lse.as_ref().map(|values| (&values[..], vec![rows, heads]));
+        self.replace(&out.bits, out.dtype, out.shape.to_vec(), lse)
+    }
+
+    /// Writes `o` (`bits` of `dtype`, `shape`) and the log-sum-exp
+    /// `(values, shape)` where given, replacing what the file held.
+    fn replace(
+        mut self,
+        bits: &[u16],
+        dtype: OutputDtype,
+        shape: Vec<usize>,
+        lse: Option<(&[f32], Vec<usize>)>,
+    ) -> Result<(), IoError> {
+        let data: Vec<u8> = bits.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let dtype = match dtype {
             OutputDtype::F16 => Dtype::F16,
             OutputDtype::Bf16 => Dtype::BF16,
         };
-        let mut tensors = vec![("o".to_string(), dtype, o.shape.to_vec(), data)];
-        if let Some(lse) = lse {
-            let data = lse.values.iter().flat_map(|x| x.to_le_bytes()).collect();
-            tensors.push((decode::LSE.to_string(), Dtype::F32, lse.shape.to_vec(), data));
+        let mut tensors = vec![("o".to_string(), dtype, shape, data)];
+        if let Some((values, shape)) = lse {
+            let data = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+            tensors.push((decode::LSE.to_string(), Dtype::F32, shape, data));
         }
         let bytes = serialize(&self.path, tensors)?;
         let err = |e: std::io::Error| IoError::Write { path: self.path.clone(), reason: e.to_string() };
@@ -794,4 +957,16 @@ pub fn load_lse(path: &Path) -> Result<Lse, IoError> {
         });
     }
     Ok(Lse { values: f32s(view.data()), shape })
+}
+
+/// Reads a packed batch's output back from a file
+/// [`OutputFile::write_packed`] wrote: `o` (`F16` or `BF16` `[total_q, Hq,
+/// D]`) and `lse` (`F32` `[total_q, Hq]`) if it holds one.
+///
+/// # Errors
+/// As [`load_output`].
+pub fn load_packed_output(path: &Path) -> Result<PackedOutput, IoError> {
+    let bytes = read_file(path)?;
+    let st = parse(path, &bytes)?;
+    packed::read_output(path, &st)
 }

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use kernels_gpu::kernels::KERNELS;
+use sdpa::device::PackedSeqs;
 use sdpa::embedded::ImageChoice;
 use sdpa::io::InputTensor;
 use sdpa::options::variant_by_name;
@@ -64,6 +65,14 @@ enum Command {
     /// reads must be in 0 .. pages; entries past its length (seqused_k, else
     /// max_pages * page_size keys) are not read. --lse adds `lse` to the
     /// output.
+    ///
+    /// A packed batch of sequences of their own lengths (`wgmma` and
+    /// `wgmma-fp8pv`, sm_90a): `cu_seqlens_q` and `cu_seqlens_k`, I32 [B+1]
+    /// prefix sums (from 0, non-decreasing, ending at the rows of q and of
+    /// k); then `q` is [total_q, Hq, D], `k` and `v` [total_k, Hkv, D] (codes
+    /// with [H] scales, or floats), `o` is [total_q, Hq, D] and --lse's `lse`
+    /// [total_q, Hq]. Causal masking aligns each sequence's last query with
+    /// its last key; no `seqused_k` or `page_table` beside them.
     Run(RunArgs),
     /// Time kernel variants on shapes (each first checked against the f64
     /// reference on sampled rows), and print a table.
@@ -127,16 +136,18 @@ struct InfoArgs {
 #[derive(Debug, Args)]
 struct RunArgs {
     /// Safetensors file holding `q`, `k`, `v` (and optional `q_scale`,
-    /// `k_scale`, `v_scale`, `seqused_k`, `page_table`).
+    /// `k_scale`, `v_scale`, `seqused_k`, `page_table`, or `cu_seqlens_q`
+    /// with `cu_seqlens_k`).
     #[arg(long, short, value_name = "IN")]
     input: PathBuf,
     /// Safetensors file to write the output tensor `o` (F16 or BF16, see
     /// --out-dtype) to, and `lse` with --lse; replaced if it exists.
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
-    /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]:
-    /// ln of the sum over the keys the row sees of exp(scale * q.k) on the
-    /// dequantized inputs, -inf for a row that sees no key. Runs `decode`.
+    /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]
+    /// ([total_q, Hq] for a packed batch): ln of the sum over the keys the
+    /// row sees of exp(scale * q.k) on the dequantized inputs, -inf for a
+    /// row that sees no key. Runs `decode` (a packed batch: `wgmma`).
     #[arg(long)]
     lse: bool,
     /// The element type of `o`. f16 holds outputs up to 65504, so V's
@@ -216,6 +227,15 @@ struct BenchArgs {
     /// shapes, each length at most the shape's Skv.
     #[arg(long, value_name = "LENS", value_delimiter = ',')]
     seqused_k: Vec<usize>,
+    /// Also time, at each shape, a packed batch of sequences of these
+    /// lengths (comma-separated; queries = keys per sequence, 0 allowed)
+    /// with the shape's heads, head dimension and causal mask (its B and S
+    /// are its own dense rows'), on `wgmma` and `wgmma-fp8pv` among
+    /// --variants, sm_90a. Rows `packed:N` (N sequences), shape
+    /// B,Hq[:Hkv],<=S,D (S the longest); TFLOP/s counts the sum of 4 Hq L^2
+    /// D over the sequences (not halved for causal, as dense rows).
+    #[arg(long, value_name = "LENS", value_delimiter = ',')]
+    packed: Vec<usize>,
     /// Samples per (variant, shape, mode).
     #[arg(long, value_name = "N", default_value_t = 20)]
     samples: usize,
@@ -374,6 +394,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             args.input.display()
         )));
     }
+    if let Some(batch) = inputs.packed.clone() {
+        return run_packed_file(&args, inputs, batch, variant, qk_rotation);
+    }
     let decoding = !inputs.decode.is_empty() || args.lse;
     let variant = if decoding { decode_variant(variant, &inputs.decode, args.lse)? } else { variant };
     let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
@@ -418,6 +441,128 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let with_lse = if lse.is_some() { " (o, lse)" } else { "" };
     println!("wrote {}{with_lse}", args.output.display());
     Ok(())
+}
+
+/// `sdpa run` on a file holding a packed batch (`cu_seqlens_q`,
+/// `cu_seqlens_k`): validated before the GPU (the scales as a dense
+/// problem of the longest sequences would be, the rows by
+/// [`validate::Problem::packed`]), run through the device API, `o`
+/// `[total_q, Hq, D]` (and `lse` `[total_q, Hq]`) written.
+fn run_packed_file(
+    args: &RunArgs,
+    inputs: io::RawInputs,
+    batch: io::PackedBatch,
+    choice: VariantChoice,
+    qk_rotation: Rotation,
+) -> Result<(), Failure> {
+    let variant = packed_variant(choice)?;
+    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
+    opts.scale = args.scale;
+    let in_file = |e: AttnError| Failure::usage(format!("{}: {e}", args.input.display()));
+    let [q, k, v] = inputs.planned();
+    let scales = validate::validate(&q, &k, &v, &opts).map_err(in_file)?.scales;
+    let [q_rows, k_rows, v_rows] = [&inputs.q, &inputs.k, &inputs.v].map(packed_rows);
+    let problem =
+        validate::Problem::packed(q_rows, k_rows, v_rows, batch.batch(), batch.max_seqlen(), &opts).map_err(in_file)?;
+    let output = io::OutputFile::create(&args.output).map_err(Failure::usage)?;
+    let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
+    let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
+    let start = Instant::now();
+    let out = run_packed(&attn, &plan, inputs, &batch, &scales, qk_rotation, args.lse).map_err(Failure::attn)?;
+    let elapsed = start.elapsed();
+    output.write_packed(&out).map_err(Failure::usage)?;
+
+    let d = attn.device();
+    let [max_q, max_k] = batch.max_seqlen();
+    println!("q {q_rows:?} k {k_rows:?} v {v_rows:?} -> o {:?}", out.shape);
+    println!("packed batch: {} sequences, up to {max_q} queries and {max_k} keys each", batch.batch());
+    println!(
+        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
+        plan.variant().name(),
+        plan.kernel().entry,
+        plan.kernel().output.name(),
+        opts.causal,
+        plan.problem().softmax_scale,
+        d.ordinal,
+        d.name,
+        elapsed.as_secs_f64() * 1e3
+    );
+    let with_lse = if out.lse.is_some() { " (o, lse)" } else { "" };
+    println!("wrote {}{with_lse}", args.output.display());
+    Ok(())
+}
+
+/// A packed batch's tensor as its file holds it, `[rows, heads,
+/// head_dim]` (the reader keeps it as `[rows, heads, 1, head_dim]`).
+fn packed_rows(t: &InputTensor) -> [usize; 3] {
+    let [rows, heads, _, head_dim] = t.shape();
+    [rows, heads, head_dim]
+}
+
+/// The variant that runs a packed batch: `auto` (the library's pick among
+/// the `wgmma` variants), `wgmma` or `wgmma-fp8pv`; another by name is a
+/// usage error.
+fn packed_variant(choice: VariantChoice) -> Result<VariantChoice, Failure> {
+    match choice {
+        VariantChoice::Auto | VariantChoice::Fixed(Variant::Wgmma | Variant::WgmmaFp8Pv) => Ok(choice),
+        VariantChoice::Fixed(other) => Err(Failure::usage(format!(
+            "a packed batch (`cu_seqlens_q`, `cu_seqlens_k`) runs on `wgmma` and `wgmma-fp8pv` only; --variant {} cannot run it",
+            other.name()
+        ))),
+    }
+}
+
+/// Runs a packed plan on the file's q, k and v (float ones quantized on
+/// the GPU, their scales checked against `validated`) through
+/// [`Attention::run_packed`], with the log-sum-exp if `want_lse`.
+fn run_packed(
+    attn: &Attention,
+    plan: &Plan,
+    inputs: io::RawInputs,
+    batch: &io::PackedBatch,
+    validated: &[f32],
+    qk_rotation: Rotation,
+    want_lse: bool,
+) -> Result<io::PackedOutput, AttnError> {
+    let [q_rows, k_rows, v_rows] = [&inputs.q, &inputs.k, &inputs.v].map(packed_rows);
+    let mut quantizer = None;
+    let mut to_device = |t, rotation| device_input(attn, &mut quantizer, t, rotation);
+    let q = to_device(inputs.q, qk_rotation)?;
+    let k = to_device(inputs.k, qk_rotation)?;
+    let v = to_device(inputs.v, Rotation::None)?;
+    if [&q.scales[..], &k.scales, &v.scales].concat() != validated {
+        return Err(AttnError::NotPlanned("the quantized inputs' scales are not the validated ones".into()));
+    }
+    let stream = attn.stream();
+    let [q_scale, k_scale, v_scale] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+    let (q_scale, k_scale, v_scale) = (q_scale?, k_scale?, v_scale?);
+    let scales = DeviceScales::new(q_scale.as_view(), k_scale.as_view(), v_scale.as_view(), ScaleLayout::PerHead);
+    let (cu_q, cu_k) = (stream.clone_htod(&batch.cu_seqlens_q)?, stream.clone_htod(&batch.cu_seqlens_k)?);
+    let [max_q, max_k] = batch.max_seqlen();
+    let seqs = PackedSeqs::new(cu_q.as_view(), cu_k.as_view(), max_q, max_k)?;
+    let mut ws = attn.workspace(plan)?;
+    let output = plan.problem().output;
+    let mut o = stream.alloc_zeros::<u16>(q_rows.iter().product())?;
+    let mut lse = if want_lse { Some(stream.alloc_zeros::<f32>(q_rows[0] * q_rows[1])?) } else { None };
+    let mut extras = DecodeExtras::new();
+    if let Some(lse) = &mut lse {
+        extras = extras.lse(lse.as_view_mut());
+    }
+    attn.run_packed(
+        plan,
+        &Fp8View::packed(q.data.as_view(), q_rows)?,
+        &Fp8View::packed(k.data.as_view(), k_rows)?,
+        &Fp8View::packed(v.data.as_view(), v_rows)?,
+        &seqs,
+        &scales,
+        &mut OutputViewMut::packed(o.as_view_mut(), output, q_rows)?,
+        &mut ws,
+        extras,
+    )?;
+    let bits = stream.clone_dtoh(&o)?;
+    let lse = lse.map(|lse| stream.clone_dtoh(&lse)).transpose()?;
+    stream.synchronize()?;
+    Ok(io::PackedOutput { bits, dtype: output, shape: q_rows, lse })
 }
 
 /// The variant that runs a file's decode tensors or --lse: `decode`, which
@@ -615,10 +760,41 @@ fn cache_layouts(
     Ok([Some(contiguous), paged].into_iter().flatten().collect())
 }
 
+/// `--packed`'s lengths checked before any GPU work: rows in all (above
+/// zero, below 2^31), the packed problem at each shape, and no
+/// `graph-overlap` (the device API has no overlapped launch).
+fn check_packed(
+    lens: &[usize],
+    shapes: &[sdpa::bench::BenchShape],
+    modes: &[sdpa::bench::LaunchMode],
+) -> Result<(), Failure> {
+    if lens.is_empty() {
+        return Ok(());
+    }
+    if modes.contains(&sdpa::bench::LaunchMode::GraphOverlap) {
+        return Err(Failure::usage(
+            "--packed times through the device API, which has no overlapped launch: drop graph-overlap from --modes",
+        ));
+    }
+    let total = lens.iter().try_fold(0usize, |n, &l| n.checked_add(l)).filter(|&n| n > 0);
+    let Some(total) = total.filter(|&n| n < i32::MAX as usize) else {
+        return Err(Failure::usage("--packed: the lengths must add up to at least 1 row and fewer than 2^31"));
+    };
+    let longest = lens.iter().copied().max().unwrap_or(0);
+    for shape in shapes {
+        let (q, kv) = ([total, shape.heads_q, shape.head_dim], [total, shape.heads_kv, shape.head_dim]);
+        let opts = Options::new().causal(shape.causal);
+        sdpa::validate::Problem::packed(q, kv, kv, lens.len(), [longest, longest], &opts)
+            .map_err(|e| Failure::usage(format!("--packed at shape {}: {e}", shape.label())))?;
+    }
+    Ok(())
+}
+
 /// `sdpa bench`: check, then time, every (variant, shape, mode); table last.
 fn bench(args: BenchArgs) -> Result<(), Failure> {
     use sdpa::bench::{
-        BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, bench_decode_cache, bench_shape, time_copy,
+        BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, PackedInputs, bench_decode_cache,
+        bench_packed, bench_shape, time_copy,
     };
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
@@ -640,9 +816,22 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         .collect::<Result<_, _>>()?;
     check_shapes(&shapes)?;
     let layouts = cache_layouts(&args, &shapes, &modes)?;
+    check_packed(&args.packed, &shapes, &modes)?;
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let variants = if named.is_empty() { attn.variants() } else { named };
+    let packed_variants: Vec<Variant> = if args.packed.is_empty() {
+        Vec::new()
+    } else {
+        let packed: Vec<Variant> =
+            variants.iter().copied().filter(|v| matches!(v, Variant::Wgmma | Variant::WgmmaFp8Pv)).collect();
+        if packed.is_empty() {
+            return Err(Failure::usage(
+                "--packed runs on `wgmma` and `wgmma-fp8pv` (sm_90a), and neither is among the variants to time",
+            ));
+        }
+        packed
+    };
     // What is timed at a shape: the variants, and at decode shapes with
     // cache layouts `decode` on those instead.
     let timed_at = |shape: &BenchShape| -> (Vec<Variant>, &[sdpa::bench::CacheLayout]) {
@@ -669,7 +858,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
     eprintln!("device-to-device copy ({}) ...", copy_mode.name());
     let copy = time_copy(&attn, &cfg, copy_mode).map_err(Failure::attn)?;
-    let total: usize = shapes.iter().map(&timed_at).map(|(v, l)| v.len() + l.len()).sum();
+    let total: usize = shapes.iter().map(&timed_at).map(|(v, l)| v.len() + l.len() + packed_variants.len()).sum();
     let mut rows = Vec::new();
     let mut done = 0;
     for shape in &shapes {
@@ -684,6 +873,15 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             done += 1;
             eprintln!("[{done}/{total}] decode {} {} ...", shape.label(), layout.label());
             rows.extend(bench_decode_cache(&attn, &inputs, &cfg, &modes, layout).map_err(Failure::attn)?);
+        }
+        if packed_variants.is_empty() {
+            continue;
+        }
+        let packed = PackedInputs::random(shape, &args.packed);
+        for &variant in &packed_variants {
+            done += 1;
+            eprintln!("[{done}/{total}] {} {} packed ...", variant.name(), packed.label());
+            rows.extend(bench_packed(&attn, variant, &packed, &cfg, &modes).map_err(Failure::attn)?);
         }
     }
     if let Some(path) = &args.json {
@@ -700,6 +898,13 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         copy.p90_us,
         copy.tb_s
     );
+    if let (Some(min), Some(max)) = (args.packed.iter().min(), args.packed.iter().max()) {
+        println!(
+            "packed rows: {} sequences of {min} to {max} rows, {} in all; TFLOP/s = sum over sequences of 4 Hq L^2 D / median (causal not halved)",
+            args.packed.len(),
+            args.packed.iter().sum::<usize>()
+        );
+    }
     println!(
         "{:<11} {:<26} {:<16} {:<6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9} check",
         "variant",
@@ -725,8 +930,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         println!(
             "{:<11} {:<26} {:<16} {:<6} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>8.1} {:>8} {:>7} {:>9.1e} {}",
             r.variant,
-            r.shape.label(),
-            r.cache.label(),
+            r.shape_label(),
+            r.layout_label(),
             r.mode,
             r.median_us,
             r.p10_us,

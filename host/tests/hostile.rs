@@ -11,7 +11,8 @@
 //! unchecked would ask for gigabytes.
 //!
 //! Files carry the decode tensors too (`seqused_k`, `page_table` with pools
-//! of pages for `k` and `v`), read by `sdpa run`'s reader
+//! of pages for `k` and `v`) and packed batches (`cu_seqlens_q`,
+//! `cu_seqlens_k` with rank-3 `q`, `k`, `v`), read by `sdpa run`'s reader
 //! ([`load_raw_inputs`]), whose verdict the CLI's exit code must match.
 //!
 //! The fuzz runs in CI (`cargo test`) with a bounded case count:
@@ -178,12 +179,22 @@ fn element_bytes(dtype: &str) -> Option<u64> {
 // ---------------------------------------------------------------------------
 // What every case must satisfy.
 
+/// What `sdpa run`'s reader and the library made of a file.
+#[derive(Clone, Copy, Debug, Default)]
+struct Verdict {
+    /// The reader and the library's validation accepted it.
+    accepted: bool,
+    /// It held decode tensors.
+    decode: bool,
+    /// It held a packed batch.
+    packed: bool,
+}
+
 /// Reads `bytes` as an input file with both readers: no panic, a typed
 /// error with a one-line message naming the file, or inputs the library
 /// then accepts or refuses with a typed error; the largest allocation
-/// bounded by the file's length. Returns whether `sdpa run`'s reader and
-/// the library accepted the inputs, and whether those had decode tensors.
-fn check_file(bytes: &[u8]) -> Result<(bool, bool), TestCaseError> {
+/// bounded by the file's length.
+fn check_file(bytes: &[u8]) -> Result<Verdict, TestCaseError> {
     let path = TempPath::with("fuzz", bytes);
     let bound = ALLOCATION_FACTOR * bytes.len() + ALLOCATION_SLACK;
     // The tools' reader, which quantizes float inputs on the CPU.
@@ -210,12 +221,17 @@ fn check_file(bytes: &[u8]) -> Result<(bool, bool), TestCaseError> {
         Ok((inputs, accepted)) => {
             let table = inputs.decode.page_table.as_ref().map_or(0, |t| t.entries.len());
             let lens = inputs.decode.seq_used_k.as_ref().map_or(0, Vec::len);
-            prop_assert!(4 * (table + lens) <= bytes.len(), "{table} entries and {lens} lengths from {}", bytes.len());
-            Ok((accepted, !inputs.decode.is_empty()))
+            let sums = inputs.packed.as_ref().map_or(0, |p| p.cu_seqlens_q.len() + p.cu_seqlens_k.len());
+            prop_assert!(
+                4 * (table + lens + sums) <= bytes.len(),
+                "{table} entries, {lens} lengths and {sums} prefix sums from {}",
+                bytes.len()
+            );
+            Ok(Verdict { accepted, decode: !inputs.decode.is_empty(), packed: inputs.packed.is_some() })
         }
         Err(err) => {
             one_line_naming(&err, &path)?;
-            Ok((false, false))
+            Ok(Verdict::default())
         }
     }
 }
@@ -242,7 +258,7 @@ fn sdpa_run(input: &Path, output: &Path) -> std::process::Output {
 /// stderr, code 2 for any file the library refuses; a file it accepts
 /// reaches the GPU (exit 1 without one, 0 with one).
 fn check_cli(bytes: &[u8]) -> Result<(), TestCaseError> {
-    let (accepted, _) = check_file(bytes)?;
+    let accepted = check_file(bytes)?.accepted;
     let input = TempPath::with("cli", bytes);
     let output = TempPath::new("out");
     let o = sdpa_run(&input.0, &output.0);
@@ -327,6 +343,8 @@ fn tensor() -> impl Strategy<Value = (String, String, Vec<u64>)> {
         "v_scale",
         "seqused_k",
         "page_table",
+        "cu_seqlens_q",
+        "cu_seqlens_k",
         "o",
         "junk",
         "q\\n",
@@ -363,6 +381,7 @@ fn tensors() -> impl Strategy<Value = Vec<(String, String, Vec<u64>)>> {
     prop_oneof![
         6 => plausible,
         3 => decode_tensors(),
+        3 => packed_tensors(),
         2 => prop::collection::vec(tensor(), 0..8),
         1 => Just(overflowing_layout()),
     ]
@@ -403,6 +422,62 @@ fn decode_tensors() -> impl Strategy<Value = Vec<(String, String, Vec<u64>)>> {
             }
             t
         })
+}
+
+/// A plausible packed batch: `q` `[total_q, Hq, D]`, `k` and `v` `[total_k,
+/// Hkv, D]` (mostly E4M3, sometimes float, with scales sometimes), and the
+/// prefix sums `[B + 1]`, now and then of the wrong dtype or length, or
+/// with a decode tensor beside them. (Their values come from the fill byte
+/// and the damage: [`build`] writes them well-formed with the zero fill.)
+fn packed_tensors() -> impl Strategy<Value = Vec<(String, String, Vec<u64>)>> {
+    let int = prop_oneof![8 => Just("I32"), 1 => prop::sample::select(vec!["I64", "F32"])];
+    let dtype = prop_oneof![5 => Just("F8_E4M3"), 1 => prop::sample::select(vec!["F16", "F32"])];
+    let sizes = (small_dim(), small_dim(), small_dim(), 1u64..=3, prop::sample::select(vec![64u64, 128]));
+    let slip = prop_oneof![10 => Just(0u64), 1 => Just(1u64)];
+    let extra = prop_oneof![
+        12 => Just(None),
+        1 => prop::sample::select(vec!["seqused_k", "page_table", "rank 4 q", "no cu_seqlens_k"]).prop_map(Some)
+    ];
+    (sizes, 1u64..=4, (int, dtype), any::<bool>(), slip, extra).prop_map(
+        |((total_q, total_k, heads_kv, group, head_dim), batch, (int, dtype), scales, slip, extra)| {
+            let quoted = |d: &str| format!("\"{d}\"");
+            let heads_q = heads_kv.saturating_mul(group);
+            let q = if extra == Some("rank 4 q") {
+                vec![1, total_q, heads_q, head_dim]
+            } else {
+                vec![total_q, heads_q, head_dim]
+            };
+            let kv = vec![total_k, heads_kv, head_dim];
+            let mut t = vec![
+                ("q".to_string(), quoted(dtype), q),
+                ("k".to_string(), quoted(dtype), kv.clone()),
+                ("v".to_string(), quoted(dtype), kv),
+                ("cu_seqlens_q".to_string(), quoted(int), vec![batch + 1]),
+            ];
+            if extra != Some("no cu_seqlens_k") {
+                t.push(("cu_seqlens_k".to_string(), quoted(int), vec![batch + 1 + slip]));
+            }
+            if scales && dtype == "F8_E4M3" {
+                for (name, heads) in [("q_scale", heads_q), ("k_scale", heads_kv), ("v_scale", heads_kv)] {
+                    t.push((name.into(), quoted("F32"), vec![heads]));
+                }
+            }
+            match extra {
+                Some("seqused_k") => t.push(("seqused_k".to_string(), quoted("I32"), vec![batch])),
+                Some("page_table") => t.push(("page_table".to_string(), quoted("I32"), vec![batch, 1])),
+                _ => {}
+            }
+            t
+        },
+    )
+}
+
+/// Well-formed prefix sums of `n` entries for a tensor of `rows` rows:
+/// from 0 to `rows` in near-even steps (some sequences empty where `rows`
+/// is short); `None` for fewer than two entries or rows past `i32`.
+fn prefix_sums(n: u64, rows: u64) -> Option<Vec<i32>> {
+    let steps = n.checked_sub(1).filter(|&s| s > 0)?;
+    (0..n).map(|i| i32::try_from(rows.checked_mul(i)? / steps).ok()).collect()
 }
 
 /// Tensors each of whose sizes is representable but whose offsets add up
@@ -455,6 +530,8 @@ fn build(tensors: &[(String, String, Vec<u64>)], fill: u8, damage: &[Damage]) ->
     let mut entries = Vec::new();
     let mut data = Vec::new();
     let mut end_of_data = 0u64;
+    // The rows of `q` and `k`, which well-formed prefix sums end at.
+    let rows = |of: &str| tensors.iter().find(|(n, ..)| n == of).and_then(|(_, _, shape)| shape.first().copied());
     for (name, dtype, shape) in tensors {
         let size =
             shape.iter().try_fold(element_bytes(dtype).unwrap_or(1), |n, &d| n.checked_mul(d)).unwrap_or(u64::MAX);
@@ -463,6 +540,18 @@ fn build(tensors: &[(String, String, Vec<u64>)], fill: u8, damage: &[Damage]) ->
         end_of_data = end;
         if end <= MAX_DATA {
             data.resize(end as usize, fill);
+            // With the zero fill, prefix sums of I32 as a packed file has them.
+            let indexes = match name.as_str() {
+                "cu_seqlens_q" => rows("q"),
+                "cu_seqlens_k" => rows("k"),
+                _ => None,
+            };
+            if let (0, r#""I32""#, &[n], Some(rows)) = (fill, dtype.as_str(), shape.as_slice(), indexes)
+                && let Some(sums) = prefix_sums(n, rows)
+            {
+                let bytes: Vec<u8> = sums.iter().flat_map(|x| x.to_le_bytes()).collect();
+                data[start as usize..end as usize].copy_from_slice(&bytes);
+            }
         }
         entries.push(Entry {
             name: name.clone(),
@@ -535,13 +624,15 @@ fn runner(cases: u32) -> TestRunner {
 #[test]
 fn fuzz_the_reader_with_hostile_files() {
     let mut runner = runner(cases(5_000));
-    let (accepted, decode) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (accepted, decode, packed) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let result = runner.run(&hostile_file(), |bytes| {
-        let (ok, with_decode) = check_file(&bytes)?;
-        if ok {
+        let verdict = check_file(&bytes)?;
+        if verdict.accepted {
             accepted.fetch_add(1, Ordering::Relaxed);
-            if with_decode {
-                decode.fetch_add(1, Ordering::Relaxed);
+            for (kind, count) in [(verdict.decode, &decode), (verdict.packed, &packed)] {
+                if kind {
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         Ok(())
@@ -550,10 +641,14 @@ fn fuzz_the_reader_with_hostile_files() {
         panic!("{e}");
     }
     // The generator must reach the library's checks too, not only the parser's.
-    let (accepted, decode) = (accepted.load(Ordering::Relaxed), decode.load(Ordering::Relaxed));
-    eprintln!("{accepted} of {} files accepted, {decode} of them with decode tensors", runner.config().cases);
+    let [accepted, decode, packed] = [accepted, decode, packed].map(|n| n.load(Ordering::Relaxed));
+    eprintln!(
+        "{accepted} of {} files accepted, {decode} of them with decode tensors, {packed} packed batches",
+        runner.config().cases
+    );
     assert!(accepted > 0, "no generated file was accepted");
     assert!(decode > 0, "no generated file with decode tensors was accepted");
+    assert!(packed > 0, "no generated packed batch was accepted");
 }
 
 #[test]

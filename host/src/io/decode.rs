@@ -174,7 +174,7 @@ pub(super) fn check_pages(
 
 /// The int32 tensor `name` if the file has it, of a shape `fits` accepts
 /// (`expected` describes it).
-fn read_i32s(
+pub(super) fn read_i32s(
     path: &Path,
     st: &SafeTensors,
     name: &'static str,
@@ -203,7 +203,8 @@ fn read_i32s(
 
 /// An input tensor as the plan sees it ([`Fp8Input`]): a page pool as the
 /// contiguous cache `[B, Hkv, max_pages * page_size, D]` it stands for
-/// ([`crate::PagedKv::kv_shape`]), any other tensor as it is.
+/// ([`crate::PagedKv::kv_shape`]), a packed batch's tensor as `[B, H,
+/// longest, D]`, any other tensor as it is.
 #[derive(Debug)]
 pub struct Planned<'a> {
     tensor: &'a InputTensor,
@@ -223,7 +224,12 @@ impl<'a> Planned<'a> {
     /// `table`.
     pub(super) fn paged(tensor: &'a InputTensor, table: &PageTable) -> Self {
         let [_, page_size, heads_kv, head_dim] = tensor.shape();
-        let shape = [table.batch, heads_kv, table.max_pages * page_size, head_dim];
+        Planned::with_shape(tensor, [table.batch, heads_kv, table.max_pages * page_size, head_dim])
+    }
+
+    /// `tensor` (whose length its reading checked) as the plan's `shape`:
+    /// a pool as its cache, a packed batch as its longest sequence's grid.
+    pub(super) fn with_shape(tensor: &'a InputTensor, shape: [usize; 4]) -> Self {
         // (A product past usize is refused by validation, from the shape.)
         let codes = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).unwrap_or(usize::MAX);
         Planned { tensor, shape, codes }
