@@ -1,7 +1,7 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    DecodeExtras, DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PackedSeqs, PagedKv, ScaleLayout,
+    DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PackedSeqs, PagedKv, RunExtras, ScaleLayout,
     TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
@@ -324,11 +324,11 @@ impl Attention {
         out: &mut OutputViewMut,
         ws: &mut Workspace,
     ) -> Result<(), AttnError> {
-        self.run_views_with(plan, q, k, v, scales, out, ws, DecodeExtras::new())
+        self.run_views_with(plan, q, k, v, scales, out, ws, RunExtras::new())
     }
 
     /// [`Attention::run_views`] with a `decode` plan's extras: per-batch
-    /// key lengths, the log-sum-exp output ([`DecodeExtras`]). Extras on a
+    /// key lengths, the log-sum-exp output ([`RunExtras`]). Extras on a
     /// plan of another variant are refused
     /// ([`AttnError::VariantUnavailable`]).
     #[allow(clippy::too_many_arguments)]
@@ -341,7 +341,7 @@ impl Attention {
         scales: &DeviceScales,
         out: &mut OutputViewMut,
         ws: &mut Workspace,
-        extras: DecodeExtras,
+        extras: RunExtras,
     ) -> Result<(), AttnError> {
         self.check_kv(k, v, plan.problem().kv_shape())?;
         self.run_on(plan, q, KvCache::Contiguous(k, v), scales, out, ws, extras)
@@ -350,7 +350,7 @@ impl Attention {
     /// Runs a `decode` plan on a paged KV cache ([`PagedKv`]), planned with
     /// [`PagedKv::kv_shape`]; otherwise as [`Attention::run_views_with`].
     /// Each batch should say how many of its keys it holds
-    /// ([`DecodeExtras::seq_used_k`]); without, every batch sees all
+    /// ([`RunExtras::seq_used_k`]); without, every batch sees all
     /// `max_pages * page_size` keys its table names. A plan of another
     /// variant is refused ([`AttnError::VariantUnavailable`]).
     #[allow(clippy::too_many_arguments)]
@@ -362,7 +362,7 @@ impl Attention {
         scales: &DeviceScales,
         out: &mut OutputViewMut,
         ws: &mut Workspace,
-        extras: DecodeExtras,
+        extras: RunExtras,
     ) -> Result<(), AttnError> {
         let (p, kernel) = (plan.problem(), plan.kernel());
         if kernel.merge.is_none() {
@@ -401,7 +401,7 @@ impl Attention {
     /// and V views from [`Fp8View::packed`], O from
     /// [`OutputViewMut::packed`], the prefix sums the plan was made for
     /// (the same batch and longest lengths); the log-sum-exp, if asked
-    /// ([`DecodeExtras::lse`]), is `[total_q, heads_q]`. Otherwise as
+    /// ([`RunExtras::lse`]), is `[total_q, heads_q]`. Otherwise as
     /// [`Attention::run_views`]. Causal masking aligns each sequence's last
     /// query with its last key.
     #[allow(clippy::too_many_arguments)]
@@ -415,7 +415,7 @@ impl Attention {
         scales: &DeviceScales,
         out: &mut OutputViewMut,
         ws: &mut Workspace,
-        extras: DecodeExtras,
+        extras: RunExtras,
     ) -> Result<(), AttnError> {
         let p = plan.problem();
         let Some((_, kv_shape)) = p.packed_shapes() else {
@@ -458,7 +458,7 @@ impl Attention {
         scales: &DeviceScales,
         out: &mut OutputViewMut,
         ws: &mut Workspace,
-        mut extras: DecodeExtras,
+        mut extras: RunExtras,
     ) -> Result<(), AttnError> {
         let p = plan.problem();
         extras.check(plan, self.info.ordinal)?;

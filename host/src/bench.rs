@@ -5,7 +5,7 @@
 //! sequences of their own lengths ([`bench_packed`]).
 
 use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch, POISON};
-use crate::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, ScaleLayout, Workspace};
+use crate::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::options::Options;
@@ -693,7 +693,7 @@ impl<'a> CacheRun<'a> {
         let [qs, ks, vs] = &self.scales;
         let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
         let mut out = OutputViewMut::new(self.o.as_view_mut(), p.output, p.q_shape())?;
-        let mut extras = DecodeExtras::new();
+        let mut extras = RunExtras::new();
         if let Some(lens) = &self.lens {
             extras = extras.seq_used_k(lens.as_view());
         }

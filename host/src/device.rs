@@ -44,7 +44,7 @@ use kernels_gpu::variant::Variant;
 use std::marker::PhantomData;
 
 use crate::launch::staging::MapStaging;
-pub use extras::DecodeExtras;
+pub use extras::RunExtras;
 pub(crate) use map_slots::{MapSlot, MapSlots};
 pub use packed::PackedSeqs;
 pub use paged::{MAX_PAGE_SIZE, MIN_PAGE_SIZE, PagedKv};

@@ -54,7 +54,7 @@ pub mod validate;
 pub use cudarc;
 
 pub use attention::{Attention, CapturedRuns, DeviceInfo, DeviceOutput, DeviceProblem, Launch};
-pub use device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, ScaleLayout, Workspace, WorkspaceSize};
+pub use device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace, WorkspaceSize};
 pub use embedded::ImageChoice;
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};

@@ -25,8 +25,8 @@ use sdpa::io::InputTensor;
 use sdpa::options::variant_by_name;
 use sdpa::quantize::{DeviceFloatTensor, Quantizer, Rotation};
 use sdpa::{
-    Attention, AttnError, DecodeExtras, DeviceFp8Tensor, DeviceScales, Fp8Input, Fp8View, Options, OutputDtype,
-    OutputViewMut, PagedKv, Plan, ScaleLayout, Variant, VariantChoice, io, validate,
+    Attention, AttnError, DeviceFp8Tensor, DeviceScales, Fp8Input, Fp8View, Options, OutputDtype, OutputViewMut,
+    PagedKv, Plan, RunExtras, ScaleLayout, Variant, VariantChoice, io, validate,
 };
 
 /// FP8 (E4M3) scaled-dot-product attention on NVIDIA GPUs, kernels in Rust.
@@ -544,7 +544,7 @@ fn run_packed(
     let output = plan.problem().output;
     let mut o = stream.alloc_zeros::<u16>(q_rows.iter().product())?;
     let mut lse = if want_lse { Some(stream.alloc_zeros::<f32>(q_rows[0] * q_rows[1])?) } else { None };
-    let mut extras = DecodeExtras::new();
+    let mut extras = RunExtras::new();
     if let Some(lse) = &mut lse {
         extras = extras.lse(lse.as_view_mut());
     }
@@ -653,7 +653,7 @@ fn run_decode(
     let mut lse = if want_lse { Some(stream.alloc_zeros::<f32>(lse_shape.iter().product())?) } else { None };
     let lens = inputs.decode.seq_used_k.as_ref().map(|lens| stream.clone_htod(lens)).transpose()?;
     let table = inputs.decode.page_table.as_ref().map(|t| stream.clone_htod(&t.entries)).transpose()?;
-    let mut extras = DecodeExtras::new();
+    let mut extras = RunExtras::new();
     if let Some(lens) = &lens {
         extras = extras.seq_used_k(lens.as_view());
     }

@@ -10,7 +10,7 @@
 //! `gpu-bundle/bin/decode_paged_time --ignored --nocapture --test-threads=1`.
 
 use sdpa::cudarc::driver::{CudaContext, CudaSlice};
-use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, ScaleLayout, Workspace};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
 use sdpa::{Attention, ImageChoice, Options, OutputDtype, Variant};
 use sdpa_tests::timing::{codes, graph_us};
 
@@ -75,14 +75,13 @@ fn paged_against_contiguous_at_the_serving_shapes() {
         let mut o_paged: CudaSlice<u16> = stream.alloc_zeros(batch * hq * d).expect("o");
         let mut flat = |o: &mut CudaSlice<u16>| {
             let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out");
-            let extras = DecodeExtras::new();
+            let extras = RunExtras::new();
             attn.run_views_with(&plan, &q_view, &k_view, &v_view, &scales, &mut out, &mut ws_flat, extras)
                 .expect("flat");
         };
         let mut run_paged = |o: &mut CudaSlice<u16>| {
             let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out");
-            attn.run_paged(&plan, &q_view, &paged, &scales, &mut out, &mut ws_paged, DecodeExtras::new())
-                .expect("paged");
+            attn.run_paged(&plan, &q_view, &paged, &scales, &mut out, &mut ws_paged, RunExtras::new()).expect("paged");
         };
         // Eager first (it also writes the tensor maps' slots): the same bits.
         flat(&mut o_flat);

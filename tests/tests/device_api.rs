@@ -7,7 +7,7 @@
 //! `gpu-bundle/bin/device_api --ignored --nocapture --test-threads=1`.
 
 use sdpa::cudarc::driver::{CudaContext, CudaGraph, CudaSlice, CudaStream, DevicePtr, sys};
-use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PagedKv, ScaleLayout, Workspace};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
 use sdpa::raw;
@@ -551,7 +551,7 @@ fn decode_key_lengths_and_lse_match_the_f64_reference() {
             &DeviceScales::new(qsc.as_view(), ksc.as_view(), vsc.as_view(), ScaleLayout::PerHead),
             &mut OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out"),
             &mut ws,
-            DecodeExtras::new().seq_used_k(lens_dev.as_view()).lse(lse.as_view_mut()),
+            RunExtras::new().seq_used_k(lens_dev.as_view()).lse(lse.as_view_mut()),
         )
         .expect("run_views_with");
         let bits = stream.clone_dtoh(&o).expect("o back");
@@ -608,7 +608,7 @@ fn decode_extras_are_refused_where_they_do_not_fit() {
                 &DeviceScales::new(qsc.as_view(), ksc.as_view(), vsc.as_view(), ScaleLayout::PerHead),
                 &mut OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out"),
                 &mut ws,
-                DecodeExtras::new().seq_used_k(lens.as_view()),
+                RunExtras::new().seq_used_k(lens.as_view()),
             )
             .expect_err("refused");
         assert!(format!("{err:?}").starts_with(want), "{}: {err:?}", variant.name());
@@ -680,7 +680,7 @@ fn paged_cache_gives_the_bits_of_the_contiguous_one() {
         )
         .expect("paged");
         assert_eq!(paged.kv_shape(), kvs);
-        let lens = || DecodeExtras::new().seq_used_k(lens_dev.as_view());
+        let lens = || RunExtras::new().seq_used_k(lens_dev.as_view());
         let mut out = OutputViewMut::new(o_flat.as_view_mut(), OutputDtype::F16, qs).expect("out");
         attn.run_views_with(&plan, &qv, &kv, &vv, &scales, &mut out, &mut ws, lens()).expect("contiguous");
         let mut ws_paged = attn.workspace(&plan).expect("workspace");

@@ -7,7 +7,7 @@
 //! and leave the well-formed sequences right.
 
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
-use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PackedSeqs, ScaleLayout};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::{from_codes, random_problem};
 use sdpa::reference::{attention_f64, log_sum_exp_f64};
@@ -85,7 +85,7 @@ fn run_packed(
         &DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead),
         &mut OutputViewMut::packed(o.as_view_mut(), opts.output, q_shape)?,
         &mut ws,
-        DecodeExtras::new().lse(lse.as_view_mut()),
+        RunExtras::new().lse(lse.as_view_mut()),
     )?;
     let bits = stream.clone_dtoh(&o).expect("o back");
     let lse = stream.clone_dtoh(&lse).expect("lse back");
@@ -229,10 +229,10 @@ fn packed_mistakes_are_typed_errors() {
     let ds = DeviceScales::new(scales.as_view(), scales.as_view(), scales.as_view(), ScaleLayout::PerHead);
     let mut out = OutputViewMut::packed(o.as_view_mut(), OutputDtype::F16, [20, 4, 64]).expect("out");
     let not_packed =
-        attn.run_packed(&dense, &view(), &view(), &view(), &seqs, &ds, &mut out, &mut ws, DecodeExtras::new());
+        attn.run_packed(&dense, &view(), &view(), &view(), &seqs, &ds, &mut out, &mut ws, RunExtras::new());
     assert!(matches!(not_packed, Err(AttnError::NotPlanned(_))), "{not_packed:?}");
     let mut short_lse = stream.alloc_zeros::<f32>(7).expect("lse");
-    let extras = DecodeExtras::new().lse(short_lse.as_view_mut());
+    let extras = RunExtras::new().lse(short_lse.as_view_mut());
     let short = attn.run_packed(&plan, &view(), &view(), &view(), &seqs, &ds, &mut out, &mut ws, extras);
     assert!(matches!(short, Err(AttnError::BufferLength { .. })), "{short:?}");
     println!("packed mistakes: typed errors");

@@ -9,7 +9,7 @@
 //! `gpu-bundle/bin/serving_time --ignored --nocapture --test-threads=1`.
 
 use sdpa::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use sdpa::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PackedSeqs, ScaleLayout};
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::{Attention, ImageChoice, Options, OutputDtype, Variant};
 use sdpa_tests::timing::{codes, graph_us};
 use std::sync::Arc;
@@ -52,7 +52,7 @@ fn lse_output_cost_at_the_long_record_shapes() {
             let mut lse: CudaSlice<f32> = stream.alloc_zeros(n / shape[3]).expect("lse");
             let mut run = |with_lse: bool| {
                 let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, shape).expect("out");
-                let extras = if with_lse { DecodeExtras::new().lse(lse.as_view_mut()) } else { DecodeExtras::new() };
+                let extras = if with_lse { RunExtras::new().lse(lse.as_view_mut()) } else { RunExtras::new() };
                 attn.run_views_with(&plan, &views[0], &views[1], &views[2], &scales, &mut out, &mut ws, extras)
                     .expect("run");
             };
@@ -125,7 +125,7 @@ fn packed_batch_against_one_dense_sequence_of_the_same_work() {
                 &scales,
                 &mut out,
                 &mut ws,
-                DecodeExtras::new(),
+                RunExtras::new(),
             )
             .expect("run_packed");
         };

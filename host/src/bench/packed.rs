@@ -5,7 +5,7 @@
 
 use super::{BenchConfig, BenchRow, BenchShape, CHECK_ROWS, CacheLayout, LaunchMode, time_calls, time_on_stream};
 use crate::attention::{Attention, POISON};
-use crate::device::{DecodeExtras, DeviceScales, Fp8View, OutputViewMut, PackedSeqs, ScaleLayout, Workspace};
+use crate::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::options::Options;
@@ -162,7 +162,7 @@ impl<'a> PackedRun<'a> {
             &scales,
             &mut OutputViewMut::packed(self.o.as_view_mut(), output, q_shape)?,
             &mut self.ws,
-            DecodeExtras::new(),
+            RunExtras::new(),
         )
     }
 

@@ -1,33 +1,33 @@
-//! What a decoding run may read and write beyond Q, K, V and O
-//! ([`crate::Attention::run_views_with`]): each batch's key length
-//! (FlashAttention's `cache_seqlens`: a cache allocated for `seq_kv` keys
-//! of which batch `b` holds its first `lens[b]`) and every query row's
-//! log-sum-exp. Only `decode` kernels take the lengths; `decode` and the
-//! `wgmma` variants write the log-sum-exp.
+//! What a run may read and write beyond Q, K, V and O
+//! ([`crate::Attention::run_views_with`], `run_paged`, `run_packed`): each
+//! batch's key length (FlashAttention's `cache_seqlens`: a cache allocated
+//! for `seq_kv` keys of which batch `b` holds its first `lens[b]`), which
+//! only `decode` takes, and every query row's log-sum-exp, which `decode`
+//! and the `wgmma` variants write.
 
 use super::{Memory, MemoryMut, check_device};
 use crate::error::AttnError;
 use crate::plan::Plan;
 use cudarc::driver::{CudaView, CudaViewMut};
 
-/// The optional inputs and outputs of a `decode` run; empty by default.
+/// The optional inputs and outputs of a run; empty by default.
 #[derive(Default)]
-pub struct DecodeExtras<'a> {
+pub struct RunExtras<'a> {
     pub(crate) seq_used_k: Option<Memory<'a, i32>>,
     pub(crate) lse: Option<MemoryMut<'a, f32>>,
 }
 
-impl<'a> DecodeExtras<'a> {
+impl<'a> RunExtras<'a> {
     /// Neither input nor output.
     pub fn new() -> Self {
-        DecodeExtras::default()
+        RunExtras::default()
     }
 
     /// Batch `b` sees only its first `lens[b]` keys (int32 `[batch]` on
     /// the device; values outside `0 ..= seq_kv` are clamped there, never
     /// read past), causal masking aligned to that length.
     pub fn seq_used_k(self, lens: CudaView<'a, i32>) -> Self {
-        DecodeExtras { seq_used_k: Some(Memory::View(lens)), ..self }
+        RunExtras { seq_used_k: Some(Memory::View(lens)), ..self }
     }
 
     /// Writes each query row's log-sum-exp into `lse` (f32 `[batch,
@@ -37,7 +37,7 @@ impl<'a> DecodeExtras<'a> {
     /// for a row that sees no key. Two partial results over disjoint keys
     /// merge as `o = (o1 e^lse1 + o2 e^lse2) / (e^lse1 + e^lse2)`.
     pub fn lse(self, lse: CudaViewMut<'a, f32>) -> Self {
-        DecodeExtras { lse: Some(MemoryMut::View(lse)), ..self }
+        RunExtras { lse: Some(MemoryMut::View(lse)), ..self }
     }
 
     /// Whether it asks for nothing.
