@@ -5,10 +5,6 @@
 //! `--lse` and the decode tensors refused with a variant other than
 //! `decode`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use safetensors::{Dtype, tensor::TensorView};
 use sdpa::io::{
     DecodeInputs, Inputs, IoError, Lse, OutputFile, PageTable, load_inputs, load_lse, load_output, load_raw_inputs,
@@ -18,29 +14,8 @@ use sdpa::quant::{Rotation, from_codes};
 use sdpa::tensor::Fp8Input;
 use sdpa::{AttnError, Options, OutputDtype};
 
-/// A fresh temp path, removed on drop.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(tag: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        TempPath(std::env::temp_dir().join(format!("sdpa-decode-io-{}-{n}-{tag}.safetensors", std::process::id())))
-    }
-    fn as_str(&self) -> &str {
-        self.0.to_str().expect("temp paths are UTF-8 here")
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn sdpa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sdpa")).args(args).output().expect("the sdpa binary runs")
-}
+mod common;
+use common::{TempPath, f32_bytes, i32_bytes, sdpa};
 
 // The problem: B = 2, Hq = 4, Hkv = 2, Sq = 1, D = 64; a cache of 2 pages
 // of 32 keys per sequence (Skv = 64) in pools of 5 pages.
@@ -55,14 +30,6 @@ const TABLE: [i32; 4] = [3, 0, 4, 1];
 
 /// One tensor of a file: name, dtype, shape, bytes.
 type Tensor = (String, Dtype, Vec<usize>, Vec<u8>);
-
-fn i32_bytes(values: &[i32]) -> Vec<u8> {
-    values.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 
 /// The tensors of a valid file: E4M3 q, pools k and v (or contiguous k, v
 /// `[B, Hkv, 64, D]` when not `paged`) with their scales, the table when

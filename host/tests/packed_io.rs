@@ -5,10 +5,6 @@
 //! with a typed error and by the CLI with exit code 2 and one line, before
 //! any GPU work; a variant other than the `wgmma` ones refused.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use safetensors::{Dtype, tensor::TensorView};
 use sdpa::io::{
     InputTensor, IoError, OutputFile, PackedBatch, PackedCodes, PackedOutput, load_inputs, load_packed_output,
@@ -19,29 +15,8 @@ use sdpa::tensor::Fp8Input;
 use sdpa::validate::{Problem, validate};
 use sdpa::{AttnError, Options, OutputDtype};
 
-/// A fresh temp path, removed on drop.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(tag: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        TempPath(std::env::temp_dir().join(format!("sdpa-packed-io-{}-{n}-{tag}.safetensors", std::process::id())))
-    }
-    fn as_str(&self) -> &str {
-        self.0.to_str().expect("temp paths are UTF-8 here")
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn sdpa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sdpa")).args(args).output().expect("the sdpa binary runs")
-}
+mod common;
+use common::{TempPath, f32_bytes, i32_bytes, sdpa};
 
 // The batch: three sequences of (3, 5), (0, 2) and (4, 4) queries and keys;
 // Hq = 4, Hkv = 2, D = 64.
@@ -55,14 +30,6 @@ const HEAD_DIM: usize = 64;
 
 /// One tensor of a file: name, dtype, shape, bytes.
 type Tensor = (String, Dtype, Vec<usize>, Vec<u8>);
-
-fn i32_bytes(values: &[i32]) -> Vec<u8> {
-    values.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 
 /// Deterministic E4M3 codes (finite, small).
 fn codes(n: usize, seed: u8) -> Vec<u8> {

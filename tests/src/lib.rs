@@ -7,8 +7,10 @@
 
 pub mod adversarial;
 pub mod batch;
+pub mod cli;
 pub mod emulate;
 pub mod fuzz;
+pub mod packing;
 pub mod pv_bound;
 #[cfg(test)]
 mod pv_bound_tests;

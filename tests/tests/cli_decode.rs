@@ -15,45 +15,15 @@
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/cli_decode --ignored --nocapture --test-threads=1`.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sdpa::bench::{BenchConfig, BenchInputs, BenchShape, CacheLayout, LaunchMode, bench_decode_cache};
 use sdpa::io::{DecodeInputs, Inputs, PageTable, load_lse, load_output, save_decode_inputs};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::{from_codes, random_problem};
-use sdpa::reference::attention_f64;
+use sdpa::reference::{attention_f64, log_sum_exp_f64 as lse_f64};
 use sdpa::{Fp8Tensor, Output};
-
-/// The `sdpa` executable (see the module docs).
-fn sdpa_cli() -> PathBuf {
-    if let Some(path) = std::env::var_os("SDPA_BIN") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let beside = exe.with_file_name("sdpa");
-    let above = exe.parent().and_then(Path::parent).map(|dir| dir.join("sdpa"));
-    [Some(beside), above]
-        .into_iter()
-        .flatten()
-        .find(|p| p.is_file())
-        .expect("no `sdpa` beside the test executable nor above it: set SDPA_BIN or `cargo build --release -p sdpa`")
-}
-
-/// A path in the temp directory for this test, removed on drop.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(tag: &str) -> Self {
-        TempPath(std::env::temp_dir().join(format!("sdpa-cli-decode-{}-{tag}.safetensors", std::process::id())))
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use sdpa_tests::cli::{TempPath, sdpa_cli};
 
 /// Runs `sdpa run --lse` on `input` (and `--causal`), expecting success;
 /// returns `o` and `lse`.
@@ -97,18 +67,6 @@ fn into_pool(t: &Fp8Tensor, table: &[i32], lens: &[i32], page_size: usize, pages
         }
     }
     from_codes(pool, [pages, page_size, heads, d], t.scales.clone())
-}
-
-/// `ln sum exp(scale * q.k)` over the keys row `(h, i)` of a one-batch
-/// problem sees (causal aligned bottom-right), in f64; `-inf` for none.
-fn lse_f64(q: &Fp8Tensor, k: &Fp8Tensor, h: usize, i: usize, causal: bool, scale: f64) -> f64 {
-    let ([_, hq, sq, d], [_, hkv, skv, _]) = (q.shape, k.shape);
-    let seen = if causal { (i + skv + 1).saturating_sub(sq).min(skv) } else { skv };
-    let scores: Vec<f64> = (0..seen)
-        .map(|j| scale * (0..d).map(|c| q.value(0, h, i, c) * k.value(0, h / (hq / hkv), j, c)).sum::<f64>())
-        .collect();
-    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if scores.is_empty() { max } else { max + scores.iter().map(|s| (s - max).exp()).sum::<f64>().ln() }
 }
 
 #[test]

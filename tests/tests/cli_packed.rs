@@ -12,7 +12,7 @@
 //! Ignored without a GPU; on a GPU machine:
 //! `gpu-bundle/bin/cli_packed --ignored --nocapture --test-threads=1`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use sdpa::io::{PackedBatch, PackedCodes, PackedOutput, load_packed_output, save_packed_inputs};
@@ -21,50 +21,8 @@ use sdpa::quant::{Rotation, ScaleGroup, SplitMix64, from_codes, normal_values, q
 use sdpa::reference::{attention_f64, log_sum_exp_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Fp8Tensor, Variant};
-
-/// The `sdpa` executable (see the module docs).
-fn sdpa_cli() -> PathBuf {
-    if let Some(path) = std::env::var_os("SDPA_BIN") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let beside = exe.with_file_name("sdpa");
-    let above = exe.parent().and_then(Path::parent).map(|dir| dir.join("sdpa"));
-    [Some(beside), above]
-        .into_iter()
-        .flatten()
-        .find(|p| p.is_file())
-        .expect("no `sdpa` beside the test executable nor above it: set SDPA_BIN or `cargo build --release -p sdpa`")
-}
-
-/// A path in the temp directory for this test, removed on drop.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(tag: &str) -> Self {
-        TempPath(std::env::temp_dir().join(format!("sdpa-cli-packed-{}-{tag}.safetensors", std::process::id())))
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// A one-batch `[1, H, total, D]` tensor's codes as `[total, H, D]`.
-fn packed_codes(t: &Fp8Tensor) -> Vec<u8> {
-    let [_, heads, rows, d] = t.shape;
-    (0..rows).flat_map(|r| (0..heads).flat_map(move |h| t.data[(h * rows + r) * d..][..d].iter().copied())).collect()
-}
-
-/// Rows `first .. first + len` of every head of a one-batch tensor, as a
-/// tensor of their own.
-fn rows_of(t: &Fp8Tensor, first: usize, len: usize) -> Fp8Tensor {
-    let [_, heads, rows, d] = t.shape;
-    let data = (0..heads).flat_map(|h| t.data[(h * rows + first) * d..][..len * d].iter().copied()).collect();
-    from_codes(data, [1, heads, len, d], t.scales.clone())
-}
+use sdpa_tests::cli::{TempPath, sdpa_cli};
+use sdpa_tests::packing::{packed_codes, rows_of};
 
 /// `[rows, H, D]` codes with per-head scales as a one-batch `[1, H, rows,
 /// D]` tensor (heads first, as the reference reads them).

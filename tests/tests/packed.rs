@@ -9,10 +9,11 @@
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
-use sdpa::quant::{from_codes, random_problem};
+use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, log_sum_exp_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Variant};
+use sdpa_tests::packing::{packed_codes, prefix_sums, rows_of};
 use std::sync::Arc;
 
 /// An `Attention` on a stream of the test's own.
@@ -21,30 +22,6 @@ fn on_own_stream() -> (Arc<CudaStream>, Attention) {
     let stream = ctx.new_stream().expect("stream");
     let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
     (stream, attn)
-}
-
-/// Prefix sums of `lens`, from 0.
-fn prefix_sums(lens: &[usize]) -> Vec<i32> {
-    std::iter::once(0)
-        .chain(lens.iter().scan(0, |at, &l| {
-            *at += l as i32;
-            Some(*at)
-        }))
-        .collect()
-}
-
-/// A one-batch `[1, H, total, D]` tensor's codes as `[total, H, D]`.
-fn packed_codes(t: &Fp8Tensor) -> Vec<u8> {
-    let [_, heads, rows, d] = t.shape;
-    (0..rows).flat_map(|r| (0..heads).flat_map(move |h| t.data[(h * rows + r) * d..][..d].iter().copied())).collect()
-}
-
-/// Rows `first .. first + len` of every head of a one-batch tensor, as a
-/// tensor of their own.
-fn rows_of(t: &Fp8Tensor, first: usize, len: usize) -> Fp8Tensor {
-    let [_, heads, rows, d] = t.shape;
-    let data = (0..heads).flat_map(|h| t.data[(h * rows + first) * d..][..len * d].iter().copied()).collect();
-    from_codes(data, [1, heads, len, d], t.scales.clone())
 }
 
 /// What one packed run gave: O as `[total_q, Hq, D]` values and the
@@ -136,7 +113,7 @@ fn packed_sequences_match_the_f64_reference_on_tile_edges() {
     // queries (causal aligns each sequence's last query with its last key).
     let lens_q = [0usize, 1, 63, 64, 65, 129, 200, 3, 192, 70];
     let lens_k = [5usize, 1, 63, 64, 65, 129, 300, 0, 191, 40];
-    let (cu_q, cu_k) = (prefix_sums(&lens_q), prefix_sums(&lens_k));
+    let (cu_q, cu_k) = (prefix_sums(lens_q), prefix_sums(lens_k));
     let (total_q, total_k) = (lens_q.iter().sum::<usize>(), lens_k.iter().sum::<usize>());
     let max = [*lens_q.iter().max().unwrap(), *lens_k.iter().max().unwrap()];
     for (variant, d, causal, hq, hkv, output) in [
@@ -177,7 +154,7 @@ fn hostile_prefix_sums_run_without_a_fault() {
     let lens = [100usize, 64, 100];
     let total = lens.iter().sum::<usize>();
     let (q, k, v) = random_problem([1, 2, total, d], [1, 2, total, d], 5);
-    let good = prefix_sums(&lens);
+    let good = prefix_sums(lens);
     // Sequence 1's keys run backwards; sequence 2's end past the totals.
     let hostile_k = [0, 100, 50, i32::MAX];
     let hostile_q = [0, 100, 164, -7];

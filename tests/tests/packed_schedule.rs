@@ -12,10 +12,10 @@ use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use sdpa::Fp8Tensor;
-use sdpa::quant::{from_codes, random_problem};
+use sdpa::quant::random_problem;
 use sdpa_tests::emulate::{Inputs, PackedInputs, emulate_packed};
 use sdpa_tests::fuzz::Judge;
+use sdpa_tests::packing::{prefix_sums, rows_of};
 
 /// The emulation's tolerances, as `cpu_fuzz`'s.
 const TOLERANCES: (f64, f64) = (1e-2, 2e-2);
@@ -43,30 +43,15 @@ fn batches() -> impl Strategy<Value = Batch> {
         .prop_map(|(lens, causal, spoil, seed)| Batch { lens, causal, spoil, seed })
 }
 
-/// Prefix sums of `lens`.
-fn prefix_sums(lens: impl Iterator<Item = u32>) -> Vec<i32> {
-    std::iter::once(0)
-        .chain(lens.scan(0i32, |at, l| {
-            *at += l as i32;
-            Some(*at)
-        }))
-        .collect()
-}
-
-/// Rows `first .. first + len` of every head of a one-batch tensor.
-fn rows_of(t: &Fp8Tensor, first: usize, len: usize) -> Fp8Tensor {
-    let [_, heads, rows, d] = t.shape;
-    let data = (0..heads).flat_map(|h| t.data[(h * rows + first) * d..][..len * d].iter().copied()).collect();
-    from_codes(data, [1, heads, len, d], t.scales.clone())
-}
-
 fn fuzz_packed(kernel: &KernelInfo) {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let d = kernel.tiles.head_dim as usize;
     let result = runner.run(&batches(), |batch| {
-        let (mut cu_q, mut cu_k) =
-            (prefix_sums(batch.lens.iter().map(|l| l.0)), prefix_sums(batch.lens.iter().map(|l| l.1)));
+        let (mut cu_q, mut cu_k) = (
+            prefix_sums(batch.lens.iter().map(|l| l.0 as usize)),
+            prefix_sums(batch.lens.iter().map(|l| l.1 as usize)),
+        );
         let (total_q, total_k) = (*cu_q.last().unwrap() as usize, *cu_k.last().unwrap() as usize);
         // Empty tensors are refused before a launch (`Problem::packed`).
         prop_assume!(total_q > 0 && total_k > 0);
