@@ -708,17 +708,28 @@ impl<'a> CacheRun<'a> {
 
     /// Overwrites the output with NaNs ([`POISON`]).
     fn poison(&mut self) -> Result<(), AttnError> {
-        let poison = vec![POISON; self.o.len()];
-        self.attn.stream().memcpy_htod(&poison, &mut self.o)?;
-        Ok(())
+        poison_output(self.attn, &mut self.o)
     }
 
     /// Waits for the stream and reads the output back as f32.
     fn output(&self) -> Result<Vec<f32>, AttnError> {
-        let bits = self.attn.stream().clone_dtoh(&self.o)?;
-        self.attn.stream().synchronize()?;
-        Ok(bits.iter().map(|&x| crate::tensor::to_f32(self.plan.problem().output, x)).collect())
+        read_output(self.attn, &self.o, self.plan.problem().output)
     }
+}
+
+/// Overwrites an output buffer with NaNs ([`POISON`]) on `attn`'s stream.
+pub(crate) fn poison_output(attn: &Attention, o: &mut CudaSlice<u16>) -> Result<(), AttnError> {
+    let poison = vec![POISON; o.len()];
+    attn.stream().memcpy_htod(&poison, o)?;
+    Ok(())
+}
+
+/// Waits for `attn`'s stream and reads an output buffer of `dtype` back as
+/// f32.
+pub(crate) fn read_output(attn: &Attention, o: &CudaSlice<u16>, dtype: OutputDtype) -> Result<Vec<f32>, AttnError> {
+    let bits = attn.stream().clone_dtoh(o)?;
+    attn.stream().synchronize()?;
+    Ok(bits.iter().map(|&x| crate::tensor::to_f32(dtype, x)).collect())
 }
 
 /// Times `call` as [`time_kernel`] times a kernel: `warmup` calls, then

@@ -917,6 +917,12 @@ pub fn load_output(path: &Path) -> Result<Output, IoError> {
         name: "o".to_string(),
         shape: view.shape().to_vec(),
     })?;
+    let (bits, dtype) = output_bits(path, &view)?;
+    Ok(Output { bits, dtype, shape })
+}
+
+/// An output tensor `o`'s 16-bit values and their type (F16 or BF16).
+pub(crate) fn output_bits(path: &Path, view: &TensorView) -> Result<(Vec<u16>, OutputDtype), IoError> {
     let dtype = match view.dtype() {
         Dtype::F16 => OutputDtype::F16,
         Dtype::BF16 => OutputDtype::Bf16,
@@ -929,8 +935,7 @@ pub fn load_output(path: &Path) -> Result<Output, IoError> {
             });
         }
     };
-    let bits = view.data().as_chunks::<2>().0.iter().map(|&c| u16::from_le_bytes(c)).collect();
-    Ok(Output { bits, dtype, shape })
+    Ok((view.data().as_chunks::<2>().0.iter().map(|&c| u16::from_le_bytes(c)).collect(), dtype))
 }
 
 /// Reads tensor `lse` (`F32` `[B, Hq, Sq]`) back from a file an

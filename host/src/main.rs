@@ -427,17 +427,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     if let Some(cache) = cache {
         println!("{cache}");
     }
-    println!(
-        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
-        plan.variant().name(),
-        plan.kernel().entry,
-        plan.kernel().output.name(),
-        opts.causal,
-        plan.problem().softmax_scale,
-        d.ordinal,
-        d.name,
-        elapsed.as_secs_f64() * 1e3
-    );
+    print_run(&plan, &opts, d, elapsed);
     let with_lse = if lse.is_some() { " (o, lse)" } else { "" };
     println!("wrote {}{with_lse}", args.output.display());
     Ok(())
@@ -476,17 +466,7 @@ fn run_packed_file(
     let [max_q, max_k] = batch.max_seqlen();
     println!("q {q_rows:?} k {k_rows:?} v {v_rows:?} -> o {:?}", out.shape);
     println!("packed batch: {} sequences, up to {max_q} queries and {max_k} keys each", batch.batch());
-    println!(
-        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
-        plan.variant().name(),
-        plan.kernel().entry,
-        plan.kernel().output.name(),
-        opts.causal,
-        plan.problem().softmax_scale,
-        d.ordinal,
-        d.name,
-        elapsed.as_secs_f64() * 1e3
-    );
+    print_run(&plan, &opts, d, elapsed);
     let with_lse = if out.lse.is_some() { " (o, lse)" } else { "" };
     println!("wrote {}{with_lse}", args.output.display());
     Ok(())
@@ -996,4 +976,20 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
         println!("  {:<14} {off:<10} {kernel}", format!("{}{rule}", pick.name()));
     }
     Ok(())
+}
+
+/// The line `sdpa run` prints about what ran: the variant, its entry and
+/// output type, causality, the softmax scale, the device and the time.
+fn print_run(plan: &sdpa::Plan, opts: &Options, d: &sdpa::DeviceInfo, elapsed: std::time::Duration) {
+    println!(
+        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
+        plan.variant().name(),
+        plan.kernel().entry,
+        plan.kernel().output.name(),
+        opts.causal,
+        plan.problem().softmax_scale,
+        d.ordinal,
+        d.name,
+        elapsed.as_secs_f64() * 1e3
+    );
 }

@@ -4,7 +4,7 @@
 //! checked on sampled rows against the f64 reference of its own sequence.
 
 use super::{BenchConfig, BenchRow, BenchShape, CHECK_ROWS, CacheLayout, LaunchMode, time_calls, time_on_stream};
-use crate::attention::{Attention, POISON};
+use crate::attention::Attention;
 use crate::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
@@ -168,17 +168,13 @@ impl<'a> PackedRun<'a> {
 
     /// Overwrites the output with NaNs ([`POISON`]).
     fn poison(&mut self) -> Result<(), AttnError> {
-        let poison = vec![POISON; self.o.len()];
-        self.attn.stream().memcpy_htod(&poison, &mut self.o)?;
-        Ok(())
+        super::poison_output(self.attn, &mut self.o)
     }
 
     /// Waits for the stream and reads the output back as f32, `[total, Hq,
     /// D]`.
     fn output(&self) -> Result<Vec<f32>, AttnError> {
-        let bits = self.attn.stream().clone_dtoh(&self.o)?;
-        self.attn.stream().synchronize()?;
-        Ok(bits.iter().map(|&x| crate::tensor::to_f32(self.plan.problem().output, x)).collect())
+        super::read_output(self.attn, &self.o, self.plan.problem().output)
     }
 }
 

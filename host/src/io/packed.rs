@@ -207,19 +207,7 @@ pub(super) fn read_output(path: &Path, st: &SafeTensors) -> Result<PackedOutput,
         shape: view.shape().to_vec(),
         expected: "rank 3 [total_q, heads_q, head_dim] (a packed batch's output)".to_string(),
     })?;
-    let dtype = match view.dtype() {
-        Dtype::F16 => OutputDtype::F16,
-        Dtype::BF16 => OutputDtype::Bf16,
-        other => {
-            return Err(IoError::UnsupportedDtype {
-                path: path.to_path_buf(),
-                name: "o".to_string(),
-                dtype: other.to_string(),
-                expected: "F16 or BF16",
-            });
-        }
-    };
-    let bits = view.data().as_chunks::<2>().0.iter().map(|&c| u16::from_le_bytes(c)).collect();
+    let (bits, dtype) = super::output_bits(path, &view)?;
     let lse = match st.tensor(super::decode::LSE) {
         Err(_) => None,
         Ok(lse) => {
