@@ -47,6 +47,13 @@ const SAMPLE_TARGET_MS: f64 = 2.0;
 impl BenchConfig {
     /// Launches per sample for work whose one call took `one_call_ms`:
     /// about [`SAMPLE_TARGET_MS`] of work, 1 to `launches_per_sample`.
+    /// This configuration with `launches` calls per sample (from
+    /// [`BenchConfig::launches_for`]) and at most five samples' worth of
+    /// warm-up.
+    fn with_launches(&self, launches: usize) -> BenchConfig {
+        BenchConfig { launches_per_sample: launches, warmup_launches: self.warmup_launches.min(launches * 5), ..*self }
+    }
+
     fn launches_for(&self, one_call_ms: f32) -> usize {
         ((SAMPLE_TARGET_MS / f64::from(one_call_ms).max(1e-6)).round() as usize)
             .clamp(1, self.launches_per_sample.max(1))
@@ -403,36 +410,69 @@ pub fn bench_shape(
     let stats: ErrorStats = compare(&got, &reference, gate.max_abs);
 
     let launches = cfg.launches_for(attn.time_runs(&dev, &mut out, 1)?);
-    let cfg =
-        BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
+    let cfg = cfg.with_launches(launches);
     let mut result = Vec::new();
     for &mode in modes {
         let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;
-        result.push(BenchRow {
-            variant: variant.name(),
-            entry: plan.kernel().entry,
-            shape,
-            cache: CacheLayout::default(),
-            packed: None,
+        let label =
+            RowLabel { variant, entry: plan.kernel().entry, shape, cache: CacheLayout::default(), packed: None };
+        let problem = plan.problem();
+        let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
+        result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
+    }
+    Ok(result)
+}
+
+/// What names a row: the kernel, the shape and how the inputs lie.
+pub(crate) struct RowLabel {
+    pub(crate) variant: Variant,
+    pub(crate) entry: &'static str,
+    pub(crate) shape: BenchShape,
+    pub(crate) cache: CacheLayout,
+    pub(crate) packed: Option<Vec<usize>>,
+}
+
+/// What one call computes and moves, for a row's rates: floating-point
+/// operations, bytes read and written, and the K and V bytes among them.
+pub(crate) struct RowWork {
+    pub(crate) flops: f64,
+    pub(crate) bytes: f64,
+    pub(crate) kv_bytes: f64,
+}
+
+impl BenchRow {
+    /// The row of `label` timed as `t` in `mode` with `launches` calls a
+    /// sample, its rates from `work`, its check `stats` judged by `gate`.
+    pub(crate) fn timed(
+        label: RowLabel,
+        (mode, launches): (LaunchMode, usize),
+        t: &Timing,
+        work: RowWork,
+        (stats, gate): (&ErrorStats, Tolerance),
+    ) -> BenchRow {
+        let seconds = t.median_us * 1e-6;
+        BenchRow {
+            variant: label.variant.name(),
+            entry: label.entry,
+            shape: label.shape,
+            cache: label.cache,
+            packed: label.packed,
             mode: mode.name(),
             launches_per_sample: launches,
             median_us: t.median_us,
             p10_us: t.p10_us,
             p90_us: t.p90_us,
             std_us: t.std_us,
-            tflops: plan.problem().flops() / (t.median_us * 1e-6) / 1e12,
-            gbytes_per_s: plan.problem().min_bytes() / (t.median_us * 1e-6) / 1e9,
-            kv_tb_s: shape.kv_bytes() / (t.median_us * 1e-6) / 1e12,
+            tflops: work.flops / seconds / 1e12,
+            gbytes_per_s: work.bytes / seconds / 1e9,
+            kv_tb_s: work.kv_bytes / seconds / 1e12,
             rel_l2: stats.rel_l2,
             max_abs: stats.max_abs,
             nan_count: stats.nan_count,
-            correct: gate.passes(&stats),
-        });
+            correct: gate.passes(stats),
+        }
     }
-    Ok(result)
-}
 
-impl BenchRow {
     /// The table's shape column: the shape, or a packed batch's
     /// [`packed_label`].
     pub fn shape_label(&self) -> String {
@@ -564,8 +604,7 @@ pub fn bench_decode_cache(
     let gate = Tolerance::of(Variant::Decode);
 
     let launches = cfg.launches_for(time_on_stream(attn.stream(), || run.call())?);
-    let cfg =
-        BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
+    let cfg = cfg.with_launches(launches);
     let keys: usize = lens.iter().sum();
     let kv_bytes = 2.0 * (shape.heads_kv * shape.head_dim * keys) as f64;
     let flops = 4.0 * (shape.heads_q * shape.seq_q * shape.head_dim * keys) as f64;
@@ -574,27 +613,15 @@ pub fn bench_decode_cache(
     for &mode in modes {
         let counts = (cfg.warmup_launches.max(1), cfg.launches_per_sample);
         let t = time_calls(attn.stream(), cfg.samples, counts, mode, || run.call())?;
-        let seconds = t.median_us * 1e-6;
-        rows.push(BenchRow {
-            variant: Variant::Decode.name(),
+        let label = RowLabel {
+            variant: Variant::Decode,
             entry: run.plan.kernel().entry,
             shape,
             cache: layout.clone(),
             packed: None,
-            mode: mode.name(),
-            launches_per_sample: launches,
-            median_us: t.median_us,
-            p10_us: t.p10_us,
-            p90_us: t.p90_us,
-            std_us: t.std_us,
-            tflops: flops / seconds / 1e12,
-            gbytes_per_s: (kv_bytes + q_bytes) / seconds / 1e9,
-            kv_tb_s: kv_bytes / seconds / 1e12,
-            rel_l2: stats.rel_l2,
-            max_abs: stats.max_abs,
-            nan_count: stats.nan_count,
-            correct: gate.passes(&stats),
-        });
+        };
+        let work = RowWork { flops, bytes: kv_bytes + q_bytes, kv_bytes };
+        rows.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
     }
     Ok(rows)
 }

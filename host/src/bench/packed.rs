@@ -3,7 +3,10 @@
 //! keys per sequence) with a shape's heads, head dimension and mask, each
 //! checked on sampled rows against the f64 reference of its own sequence.
 
-use super::{BenchConfig, BenchRow, BenchShape, CHECK_ROWS, CacheLayout, LaunchMode, time_calls, time_on_stream};
+use super::{
+    BenchConfig, BenchRow, BenchShape, CHECK_ROWS, CacheLayout, LaunchMode, RowLabel, RowWork, time_calls,
+    time_on_stream,
+};
 use crate::attention::Attention;
 use crate::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace};
 use crate::error::AttnError;
@@ -233,8 +236,7 @@ pub fn bench_packed(
     let gate = Tolerance::of(variant);
 
     let launches = cfg.launches_for(time_on_stream(attn.stream(), || run.call())?);
-    let cfg =
-        BenchConfig { launches_per_sample: launches, warmup_launches: cfg.warmup_launches.min(launches * 5), ..*cfg };
+    let cfg = cfg.with_launches(launches);
     let total = inputs.total();
     let kv_bytes = 2.0 * (total * shape.heads_kv * shape.head_dim) as f64;
     let q_bytes = 3.0 * (total * shape.heads_q * shape.head_dim) as f64;
@@ -242,27 +244,11 @@ pub fn bench_packed(
     for &mode in modes {
         let counts = (cfg.warmup_launches.max(1), cfg.launches_per_sample);
         let t = time_calls(attn.stream(), cfg.samples, counts, mode, || run.call())?;
-        let seconds = t.median_us * 1e-6;
-        rows.push(BenchRow {
-            variant: variant.name(),
-            entry: run.plan.kernel().entry,
-            shape,
-            cache: CacheLayout::default(),
-            packed: Some(inputs.lens.clone()),
-            mode: mode.name(),
-            launches_per_sample: launches,
-            median_us: t.median_us,
-            p10_us: t.p10_us,
-            p90_us: t.p90_us,
-            std_us: t.std_us,
-            tflops: inputs.flops() / seconds / 1e12,
-            gbytes_per_s: (kv_bytes + q_bytes) / seconds / 1e9,
-            kv_tb_s: kv_bytes / seconds / 1e12,
-            rel_l2: stats.rel_l2,
-            max_abs: stats.max_abs,
-            nan_count: stats.nan_count,
-            correct: gate.passes(&stats),
-        });
+        let cache = CacheLayout::default();
+        let label =
+            RowLabel { variant, entry: run.plan.kernel().entry, shape, cache, packed: Some(inputs.lens.clone()) };
+        let work = RowWork { flops: inputs.flops(), bytes: kv_bytes + q_bytes, kv_bytes };
+        rows.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
     }
     Ok(rows)
 }
