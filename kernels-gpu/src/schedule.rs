@@ -194,8 +194,8 @@ pub fn packed_sequence(batch: u32, mut at_most: impl FnMut(u32, u32) -> u32) -> 
 }
 
 /// [`packed_sequence`] one candidate at a time: `starts(b)` is whether
-/// sequence `b`'s first block is at most the block's. (The host's and the
-/// tests' form.)
+/// sequence `b`'s first block is at most the block's: the same search as
+/// the kernels' warp vote, for the CPU emulation and the tests.
 #[inline(always)]
 pub fn packed_sequence_serial(batch: u32, starts: impl Fn(u32) -> bool) -> u32 {
     packed_sequence(batch, |low, step| {

@@ -2,14 +2,28 @@
 //! inputs cheap to make by the gigabyte, and the bench's method, CUDA-graph
 //! replays of a fixed number of calls.
 
-use sdpa::cudarc::driver::CudaStream;
 use sdpa::cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use sdpa::cudarc::driver::{CudaContext, CudaStream};
+use sdpa::{Attention, ImageChoice};
 use std::sync::Arc;
 
 /// Calls per replay.
 pub const CALLS: usize = 20;
 /// Replays timed.
 pub const REPLAYS: usize = 10;
+
+/// An `Attention` on a new stream of device 0 whose context tracks no
+/// events (capture forbids waiting on the events cudarc would record), for
+/// tests that capture their calls into graphs: every buffer they make must
+/// be made, used and freed on that stream.
+pub fn untracked_attention() -> (Arc<CudaStream>, Attention) {
+    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
+    // SAFETY: the callers keep every buffer on the one stream (above).
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    (stream, attn)
+}
 
 /// `n` E4M3 codes of moderate magnitude (no NaN, no huge values): an LCG's
 /// high bits, the exponent field kept small.

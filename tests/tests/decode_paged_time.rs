@@ -9,20 +9,15 @@
 //! Ignored without a GPU; on a GPU machine, alone on it:
 //! `gpu-bundle/bin/decode_paged_time --ignored --nocapture --test-threads=1`.
 
-use sdpa::cudarc::driver::{CudaContext, CudaSlice};
+use sdpa::cudarc::driver::CudaSlice;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
-use sdpa::{Attention, ImageChoice, Options, OutputDtype, Variant};
-use sdpa_tests::timing::{codes, graph_us};
+use sdpa::{Options, OutputDtype, Variant};
+use sdpa_tests::timing::{codes, graph_us, untracked_attention};
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn paged_against_contiguous_at_the_serving_shapes() {
-    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
-    // SAFETY: every buffer of this test is made, used and freed on `stream`
-    // (capture forbids waiting on the events cudarc would record).
-    unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream().expect("stream");
-    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    let (stream, attn) = untracked_attention();
     let page_size = 64;
     println!("| shape | contiguous us | paged (64-key pages) us | paged / contiguous |");
     println!("|---|---|---|---|");

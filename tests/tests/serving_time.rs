@@ -8,27 +8,15 @@
 //! Ignored without a GPU; on a GPU machine, alone on it:
 //! `gpu-bundle/bin/serving_time --ignored --nocapture --test-threads=1`.
 
-use sdpa::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use sdpa::cudarc::driver::CudaSlice;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
-use sdpa::{Attention, ImageChoice, Options, OutputDtype, Variant};
-use sdpa_tests::timing::{codes, graph_us};
-use std::sync::Arc;
-
-/// An `Attention` on a stream without cudarc's event tracking (capture
-/// forbids waiting on the events it would record).
-fn timing_attention() -> (Arc<CudaStream>, Attention) {
-    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
-    // SAFETY: every buffer of this test is made, used and freed on `stream`.
-    unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream().expect("stream");
-    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
-    (stream, attn)
-}
+use sdpa::{Options, OutputDtype, Variant};
+use sdpa_tests::timing::{codes, graph_us, untracked_attention};
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
 fn lse_output_cost_at_the_long_record_shapes() {
-    let (stream, attn) = timing_attention();
+    let (stream, attn) = untracked_attention();
     println!("| variant | shape | no LSE us | LSE us | LSE / none (round 1, 2) |");
     println!("|---|---|---|---|---|");
     let shapes = [
@@ -78,7 +66,7 @@ fn lse_output_cost_at_the_long_record_shapes() {
 #[test]
 #[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
 fn packed_batch_against_one_dense_sequence_of_the_same_work() {
-    let (stream, attn) = timing_attention();
+    let (stream, attn) = untracked_attention();
     // 16 sequences from 88 to 4096 rows, 16384 in all; causal, D = 128.
     let lens = [4096usize, 3000, 2000, 1500, 1200, 1000, 800, 700, 600, 400, 300, 250, 200, 150, 100, 88];
     let (heads, d) = (16, 128);
