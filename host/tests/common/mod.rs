@@ -42,3 +42,20 @@ pub fn i32_bytes(values: &[i32]) -> Vec<u8> {
 pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// Runs `sdpa` with `args` on a file that passes every check before the
+/// GPU: with a GPU it succeeds and `written` checks what it wrote to
+/// `output`; without one it fails there (exit 1, not the usage error 2)
+/// with one line of error and no output file.
+pub fn reaches_the_gpu(args: &[&str], output: &TempPath, written: impl FnOnce()) {
+    let o = sdpa(args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    match o.status.code() {
+        Some(0) => written(),
+        code => {
+            assert_eq!(code, Some(1), "{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+            assert!(!output.0.exists());
+        }
+    }
+}
