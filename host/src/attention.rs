@@ -8,7 +8,7 @@ use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
 use crate::launch;
 use crate::launch::staging::{MAP_WORDS, MapStaging};
-use crate::options::Options;
+use crate::options::{Layout, Options};
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use crate::tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
@@ -21,7 +21,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
 };
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
-use kernels_gpu::params::AttnParams;
+use kernels_gpu::params::{AttnParams, TILE_KEYS, padded_keys};
 use kernels_gpu::schedule::{self, FastDiv};
 use kernels_gpu::variant::{OutputDtype, Variant};
 use std::sync::Arc;
@@ -343,7 +343,7 @@ impl Attention {
         ws: &mut Workspace,
         extras: RunExtras,
     ) -> Result<(), AttnError> {
-        self.check_kv(k, v, plan.problem().kv_shape())?;
+        self.check_kv(k, v, plan.problem().kv_shape(), plan.problem().layout)?;
         self.run_on(plan, q, KvCache::Contiguous(k, v), scales, out, ws, extras)
     }
 
@@ -430,17 +430,19 @@ impl Attention {
                 [p.seq_q, p.seq_kv]
             )));
         }
-        self.check_kv(k, v, kv_shape)?;
+        self.check_kv(k, v, kv_shape, p.layout)?;
         seqs.check_devices(self.info.ordinal)?;
         self.run_on(plan, q, KvCache::Packed(k, v, seqs), scales, out, ws, extras)
     }
 
-    /// Refuses K and V views not of `shape` or not on this device.
-    fn check_kv(&self, k: &Fp8View, v: &Fp8View, shape: [usize; 4]) -> Result<(), AttnError> {
+    /// Refuses K and V views not of `shape` and `layout` or not on this
+    /// device.
+    fn check_kv(&self, k: &Fp8View, v: &Fp8View, shape: [usize; 4], layout: Layout) -> Result<(), AttnError> {
         for (name, view) in [("k", k), ("v", v)] {
             if view.shape() != shape {
                 return Err(AttnError::NotPlanned(format!("{name} is {:?}, the plan's is {shape:?}", view.shape())));
             }
+            check_layout(name, view.layout(), layout)?;
             check_device(name, view.ordinal(), self.info.ordinal)?;
         }
         Ok(())
@@ -466,6 +468,8 @@ impl Attention {
         if q.shape() != q_shape {
             return Err(AttnError::NotPlanned(format!("q is {:?}, the plan's is {q_shape:?}", q.shape())));
         }
+        check_layout("q", q.layout(), p.layout)?;
+        check_layout("o", out.layout(), p.layout)?;
         check_device("q", q.ordinal(), self.info.ordinal)?;
         check_output(out.shape(), out.dtype(), p)?;
         check_device("o", out.ordinal(), self.info.ordinal)?;
@@ -531,7 +535,9 @@ impl Attention {
             },
             KvCache::Contiguous(..) | KvCache::Packed(..) => Paging::NONE,
         };
-        let packing = match p.packed {
+        // (`[B, S, H, D]` tensors run as packed sequences of equal lengths,
+        // without prefix sums.)
+        let packing = match p.interleaved_rows() {
             Some(rows) => {
                 Packing { cu_seqlens_q, cu_seqlens_k, total_q: rows.total_q as u32, total_k: rows.total_k as u32 }
             }
@@ -776,7 +782,7 @@ impl Attention {
     fn launch_buffers(&self, plan: &Plan, buffers: &Buffers, how: Launch) -> Result<(), AttnError> {
         let overlap = how == Launch::Overlapped;
         let (p, kernel) = (plan.problem(), plan.kernel());
-        let func = match (p.packed, kernel.packed) {
+        let func = match (p.interleaved_rows(), kernel.packed) {
             (None, _) => self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f),
             (Some(_), Some(twin)) => self.passes.iter().find(|(e, _)| *e == twin.entry(kernel.output)).map(|(_, f)| f),
             (Some(_), None) => None,
@@ -830,14 +836,14 @@ impl Attention {
                     reason: format!("its prepass {} is not loaded", pre.entry),
                 });
             };
-            // A block per scratch tile of each head (packed: the tiles of
-            // every sequence, one head's, `KvTiles::packed`).
-            let batches = if p.packed.is_some() { 1 } else { p.batch as u32 };
-            let cfg = LaunchConfig {
-                grid_dim: (kv_tiles_of(plan).tiles_per_head, p.heads_kv as u32, batches),
-                block_dim: (pre.threads, 1, 1),
-                shared_mem_bytes: pre.smem_bytes,
+            // A block per scratch tile of each head and batch entry; for a
+            // packed batch with prefix sums, per tile of every sequence,
+            // one head's (`KvTiles::packed`).
+            let grid_dim = match p.packed {
+                Some(_) => (kv_tiles_of(plan).tiles_per_head, p.heads_kv as u32, 1),
+                None => (padded_keys(p.seq_kv as u32) / TILE_KEYS, p.heads_kv as u32, p.batch as u32),
             };
+            let cfg = LaunchConfig { grid_dim, block_dim: (pre.threads, 1, 1), shared_mem_bytes: pre.smem_bytes };
             launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
         let tiles = kernel.tiles;
@@ -846,7 +852,7 @@ impl Attention {
                 let row_blocks = schedule::blocks(p.fold_rows() as u32, tiles.block_m);
                 (row_blocks, plan.kv_splits(), p.folded_heads() as u32)
             }
-            None => match p.packed {
+            None => match p.interleaved_rows() {
                 None => schedule::grid(tiles.block_m, p.batch as u32, p.heads_q as u32, p.seq_q as u32, p.causal),
                 // Every sequence's query blocks (`BlockJob::new_packed`).
                 Some(_) => (p.heads_q as u32, p.packed_query_blocks(tiles.block_m) as u32, 1),
@@ -1019,6 +1025,18 @@ fn with_smem(func: CudaFunction, smem_bytes: u32) -> Result<CudaFunction, AttnEr
         func.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;
     }
     Ok(func)
+}
+
+/// Refuses a view `name` in `layout` for a plan made for `planned`.
+fn check_layout(name: &str, layout: Layout, planned: Layout) -> Result<(), AttnError> {
+    if layout != planned {
+        return Err(AttnError::NotPlanned(format!(
+            "{name} is laid out {}, the plan's tensors {} (Options::layout)",
+            layout.name(),
+            planned.name()
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses an output of `shape` and `dtype` for problem `p`.

@@ -35,6 +35,7 @@
 //! on the host: see [`DeviceScales`] for what a bad scale does.
 
 use crate::error::AttnError;
+use crate::options::Layout;
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, SyncOnDrop};
@@ -175,10 +176,12 @@ impl<T> MemoryMut<'_, T> {
 }
 
 /// An E4M3 tensor `[batch, heads, seq, head_dim]` on the device, contiguous
-/// row-major, borrowed (Q, K or V).
+/// row-major in that order or as `[batch, seq, heads, head_dim]`
+/// ([`Layout`]), borrowed (Q, K or V).
 pub struct Fp8View<'a> {
     pub(crate) codes: Memory<'a, u8>,
     shape: [usize; 4],
+    layout: Layout,
 }
 
 impl<'a> Fp8View<'a> {
@@ -194,6 +197,15 @@ impl<'a> Fp8View<'a> {
         Fp8View::new(crate::launch::cast::e4m3_as_bytes(codes), shape)
     }
 
+    /// E4M3 codes laid out `[batch, seq, heads, head_dim]`
+    /// ([`Layout::Bshd`], FlashAttention's), given in that order; its
+    /// [`Fp8View::shape`] reads `[batch, heads, seq, head_dim]`. Run by
+    /// plans made with [`crate::Options::layout`] `Bshd`.
+    pub fn bshd(codes: CudaView<'a, u8>, [batch, seq, heads, head_dim]: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
+        let view = Fp8View::new(codes, [batch, heads, seq, head_dim])?;
+        Ok(Fp8View { layout: Layout::Bshd, ..view })
+    }
+
     /// E4M3 codes of a packed batch's Q, K or V, `[total_rows, heads,
     /// head_dim]` ([`crate::Attention::run_packed`]); its
     /// [`Fp8View::shape`] reads `[1, total_rows, heads, head_dim]`.
@@ -203,12 +215,17 @@ impl<'a> Fp8View<'a> {
 
     pub(crate) fn checked(codes: Memory<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
         check_len("codes", codes.len(), shape)?;
-        Ok(Fp8View { codes, shape })
+        Ok(Fp8View { codes, shape, layout: Layout::Bhsd })
     }
 
-    /// `[batch, heads, seq, head_dim]`.
+    /// `[batch, heads, seq, head_dim]`, whatever the layout.
     pub fn shape(&self) -> [usize; 4] {
         self.shape
+    }
+
+    /// How the codes lie in memory.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// The device the codes live on.
@@ -218,12 +235,14 @@ impl<'a> Fp8View<'a> {
 }
 
 /// The output `[batch, heads_q, seq_q, head_dim]` on the device,
-/// contiguous row-major, borrowed for writing: 16-bit elements, f16 or
+/// contiguous row-major in that order or as `[batch, seq_q, heads_q,
+/// head_dim]` ([`Layout`]), borrowed for writing: 16-bit elements, f16 or
 /// bf16 bits.
 pub struct OutputViewMut<'a> {
     pub(crate) bits: MemoryMut<'a, u16>,
     dtype: OutputDtype,
     shape: [usize; 4],
+    layout: Layout,
 }
 
 impl<'a> OutputViewMut<'a> {
@@ -244,6 +263,18 @@ impl<'a> OutputViewMut<'a> {
         OutputViewMut::new(crate::launch::cast::halves_as_bits(o), OutputDtype::Bf16, shape)
     }
 
+    /// An output laid out `[batch, seq_q, heads_q, head_dim]`
+    /// ([`Layout::Bshd`]), given in that order; its shape reads `[batch,
+    /// heads_q, seq_q, head_dim]`.
+    pub fn bshd(
+        bits: CudaViewMut<'a, u16>,
+        dtype: OutputDtype,
+        [batch, seq, heads, head_dim]: [usize; 4],
+    ) -> Result<Self, AttnError> {
+        let view = OutputViewMut::new(bits, dtype, [batch, heads, seq, head_dim])?;
+        Ok(OutputViewMut { layout: Layout::Bshd, ..view })
+    }
+
     /// A packed batch's output, `[total_q, heads_q, head_dim]` 16-bit
     /// values ([`crate::Attention::run_packed`]); its shape reads `[1,
     /// total_q, heads_q, head_dim]`.
@@ -257,12 +288,17 @@ impl<'a> OutputViewMut<'a> {
 
     pub(crate) fn checked(bits: MemoryMut<'a, u16>, dtype: OutputDtype, shape: [usize; 4]) -> Result<Self, AttnError> {
         check_len("o", bits.len(), shape)?;
-        Ok(OutputViewMut { bits, dtype, shape })
+        Ok(OutputViewMut { bits, dtype, shape, layout: Layout::Bhsd })
     }
 
-    /// `[batch, heads_q, seq_q, head_dim]`.
+    /// `[batch, heads_q, seq_q, head_dim]`, whatever the layout.
     pub fn shape(&self) -> [usize; 4] {
         self.shape
+    }
+
+    /// How the elements lie in memory.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// What the elements are.
@@ -436,9 +472,10 @@ impl TileMapKey {
         };
         // A packed batch's K and V are `[total_k, heads_kv, D]`: every
         // sequence's rows, heads interleaved within a row (the kernels add
-        // the sequence's first row). Its Q, which the packed kernels do not
-        // copy by tensor copies, is described as `total_q * heads_q` rows.
-        match p.packed {
+        // the sequence's first row), and so are `[B, S, H, D]` tensors. Its
+        // Q, which the packed kernels do not copy by tensor copies, is
+        // described as `total_q * heads_q` rows.
+        match p.interleaved_rows() {
             None => dense,
             Some(rows) => TileMapKey {
                 q_rows: (rows.total_q * p.heads_q) as u32,
@@ -482,7 +519,7 @@ impl Workspace {
 pub(crate) fn kv_tiles_of(plan: &Plan) -> KvTiles {
     let (p, pv_e4m3) = (plan.problem(), plan.variant().pv_e4m3());
     let [d, b, hkv] = [p.head_dim, p.batch, p.heads_kv].map(|x| x as u32);
-    match p.packed {
+    match p.interleaved_rows() {
         None => KvTiles::new(d, b, hkv, p.seq_kv as u32, pv_e4m3),
         Some(rows) => KvTiles::packed(d, b, hkv, rows.total_k as u32, pv_e4m3),
     }

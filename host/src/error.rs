@@ -169,6 +169,15 @@ pub enum AttnError {
         /// The problem's key length.
         seq_kv: usize,
     },
+    /// A tensor layout the chosen path cannot take (see
+    /// [`crate::Layout`]).
+    #[error("layout {layout} is not available here: {reason}")]
+    LayoutUnavailable {
+        /// The layout's name.
+        layout: &'static str,
+        /// Why not.
+        reason: String,
+    },
     /// Inputs handed to a plan that was made for others (other shapes or
     /// scales).
     #[error("inputs do not match the plan: {0}")]

@@ -61,7 +61,7 @@ pub use kernels_gpu::variant::{OutputDtype, Variant};
 /// `unsafe` constructors from raw CUDA handles (a `CUstream`, device
 /// addresses), for bindings whose framework owns the memory and the stream.
 pub use launch::raw;
-pub use options::{Options, VariantChoice};
+pub use options::{Layout, Options, VariantChoice};
 pub use plan::Plan;
 pub use plan::target::Target;
 pub use tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};

@@ -46,6 +46,51 @@ impl From<Variant> for VariantChoice {
     }
 }
 
+/// How Q, K, V and O lie in memory. Shapes are always given in the order
+/// `[batch, heads, seq, head_dim]`; the layout says which of heads and
+/// positions is the outer one. The last dimension is contiguous in both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// `[batch, heads, seq, head_dim]` contiguous: each head's rows follow
+    /// each other (PyTorch's `scaled_dot_product_attention` on contiguous
+    /// tensors). Every variant runs it.
+    #[default]
+    Bhsd,
+    /// `[batch, seq, heads, head_dim]` contiguous: one position's heads
+    /// follow each other (FlashAttention's `flash_attn_func`, and what a
+    /// `[B, S, H * D]` projection reshapes to). The log-sum-exp output
+    /// follows it, `[batch, seq_q, heads_q]`. Run by the `wgmma` variants
+    /// (sm_90a); the recommendation takes `wgmma`.
+    Bshd,
+}
+
+impl Layout {
+    /// Every layout, in declaration order.
+    pub const ALL: [Layout; 2] = [Layout::Bhsd, Layout::Bshd];
+
+    /// The stable name: "bhsd" or "bshd".
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layout::Bhsd => "bhsd",
+            Layout::Bshd => "bshd",
+        }
+    }
+
+    /// Reads a stable name.
+    pub fn from_name(name: &str) -> Option<Layout> {
+        Layout::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// `[batch, heads, seq, head_dim]` as the memory holds it: unchanged,
+    /// or `[batch, seq, heads, head_dim]`.
+    pub const fn memory_order(self, [b, h, s, d]: [usize; 4]) -> [usize; 4] {
+        match self {
+            Layout::Bhsd => [b, h, s, d],
+            Layout::Bshd => [b, s, h, d],
+        }
+    }
+}
+
 /// How to run attention: `Options::new()` (the defaults) and its setters,
 /// e.g. `Options::new().causal(true).output(OutputDtype::Bf16)`. More
 /// fields may come, so outside this crate it is built by its setters.
@@ -61,11 +106,13 @@ pub struct Options {
     /// The element type of O: f16 (the default) or bf16, whose range lifts
     /// f16's limit on V's scales.
     pub output: OutputDtype,
+    /// How the device views lie in memory ([`Layout::Bhsd`] by default).
+    pub layout: Layout,
 }
 
 impl Options {
     /// The defaults: not causal, `1 / sqrt(head_dim)`, the recommended
-    /// variant, f16 output.
+    /// variant, f16 output, `[batch, heads, seq, head_dim]` tensors.
     pub fn new() -> Options {
         Options::default()
     }
@@ -88,6 +135,11 @@ impl Options {
     /// With output element type `output`.
     pub fn output(self, output: OutputDtype) -> Options {
         Options { output, ..self }
+    }
+
+    /// With the tensors in layout `layout`.
+    pub fn layout(self, layout: Layout) -> Options {
+        Options { layout, ..self }
     }
 }
 

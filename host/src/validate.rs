@@ -2,7 +2,7 @@
 //! failure is an [`AttnError`] that names the problem.
 
 use crate::error::AttnError;
-use crate::options::Options;
+use crate::options::{Layout, Options};
 use crate::tensor::Fp8Input;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::HEAD_DIMS;
@@ -39,8 +39,11 @@ pub struct Problem {
     pub scales: Vec<f32>,
     /// A packed batch of sequences of their own lengths
     /// ([`Problem::packed`]): the rows of Q and of K; `None` for
-    /// `[B, H, S, D]` tensors.
+    /// `[B, H, S, D]` and `[B, S, H, D]` tensors.
     pub packed: Option<PackedRows>,
+    /// How the tensors of a batch of equal lengths lie in memory
+    /// ([`Layout::Bhsd`] for a packed batch, whose layout is its own).
+    pub layout: Layout,
 }
 
 /// The rows of a packed batch's tensors: Q and O `[total_q, heads_q,
@@ -99,6 +102,9 @@ impl Problem {
                 return Err(AttnError::TooLarge(format!("{what} shape {shape:?} overflows the address space")));
             }
         }
+        if opts.layout == Layout::Bshd {
+            check_interleaved_rows(batch * seq_q, batch * seq_kv)?;
+        }
         let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
         check_scale("softmax scale", softmax_scale)?;
         Ok(Problem {
@@ -113,6 +119,7 @@ impl Problem {
             output: opts.output,
             scales: Vec::new(),
             packed: None,
+            layout: opts.layout,
         })
     }
 
@@ -134,17 +141,13 @@ impl Problem {
             return Err(AttnError::ShapeMismatch(format!("k is {k_shape:?} but v is {v_shape:?}")));
         }
         let ([total_q, heads_q, head_dim], [total_k, heads_kv, kv_dim]) = (q_shape, k_shape);
-        for (what, rows) in [("q", total_q), ("k", total_k)] {
-            if rows >= i32::MAX as usize {
-                return Err(AttnError::TooLarge(format!("{what} has {rows} rows: the prefix sums are int32")));
-            }
-        }
+        check_interleaved_rows(total_q, total_k)?;
         let [max_q, max_k] = max_seqlen;
         let mut problem = Problem::new(
             [batch, heads_q, max_q, head_dim],
             [batch, heads_kv, max_k, kv_dim],
             [batch, heads_kv, max_k, kv_dim],
-            opts,
+            &Options { layout: Layout::Bhsd, ..*opts },
         )?;
         for (what, shape) in [("q", q_shape), ("k", k_shape)] {
             if shape.contains(&0) {
@@ -175,11 +178,26 @@ impl Problem {
         Some(([1, rows.total_q, self.heads_q, self.head_dim], [1, rows.total_k, self.heads_kv, self.head_dim]))
     }
 
-    /// A packed batch's query blocks of `block_m` rows over every sequence
-    /// (the packed kernels' grid, `kernels_gpu::schedule::first_packed_block`):
-    /// `total_q / block_m + batch`; 0 for a dense problem.
+    /// The rows of Q and K where a row holds every head of one position:
+    /// a packed batch's, or `[B, S, H, D]` tensors' (`B * Sq` and `B *
+    /// Skv`, sequences of equal lengths without prefix sums). The packed
+    /// twins of the `wgmma` kernels run both. `None` for `[B, H, S, D]`.
+    pub fn interleaved_rows(&self) -> Option<PackedRows> {
+        match (self.packed, self.layout) {
+            (Some(rows), _) => Some(rows),
+            (None, Layout::Bshd) => {
+                Some(PackedRows { total_q: self.batch * self.seq_q, total_k: self.batch * self.seq_kv })
+            }
+            (None, Layout::Bhsd) => None,
+        }
+    }
+
+    /// The query blocks of `block_m` rows over every sequence of a packed
+    /// batch or `[B, S, H, D]` tensors (the packed twins' grid,
+    /// `kernels_gpu::schedule::first_packed_block`): `total_q / block_m +
+    /// batch`; 0 for `[B, H, S, D]` tensors.
     pub fn packed_query_blocks(&self, block_m: u32) -> usize {
-        self.packed.map_or(0, |rows| rows.total_q / block_m as usize + self.batch)
+        self.interleaved_rows().map_or(0, |rows| rows.total_q / block_m as usize + self.batch)
     }
 
     /// `[B, Hq, Sq, D]`.
@@ -217,6 +235,14 @@ impl Problem {
 /// Validates host tensors and options together: shapes, buffer lengths,
 /// per-head scale counts and values.
 pub fn validate<T: Fp8Input>(q: &T, k: &T, v: &T, opts: &Options) -> Result<Problem, AttnError> {
+    if opts.layout != Layout::Bhsd {
+        return Err(AttnError::LayoutUnavailable {
+            layout: opts.layout.name(),
+            reason: "tensors given whole (Fp8Input) are [B, H, S, D]; other layouts run through device views \
+                     (Attention::plan_shapes and run_views)"
+                .into(),
+        });
+    }
     let mut problem = Problem::new(q.shape(), k.shape(), v.shape(), opts)?;
     for (name, t) in [("q", q), ("k", k), ("v", v)] {
         let expected = t.shape().iter().product::<usize>();
@@ -238,6 +264,19 @@ pub fn validate<T: Fp8Input>(q: &T, k: &T, v: &T, opts: &Options) -> Result<Prob
     check_scale_products(&problem, q, k, v)?;
     problem.scales = [q.scales(), k.scales(), v.scales()].concat();
     Ok(problem)
+}
+
+/// Refuses a batch whose rows, every head of a position in one row, the
+/// kernels cannot index: `total_q` rows of Q and `total_k` of K each below
+/// `i32::MAX` (FlashAttention's int32 prefix sums; the kernels count rows
+/// in 32 bits).
+fn check_interleaved_rows(total_q: usize, total_k: usize) -> Result<(), AttnError> {
+    for (what, rows) in [("q", total_q), ("k", total_k)] {
+        if rows >= i32::MAX as usize {
+            return Err(AttnError::TooLarge(format!("{what} has {rows} rows of every head: at most {}", i32::MAX - 1)));
+        }
+    }
+    Ok(())
 }
 
 impl Problem {

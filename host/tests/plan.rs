@@ -482,3 +482,62 @@ fn off_sm90a_the_recommendation_is_split_for_short_keys_then_mma() {
         assert_eq!(recommended(&w, false, sms), Variant::Mma);
     }
 }
+
+/// `[B, S, H, D]` tensors run on the `wgmma` variants' packed twins
+/// (`Problem::interleaved_rows`): `wgmma` unless named, `wgmma-fp8pv` when
+/// named, and a typed refusal for every other variant and off sm_90a.
+#[test]
+fn bshd_tensors_plan_the_wgmma_packed_twins_and_refuse_the_rest() {
+    use sdpa::plan::Plan;
+    use sdpa::validate::{PackedRows, Problem};
+    use sdpa::{AttnError, Layout, Options, VariantChoice};
+    let hopper = Target { sm90a: true, multiprocessors: 132 };
+    let ada = Target { sm90a: false, multiprocessors: 58 };
+    for d in HEAD_DIMS.map(|d| d as usize) {
+        for causal in [false, true] {
+            let opts = Options::new().causal(causal).layout(Layout::Bshd);
+            let problem = Problem::new([2, 8, 300, d], [2, 4, 700, d], [2, 4, 700, d], &opts).expect("a problem");
+            assert_eq!(problem.layout, Layout::Bshd);
+            assert_eq!(problem.interleaved_rows(), Some(PackedRows { total_q: 600, total_k: 1400 }));
+            let plan = Plan::new(problem.clone(), VariantChoice::Auto, hopper).expect("planned");
+            assert_eq!(plan.variant(), Variant::Wgmma);
+            assert!(plan.kernel().packed.is_some(), "{} has a packed twin", plan.kernel().entry);
+            for v in Variant::ALL {
+                let planned = Plan::new(problem.clone(), VariantChoice::Fixed(v), hopper);
+                match v {
+                    Variant::Wgmma | Variant::WgmmaFp8Pv => assert_eq!(planned.expect("planned").variant(), v),
+                    _ => assert!(
+                        matches!(planned, Err(AttnError::LayoutUnavailable { layout: "bshd", .. })),
+                        "{}: {planned:?}",
+                        v.name()
+                    ),
+                }
+            }
+            assert!(Plan::new(problem, VariantChoice::Auto, ada).is_err(), "no packed twin off sm_90a");
+            let bhsd = Problem::new([2, 8, 300, d], [2, 4, 700, d], [2, 4, 700, d], &Options::new()).expect("bhsd");
+            assert_eq!(bhsd.interleaved_rows(), None);
+        }
+    }
+}
+
+/// Tensors given whole (`Fp8Input`) are `[B, H, S, D]`: another layout is
+/// refused before anything runs.
+#[test]
+fn whole_tensors_refuse_another_layout() {
+    use sdpa::quant::random_problem;
+    use sdpa::{AttnError, Layout, Options};
+    let (q, k, v) = random_problem([1, 2, 64, 64], [1, 2, 64, 64], 0);
+    let refused = sdpa::validate::validate(&q, &k, &v, &Options::new().layout(Layout::Bshd));
+    assert!(matches!(refused, Err(AttnError::LayoutUnavailable { .. })), "{refused:?}");
+    assert!(sdpa::validate::validate(&q, &k, &v, &Options::new()).is_ok());
+}
+
+/// `[B, S, H, D]` rows past the kernels' 32-bit row counts are refused.
+#[test]
+fn bshd_rows_past_int32_are_refused() {
+    use sdpa::validate::Problem;
+    use sdpa::{AttnError, Layout, Options};
+    let opts = Options::new().layout(Layout::Bshd);
+    let huge = Problem::new([1024, 1, 1 << 21, 64], [1024, 1, 64, 64], [1024, 1, 64, 64], &opts);
+    assert!(matches!(huge, Err(AttnError::TooLarge(_))), "{huge:?}");
+}

@@ -101,20 +101,25 @@ pub struct AttnParams {
     pub page_shift: u32,
     /// Pages in K's and V's pool.
     pub pages: u32,
-    /// Packed variable-length batches (the `wgmma` kernels): device address
-    /// of `batch + 1` int32 prefix sums of the sequences' query lengths
-    /// (`cu_seqlens_q`, from 0), or 0 for `[batch, heads, seq, HEAD_DIM]`
-    /// tensors. Packed, Q and O are `[total_q, heads_q, HEAD_DIM]` and K
-    /// and V `[total_k, heads_kv, HEAD_DIM]` (sequence `b`'s rows are
-    /// `cu_seqlens[b] .. cu_seqlens[b + 1]`), `seq_q` and `seq_kv` are the
-    /// longest sequence's lengths, and causal masking aligns each
-    /// sequence's last query with its last key ([`PackedRows`]).
+    /// Packed variable-length batches (the `wgmma` kernels' packed twins):
+    /// device address of `batch + 1` int32 prefix sums of the sequences'
+    /// query lengths (`cu_seqlens_q`, from 0). Packed, Q and O are
+    /// `[total_q, heads_q, HEAD_DIM]` and K and V `[total_k, heads_kv,
+    /// HEAD_DIM]` (sequence `b`'s rows are `cu_seqlens[b] .. cu_seqlens[b +
+    /// 1]`), `seq_q` and `seq_kv` are the longest sequence's lengths, and
+    /// causal masking aligns each sequence's last query with its last key
+    /// ([`PackedRows`]). 0 in the packed twins for a batch of equal lengths
+    /// in `[batch, seq, heads, HEAD_DIM]` tensors ([`PackedRows::uniform`]:
+    /// `total_q = batch * seq_q`); 0 in the other kernels, whose tensors are
+    /// `[batch, heads, seq, HEAD_DIM]`.
     pub cu_seqlens_q: u64,
     /// Packed: device address of the `batch + 1` key prefix sums
     /// (`cu_seqlens_k`); 0 where `cu_seqlens_q` is.
     pub cu_seqlens_k: u64,
-    /// Packed: rows of K and V (`total_k`), which the prepass's scratch is
-    /// sized by ([`KvTiles::packed`]).
+    /// Packed (with prefix sums or of equal lengths): rows of K and V
+    /// (`total_k`), which the prepass's scratch is sized by
+    /// ([`KvTiles::packed`]); 0 for `[batch, heads, seq, HEAD_DIM]`
+    /// tensors.
     pub packed_keys: u32,
     /// Packed: rows of Q and O (`total_q`); the log-sum-exp output is then
     /// `[heads_q, total_q]` (FlashAttention's packed layout).
@@ -151,6 +156,14 @@ impl PackedRows {
         let (q_row0, seq_q) = rows(q_b, q_b1, p.packed_queries, p.seq_q);
         let (kv_row0, seq_kv) = rows(k_b, k_b1, p.packed_keys, p.seq_kv);
         Self { q_row0, seq_q, kv_row0, seq_kv }
+    }
+
+    /// Sequence `b` of a batch of equal lengths, `seq_q` queries and
+    /// `seq_kv` keys each, in `[batch, seq, heads, HEAD_DIM]` tensors: the
+    /// packed layout without prefix sums ([`AttnParams::cu_seqlens_q`] 0).
+    #[inline(always)]
+    pub const fn uniform(p: &AttnParams, b: u32) -> Self {
+        Self { q_row0: b * p.seq_q, seq_q: p.seq_q, kv_row0: b * p.seq_kv, seq_kv: p.seq_kv }
     }
 }
 
@@ -344,11 +357,11 @@ impl KvTiles {
         }
     }
 
-    /// The scratch layout of `p` at head dimension `head_dim`: packed or
-    /// per batch entry.
+    /// The scratch layout of `p` at head dimension `head_dim`: packed (with
+    /// prefix sums or of equal lengths) or per batch entry.
     #[inline(always)]
     pub const fn of(p: &AttnParams, head_dim: u32, pv_e4m3: bool) -> Self {
-        if p.cu_seqlens_k != 0 {
+        if p.packed_keys != 0 {
             Self::packed(head_dim, p.batch, p.heads_kv, p.packed_keys, pv_e4m3)
         } else {
             Self::new(head_dim, p.batch, p.heads_kv, p.seq_kv, pv_e4m3)

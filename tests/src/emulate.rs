@@ -62,32 +62,53 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
 /// A packed batch as [`emulate_packed`] runs it: the sequences' rows back
 /// to back in one-batch tensors (Q `[1, Hq, total_q, D]`, K and V `[1,
 /// Hkv, total_k, D]`: the packed layout with heads outermost, which changes
-/// no value the kernels compute), the prefix sums as the device would hold
-/// them (any values: the kernels clamp them) and the longest lengths.
+/// no value the kernels compute), where the sequences start and the
+/// longest lengths.
 pub struct PackedInputs<'a> {
     /// Q, K, V, the causal flag and the softmax scale; `q.shape[0] == 1`.
     pub tensors: Inputs<'a>,
-    /// `batch + 1` query prefix sums.
-    pub cu_q: &'a [i32],
-    /// `batch + 1` key prefix sums.
-    pub cu_k: &'a [i32],
+    /// Where the sequences start.
+    pub starts: SequenceStarts<'a>,
     /// The longest query and key lengths (`AttnParams::seq_q`, `seq_kv`).
     pub max_seqlen: [u32; 2],
+}
+
+/// How the packed twins find a packed batch's sequences.
+#[derive(Clone, Copy)]
+pub enum SequenceStarts<'a> {
+    /// In `batch + 1` query and key prefix sums as the device would hold
+    /// them (any values: the kernels clamp them).
+    PrefixSums {
+        /// Query prefix sums.
+        cu_q: &'a [i32],
+        /// Key prefix sums.
+        cu_k: &'a [i32],
+    },
+    /// `batch` sequences of the longest lengths each, back to back:
+    /// `[B, S, H, D]` tensors, without prefix sums
+    /// (`AttnParams::cu_seqlens_q` 0, `params::PackedRows::uniform`).
+    Uniform {
+        /// Sequences.
+        batch: u32,
+    },
 }
 
 /// Emulates `kernel`'s packed twin (`KernelInfo::packed`) block by block
 /// as the kernels find their work: the grid `(heads_q, total_q / block_m +
 /// batch)`, each block's sequence by `schedule::packed_sequence`, its rows
-/// by `params::PackedRows::of` from the prefix sums as read (clamped), a
-/// causal sequence's blocks heaviest first, and the query block's rows by
-/// the dense schedule over the sequence's rows. Returns O `[1, Hq, total_q,
+/// by `params::PackedRows::of` from the prefix sums as read (clamped) or by
+/// `PackedRows::uniform`, a causal sequence's blocks heaviest first, and
+/// the query block's rows by the dense schedule over the sequence's rows. Returns O `[1, Hq, total_q,
 /// D]` (rows no block wrote are NaN) and how many blocks wrote each row
 /// (`[Hq, total_q]`). Any prefix sums: a row or key range past a tensor
 /// would panic here.
 pub fn emulate_packed(kernel: &KernelInfo, x: &PackedInputs) -> (Vec<f32>, Vec<u32>) {
     let [_, heads_q, total_q, dim] = x.tensors.q.shape;
     let [_, heads_kv, total_k, _] = x.tensors.k.shape;
-    let batch = x.cu_q.len() as u32 - 1;
+    let batch = match x.starts {
+        SequenceStarts::PrefixSums { cu_q, .. } => cu_q.len() as u32 - 1,
+        SequenceStarts::Uniform { batch } => batch,
+    };
     let p = AttnParams {
         batch,
         heads_q: heads_q as u32,
@@ -104,10 +125,19 @@ pub fn emulate_packed(kernel: &KernelInfo, x: &PackedInputs) -> (Vec<f32>, Vec<u
     let grid = total_q as u32 / t.block_m + batch;
     for h in 0..heads_q {
         for block in 0..grid {
-            let entry = |cu: &[i32], b: u32| [cu[b as usize] as u32, cu[b as usize + 1] as u32];
-            let starts = |b: u32| first_packed_block(x.cu_q[b as usize] as u32, b, t.block_m) <= block;
-            let b = packed_sequence_serial(batch, starts);
-            let rows = PackedRows::of(&p, entry(x.cu_q, b), entry(x.cu_k, b));
+            let (b, rows) = match x.starts {
+                SequenceStarts::PrefixSums { cu_q, cu_k } => {
+                    let entry = |cu: &[i32], b: u32| [cu[b as usize] as u32, cu[b as usize + 1] as u32];
+                    let starts = |b: u32| first_packed_block(cu_q[b as usize] as u32, b, t.block_m) <= block;
+                    let b = packed_sequence_serial(batch, starts);
+                    (b, PackedRows::of(&p, entry(cu_q, b), entry(cu_k, b)))
+                }
+                SequenceStarts::Uniform { .. } => {
+                    let starts = |b: u32| first_packed_block(b * p.seq_q, b, t.block_m) <= block;
+                    let b = packed_sequence_serial(batch, starts);
+                    (b, PackedRows::uniform(&p, b))
+                }
+            };
             let (first, count) = (first_packed_block(rows.q_row0, b, t.block_m), blocks(rows.seq_q, t.block_m));
             let nth = block.wrapping_sub(first);
             if nth >= count {

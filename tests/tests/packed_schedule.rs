@@ -4,7 +4,9 @@
 //! well-formed batches every row of every sequence is written by exactly
 //! one block and each sequence matches the f64 reference of its own rows;
 //! on prefix sums no host checked (decreasing, past the totals, negative)
-//! no block reads or writes past a tensor. Runs in CI. `PROPTEST_CASES`
+//! no block reads or writes past a tensor; sequences of equal lengths
+//! without prefix sums (`[B, S, H, D]` tensors) are covered as well. Runs
+//! in CI. `PROPTEST_CASES`
 //! raises the case count (default 24 per kernel).
 
 use half::f16;
@@ -13,7 +15,7 @@ use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sdpa::quant::random_problem;
-use sdpa_tests::emulate::{Inputs, PackedInputs, emulate_packed};
+use sdpa_tests::emulate::{Inputs, PackedInputs, SequenceStarts, emulate_packed};
 use sdpa_tests::fuzz::Judge;
 use sdpa_tests::packing::{prefix_sums, rows_of};
 
@@ -21,12 +23,15 @@ use sdpa_tests::packing::{prefix_sums, rows_of};
 const TOLERANCES: (f64, f64) = (1e-2, 2e-2);
 
 /// A batch: per-sequence query and key lengths on and around the tile
-/// edges, causal or not, and which prefix-sum entry to spoil (if any).
+/// edges, causal or not, and which prefix-sum entry to spoil (if any); or
+/// sequences of equal lengths without prefix sums (`[B, S, H, D]`
+/// tensors, `uniform`).
 #[derive(Clone, Debug)]
 struct Batch {
     lens: Vec<(u32, u32)>,
     causal: bool,
     spoil: Option<(usize, i32)>,
+    uniform: bool,
     seed: u64,
 }
 
@@ -39,8 +44,17 @@ fn batches() -> impl Strategy<Value = Batch> {
         3 => Just(None),
         1 => (0usize..8, prop_oneof![Just(-7i32), Just(i32::MAX), 0i32..400]).prop_map(Some),
     ];
-    (prop::collection::vec((length(), length()), 1..6), any::<bool>(), spoil, any::<u64>())
-        .prop_map(|(lens, causal, spoil, seed)| Batch { lens, causal, spoil, seed })
+    let uniform = prop_oneof![3 => Just(false), 1 => Just(true)];
+    (prop::collection::vec((length(), length()), 1..6), any::<bool>(), spoil, uniform, any::<u64>()).prop_map(
+        |(lens, causal, spoil, uniform, seed)| {
+            if uniform {
+                // Every sequence the first one's lengths, nothing to spoil.
+                Batch { lens: vec![lens[0]; lens.len()], causal, spoil: None, uniform, seed }
+            } else {
+                Batch { lens, causal, spoil, uniform, seed }
+            }
+        },
+    )
 }
 
 fn fuzz_packed(kernel: &KernelInfo) {
@@ -53,8 +67,10 @@ fn fuzz_packed(kernel: &KernelInfo) {
             prefix_sums(batch.lens.iter().map(|l| l.1 as usize)),
         );
         let (total_q, total_k) = (*cu_q.last().unwrap() as usize, *cu_k.last().unwrap() as usize);
-        // Empty tensors are refused before a launch (`Problem::packed`).
+        // Empty tensors are refused before a launch (`Problem::packed`, and
+        // `Problem::new` for `[B, S, H, D]`).
         prop_assume!(total_q > 0 && total_k > 0);
+        prop_assume!(!batch.uniform || batch.lens[0].0 > 0 && batch.lens[0].1 > 0);
         let max = [0, 1].map(|i| batch.lens.iter().map(|l| if i == 0 { l.0 } else { l.1 }).max().unwrap().max(1));
         let (hq, hkv) = (4, 2);
         let (q, k, v) = random_problem([1, hq, total_q, d], [1, hkv, total_k, d], batch.seed);
@@ -65,7 +81,12 @@ fn fuzz_packed(kernel: &KernelInfo) {
         }
         let softmax_scale = 1.0 / (d as f32).sqrt();
         let tensors = Inputs { q: &q, k: &k, v: &v, causal: batch.causal, softmax_scale };
-        let x = PackedInputs { tensors, cu_q: &cu_q, cu_k: &cu_k, max_seqlen: max };
+        let starts = if batch.uniform {
+            SequenceStarts::Uniform { batch: batch.lens.len() as u32 }
+        } else {
+            SequenceStarts::PrefixSums { cu_q: &cu_q, cu_k: &cu_k }
+        };
+        let x = PackedInputs { tensors, starts, max_seqlen: max };
         // Spoiled or not, every range lies inside the tensors (a slice past
         // one panics in the emulation).
         let (out, writes) = emulate_packed(kernel, &x);

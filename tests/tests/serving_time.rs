@@ -2,7 +2,8 @@
 //! calls (the bench's method), alternated twice: what the log-sum-exp
 //! output costs the `wgmma` kernels at the long record shapes, and a
 //! packed batch of 16 sequences of mixed lengths (16384 rows) against one
-//! dense sequence of the same causal work. Prints the figures; judges
+//! dense sequence of the same causal work; `[B, S, H, D]` tensors against
+//! `[B, H, S, D]` at the long record shapes. Prints the figures; judges
 //! nothing about speed (speed is the bench's and the lab's, not a test's).
 //!
 //! Ignored without a GPU; on a GPU machine, alone on it:
@@ -10,7 +11,7 @@
 
 use sdpa::cudarc::driver::CudaSlice;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
-use sdpa::{Options, OutputDtype, Variant};
+use sdpa::{Layout, Options, OutputDtype, Variant};
 use sdpa_tests::timing::{codes, graph_us, untracked_attention};
 
 #[test]
@@ -155,5 +156,58 @@ fn packed_batch_against_one_dense_sequence_of_the_same_work() {
             ratios[0],
             ratios[1]
         );
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
+fn bshd_against_bhsd_at_the_long_record_shapes() {
+    let (stream, attn) = untracked_attention();
+    println!("| variant | shape | [B, H, S, D] us | [B, S, H, D] us | bshd / bhsd (round 1, 2) |");
+    println!("|---|---|---|---|---|");
+    let shapes = [
+        ([4, 16, 4096, 128], false),
+        ([1, 16, 16384, 128], true),
+        ([2, 16, 8192, 64], false),
+        ([4, 16, 2048, 64], false),
+        ([2, 8, 256, 64], false),
+    ];
+    for variant in [Variant::Wgmma, Variant::WgmmaFp8Pv] {
+        for (shape, causal) in shapes {
+            let n: usize = shape.iter().product();
+            let [q, k, v] = [1, 2, 3].map(|seed| stream.clone_htod(&codes(n, seed)).expect("upload"));
+            let scale = |h: usize| stream.clone_htod(&vec![0.05f32; h]).expect("scales");
+            let (qs, ks, vs) = (scale(shape[1]), scale(shape[1]), scale(shape[1]));
+            let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+            let mut o: CudaSlice<u16> = stream.alloc_zeros(n).expect("o");
+            let mut time = |layout: Layout| {
+                let opts = Options::new().causal(causal).variant(variant).layout(layout);
+                let plan = attn.plan_shapes(shape, shape, shape, &opts).expect("plan");
+                let mut ws = attn.workspace(&plan).expect("workspace");
+                let memory = layout.memory_order(shape);
+                let views = [&q, &k, &v].map(|t| match layout {
+                    Layout::Bshd => Fp8View::bshd(t.as_view(), memory).expect("view"),
+                    _ => Fp8View::new(t.as_view(), shape).expect("view"),
+                });
+                let mut run = || {
+                    let mut out = match layout {
+                        Layout::Bshd => OutputViewMut::bshd(o.as_view_mut(), OutputDtype::F16, memory),
+                        _ => OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, shape),
+                    }
+                    .expect("out");
+                    attn.run_views(&plan, &views[0], &views[1], &views[2], &scales, &mut out, &mut ws).expect("run");
+                };
+                run();
+                graph_us(&stream, run)
+            };
+            let rounds: Vec<(f64, f64)> = (0..2).map(|_| (time(Layout::Bhsd), time(Layout::Bshd))).collect();
+            let [(a1, b1), (a2, b2)] = [rounds[0], rounds[1]];
+            println!(
+                "| {} | {shape:?} causal={causal} | {a1:.1}, {a2:.1} | {b1:.1}, {b2:.1} | {:.3}, {:.3} |",
+                variant.name(),
+                b1 / a1,
+                b2 / a2
+            );
+        }
     }
 }

@@ -31,8 +31,9 @@ impl<'a> RunExtras<'a> {
     }
 
     /// Writes each query row's log-sum-exp into `lse` (f32 `[batch,
-    /// heads_q, seq_q]`, or for a packed batch `[total_q, heads_q]`): the
-    /// natural log of the sum over the keys the row
+    /// heads_q, seq_q]`; `[batch, seq_q, heads_q]` for `[B, S, H, D]`
+    /// tensors and `[total_q, heads_q]` for a packed batch, the output's
+    /// rows in its order): the natural log of the sum over the keys the row
     /// sees of `exp(softmax_scale * q.k)` on the dequantized inputs; `-inf`
     /// for a row that sees no key. Two partial results over disjoint keys
     /// merge as `o = (o1 e^lse1 + o2 e^lse2) / (e^lse1 + e^lse2)`.

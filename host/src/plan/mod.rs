@@ -20,8 +20,8 @@ use kernels_gpu::variant::Variant;
 use target::Target;
 use workload::Workload;
 
-/// The variant that runs a packed batch unless the caller names one: the
-/// accurate `wgmma` (f16 P·V).
+/// The variant that runs a packed batch or `[B, S, H, D]` tensors unless
+/// the caller names one: the accurate `wgmma` (f16 P·V).
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// A validated problem and the kernel that runs it on one target.
@@ -40,15 +40,15 @@ impl Plan {
     /// for the problem's sizes and output type. Fails where the target
     /// cannot run that kernel (an sm_90a-only variant elsewhere).
     pub fn new(problem: Problem, choice: VariantChoice, target: Target) -> Result<Plan, AttnError> {
-        let variant = match (choice, problem.packed) {
+        let variant = match (choice, problem.interleaved_rows()) {
             (VariantChoice::Auto, None) => recommend::recommended(&Workload::of(&problem), target),
             (VariantChoice::Auto, Some(_)) => PACKED_DEFAULT,
             (VariantChoice::Fixed(v), _) => v,
         };
         let p = &problem;
-        let kernel = match p.packed {
+        let kernel = match p.interleaved_rows() {
             None => select::select(variant, p.head_dim as u32, p.seq_q as u32, p.seq_kv as u32, p.causal, p.output),
-            Some(_) => select::packed(variant, p.head_dim as u32, p.output)?,
+            Some(_) => select::packed(variant, p.head_dim as u32, p.output, p.layout)?,
         }
         .ok_or(AttnError::UnsupportedHeadDim { head_dim: p.head_dim, supported: HEAD_DIMS.to_vec() })?;
         if kernel.sm90a_only && !target.sm90a {
@@ -67,7 +67,7 @@ impl Plan {
         let packed_blocks = p.packed_query_blocks(kernel.tiles.block_m);
         if packed_blocks > MAX_GRID_YZ as usize {
             return Err(AttnError::TooLarge(format!(
-                "{packed_blocks} query blocks of {} rows over the packed sequences exceed the grid's {MAX_GRID_YZ}",
+                "{packed_blocks} query blocks of {} rows over the batch's sequences exceed the grid's {MAX_GRID_YZ}",
                 kernel.tiles.block_m
             )));
         }

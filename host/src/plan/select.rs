@@ -5,6 +5,9 @@
 use kernels_gpu::kernels::{KERNELS, KernelInfo, WGMMA_FP8PV_LONG_D128, find};
 use kernels_gpu::variant::{OutputDtype, Variant};
 
+use crate::error::AttnError;
+use crate::options::Layout;
+
 /// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
 /// [`WGMMA_FP8PV_LONG_D128`] when the problem is not causal. Against the
 /// three-warpgroup kernel on the H100: 0.91x the time at 16384 keys,
@@ -62,22 +65,31 @@ pub fn select(
     kernel.map(|k| k.writing(output))
 }
 
-/// The kernel that runs `variant` on a packed batch at `head_dim`, in its
-/// twin that writes `output`: [`find`]'s, which must have a packed twin
-/// (`KernelInfo::packed`: the `wgmma` variants'); `Ok(None)` where the
-/// variant has no kernel at `head_dim`.
+/// The kernel that runs `variant` on a packed batch, or on `[B, S, H, D]`
+/// tensors (`layout`), at `head_dim`, in its twin that writes `output`:
+/// [`find`]'s, which must have a packed twin (`KernelInfo::packed`: the
+/// `wgmma` variants'); `Ok(None)` where the variant has no kernel at
+/// `head_dim`.
 pub fn packed(
     variant: Variant,
     head_dim: u32,
     output: OutputDtype,
-) -> Result<Option<&'static KernelInfo>, crate::error::AttnError> {
+    layout: Layout,
+) -> Result<Option<&'static KernelInfo>, AttnError> {
     let Some(kernel) = find(variant, head_dim).map(|k| k.writing(output)) else {
         return Ok(None);
     };
     if kernel.packed.is_none() {
-        return Err(crate::error::AttnError::VariantUnavailable {
-            variant: variant.name(),
-            reason: "packed batches of sequences run on the `wgmma` and `wgmma-fp8pv` variants only".into(),
+        let runs_on = "the `wgmma` and `wgmma-fp8pv` variants (sm_90a)";
+        return Err(match layout {
+            Layout::Bhsd => AttnError::VariantUnavailable {
+                variant: variant.name(),
+                reason: format!("packed batches of sequences run on {runs_on} only"),
+            },
+            Layout::Bshd => AttnError::LayoutUnavailable {
+                layout: layout.name(),
+                reason: format!("{} does not read it; [B, S, H, D] tensors run on {runs_on}", variant.name()),
+            },
         });
     }
     Ok(Some(kernel))

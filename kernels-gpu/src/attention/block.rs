@@ -69,8 +69,9 @@ impl BlockJob {
     /// [`BlockJob::new`] for a packed batch ([`AttnParams::cu_seqlens_q`])
     /// on a grid of `(heads_q, total_q / block_m + batch, 1)`: block `(h,
     /// x)` finds its sequence in the prefix sums ([`find_packed_sequence`]),
-    /// its rows read from them; a block between two sequences' blocks gets
-    /// none. The heads run side by side (the first wave holds every head's
+    /// its rows read from them, or without prefix sums among equal lengths
+    /// ([`PackedRows::uniform`]); a block between two sequences' blocks
+    /// gets none. The heads run side by side (the first wave holds every head's
     /// first blocks), and causal, a sequence's blocks run its last
     /// (heaviest) query block first.
     ///
@@ -82,12 +83,18 @@ impl BlockJob {
         let (cu_q, cu_k) = (p.cu_seqlens_q as *const u32, p.cu_seqlens_k as *const u32);
         // SAFETY: the first global memory access of the block (the kernel
         // before this one may still write its inputs); entries `0 ..=
-        // batch` exist; every warp converged.
+        // batch` exist where there are prefix sums; every warp converged.
         let (batch, rows) = unsafe {
             grid_dep::wait();
-            let batch = find_packed_sequence(cu_q, p.batch, block_m, x);
-            let pair = |cu: *const u32| [*cu.add(batch as usize), *cu.add(batch as usize + 1)];
-            (batch, PackedRows::of(p, pair(cu_q), pair(cu_k)))
+            let uniform = cu_q.is_null();
+            let row0 = |b: u32| if uniform { b * p.seq_q } else { *cu_q.add(b as usize) };
+            let batch = find_packed_sequence(row0, p.batch, block_m, x);
+            if uniform {
+                (batch, PackedRows::uniform(p, batch))
+            } else {
+                let pair = |cu: *const u32| [*cu.add(batch as usize), *cu.add(batch as usize + 1)];
+                (batch, PackedRows::of(p, pair(cu_q), pair(cu_k)))
+            }
         };
         // The block's place among its sequence's blocks (`blocks`: none of
         // them where it lies between two sequences').
@@ -283,18 +290,18 @@ impl Sequences for Packed {
 }
 
 /// The packed sequence that block `x` of a grid over every sequence's
-/// blocks of `block` rows works for ([`schedule::packed_sequence`]): each
-/// round's 32 candidates read by the warp's lanes at once and voted on.
+/// blocks of `block` rows works for ([`schedule::packed_sequence`]), where
+/// sequence `b` starts at row `row0(b)` (a prefix sum): each round's 32
+/// candidates read by the warp's lanes at once and voted on.
 ///
 /// # Safety
-/// Converged warp; `cu` holds `batch + 1` prefix sums.
+/// Converged warp; `row0` may be called with any `b < batch`.
 #[inline(always)]
-pub unsafe fn find_packed_sequence(cu: *const u32, batch: u32, block: u32, x: u32) -> u32 {
+pub unsafe fn find_packed_sequence(row0: impl Fn(u32) -> u32, batch: u32, block: u32, x: u32) -> u32 {
     let lane = sreg::lane_id();
     schedule::packed_sequence(batch, |low, step| {
         let b = low + lane * step;
-        // SAFETY: b < batch: one of the prefix sums.
-        let starts = b < batch && schedule::first_packed_block(unsafe { *cu.add(b as usize) }, b, block) <= x;
+        let starts = b < batch && schedule::first_packed_block(row0(b), b, block) <= x;
         // SAFETY: converged warp (the caller's contract).
         unsafe { shfl::ballot(starts) }
     })

@@ -85,7 +85,9 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     // sequence's rows `heads_kv * D` bytes apart (which this block reads
     // one bulk copy a row, spread over the threads). Packed, block `x` of
     // `KvTiles::packed`'s tiles finds its sequence in the prefix sums, the tile
-    // its own index; a tile between two sequences' has no keys.
+    // its own index; a tile between two sequences' has no keys. Packed
+    // without prefix sums (sequences of equal lengths), blocks run as for
+    // `[batch, heads_kv, seq_kv, D]` and place their tiles as packed.
     let (head, rows_at, row_stride, seq_kv, tile, dst_tile) = if p.cu_seqlens_k != 0 {
         let cu_k = p.cu_seqlens_k as *const u32;
         // SAFETY: entries `0 ..= batch` of the prefix sums (host-validated
@@ -93,12 +95,16 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
         // converged.
         let (batch, rows) = unsafe {
             grid_dep::wait();
-            let batch = find_packed_sequence(cu_k, p.batch, TILE_KEYS, x);
+            let batch = find_packed_sequence(|b| *cu_k.add(b as usize), p.batch, TILE_KEYS, x);
             (batch, PackedRows::of(p, [0, 0], [*cu_k.add(batch as usize), *cu_k.add(batch as usize + 1)]))
         };
         let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
         let tile = x.wrapping_sub(KvTiles::first_packed_tile(rows.kv_row0, batch));
         (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, tile.min(schedule::blocks(rows.seq_kv, TILE_KEYS)), x)
+    } else if p.packed_keys != 0 {
+        let rows = PackedRows::uniform(p, batch);
+        let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
+        (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, x, KvTiles::first_packed_tile(rows.kv_row0, batch) + x)
     } else {
         let head = batch as u64 * p.heads_kv as u64 + kv_head as u64;
         (head, head * p.seq_kv as u64 * d as u64, d, p.seq_kv, x, x)
@@ -198,10 +204,12 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     // (Without K, `copy_k` a constant false, the chunks' reads are dead.)
     if copy_k {
         let k_rows = RowLayout::CoreMatrices { row_bytes: d };
-        for (i, chunk) in k_chunks.into_iter().enumerate() {
+        // (By reference: an array's by-value iterator can stay a loop over
+        // a copy of the array in local memory.)
+        for (i, chunk) in k_chunks.iter().enumerate() {
             let (row, byte) = k_place(i);
             // SAFETY: inside the K image, 16-byte aligned.
-            unsafe { *(smem_ptr.add((plan.k_image + k_rows.offset(row, byte)) as usize) as *mut Chunk) = chunk };
+            unsafe { *(smem_ptr.add((plan.k_image + k_rows.offset(row, byte)) as usize) as *mut Chunk) = *chunk };
         }
     }
 
