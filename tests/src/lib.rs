@@ -19,11 +19,14 @@ pub mod shapes;
 pub mod timing;
 
 use kernels_gpu::kernels::KernelInfo;
+use sdpa::attention::POISON;
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout};
 use sdpa::embedded::{IMAGE_ENV, ImageChoice};
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
-use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Options, OutputDtype, Variant};
+use sdpa::tensor::to_f32;
+use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Layout, Options, OutputDtype, Variant};
 use shapes::CaseShape;
 
 /// One case of the correctness gate: a shape, and the output type.
@@ -178,6 +181,8 @@ pub struct CaseResult {
     pub variant: Variant,
     /// The seed of the inputs.
     pub seed: u64,
+    /// How the tensors lay in memory.
+    pub layout: Layout,
     /// Error against the f64 reference.
     pub stats: ErrorStats,
     /// Whether a second run on the same inputs gave identical bits.
@@ -191,10 +196,11 @@ impl std::fmt::Display for CaseResult {
         let c = &self.case.shape;
         write!(
             f,
-            "[{:<6} {:<20} {:<4}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
+            "[{:<6} {:<20} {:<4} {}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
             self.variant.name(),
             self.case.name,
             self.case.output.name(),
+            self.layout.name(),
             c.batch,
             c.heads_q,
             c.heads_kv,
@@ -210,34 +216,36 @@ impl std::fmt::Display for CaseResult {
     }
 }
 
-/// Runs `case` with fresh inputs from `seed` on `variant`: poisons the
-/// output, runs, compares against the f64 reference (every row, or a random
-/// sample of rows for large cases; both divided by the case's `v_factor`),
-/// then poisons and runs again and checks the bits are identical.
-pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -> Result<CaseResult, AttnError> {
+/// Runs `case` with fresh inputs from `seed` on `variant`, the tensors
+/// laid out as `layout` (`[B, H, S, D]` tensors given whole, or `[B, S, H,
+/// D]` ones through device views): poisons the output, runs, compares
+/// against the f64 reference (every row, or a random sample of rows for
+/// large cases; both divided by the case's `v_factor`), then poisons and
+/// runs again and checks the bits are identical.
+pub fn run_case(
+    attn: &Attention,
+    case: GateCase,
+    variant: Variant,
+    seed: u64,
+    layout: Layout,
+) -> Result<CaseResult, AttnError> {
     let shape = case.shape;
     let (q, k, mut v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
     v.scales.iter_mut().for_each(|s| *s *= case.v_factor);
-    let opts = Options::new().causal(shape.causal).variant(variant).output(case.output);
-    let plan = attn.plan(&q, &k, &v, &opts)?;
-    let dev = attn.upload(&plan, &q, &k, &v)?;
-    let scale = plan.problem().softmax_scale as f64;
-    let mut out = attn.alloc_output(&dev)?;
-    attn.poison(&mut out)?;
-    attn.run(&dev, &mut out)?;
-    let first = attn.download(&out)?;
-    attn.poison(&mut out)?;
-    attn.run(&dev, &mut out)?;
-    let second = attn.download(&out)?;
-    let deterministic = first.bits == second.bits;
+    let opts = Options::new().causal(shape.causal).variant(variant).output(case.output).layout(layout);
+    let (first, second, scale) = match layout {
+        Layout::Bshd => run_twice_bshd(attn, (&q, &k, &v), &opts)?,
+        _ => run_twice_whole(attn, (&q, &k, &v), &opts)?,
+    };
+    let deterministic = first == second;
     let unit = f64::from(case.v_factor);
     let in_units = |reference: Vec<f64>| reference.into_iter().map(|x| x / unit).collect::<Vec<_>>();
-    let value = |i: usize| (f64::from(first.value(i)) / unit) as f32;
+    let value = |i: usize| (f64::from(to_f32(case.output, first[i])) / unit) as f32;
 
     let gate = Tolerance::of(variant);
     let rows = shape.batch * shape.heads_q * shape.seq_q;
     let stats = if rows <= FULL_REFERENCE_ROWS {
-        let got: Vec<f32> = (0..first.bits.len()).map(value).collect();
+        let got: Vec<f32> = (0..first.len()).map(value).collect();
         compare(&got, &in_units(attention_f64(&q, &k, &v, shape.causal, scale)), gate.max_abs)
     } else {
         let sampled = SAMPLED_ROWS.min(SAMPLED_WORK / (shape.seq_kv * shape.head_dim)).max(32);
@@ -253,7 +261,58 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
         compare(&got, &in_units(attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked)), gate.max_abs)
     };
     let passed = gate.passes(&stats) && deterministic;
-    Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
+    Ok(CaseResult { case, variant, seed, layout, stats, deterministic, passed })
+}
+
+/// Output bits of two runs of whole `[B, H, S, D]` tensors, each on a
+/// poisoned output, and the softmax scale used.
+fn run_twice_whole(
+    attn: &Attention,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    opts: &Options,
+) -> Result<(Vec<u16>, Vec<u16>, f64), AttnError> {
+    let plan = attn.plan(q, k, v, opts)?;
+    let dev = attn.upload(&plan, q, k, v)?;
+    let mut out = attn.alloc_output(&dev)?;
+    let mut once = || -> Result<Vec<u16>, AttnError> {
+        attn.poison(&mut out)?;
+        attn.run(&dev, &mut out)?;
+        Ok(attn.download(&out)?.bits)
+    };
+    let (first, second) = (once()?, once()?);
+    Ok((first, second, plan.problem().softmax_scale as f64))
+}
+
+/// As [`run_twice_whole`] for `[B, H, S, D]` tensors copied into `[B, S,
+/// H, D]` device views (`opts.layout`); the bits come back in `[B, H, S,
+/// D]` order.
+fn run_twice_bshd(
+    attn: &Attention,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    opts: &Options,
+) -> Result<(Vec<u16>, Vec<u16>, f64), AttnError> {
+    let stream = attn.stream();
+    let plan = attn.plan_shapes(q.shape, k.shape, v.shape, opts)?;
+    let mut ws = attn.workspace(&plan)?;
+    let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packing::bshd_codes(t)));
+    let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+    let (qd, kd, vd, qs, ks, vs) = (qd?, kd?, vd?, qs?, ks?, vs?);
+    let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+    let memory = |t: &Fp8Tensor| Layout::Bshd.memory_order(t.shape);
+    let (qv, kv, vv) = (
+        Fp8View::bshd(qd.as_view(), memory(q))?,
+        Fp8View::bshd(kd.as_view(), memory(k))?,
+        Fp8View::bshd(vd.as_view(), memory(v))?,
+    );
+    let mut o = stream.alloc_zeros::<u16>(q.data.len())?;
+    let mut once = || -> Result<Vec<u16>, AttnError> {
+        stream.memcpy_htod(&vec![POISON; q.data.len()], &mut o)?;
+        let mut out = OutputViewMut::bshd(o.as_view_mut(), opts.output, Layout::Bshd.memory_order(q.shape))?;
+        attn.run_views(&plan, &qv, &kv, &vv, &scales, &mut out, &mut ws)?;
+        Ok(packing::from_bshd(&stream.clone_dtoh(&o)?, q.shape))
+    };
+    let (first, second) = (once()?, once()?);
+    Ok((first, second, plan.problem().softmax_scale as f64))
 }
 
 /// Plans `q`, `k`, `v` for `kernel` itself, not the kernel the selection
