@@ -20,13 +20,15 @@ pub mod timing;
 
 use kernels_gpu::kernels::KernelInfo;
 use sdpa::attention::POISON;
+use sdpa::cudarc::driver::CudaSlice;
+use sdpa::device::Workspace;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout};
 use sdpa::embedded::{IMAGE_ENV, ImageChoice};
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
 use sdpa::tensor::to_f32;
-use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Layout, Options, OutputDtype, Variant};
+use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Layout, Options, OutputDtype, Plan, Variant};
 use shapes::CaseShape;
 
 /// One case of the correctness gate: a shape, and the output type.
@@ -291,28 +293,67 @@ fn run_twice_bshd(
     (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
     opts: &Options,
 ) -> Result<(Vec<u16>, Vec<u16>, f64), AttnError> {
-    let stream = attn.stream();
     let plan = attn.plan_shapes(q.shape, k.shape, v.shape, opts)?;
-    let mut ws = attn.workspace(&plan)?;
-    let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packing::bshd_codes(t)));
-    let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
-    let (qd, kd, vd, qs, ks, vs) = (qd?, kd?, vd?, qs?, ks?, vs?);
-    let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
-    let memory = |t: &Fp8Tensor| Layout::Bshd.memory_order(t.shape);
-    let (qv, kv, vv) = (
-        Fp8View::bshd(qd.as_view(), memory(q))?,
-        Fp8View::bshd(kd.as_view(), memory(k))?,
-        Fp8View::bshd(vd.as_view(), memory(v))?,
-    );
-    let mut o = stream.alloc_zeros::<u16>(q.data.len())?;
-    let mut once = || -> Result<Vec<u16>, AttnError> {
-        stream.memcpy_htod(&vec![POISON; q.data.len()], &mut o)?;
-        let mut out = OutputViewMut::bshd(o.as_view_mut(), opts.output, Layout::Bshd.memory_order(q.shape))?;
-        attn.run_views(&plan, &qv, &kv, &vv, &scales, &mut out, &mut ws)?;
-        Ok(packing::from_bshd(&stream.clone_dtoh(&o)?, q.shape))
-    };
-    let (first, second) = (once()?, once()?);
-    Ok((first, second, plan.problem().softmax_scale as f64))
+    let scale = plan.problem().softmax_scale as f64;
+    let mut run = BshdRun::upload(attn, plan, (q, k, v))?;
+    let (first, second) = (run.run(attn)?, run.run(attn)?);
+    Ok((first, second, scale))
+}
+
+/// `[B, H, S, D]` tensors on the device as `[B, S, H, D]` (`Layout::Bshd`)
+/// with a plan made for that layout, its workspace and an output: each
+/// [`BshdRun::run`] poisons the output, runs and returns O's bits in `[B,
+/// H, S, D]` order.
+pub struct BshdRun {
+    plan: Plan,
+    ws: Workspace,
+    shapes: [[usize; 4]; 3],
+    codes: [CudaSlice<u8>; 3],
+    scales: [CudaSlice<f32>; 3],
+    o: CudaSlice<u16>,
+}
+
+impl BshdRun {
+    /// Uploads `q`, `k` and `v` laid out `[B, S, H, D]`, with per-head
+    /// scales, for `plan` (made with `Layout::Bshd`).
+    pub fn upload(
+        attn: &Attention,
+        plan: Plan,
+        (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    ) -> Result<BshdRun, AttnError> {
+        let stream = attn.stream();
+        let ws = attn.workspace(&plan)?;
+        let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packing::bshd_codes(t)));
+        let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+        let o = stream.alloc_zeros::<u16>(q.data.len())?;
+        Ok(BshdRun {
+            plan,
+            ws,
+            shapes: [q.shape, k.shape, v.shape],
+            codes: [qd?, kd?, vd?],
+            scales: [qs?, ks?, vs?],
+            o,
+        })
+    }
+
+    /// One run on a poisoned output: O's bits, `[B, H, S, D]`.
+    pub fn run(&mut self, attn: &Attention) -> Result<Vec<u16>, AttnError> {
+        let stream = attn.stream();
+        let [qs, ks, vs] = &self.scales;
+        let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+        let memory = |i: usize| Layout::Bshd.memory_order(self.shapes[i]);
+        let [qd, kd, vd] = &self.codes;
+        let (q, k, v) = (
+            Fp8View::bshd(qd.as_view(), memory(0))?,
+            Fp8View::bshd(kd.as_view(), memory(1))?,
+            Fp8View::bshd(vd.as_view(), memory(2))?,
+        );
+        stream.memcpy_htod(&vec![POISON; self.o.len()], &mut self.o)?;
+        let output = self.plan.problem().output;
+        let mut out = OutputViewMut::bshd(self.o.as_view_mut(), output, memory(0))?;
+        attn.run_views(&self.plan, &q, &k, &v, &scales, &mut out, &mut self.ws)?;
+        Ok(packing::from_bshd(&stream.clone_dtoh(&self.o)?, self.shapes[0]))
+    }
 }
 
 /// Plans `q`, `k`, `v` for `kernel` itself, not the kernel the selection
