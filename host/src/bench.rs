@@ -389,7 +389,7 @@ pub fn bench_shape(
 ) -> Result<Vec<BenchRow>, AttnError> {
     let BenchInputs { shape, q, k, v } = inputs;
     let (shape, q_dims) = (*shape, shape.q_dims());
-    let opts = Options { causal: shape.causal, scale: None, variant: variant.into(), output: cfg.output };
+    let opts = Options { causal: shape.causal, variant: variant.into(), output: cfg.output, ..Options::default() };
     let plan = attn.plan(q, k, v, &opts)?;
     let dev = attn.upload(&plan, q, k, v)?;
     let mut out = attn.alloc_output(&dev)?;

@@ -3,6 +3,7 @@
 
 use crate::error::AttnError;
 use kernels_gpu::variant::{OutputDtype, Variant};
+use kernels_gpu::window::KeyWindow;
 
 /// Which variant runs a problem: the library's recommendation for the
 /// device and the problem (the default), or one variant by name.
@@ -61,6 +62,13 @@ pub struct Options {
     /// The element type of O: f16 (the default) or bf16, whose range lifts
     /// f16's limit on V's scales.
     pub output: OutputDtype,
+    /// The keys each query row sees around its position (bottom-right
+    /// aligned like causal masking, which narrows it further): every key
+    /// by default. Runs on the `wgmma` variants only.
+    pub window: KeyWindow,
+    /// Scores `s` become `cap * tanh(s / cap)` before the softmax; `None`
+    /// (the default) leaves them. Runs on the `wgmma` variants only.
+    pub softcap: Option<f32>,
 }
 
 impl Options {
@@ -88,6 +96,20 @@ impl Options {
     /// With output element type `output`.
     pub fn output(self, output: OutputDtype) -> Options {
         Options { output, ..self }
+    }
+
+    /// With a sliding window: query row `i`, at key position `i + Skv -
+    /// Sq`, sees the keys from `left` before it to `right` after it;
+    /// `None` for no limit on a side (FlashAttention's `window_size`, its
+    /// -1 being `None`).
+    pub fn window(self, left: Option<u32>, right: Option<u32>) -> Options {
+        Options { window: KeyWindow::new(left, right), ..self }
+    }
+
+    /// With scores capped at `cap` (`cap * tanh(s / cap)`, Gemma 2's
+    /// softcap; `cap` above 0, at most `kernels_gpu::window::MAX_SOFTCAP`).
+    pub fn softcap(self, cap: f32) -> Options {
+        Options { softcap: Some(cap), ..self }
     }
 }
 
