@@ -12,8 +12,11 @@ use kernels_gpu::variant::OutputDtype;
 use kernels_gpu::window::KeyWindow;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use sdpa::plan::Plan;
 use sdpa::quant::random_problem;
 use sdpa::reference::{ScoreRule, attention_scored_f64};
+use sdpa::validate::Problem;
+use sdpa::{AttnError, Options, Target, Variant};
 use sdpa_tests::emulate::{Inputs, PackedInputs, ScoreOptions, emulate_packed_scored, emulate_scored};
 use sdpa_tests::fuzz::{judge, tolerance};
 use sdpa_tests::packing::{prefix_sums, rows_of};
@@ -195,4 +198,54 @@ fn rows_whose_window_holds_no_key_are_zero() {
             assert_eq!(expected[at..at + d].iter().all(|&x| x == 0.0), empty, "reference, head {h} row {row}");
         }
     }
+}
+
+/// The plan for Q `[1, 8, sq, d]` and K, V `[1, 8, skv, d]` with `opts` on
+/// an sm_90a target (or not).
+fn plan(d: usize, (sq, skv): (usize, usize), opts: &Options, sm90a: bool) -> Result<Plan, AttnError> {
+    let problem = Problem::new([1, 8, sq, d], [1, 8, skv, d], [1, 8, skv, d], opts)?;
+    Plan::new(problem, opts.variant, Target { sm90a, multiprocessors: 132 })
+}
+
+#[test]
+fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
+    let window = Options::new().window(Some(64), Some(0));
+    // The twins, as each variant and output asks.
+    let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("wgmma window");
+    assert_eq!(p.entry(), "sdpa_wgmma_window_d64");
+    let capped = Options::new().softcap(30.0).variant(Variant::WgmmaFp8Pv).output(OutputDtype::Bf16);
+    let p = plan(128, (64, 16384), &capped, true).expect("fp8pv softcap");
+    assert_eq!(p.entry(), "sdpa_wgmma_fp8pv_softcap_d128_bf16", "the 64-key twin, not the 192-key kernel");
+    // The recommendation picks a variant that has them.
+    for shape in [(1, 4096), (2048, 2048), (16, 300)] {
+        let p = plan(128, shape, &window, true).expect("auto window");
+        assert!(p.entry().contains("_window_"), "{shape:?}: {}", p.entry());
+    }
+    // Without a window or a softcap, the kernels as before.
+    let p = plan(64, (512, 512), &Options::new().variant(Variant::Wgmma), true).expect("plain");
+    assert_eq!(p.entry(), p.kernel().entry);
+    // A full window under causal masking is causal masking: no twin.
+    let p = plan(64, (512, 512), &Options::new().causal(true).window(None, None), true).expect("causal");
+    assert_eq!(p.kernel().entry_for(false, kernels_gpu::kernels::ScoreForm::Plain), Some(p.entry()));
+    // Variants without score twins refuse, with a typed error.
+    for variant in [Variant::Split, Variant::SplitN64, Variant::Mma, Variant::Decode] {
+        for opts in [window.variant(variant), Options::new().softcap(5.0).variant(variant)] {
+            let refused = plan(64, (16, 512), &opts, true);
+            assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{variant:?}: {refused:?}");
+        }
+    }
+    // So does a kernel asked for by name.
+    let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
+    let split = KERNELS.iter().find(|k| k.variant == Variant::Split && k.tiles.head_dim == 64).unwrap();
+    assert!(matches!(p.with_kernel(split), Err(AttnError::UnsupportedScores { .. })));
+    // Off Hopper there is none.
+    let refused = plan(64, (512, 512), &window, false);
+    assert!(matches!(refused, Err(AttnError::VariantUnavailable { .. })), "{refused:?}");
+    // Caps the kernels cannot take.
+    for cap in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        let refused = plan(64, (64, 64), &Options::new().softcap(cap), true);
+        assert!(matches!(refused, Err(AttnError::InvalidScale { .. })), "{cap}: {refused:?}");
+    }
+    let refused = plan(64, (64, 64), &Options::new().softcap(1e9), true);
+    assert!(matches!(refused, Err(AttnError::ScaleOutOfRange { .. })), "{refused:?}");
 }
