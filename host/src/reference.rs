@@ -97,11 +97,6 @@ impl ScoreRule {
     }
 }
 
-/// Whether query `i` sees key `j` (causal masking aligned bottom-right).
-fn visible(causal: bool, i: usize, j: usize, sq: usize, skv: usize) -> bool {
-    ScoreRule::causal(causal).sees(i, j, sq, skv)
-}
-
 /// The maximum of `xs`, NaN if any element is NaN, `-inf` if empty.
 fn max_nan(xs: &[f64]) -> f64 {
     let mut m = f64::NEG_INFINITY;
@@ -211,6 +206,21 @@ pub fn attention_rows_f64(
     softmax_scale: f64,
     rows: &[(usize, usize, usize)],
 ) -> Vec<f64> {
+    attention_rows_scored_f64(q, k, v, &ScoreRule::causal(causal), softmax_scale, rows)
+}
+
+/// [`attention_rows_f64`] with the keys and scores of `rule`.
+///
+/// # Panics
+/// As [`attention_rows_f64`].
+pub fn attention_rows_scored_f64(
+    q: &Fp8Tensor,
+    k: &Fp8Tensor,
+    v: &Fp8Tensor,
+    rule: &ScoreRule,
+    softmax_scale: f64,
+    rows: &[(usize, usize, usize)],
+) -> Vec<f64> {
     let group = check_shapes(q, k, v);
     let [batch, hq, sq, d] = q.shape;
     let skv = k.shape[2];
@@ -220,14 +230,14 @@ pub fn attention_rows_f64(
         assert!(b < batch && h < hq && i < sq, "reference: row ({b}, {h}, {i}) outside q of shape {:?}", q.shape);
         let hk = h / group;
         // The keys this row sees, and their scores.
-        let keys: Vec<usize> = (0..skv).filter(|&j| visible(causal, i, j, sq, skv)).collect();
+        let keys: Vec<usize> = (0..skv).filter(|&j| rule.sees(i, j, sq, skv)).collect();
         scores.clear();
         for &j in &keys {
             let mut dot = 0.0f64;
             for x in 0..d {
                 dot += q.value(b, h, i, x) * k.value(b, hk, j, x);
             }
-            scores.push(softmax_scale * dot);
+            scores.push(rule.score(softmax_scale * dot));
         }
         let m = max_nan(&scores);
         let weights: Vec<f64> = scores.iter().map(|s| (s - m).exp()).collect();
