@@ -35,9 +35,11 @@ pub struct BenchConfig {
     /// The output type the timed kernels write (their entries differ).
     pub output: OutputDtype,
     /// The keys each row sees around its position (`Options::window`):
-    /// every key by default. [`bench_shape`] only.
+    /// every key by default. [`bench_shape`] only: the other benches
+    /// refuse a window.
     pub window: KeyWindow,
-    /// The score cap (`Options::softcap`), if any. [`bench_shape`] only.
+    /// The score cap (`Options::softcap`), if any. [`bench_shape`] only,
+    /// as `window`.
     pub softcap: Option<f32>,
 }
 
@@ -77,6 +79,17 @@ impl BenchConfig {
             right: side(self.window.right),
             softcap: self.softcap.map(f64::from),
         }
+    }
+
+    /// Refuses a window or a cap for `what`, a bench that does not time
+    /// them ([`AttnError::UnsupportedScores`]).
+    fn plain_scores(&self, what: &'static str) -> Result<(), AttnError> {
+        let feature = match (self.window.is_full(), self.softcap) {
+            (true, None) => return Ok(()),
+            (_, Some(_)) => "a softcap",
+            (false, None) => "a sliding window",
+        };
+        Err(AttnError::UnsupportedScores { what, feature, supported: "sdpa::bench::bench_shape" })
     }
 
     fn launches_for(&self, one_call_ms: f32) -> usize {
@@ -607,6 +620,7 @@ pub fn bench_decode_cache(
     modes: &[LaunchMode],
     layout: &CacheLayout,
 ) -> Result<Vec<BenchRow>, AttnError> {
+    cfg.plain_scores("bench_decode_cache")?;
     let BenchInputs { shape, q, k, v } = inputs;
     let shape = *shape;
     if modes.contains(&LaunchMode::GraphOverlap) {
