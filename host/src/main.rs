@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
-use kernels_gpu::kernels::KERNELS;
+use kernels_gpu::kernels::{KERNELS, ScoreForm};
 use kernels_gpu::window::KeyWindow;
 use sdpa::device::PackedSeqs;
 use sdpa::embedded::ImageChoice;
@@ -257,9 +257,10 @@ struct BenchArgs {
     image: ImageArg,
 }
 
-/// `--window` and `--softcap` of `sdpa run` and `sdpa bench`: the
-/// `wgmma` variants' sliding windows and capped scores (sm_90a; other
-/// variants refuse them, and `sdpa bench` leaves them out).
+/// `--window` and `--softcap` of `sdpa run` and `sdpa bench`: sliding
+/// windows and capped scores, which the `wgmma` variants run (sm_90a), and
+/// `decode` windows; other variants refuse them, and `sdpa bench` leaves
+/// those out.
 #[derive(Debug, Args)]
 struct ScoresArgs {
     /// Sliding window: query i, at key position p = i + Skv - Sq, sees the
@@ -284,6 +285,16 @@ impl ScoresArgs {
     /// Whether a window or a cap is asked for.
     fn any(&self) -> bool {
         self.window.is_some() || self.softcap.is_some()
+    }
+
+    /// The scores a kernel must compute for them (`Plain` where neither
+    /// is asked for).
+    fn form(&self) -> ScoreForm {
+        match (self.softcap, self.window) {
+            (Some(_), _) => ScoreForm::Softcap,
+            (None, Some(w)) if !w.is_full() => ScoreForm::Window,
+            (None, _) => ScoreForm::Plain,
+        }
     }
 }
 
@@ -855,13 +866,17 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let variants = if named.is_empty() { attn.variants() } else { named };
     // With a window or a cap, the variants whose kernels have them.
     let variants: Vec<Variant> = if args.scores.any() {
-        let (with, without): (Vec<Variant>, Vec<Variant>) =
-            variants.into_iter().partition(|&v| attn.kernels().any(|k| k.variant == v && k.scores.is_some()));
+        let form = args.scores.form();
+        let (with, without): (Vec<Variant>, Vec<Variant>) = variants
+            .into_iter()
+            .partition(|&v| attn.kernels().any(|k| k.variant == v && k.entry_for(false, form).is_some()));
         for v in &without {
             eprintln!("{}: no kernel with --window or --softcap, left out", v.name());
         }
         if with.is_empty() {
-            return Err(Failure::usage("--window and --softcap run on `wgmma` and `wgmma-fp8pv` (sm_90a) only"));
+            return Err(Failure::usage(
+                "--window runs on `wgmma`, `wgmma-fp8pv` (sm_90a) and `decode`, --softcap on the first two only",
+            ));
         }
         with
     } else {

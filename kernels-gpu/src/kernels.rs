@@ -63,18 +63,19 @@ pub enum ScoreForm {
 }
 
 /// A kernel's twins over its scores ([`KernelInfo::scores`]): the same
-/// tiles, shared memory and prepass as the kernel, over `[B, H, S, D]`
-/// tensors and over packed batches (where the kernel has a packed twin).
+/// tiles, shared memory, prepass and merge as the kernel, over `[B, H, S,
+/// D]` tensors and over packed batches (where the kernel has a packed
+/// twin); `None` where one is not built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScoreTwins {
     /// With a key window.
     pub window: PackedTwin,
     /// With a key window and capped scores.
-    pub softcap: PackedTwin,
+    pub softcap: Option<PackedTwin>,
     /// With a key window, over packed batches.
-    pub packed_window: PackedTwin,
+    pub packed_window: Option<PackedTwin>,
     /// With a key window and capped scores, over packed batches.
-    pub packed_softcap: PackedTwin,
+    pub packed_softcap: Option<PackedTwin>,
 }
 
 /// The score twins of a `wgmma` kernel: `names` the f16 and bf16 entries
@@ -86,10 +87,16 @@ const fn score_twins(names: [[&'static str; 2]; 4], min_blocks_per_sm: [u32; 2])
     }
     Some(ScoreTwins {
         window: twin(names[0], min_blocks_per_sm[0]),
-        softcap: twin(names[1], min_blocks_per_sm[0]),
-        packed_window: twin(names[2], min_blocks_per_sm[1]),
-        packed_softcap: twin(names[3], min_blocks_per_sm[1]),
+        softcap: Some(twin(names[1], min_blocks_per_sm[0])),
+        packed_window: Some(twin(names[2], min_blocks_per_sm[1])),
+        packed_softcap: Some(twin(names[3], min_blocks_per_sm[1])),
     })
+}
+
+/// The score twins of a `decode` kernel: a window entry alone (f16, bf16).
+const fn window_twin(entry_f16: &'static str, entry_bf16: &'static str) -> Option<ScoreTwins> {
+    let window = PackedTwin { entry_f16, entry_bf16, min_blocks_per_sm: 0 };
+    Some(ScoreTwins { window, softcap: None, packed_window: None, packed_softcap: None })
 }
 
 /// The entries of a kernel's twin over packed batches
@@ -480,7 +487,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
         packed: None,
-        scores: None,
+        scores: window_twin("sdpa_decode_window_d64", "sdpa_decode_window_d64_bf16"),
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -494,7 +501,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
         packed: None,
-        scores: None,
+        scores: window_twin("sdpa_decode_window_d128", "sdpa_decode_window_d128_bf16"),
     },
 ];
 
@@ -567,9 +574,9 @@ impl KernelInfo {
             (false, ScoreForm::Plain) => return Some(self.entry),
             (true, ScoreForm::Plain) => self.packed,
             (false, ScoreForm::Window) => self.scores.map(|t| t.window),
-            (false, ScoreForm::Softcap) => self.scores.map(|t| t.softcap),
-            (true, ScoreForm::Window) => self.scores.map(|t| t.packed_window),
-            (true, ScoreForm::Softcap) => self.scores.map(|t| t.packed_softcap),
+            (false, ScoreForm::Softcap) => self.scores.and_then(|t| t.softcap),
+            (true, ScoreForm::Window) => self.scores.and_then(|t| t.packed_window),
+            (true, ScoreForm::Softcap) => self.scores.and_then(|t| t.packed_softcap),
         };
         twin.map(|t| t.entry(self.output))
     }
@@ -577,9 +584,10 @@ impl KernelInfo {
     /// Its twins' entries writing its output type, with the launch bounds
     /// each asks for: the packed twin, then the score twins.
     pub fn twins(&self) -> impl Iterator<Item = (&'static str, u32)> + use<> {
-        let scores = self.scores.map(|t| [t.window, t.softcap, t.packed_window, t.packed_softcap]);
+        let scores = self.scores.map(|t| [Some(t.window), t.softcap, t.packed_window, t.packed_softcap]);
         let output = self.output;
-        self.packed.into_iter().chain(scores.into_iter().flatten()).map(move |t| (t.entry(output), t.min_blocks_per_sm))
+        let scores = scores.into_iter().flatten().flatten();
+        self.packed.into_iter().chain(scores).map(move |t| (t.entry(output), t.min_blocks_per_sm))
     }
 
     /// Whether it runs problems of `seq_q` queries and `seq_kv` keys: every

@@ -71,21 +71,27 @@ pub struct ScoreOptions {
     pub softcap: Option<f32>,
 }
 
-/// Emulates `kernel`'s (a `wgmma` variant's) twin with `scores`: each
+/// Emulates `kernel`'s twin with `scores`: for a `wgmma` variant each
 /// query block walks the 64-key blocks from the tile of its window's
 /// first key (`KeyWindow::key_range`), masks where
 /// `KeyWindow::block_needs_mask` says, and caps each raw score `x` as
-/// `tanh(x * softcap_input_scale)` before the mask. Returns O `[B, Hq,
-/// Sq, D]` in f32.
+/// `tanh(x * softcap_input_scale)` before the mask; `decode` (a window,
+/// no cap) walks its splits as without a window, the keys outside each
+/// row's window masked (the kernel skips the key blocks no row's window
+/// holds, which changes no value). Returns O `[B, Hq, Sq, D]` in f32.
 pub fn emulate_scored(kernel: &KernelInfo, x: &Inputs, scores: ScoreOptions) -> Vec<f32> {
-    assert!(kernel.scores.is_some(), "{} has no score twins", kernel.entry);
+    let twins = kernel.scores.unwrap_or_else(|| panic!("{} has no score twins", kernel.entry));
+    assert!(scores.softcap.is_none() || twins.softcap.is_some(), "{} has no softcap twin", kernel.entry);
     let [batch, heads_q, seq_q, dim] = x.q.shape;
     let mut out = vec![0f32; batch * heads_q * seq_q * dim];
     for b in 0..batch {
         for h in 0..heads_q {
             let head = Head::new(x, kernel.variant, b, h).with_scores(scores);
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
-            emulate_mma(kernel.tiles, &head, x, rows);
+            match kernel.variant {
+                Variant::Decode => emulate_decode(kernel, &head, x, rows),
+                _ => emulate_mma(kernel.tiles, &head, x, rows),
+            }
         }
     }
     out
@@ -123,7 +129,7 @@ pub fn emulate_packed(kernel: &KernelInfo, x: &PackedInputs) -> (Vec<f32>, Vec<u
 /// [`emulate_packed`] of the packed twin with `scores` (as
 /// [`emulate_scored`]).
 pub fn emulate_packed_scored(kernel: &KernelInfo, x: &PackedInputs, scores: ScoreOptions) -> (Vec<f32>, Vec<u32>) {
-    assert!(kernel.scores.is_some(), "{} has no score twins", kernel.entry);
+    assert!(kernel.scores.is_some_and(|t| t.packed_window.is_some()), "{} has no packed score twins", kernel.entry);
     emulate_packed_with(kernel, x, Some(scores))
 }
 

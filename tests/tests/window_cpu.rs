@@ -1,10 +1,12 @@
-//! CPU fuzzing of the `wgmma` kernels' window and softcap twins
-//! (`KernelInfo::scores`): the emulation (`emulate::emulate_scored`, the
-//! kernels' key ranges, edge masks and capped scores in f32) against the
-//! f64 reference (`sdpa::reference::attention_scored_f64`) over window
-//! edges (left/right 0, 1, the 64-key tile size +- 1, windows that leave a
-//! row no key), with causal masking, with GQA, dense and packed. Runs in
-//! CI. `PROPTEST_CASES` raises the case count (default 24 per kernel).
+//! CPU fuzzing of the window and softcap twins (`KernelInfo::scores`) of
+//! the `wgmma` kernels and of `decode` (a window only): the emulation
+//! (`emulate::emulate_scored`, the kernels' key ranges, edge masks and
+//! capped scores in f32) against the f64 reference
+//! (`sdpa::reference::attention_scored_f64`) over window edges (left/right
+//! 0, 1, the 64-key tile size +- 1, windows that leave a row no key), with
+//! causal masking, with GQA, dense and packed; then the plans' choice of
+//! twins and their refusals. Runs in CI. `PROPTEST_CASES` raises the case
+//! count (default 24 per kernel).
 
 use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
@@ -155,12 +157,45 @@ fn fuzz_packed(kernel: &KernelInfo) {
     }
 }
 
-/// The kernels with score twins (the f16 ones: a bf16 twin's schedule is
-/// the same).
+/// The kernels with softcap twins (the f16 ones: a bf16 twin's schedule
+/// is the same).
 fn kernels() -> Vec<&'static KernelInfo> {
-    let kernels: Vec<_> = KERNELS.iter().filter(|k| k.scores.is_some() && k.output == OutputDtype::F16).collect();
+    let capped = |k: &&KernelInfo| k.scores.is_some_and(|t| t.softcap.is_some()) && k.output == OutputDtype::F16;
+    let kernels: Vec<_> = KERNELS.iter().filter(capped).collect();
     assert_eq!(kernels.len(), 4, "the score twins of wgmma and wgmma-fp8pv at D = 64 and 128");
     kernels
+}
+
+fn fuzz_decode(kernel: &KernelInfo) {
+    let d = kernel.tiles.head_dim as usize;
+    let keys = prop_oneof![Just(1u32), 31u32..34, 63u32..66, 1u32..3000];
+    let heads = prop_oneof![Just((4usize, 1usize)), Just((8, 2)), Just((2, 2))];
+    let cases = (1u32..=16, keys, heads, 1usize..3, scores(), any::<u64>());
+    let result = runner().run(&cases, |(sq, skv, (hq, hkv), batch, scores, seed)| {
+        let scores = Scores { softcap: None, ..scores };
+        let (q, k, v) = random_problem([batch, hq, sq as usize, d], [batch, hkv, skv as usize, d], seed);
+        let scale = softmax_scale(d);
+        let x = Inputs { q: &q, k: &k, v: &v, causal: scores.causal, softmax_scale: scale };
+        let got: Vec<f32> =
+            emulate_scored(kernel, &x, scores.options()).into_iter().map(|x| f16::from_f32(x).to_f32()).collect();
+        let expected = attention_scored_f64(&q, &k, &v, &scores.rule(), scale as f64);
+        let (stats, passed) = judge(&got, &expected, TOLERANCES.0, TOLERANCES.1);
+        prop_assert!(passed, "{} ({batch}, {sq}, {skv}, {hq}:{hkv}) {scores:?}: {stats:?}", kernel.entry);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{}: {e}", kernel.entry);
+    }
+}
+
+#[test]
+fn decode_windows_match_the_reference_over_its_key_splits() {
+    let decode: Vec<_> =
+        KERNELS.iter().filter(|k| k.variant == Variant::Decode && k.output == OutputDtype::F16).collect();
+    assert!(decode.iter().all(|k| k.scores.is_some_and(|t| t.softcap.is_none())), "decode: a window, no softcap");
+    for kernel in decode {
+        fuzz_decode(kernel);
+    }
 }
 
 #[test]
@@ -228,17 +263,25 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     let p = plan(64, (512, 512), &Options::new().causal(true).window(None, None), true).expect("causal");
     assert_eq!(p.kernel().entry_for(false, kernels_gpu::kernels::ScoreForm::Plain), Some(p.entry()));
     // Variants without score twins refuse, with a typed error.
-    for variant in [Variant::Split, Variant::SplitN64, Variant::Mma, Variant::Decode] {
+    for variant in [Variant::Split, Variant::SplitN64, Variant::Mma] {
         for opts in [window.variant(variant), Options::new().softcap(5.0).variant(variant)] {
             let refused = plan(64, (16, 512), &opts, true);
             assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{variant:?}: {refused:?}");
         }
     }
+    // `decode` runs a window, off Hopper too, and refuses a softcap.
+    let p = plan(128, (1, 8192), &window.variant(Variant::Decode), false).expect("decode window");
+    assert_eq!(p.entry(), "sdpa_decode_window_d128");
+    let refused = plan(128, (1, 8192), &Options::new().softcap(5.0).variant(Variant::Decode), true);
+    assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{refused:?}");
+    // The recommendation for decoding with a softcap is a variant that has one.
+    let p = plan(128, (1, 8192), &Options::new().softcap(5.0), true).expect("auto softcap");
+    assert!(p.entry().contains("_softcap_"), "{}", p.entry());
     // So does a kernel asked for by name.
     let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
     let split = KERNELS.iter().find(|k| k.variant == Variant::Split && k.tiles.head_dim == 64).unwrap();
     assert!(matches!(p.with_kernel(split), Err(AttnError::UnsupportedScores { .. })));
-    // Off Hopper there is none.
+    // Off Hopper prefill has none.
     let refused = plan(64, (512, 512), &window, false);
     assert!(matches!(refused, Err(AttnError::VariantUnavailable { .. })), "{refused:?}");
     // Caps the kernels cannot take.

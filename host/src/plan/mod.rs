@@ -25,12 +25,13 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant has no kernel for them: the accurate `wgmma`.
+/// recommendation's variant has no kernel for them (or `decode` no
+/// softcap): the accurate `wgmma`.
 pub const SCORES_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variants whose kernels serve sliding windows and softcaps
 /// ([`KernelInfo::scores`]), for errors.
-const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv, on sm_90a";
+const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv on sm_90a; decode with a window, without a softcap";
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,7 +57,8 @@ impl Plan {
         };
         let variant = match (choice, scores) {
             (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
-                if find(variant, problem.head_dim as u32).is_none_or(|k| k.scores.is_none()) =>
+                if find(variant, problem.head_dim as u32)
+                    .is_none_or(|k| k.entry_for(problem.packed.is_some(), scores).is_none()) =>
             {
                 SCORES_DEFAULT
             }
