@@ -258,9 +258,9 @@ struct BenchArgs {
 }
 
 /// `--window` and `--softcap` of `sdpa run` and `sdpa bench`: sliding
-/// windows and capped scores, which the `wgmma` variants run (sm_90a), and
-/// `decode` windows; other variants refuse them, and `sdpa bench` leaves
-/// those out.
+/// windows and capped scores, which the `wgmma` variants (sm_90a) and
+/// `decode` run; other variants refuse them, and `sdpa bench` leaves those
+/// out.
 #[derive(Debug, Args)]
 struct ScoresArgs {
     /// Sliding window: query i, at key position p = i + Skv - Sq, sees the
@@ -874,9 +874,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             eprintln!("{}: no kernel with --window or --softcap, left out", v.name());
         }
         if with.is_empty() {
-            return Err(Failure::usage(
-                "--window runs on `wgmma`, `wgmma-fp8pv` (sm_90a) and `decode`, --softcap on the first two only",
-            ));
+            return Err(Failure::usage("--window and --softcap run on `wgmma`, `wgmma-fp8pv` (sm_90a) and `decode`"));
         }
         with
     } else {

@@ -93,10 +93,12 @@ const fn score_twins(names: [[&'static str; 2]; 4], min_blocks_per_sm: [u32; 2])
     })
 }
 
-/// The score twins of a `decode` kernel: a window entry alone (f16, bf16).
-const fn window_twin(entry_f16: &'static str, entry_bf16: &'static str) -> Option<ScoreTwins> {
-    let window = PackedTwin { entry_f16, entry_bf16, min_blocks_per_sm: 0 };
-    Some(ScoreTwins { window, softcap: None, packed_window: None, packed_softcap: None })
+/// The score twins of a `decode` kernel: `window`'s and `softcap`'s
+/// entries (f16, bf16), none over packed batches.
+const fn decode_twins(window: [&'static str; 2], softcap: [&'static str; 2]) -> Option<ScoreTwins> {
+    let window = PackedTwin { entry_f16: window[0], entry_bf16: window[1], min_blocks_per_sm: 0 };
+    let softcap = PackedTwin { entry_f16: softcap[0], entry_bf16: softcap[1], min_blocks_per_sm: 0 };
+    Some(ScoreTwins { window, softcap: Some(softcap), packed_window: None, packed_softcap: None })
 }
 
 /// The entries of a kernel's twin over packed batches
@@ -487,7 +489,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
         packed: None,
-        scores: window_twin("sdpa_decode_window_d64", "sdpa_decode_window_d64_bf16"),
+        scores: decode_twins(
+            ["sdpa_decode_window_d64", "sdpa_decode_window_d64_bf16"],
+            ["sdpa_decode_softcap_d64", "sdpa_decode_softcap_d64_bf16"],
+        ),
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -501,7 +506,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
         packed: None,
-        scores: window_twin("sdpa_decode_window_d128", "sdpa_decode_window_d128_bf16"),
+        scores: decode_twins(
+            ["sdpa_decode_window_d128", "sdpa_decode_window_d128_bf16"],
+            ["sdpa_decode_softcap_d128", "sdpa_decode_softcap_d128_bf16"],
+        ),
     },
 ];
 

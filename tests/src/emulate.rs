@@ -75,10 +75,11 @@ pub struct ScoreOptions {
 /// query block walks the 64-key blocks from the tile of its window's
 /// first key (`KeyWindow::key_range`), masks where
 /// `KeyWindow::block_needs_mask` says, and caps each raw score `x` as
-/// `tanh(x * softcap_input_scale)` before the mask; `decode` (a window,
-/// no cap) walks its splits as without a window, the keys outside each
-/// row's window masked (the kernel skips the key blocks no row's window
-/// holds, which changes no value). Returns O `[B, Hq, Sq, D]` in f32.
+/// `tanh(x * softcap_input_scale)` before the mask; `decode` walks its
+/// splits as without a window, the keys outside each row's window masked
+/// (the kernel skips the key blocks no row's window holds, which changes
+/// no value), its scores capped the same way. Returns O `[B, Hq, Sq, D]`
+/// in f32.
 pub fn emulate_scored(kernel: &KernelInfo, x: &Inputs, scores: ScoreOptions) -> Vec<f32> {
     let twins = kernel.scores.unwrap_or_else(|| panic!("{} has no score twins", kernel.entry));
     assert!(scores.softcap.is_none() || twins.softcap.is_some(), "{} has no softcap twin", kernel.entry);

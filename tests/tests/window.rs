@@ -253,15 +253,14 @@ fn the_recommendation_runs_windows_on_a_variant_that_has_them() {
 
 #[test]
 #[ignore = "needs a GPU: any the library runs on (decode is built for sm_89 and sm_90a); run on a GPU machine (README: GPU tests)"]
-fn decode_windows_match_the_f64_reference_over_key_splits() {
+fn decode_windows_and_softcaps_match_the_f64_reference_over_key_splits() {
     let (stream, attn) = on_own_stream();
     let mut seed = 5000;
-    let windows = CASES.iter().filter(|s| s.softcap.is_none());
     for (d, hq, hkv, output) in [(64, 8, 2, OutputDtype::F16), (128, 4, 4, OutputDtype::Bf16)] {
         // Few queries against long caches: the keys split across blocks,
         // windows that leave whole splits without a key.
         for (sq, skv) in [(1usize, 100usize), (4, 4096), (16, 3000), (1, 20000)] {
-            for scores in windows.clone() {
+            for scores in &CASES {
                 seed += 1;
                 let (q, k, v) = random_problem([1, hq, sq, d], [1, hkv, skv, d], seed);
                 let scale = scale_of(d);
@@ -271,6 +270,6 @@ fn decode_windows_match_the_f64_reference_over_key_splits() {
                 check((&o, &lse), (&q, &k, &v), scores, (scale as f64, Tolerance::of(Variant::Decode)), &what);
             }
         }
-        println!("decode D={d} {}: windows x 4 shapes ok", output.name());
+        println!("decode D={d} {}: {} windows and caps x 4 shapes ok", output.name(), CASES.len());
     }
 }

@@ -1,5 +1,5 @@
 //! CPU fuzzing of the window and softcap twins (`KernelInfo::scores`) of
-//! the `wgmma` kernels and of `decode` (a window only): the emulation
+//! the `wgmma` kernels and of `decode`: the emulation
 //! (`emulate::emulate_scored`, the kernels' key ranges, edge masks and
 //! capped scores in f32) against the f64 reference
 //! (`sdpa::reference::attention_scored_f64`) over window edges (left/right
@@ -157,11 +157,11 @@ fn fuzz_packed(kernel: &KernelInfo) {
     }
 }
 
-/// The kernels with softcap twins (the f16 ones: a bf16 twin's schedule
-/// is the same).
+/// The kernels with packed score twins (the f16 ones: a bf16 twin's
+/// schedule is the same).
 fn kernels() -> Vec<&'static KernelInfo> {
-    let capped = |k: &&KernelInfo| k.scores.is_some_and(|t| t.softcap.is_some()) && k.output == OutputDtype::F16;
-    let kernels: Vec<_> = KERNELS.iter().filter(capped).collect();
+    let packed = |k: &&KernelInfo| k.scores.is_some_and(|t| t.packed_softcap.is_some()) && k.output == OutputDtype::F16;
+    let kernels: Vec<_> = KERNELS.iter().filter(packed).collect();
     assert_eq!(kernels.len(), 4, "the score twins of wgmma and wgmma-fp8pv at D = 64 and 128");
     kernels
 }
@@ -172,7 +172,6 @@ fn fuzz_decode(kernel: &KernelInfo) {
     let heads = prop_oneof![Just((4usize, 1usize)), Just((8, 2)), Just((2, 2))];
     let cases = (1u32..=16, keys, heads, 1usize..3, scores(), any::<u64>());
     let result = runner().run(&cases, |(sq, skv, (hq, hkv), batch, scores, seed)| {
-        let scores = Scores { softcap: None, ..scores };
         let (q, k, v) = random_problem([batch, hq, sq as usize, d], [batch, hkv, skv as usize, d], seed);
         let scale = softmax_scale(d);
         let x = Inputs { q: &q, k: &k, v: &v, causal: scores.causal, softmax_scale: scale };
@@ -189,10 +188,10 @@ fn fuzz_decode(kernel: &KernelInfo) {
 }
 
 #[test]
-fn decode_windows_match_the_reference_over_its_key_splits() {
+fn decode_windows_and_softcaps_match_the_reference_over_its_key_splits() {
     let decode: Vec<_> =
         KERNELS.iter().filter(|k| k.variant == Variant::Decode && k.output == OutputDtype::F16).collect();
-    assert!(decode.iter().all(|k| k.scores.is_some_and(|t| t.softcap.is_none())), "decode: a window, no softcap");
+    assert!(decode.iter().all(|k| k.scores.is_some_and(|t| t.softcap.is_some())), "decode: windows and softcaps");
     for kernel in decode {
         fuzz_decode(kernel);
     }
@@ -269,14 +268,14 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
             assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{variant:?}: {refused:?}");
         }
     }
-    // `decode` runs a window, off Hopper too, and refuses a softcap.
+    // `decode` runs both, off Hopper too.
     let p = plan(128, (1, 8192), &window.variant(Variant::Decode), false).expect("decode window");
     assert_eq!(p.entry(), "sdpa_decode_window_d128");
-    let refused = plan(128, (1, 8192), &Options::new().softcap(5.0).variant(Variant::Decode), true);
-    assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{refused:?}");
-    // The recommendation for decoding with a softcap is a variant that has one.
+    let p = plan(64, (4, 8192), &Options::new().softcap(5.0).variant(Variant::Decode), false).expect("decode softcap");
+    assert_eq!(p.entry(), "sdpa_decode_softcap_d64");
+    // The recommendation for decoding takes `decode`'s twin.
     let p = plan(128, (1, 8192), &Options::new().softcap(5.0), true).expect("auto softcap");
-    assert!(p.entry().contains("_softcap_"), "{}", p.entry());
+    assert_eq!(p.entry(), "sdpa_decode_softcap_d128");
     // So does a kernel asked for by name.
     let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
     let split = KERNELS.iter().find(|k| k.variant == Variant::Split && k.tiles.head_dim == 64).unwrap();

@@ -25,13 +25,12 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant has no kernel for them (or `decode` no
-/// softcap): the accurate `wgmma`.
+/// recommendation's variant has no kernel for them: the accurate `wgmma`.
 pub const SCORES_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variants whose kernels serve sliding windows and softcaps
 /// ([`KernelInfo::scores`]), for errors.
-const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv on sm_90a; decode with a window, without a softcap";
+const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), decode";
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]

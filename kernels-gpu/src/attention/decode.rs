@@ -18,9 +18,10 @@
 //!
 //! Per-batch key lengths (`AttnParams::seq_used_k`) end each batch's walk
 //! early; the log-sum-exp output (`AttnParams::lse`) is written where asked.
-//! Which keys a row sees is the walk's [`DecodeKeys`] policy: every key (or
-//! causal masking), or a key window ([`WindowedKeys`]: each split walks
-//! only the key blocks of its rows' windows).
+//! Which keys a row sees and what its scores are is the walk's
+//! [`DecodeKeys`] policy: every key (or causal masking), or a key window
+//! ([`WindowedKeys`]: each split walks only the key blocks of its rows'
+//! windows), perhaps with capped scores ([`CappedKeys`]).
 
 use super::block::BlockJob;
 use super::merge::MergeArea;
@@ -32,17 +33,23 @@ use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
 use crate::softmax;
-use crate::window::KeyWindow;
+use crate::window::{self, KeyWindow};
 use core::marker::PhantomData;
 
 /// The decode walk (see the module docs), its rows' keys as `K` says.
 pub struct Decode<K: DecodeKeys = AllKeys>(PhantomData<K>);
 
-/// Which keys a decode row sees: a kernel's policy.
+/// Which keys a decode row sees and what its scores are: a kernel's
+/// policy.
 pub trait DecodeKeys {
     /// Whether a key window (`AttnParams::window_left`, `window_right`,
     /// causal masking folded in by the host) limits them.
     const WINDOWED: bool;
+    /// Whether the scores are capped (`AttnParams::softcap`): each becomes
+    /// `tanh` of the raw dot product times its row's Q scale and
+    /// `window::softcap_input_scale`, which the softmax scales by
+    /// `window::softcap_score_factor`.
+    const CAPPED: bool;
 }
 
 /// Every key of the batch, or causal masking (`AttnParams::causal`).
@@ -52,12 +59,22 @@ pub struct AllKeys;
 /// key length, as causal masking).
 pub struct WindowedKeys;
 
+/// [`WindowedKeys`] with capped scores.
+pub struct CappedKeys;
+
 impl DecodeKeys for AllKeys {
     const WINDOWED: bool = false;
+    const CAPPED: bool = false;
 }
 
 impl DecodeKeys for WindowedKeys {
     const WINDOWED: bool = true;
+    const CAPPED: bool = false;
+}
+
+impl DecodeKeys for CappedKeys {
+    const WINDOWED: bool = true;
+    const CAPPED: bool = true;
 }
 
 /// The key block of both `decode` kernels: a window's walk starts at a
@@ -196,7 +213,11 @@ impl<K: DecodeKeys> Walk for Decode<K> {
             key_begin,
             key_end,
             // Q's scale is each row's own (`scale_scores`).
-            score_scale_log2: softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale),
+            score_scale_log2: if K::CAPPED {
+                window::softcap_score_factor(p.softcap)
+            } else {
+                softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale)
+            },
             v_scale,
         }
     }
@@ -279,6 +300,15 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         } else {
             (0, limit(0).max(0) as u32)
         };
+        if K::CAPPED {
+            // The rows' factors to their tanh's argument.
+            let (_, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, 0, at.kv_head);
+            // SAFETY: the K scale array holds this entry (host-validated).
+            let k_scale = unsafe { *(p.k_scale as *const f32).add(kv_index as usize) };
+            let to_tanh =
+                window::softcap_input_scale(softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale), p.softcap);
+            q_scales = q_scales.map(|s| s * to_tanh);
+        }
         FoldedRows { key_limits, key_starts, unmasked_begin, unmasked_end, keys: seq_kv, q_scales, col }
     }
 
@@ -294,6 +324,9 @@ impl<K: DecodeKeys> Walk for Decode<K> {
             for tile in s.iter_mut() {
                 for (e, x) in tile.iter_mut().enumerate() {
                     *x *= rows.q_scales[e / 2];
+                    if K::CAPPED {
+                        *x = math::tanh(*x);
+                    }
                 }
             }
             return;
@@ -302,6 +335,7 @@ impl<K: DecodeKeys> Walk for Decode<K> {
             for (e, x) in tile.iter_mut().enumerate() {
                 let key = (key0 + 8 * t as u32 + rows.col + e as u32 % 2) as i32;
                 let scaled = *x * rows.q_scales[e / 2];
+                let scaled = if K::CAPPED { math::tanh(scaled) } else { scaled };
                 let seen = key < rows.key_limits[e / 2] && (!K::WINDOWED || key >= rows.key_starts[e / 2]);
                 *x = if seen { scaled } else { f32::NEG_INFINITY };
             }

@@ -4,7 +4,7 @@
 //! `name_bf16` bf16 ([`super::output`]), or a prepass's one.
 
 use super::block::{Rolled, Unrolled};
-use super::decode::{self, Decode, WindowedKeys};
+use super::decode::{self, CappedKeys, Decode, WindowedKeys};
 use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
@@ -213,12 +213,19 @@ entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {
 entry!(sdpa_decode_d128 / sdpa_decode_d128_bf16, |p| {
     split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode)
 });
-// Its twins with a key window (`kernels::ScoreTwins`).
+// Its twins with a key window, and with a window and capped scores
+// (`kernels::ScoreTwins`).
 entry!(sdpa_decode_window_d64 / sdpa_decode_window_d64_bf16, |p| {
     split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode<WindowedKeys>)
 });
 entry!(sdpa_decode_window_d128 / sdpa_decode_window_d128_bf16, |p| {
     split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<WindowedKeys>)
+});
+entry!(sdpa_decode_softcap_d64 / sdpa_decode_softcap_d64_bf16, |p| {
+    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode<CappedKeys>)
+});
+entry!(sdpa_decode_softcap_d128 / sdpa_decode_softcap_d128_bf16, |p| {
+    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<CappedKeys>)
 });
 entry!(sdpa_decode_merge_d64 / sdpa_decode_merge_d64_bf16, |p| decode::merge_splits::<64, 2, Out>(&p));
 entry!(sdpa_decode_merge_d128 / sdpa_decode_merge_d128_bf16, |p| decode::merge_splits::<128, 4, Out>(&p));
