@@ -1,6 +1,7 @@
 //! `[B, S, H, D]` tensors (`Options::layout(Layout::Bshd)`, run by the
 //! `wgmma` variants' packed twins as sequences of equal lengths without
-//! prefix sums) on the GPU: every batch entry and head against the f64
+//! prefix sums, and by `decode` itself where each sequence has one query
+//! row) on the GPU: every batch entry and head against the f64
 //! reference, the log-sum-exp (`[B, Sq, Hq]`) against f64, on and around
 //! the tile edges, GQA, causal with more keys than queries; the same
 //! inputs in `[B, H, S, D]` give the same bits, with windows and softcaps
@@ -87,6 +88,9 @@ fn bshd_matches_the_f64_reference_and_the_bhsd_bits_on_tile_edges() {
         (Variant::Wgmma, 64, true, 2, 6, 2, 192, 192, OutputDtype::F16),
         (Variant::WgmmaFp8Pv, 128, false, 2, 4, 1, 300, 129, OutputDtype::F16),
         (Variant::WgmmaFp8Pv, 64, true, 3, 4, 2, 65, 500, OutputDtype::Bf16),
+        // `decode` reads `[B, S, H, D]` caches itself (one query row).
+        (Variant::Decode, 128, false, 2, 8, 2, 1, 3000, OutputDtype::F16),
+        (Variant::Decode, 64, true, 3, 4, 1, 1, 777, OutputDtype::Bf16),
     ];
     for (variant, d, causal, b, hq, hkv, sq, skv, output) in cases {
         let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 91 + d as u64 + sq as u64);
