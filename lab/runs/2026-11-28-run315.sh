@@ -3,7 +3,7 @@
 # its own carried build: h/fusedmerge's bundle (decode's last split merges
 # the splits: device_api, decode_paged_time's merge table, window's decode
 # twins) and h/py2's wheel and python/ (pytest: attention_varlen, [B, S, H,
-# D] without copies, return_lse).
+# D] without copies, return_lse, window_size and softcap).
 #   carry: gpu-bundle-diag/r315fm (gb.tar.xz) and gpu-bundle-diag/py2
 #   (sdpa_fp8-*.whl, pytest/*.whl, python.tgz: the branch's python/).
 set -uo pipefail
