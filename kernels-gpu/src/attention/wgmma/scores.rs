@@ -60,14 +60,15 @@ impl ScorePolicy for CausalKeys {
     #[inline(always)]
     fn limit_keys(_p: &AttnParams, _job: &mut BlockJob, _block_m: u32) {}
 
+    // Scores as they are: `Uncapped`'s factor and exponent.
     #[inline(always)]
-    fn softmax_factor(_p: &AttnParams, job: &BlockJob) -> f32 {
-        job.score_scale_log2
+    fn softmax_factor(p: &AttnParams, job: &BlockJob) -> f32 {
+        Uncapped::softmax_factor(p, job)
     }
 
     #[inline(always)]
-    fn fused_exponent_ok(_p: &AttnParams, job: &BlockJob, head_dim: u32) -> bool {
-        softmax::fused_exponent_ok(job.score_scale_log2, head_dim)
+    fn fused_exponent_ok(p: &AttnParams, job: &BlockJob, head_dim: u32) -> bool {
+        Uncapped::fused_exponent_ok(p, job, head_dim)
     }
 
     #[inline(always)]
