@@ -88,6 +88,15 @@ pub fn open_gpu() -> Attention {
     attn
 }
 
+/// An `Attention` on a stream the test made (its own context's, device
+/// 0), as a framework would call it: the device API's tests.
+pub fn on_own_stream() -> (std::sync::Arc<sdpa::cudarc::driver::CudaStream>, Attention) {
+    let ctx = sdpa::cudarc::driver::CudaContext::new(0).expect("a GPU for the GPU tests");
+    let stream = ctx.new_stream().expect("stream");
+    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
+    (stream, attn)
+}
+
 /// The seeds every case runs with.
 pub const SEEDS: [u64; 3] = [0, 1, 2];
 

@@ -14,15 +14,8 @@ use sdpa::raw;
 use sdpa::reference::{attention_f64, log_sum_exp_f64 as lse_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Plan, Variant};
+use sdpa_tests::on_own_stream;
 use std::sync::Arc;
-
-/// An `Attention` on a stream the test made, as a framework would.
-fn on_own_stream() -> (Arc<CudaStream>, Attention) {
-    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
-    let stream = ctx.new_stream().expect("stream");
-    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
-    (stream, attn)
-}
 
 /// Q, K, V codes on the device.
 struct Inputs {

@@ -7,23 +7,16 @@
 //! inputs in `[B, H, S, D]` give the same bits, with windows and softcaps
 //! too; and the mistakes a caller can make are typed errors.
 
-use sdpa::cudarc::driver::{CudaContext, CudaStream};
+use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{ScoreRule, attention_f64, attention_scored_f64, log_sum_exp_f64};
 use sdpa::tensor::to_f32;
-use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Layout, Options, OutputDtype, Variant};
+use sdpa::{Attention, AttnError, Fp8Tensor, Layout, Options, OutputDtype, Variant};
+use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::{batch_of, bshd_codes, from_bshd};
 use std::sync::Arc;
-
-/// An `Attention` on a stream of the test's own.
-fn on_own_stream() -> (Arc<CudaStream>, Attention) {
-    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
-    let stream = ctx.new_stream().expect("stream");
-    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
-    (stream, attn)
-}
 
 /// What one run gave, in `[B, Hq, Sq, D]` order whatever the layout: O's
 /// bits, and the log-sum-exp as the layout lays it out.

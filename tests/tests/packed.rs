@@ -6,22 +6,13 @@
 //! sums no host checked (decreasing, past the totals) run without a fault
 //! and leave the well-formed sequences right.
 
-use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, log_sum_exp_f64};
-use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Variant};
+use sdpa::{AttnError, Fp8Tensor, Options, OutputDtype, Variant};
+use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::{PackedOutput, prefix_sums, rows_of, run_packed};
-use std::sync::Arc;
-
-/// An `Attention` on a stream of the test's own.
-fn on_own_stream() -> (Arc<CudaStream>, Attention) {
-    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
-    let stream = ctx.new_stream().expect("stream");
-    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
-    (stream, attn)
-}
 
 /// Checks sequence `b` (query rows `cu_q[b] ..`, key rows `cu_k[b] ..`) of
 /// a packed run against the f64 reference, O and log-sum-exp.

@@ -6,23 +6,16 @@
 //! the 64-key tile +- 1, windows that leave a row no key), with causal
 //! masking, GQA, both output types, dense and packed.
 
-use sdpa::cudarc::driver::{CudaContext, CudaStream};
+use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{ScoreRule, attention_scored_f64, log_sum_exp_scored_f64};
 use sdpa::tensor::to_f32;
-use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Variant};
+use sdpa::{Attention, AttnError, Fp8Tensor, Options, OutputDtype, Variant};
+use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::{packed_codes, prefix_sums, rows_of};
 use std::sync::Arc;
-
-/// An `Attention` on a stream of the test's own.
-fn on_own_stream() -> (Arc<CudaStream>, Attention) {
-    let ctx = CudaContext::new(0).expect("a GPU for the GPU tests");
-    let stream = ctx.new_stream().expect("stream");
-    let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
-    (stream, attn)
-}
 
 /// A window and a cap, as options and as the reference's rule.
 #[derive(Clone, Copy, Debug)]
