@@ -35,6 +35,16 @@ pub fn rows_of(t: &Fp8Tensor, first: usize, len: usize) -> Fp8Tensor {
     from_codes(data, [1, heads, len, d], t.scales.clone())
 }
 
+/// Rows `first .. first + len` of every head of one-batch `[1, H, total,
+/// D]` values (an emulated packed run's output), as `[H, len, D]`, each
+/// value rounded to f16 as the kernels store it.
+pub fn sequence_rows_f16(values: &[f32], [heads, total, d]: [usize; 3], first: usize, len: usize) -> Vec<f32> {
+    (0..heads)
+        .flat_map(|h| values[(h * total + first) * d..][..len * d].iter())
+        .map(|&x| half::f16::from_f32(x).to_f32())
+        .collect()
+}
+
 /// A `[B, H, S, D]` tensor's codes laid out `[B, S, H, D]`.
 pub fn bshd_codes(t: &Fp8Tensor) -> Vec<u8> {
     let [batch, heads, rows, d] = t.shape;

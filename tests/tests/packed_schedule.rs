@@ -9,7 +9,6 @@
 //! in CI. `PROPTEST_CASES`
 //! raises the case count (default 24 per kernel).
 
-use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
@@ -17,7 +16,7 @@ use proptest::test_runner::{Config, TestRunner};
 use sdpa::quant::random_problem;
 use sdpa_tests::emulate::{Inputs, PackedInputs, SequenceStarts, emulate_packed};
 use sdpa_tests::fuzz::Judge;
-use sdpa_tests::packing::{prefix_sums, rows_of};
+use sdpa_tests::packing::{prefix_sums, rows_of, sequence_rows_f16};
 
 /// The emulation's tolerances, as `cpu_fuzz`'s.
 const TOLERANCES: (f64, f64) = (1e-2, 2e-2);
@@ -99,10 +98,7 @@ fn fuzz_packed(kernel: &KernelInfo) {
             if lq == 0 {
                 continue;
             }
-            let got: Vec<f32> = (0..hq)
-                .flat_map(|h| (0..lq as usize).flat_map(move |i| (0..d).map(move |c| ((h * total_q) + q0 + i) * d + c)))
-                .map(|at| f16::from_f32(out[at]).to_f32())
-                .collect();
+            let got = sequence_rows_f16(&out, [hq, total_q, d], q0, lq as usize);
             let (qb, kb, vb) =
                 (rows_of(&q, q0, lq as usize), rows_of(&k, k0, lk as usize), rows_of(&v, k0, lk as usize));
             let passed = if lk == 0 {

@@ -21,7 +21,7 @@ use sdpa::validate::Problem;
 use sdpa::{AttnError, Options, Target, Variant};
 use sdpa_tests::emulate::{Inputs, PackedInputs, ScoreOptions, SequenceStarts, emulate_packed_scored, emulate_scored};
 use sdpa_tests::fuzz::{judge, tolerance};
-use sdpa_tests::packing::{prefix_sums, rows_of};
+use sdpa_tests::packing::{prefix_sums, rows_of, sequence_rows_f16};
 
 /// The emulation's tolerances, as `cpu_fuzz`'s (the lower-precision
 /// variants' gate for `wgmma-fp8pv`).
@@ -145,10 +145,7 @@ fn fuzz_packed(kernel: &KernelInfo) {
             if lq == 0 {
                 continue;
             }
-            let got: Vec<f32> = (0..hq)
-                .flat_map(|h| (0..lq as usize).flat_map(move |i| (0..d).map(move |c| ((h * total_q) + q0 + i) * d + c)))
-                .map(|at| f16::from_f32(out[at]).to_f32())
-                .collect();
+            let got = sequence_rows_f16(&out, [hq, total_q, d], q0, lq as usize);
             let (qb, kb, vb) =
                 (rows_of(&q, q0, lq as usize), rows_of(&k, k0, lk as usize), rows_of(&v, k0, lk as usize));
             let passed = if lk == 0 {
