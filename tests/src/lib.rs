@@ -15,6 +15,7 @@ pub mod pv_bound;
 #[cfg(test)]
 mod pv_bound_tests;
 pub mod release_cases;
+pub mod scores;
 pub mod shapes;
 pub mod timing;
 

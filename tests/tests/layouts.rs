@@ -11,11 +11,12 @@ use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
-use sdpa::reference::{ScoreRule, attention_f64, attention_scored_f64, log_sum_exp_f64};
+use sdpa::reference::{attention_f64, attention_scored_f64, log_sum_exp_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, Layout, Options, OutputDtype, Variant};
 use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::{batch_of, bshd_codes, from_bshd};
+use sdpa_tests::scores::Scores;
 use std::sync::Arc;
 
 /// What one run gave, in `[B, Hq, Sq, D]` order whatever the layout: O's
@@ -160,21 +161,13 @@ fn bshd_windows_and_softcaps_match_the_f64_reference_and_the_bhsd_bits() {
     let (b, hq, hkv, sq, skv) = (3, 4, 2, 129, 300);
     for (variant, d, causal, (left, right), softcap) in cases {
         let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 7 + d as u64);
-        let mut opts = Options::new().causal(causal).variant(variant).window(left, right);
-        if let Some(cap) = softcap {
-            opts = opts.softcap(cap);
-        }
+        let scores = Scores { left, right, causal, softcap };
+        let opts = scores.apply(Options::new().variant(variant));
         let what = format!("{} D={d} causal={causal} window ({left:?}, {right:?}) softcap {softcap:?}", variant.name());
         let bshd = run(&stream, &attn, (&q, &k, &v), &opts.layout(Layout::Bshd)).expect("bshd run");
         let bhsd = run(&stream, &attn, (&q, &k, &v), &opts).expect("bhsd run");
         let got: Vec<f32> = bshd.o_bits.iter().map(|&x| to_f32(OutputDtype::F16, x)).collect();
-        let rule = ScoreRule {
-            causal,
-            left: left.map(|n| n as usize),
-            right: right.map(|n| n as usize),
-            softcap: softcap.map(f64::from),
-        };
-        let want = attention_scored_f64(&q, &k, &v, &rule, 1.0 / (d as f64).sqrt());
+        let want = attention_scored_f64(&q, &k, &v, &scores.rule(), 1.0 / (d as f64).sqrt());
         let stats = compare(&got, &want, Tolerance::of(variant).max_abs);
         assert!(Tolerance::of(variant).passes(&stats), "{what}: {stats}");
         let differing = bshd.o_bits.iter().zip(&bhsd.o_bits).filter(|(a, b)| a != b).count();

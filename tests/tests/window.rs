@@ -10,42 +10,13 @@ use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
-use sdpa::reference::{ScoreRule, attention_scored_f64, log_sum_exp_scored_f64};
+use sdpa::reference::{attention_scored_f64, log_sum_exp_scored_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, Options, OutputDtype, Variant};
 use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::{packed_codes, prefix_sums, rows_of};
+use sdpa_tests::scores::Scores;
 use std::sync::Arc;
-
-/// A window and a cap, as options and as the reference's rule.
-#[derive(Clone, Copy, Debug)]
-struct Scores {
-    left: Option<u32>,
-    right: Option<u32>,
-    causal: bool,
-    softcap: Option<f32>,
-}
-
-impl Scores {
-    fn options(&self, variant: Variant, output: OutputDtype, scale: f32) -> Options {
-        let opts = Options::new().causal(self.causal).variant(variant).output(output).scale(scale);
-        let opts = opts.window(self.left, self.right);
-        match self.softcap {
-            Some(cap) => opts.softcap(cap),
-            None => opts,
-        }
-    }
-
-    fn rule(&self) -> ScoreRule {
-        let side = |n: Option<u32>| n.map(|n| n as usize);
-        ScoreRule {
-            causal: self.causal,
-            left: side(self.left),
-            right: side(self.right),
-            softcap: self.softcap.map(f64::from),
-        }
-    }
-}
 
 /// The windows and caps every configuration runs.
 const CASES: [Scores; 9] = [
@@ -140,7 +111,7 @@ fn windows_and_softcaps_match_the_f64_reference() {
                 seed += 1;
                 let (q, k, v) = random_problem([1, hq, sq, d], [1, hkv, skv, d], seed);
                 let scale = scale_of(d);
-                let opts = scores.options(variant, output, scale);
+                let opts = scores.apply(Options::new().variant(variant).output(output).scale(scale));
                 let (o, lse) = run_dense(&stream, &attn, (&q, &k, &v), &opts).expect("run");
                 let what = format!("{} D={d} {hq}:{hkv} {} ({sq}, {skv}) {scores:?}", variant.name(), output.name());
                 check((&o, &lse), (&q, &k, &v), &scores, (scale as f64, Tolerance::of(variant)), &what);
@@ -168,7 +139,7 @@ fn packed_windows_and_softcaps_match_the_f64_reference_per_sequence() {
         for (n, scores) in CASES.iter().enumerate() {
             let (q, k, v) = random_problem([1, hq, total_q, d], [1, hkv, total_k, d], 77 + n as u64 + d as u64);
             let scale = scale_of(d);
-            let opts = scores.options(variant, output, scale);
+            let opts = scores.apply(Options::new().variant(variant).output(output).scale(scale));
             let (q_shape, kv_shape) = ([total_q, hq, d], [total_k, hkv, d]);
             let [qd, kd, vd] = [&q, &k, &v].map(|t| stream.clone_htod(&packed_codes(t)).expect("codes"));
             let [cu_qd, cu_kd] = [&cu_q, &cu_k].map(|c| stream.clone_htod(c).expect("prefix sums"));
@@ -257,7 +228,7 @@ fn decode_windows_and_softcaps_match_the_f64_reference_over_key_splits() {
                 seed += 1;
                 let (q, k, v) = random_problem([1, hq, sq, d], [1, hkv, skv, d], seed);
                 let scale = scale_of(d);
-                let opts = scores.options(Variant::Decode, output, scale);
+                let opts = scores.apply(Options::new().variant(Variant::Decode).output(output).scale(scale));
                 let (o, lse) = run_dense(&stream, &attn, (&q, &k, &v), &opts).expect("run");
                 let what = format!("decode D={d} {hq}:{hkv} {} ({sq}, {skv}) {scores:?}", output.name());
                 check((&o, &lse), (&q, &k, &v), scores, (scale as f64, Tolerance::of(Variant::Decode)), &what);

@@ -11,17 +11,17 @@
 use half::f16;
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::variant::OutputDtype;
-use kernels_gpu::window::KeyWindow;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sdpa::plan::Plan;
 use sdpa::quant::random_problem;
-use sdpa::reference::{ScoreRule, attention_scored_f64};
+use sdpa::reference::attention_scored_f64;
 use sdpa::validate::Problem;
 use sdpa::{AttnError, Options, Target, Variant};
-use sdpa_tests::emulate::{Inputs, PackedInputs, ScoreOptions, SequenceStarts, emulate_packed_scored, emulate_scored};
+use sdpa_tests::emulate::{Inputs, PackedInputs, SequenceStarts, emulate_packed_scored, emulate_scored};
 use sdpa_tests::fuzz::{judge, tolerance};
 use sdpa_tests::packing::{prefix_sums, rows_of, sequence_rows_f16};
+use sdpa_tests::scores::Scores;
 
 /// The emulation's tolerances, as `cpu_fuzz`'s (the lower-precision
 /// variants' gate for `wgmma-fp8pv`).
@@ -43,33 +43,6 @@ fn side() -> impl Strategy<Value = Option<u32>> {
 /// 192-row query blocks).
 fn length() -> impl Strategy<Value = u32> {
     prop_oneof![Just(1u32), 62u32..67, 126u32..131, 190u32..195, 1u32..260]
-}
-
-/// What a case asks for beside its lengths.
-#[derive(Clone, Debug)]
-struct Scores {
-    left: Option<u32>,
-    right: Option<u32>,
-    causal: bool,
-    softcap: Option<f32>,
-}
-
-impl Scores {
-    /// As the kernels take them.
-    fn options(&self) -> ScoreOptions {
-        ScoreOptions { window: KeyWindow::new(self.left, self.right).with_causal(self.causal), softcap: self.softcap }
-    }
-
-    /// As the reference takes them.
-    fn rule(&self) -> ScoreRule {
-        let side = |n: Option<u32>| n.map(|n| n as usize);
-        ScoreRule {
-            causal: self.causal,
-            left: side(self.left),
-            right: side(self.right),
-            softcap: self.softcap.map(f64::from),
-        }
-    }
 }
 
 fn scores() -> impl Strategy<Value = Scores> {
@@ -102,7 +75,7 @@ fn fuzz_dense(kernel: &KernelInfo) {
         let scale = softmax_scale(d);
         let x = Inputs { q: &q, k: &k, v: &v, causal: scores.causal, softmax_scale: scale };
         let got: Vec<f32> =
-            emulate_scored(kernel, &x, scores.options()).into_iter().map(|x| f16::from_f32(x).to_f32()).collect();
+            emulate_scored(kernel, &x, scores.emulated()).into_iter().map(|x| f16::from_f32(x).to_f32()).collect();
         let expected = attention_scored_f64(&q, &k, &v, &scores.rule(), scale as f64);
         let (rel_l2, max_rel) = tolerance(kernel, TOLERANCES);
         let (stats, passed) = judge(&got, &expected, rel_l2, max_rel);
@@ -138,7 +111,7 @@ fn fuzz_packed(kernel: &KernelInfo) {
             SequenceStarts::PrefixSums { cu_q: &cu_q, cu_k: &cu_k }
         };
         let x = PackedInputs { tensors, starts, max_seqlen: max };
-        let (out, writes) = emulate_packed_scored(kernel, &x, scores.options());
+        let (out, writes) = emulate_packed_scored(kernel, &x, scores.emulated());
         prop_assert!(writes.iter().all(|&w| w == 1), "{}: rows written {writes:?}", kernel.entry);
         for (b, &(lq, lk)) in lens.iter().enumerate() {
             let (q0, k0) = (cu_q[b] as usize, cu_k[b] as usize);
@@ -183,7 +156,7 @@ fn fuzz_decode(kernel: &KernelInfo) {
         let scale = softmax_scale(d);
         let x = Inputs { q: &q, k: &k, v: &v, causal: scores.causal, softmax_scale: scale };
         let got: Vec<f32> =
-            emulate_scored(kernel, &x, scores.options()).into_iter().map(|x| f16::from_f32(x).to_f32()).collect();
+            emulate_scored(kernel, &x, scores.emulated()).into_iter().map(|x| f16::from_f32(x).to_f32()).collect();
         let expected = attention_scored_f64(&q, &k, &v, &scores.rule(), scale as f64);
         let (stats, passed) = judge(&got, &expected, TOLERANCES.0, TOLERANCES.1);
         prop_assert!(passed, "{} ({batch}, {sq}, {skv}, {hq}:{hkv}) {scores:?}: {stats:?}", kernel.entry);
@@ -229,7 +202,7 @@ fn rows_whose_window_holds_no_key_are_zero() {
     let (q, k, v) = random_problem([1, 2, 200, d], [1, 1, 70, d], 7);
     let scores = Scores { left: Some(3), right: Some(1), causal: false, softcap: Some(5.0) };
     let x = Inputs { q: &q, k: &k, v: &v, causal: false, softmax_scale: softmax_scale(d) };
-    let got = emulate_scored(kernel, &x, scores.options());
+    let got = emulate_scored(kernel, &x, scores.emulated());
     let expected = attention_scored_f64(&q, &k, &v, &scores.rule(), softmax_scale(d) as f64);
     for h in 0..2 {
         for row in 0..200 {
