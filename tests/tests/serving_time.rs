@@ -9,10 +9,24 @@
 //! Ignored without a GPU; on a GPU machine, alone on it:
 //! `gpu-bundle/bin/serving_time --ignored --nocapture --test-threads=1`.
 
-use sdpa::cudarc::driver::CudaSlice;
+use sdpa::cudarc::driver::{CudaSlice, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::{Layout, Options, OutputDtype, Variant};
 use sdpa_tests::timing::{codes, graph_us, untracked_attention};
+use std::sync::Arc;
+
+/// The long record shapes (B, H, S, D) and their masks.
+const LONG_RECORD_SHAPES: [([usize; 4], bool); 4] =
+    [([4, 16, 4096, 128], false), ([1, 16, 16384, 128], true), ([2, 16, 8192, 64], false), ([4, 16, 2048, 64], false)];
+
+/// Random E4M3 codes of Q, K and V of `shape` on the device, and one scale
+/// of 0.05 per head for each.
+fn uploaded(stream: &Arc<CudaStream>, shape: [usize; 4]) -> ([CudaSlice<u8>; 3], [CudaSlice<f32>; 3]) {
+    let n: usize = shape.iter().product();
+    let codes = [1, 2, 3].map(|seed| stream.clone_htod(&codes(n, seed)).expect("upload"));
+    let scales = [(); 3].map(|()| stream.clone_htod(&vec![0.05f32; shape[1]]).expect("scales"));
+    (codes, scales)
+}
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
@@ -20,21 +34,13 @@ fn lse_output_cost_at_the_long_record_shapes() {
     let (stream, attn) = untracked_attention();
     println!("| variant | shape | no LSE us | LSE us | LSE / none (round 1, 2) |");
     println!("|---|---|---|---|---|");
-    let shapes = [
-        ([4, 16, 4096, 128], false),
-        ([1, 16, 16384, 128], true),
-        ([2, 16, 8192, 64], false),
-        ([4, 16, 2048, 64], false),
-    ];
     for variant in [Variant::Wgmma, Variant::WgmmaFp8Pv] {
-        for (shape, causal) in shapes {
+        for (shape, causal) in LONG_RECORD_SHAPES {
             let n: usize = shape.iter().product();
-            let [q, k, v] = [1, 2, 3].map(|seed| stream.clone_htod(&codes(n, seed)).expect("upload"));
+            let ([q, k, v], [qs, ks, vs]) = uploaded(&stream, shape);
             let plan =
                 attn.plan_shapes(shape, shape, shape, &Options::new().causal(causal).variant(variant)).expect("plan");
             let mut ws = attn.workspace(&plan).expect("workspace");
-            let scale = |h: usize| stream.clone_htod(&vec![0.05f32; h]).expect("scales");
-            let (qs, ks, vs) = (scale(shape[1]), scale(shape[1]), scale(shape[1]));
             let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
             let views = [&q, &k, &v].map(|t| Fp8View::new(t.as_view(), shape).expect("view"));
             let mut o: CudaSlice<u16> = stream.alloc_zeros(n).expect("o");
@@ -165,19 +171,12 @@ fn bshd_against_bhsd_at_the_long_record_shapes() {
     let (stream, attn) = untracked_attention();
     println!("| variant | shape | [B, H, S, D] us | [B, S, H, D] us | bshd / bhsd (round 1, 2) |");
     println!("|---|---|---|---|---|");
-    let shapes = [
-        ([4, 16, 4096, 128], false),
-        ([1, 16, 16384, 128], true),
-        ([2, 16, 8192, 64], false),
-        ([4, 16, 2048, 64], false),
-        ([2, 8, 256, 64], false),
-    ];
+    // The long record shapes and a mission shape.
+    let shapes = LONG_RECORD_SHAPES.into_iter().chain([([2, 8, 256, 64], false)]);
     for variant in [Variant::Wgmma, Variant::WgmmaFp8Pv] {
-        for (shape, causal) in shapes {
+        for (shape, causal) in shapes.clone() {
             let n: usize = shape.iter().product();
-            let [q, k, v] = [1, 2, 3].map(|seed| stream.clone_htod(&codes(n, seed)).expect("upload"));
-            let scale = |h: usize| stream.clone_htod(&vec![0.05f32; h]).expect("scales");
-            let (qs, ks, vs) = (scale(shape[1]), scale(shape[1]), scale(shape[1]));
+            let ([q, k, v], [qs, ks, vs]) = uploaded(&stream, shape);
             let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
             let mut o: CudaSlice<u16> = stream.alloc_zeros(n).expect("o");
             let mut time = |layout: Layout| {
