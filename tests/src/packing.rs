@@ -35,6 +35,16 @@ pub fn rows_of(t: &Fp8Tensor, first: usize, len: usize) -> Fp8Tensor {
     from_codes(data, [1, heads, len, d], t.scales.clone())
 }
 
+/// Rows `first .. first + len` of packed `[total, H, D]` values (a packed
+/// run's output), as `[H, len, D]` like the reference (`D` = 1: a packed
+/// log-sum-exp `[total, H]`).
+pub fn packed_rows<T: Copy>(values: &[T], [heads, d]: [usize; 2], first: usize, len: usize) -> Vec<T> {
+    (0..heads)
+        .flat_map(|h| (first..first + len).flat_map(move |r| ((r * heads + h) * d)..((r * heads + h) * d + d)))
+        .map(|at| values[at])
+        .collect()
+}
+
 /// Rows `first .. first + len` of every head of one-batch `[1, H, total,
 /// D]` values (an emulated packed run's output), as `[H, len, D]`, each
 /// value rounded to f16 as the kernels store it.
@@ -122,4 +132,21 @@ pub fn run_packed(
     let lse = stream.clone_dtoh(&lse).expect("lse back");
     stream.synchronize().expect("sync");
     Ok(PackedOutput { o: bits.iter().map(|&x| to_f32(opts.output, x)).collect(), lse })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sdpa::quant::random_problem;
+
+    /// A sequence's rows read back from the packed layout are the
+    /// one-batch tensor's own rows.
+    #[test]
+    fn packed_rows_are_the_rows_of_the_unpacked_tensor() {
+        let (q, _, _) = random_problem([1, 3, 50, 64], [1, 3, 50, 64], 9);
+        let packed = packed_codes(&q);
+        for (first, len) in [(0, 50), (7, 1), (20, 13), (50, 0)] {
+            assert_eq!(packed_rows(&packed, [3, 64], first, len), rows_of(&q, first, len).data, "{first} {len}");
+        }
+    }
 }

@@ -17,7 +17,7 @@ use sdpa::quant::random_problem;
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, Layout, Options};
 use sdpa_tests::fuzz::Judge;
-use sdpa_tests::packing::{batch_of, prefix_sums, rows_of, run_packed};
+use sdpa_tests::packing::{batch_of, packed_rows, prefix_sums, rows_of, run_packed};
 use sdpa_tests::{BshdRun, open_gpu};
 
 /// `gpu_fuzz`'s tolerances.
@@ -87,10 +87,7 @@ fn check_batch(attn: &Attention, kernel: &'static KernelInfo, batch: &Batch) -> 
             .enumerate()
             .map(|(b, &(lq, lk))| {
                 let (q0, k0) = (cu_q[b] as usize, cu_k[b] as usize);
-                let got: Vec<f32> = (0..hq)
-                    .flat_map(|h| (0..lq).flat_map(move |i| (0..d).map(move |c| ((q0 + i) * hq + h) * d + c)))
-                    .map(|at| out.o[at])
-                    .collect();
+                let got = packed_rows(&out.o, [hq, d], q0, lq);
                 (got, (rows_of(&q, q0, lq), rows_of(&k, k0, lk), rows_of(&v, k0, lk)))
             })
             .collect()

@@ -12,7 +12,7 @@ use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, log_sum_exp_f64};
 use sdpa::{AttnError, Fp8Tensor, Options, OutputDtype, Variant};
 use sdpa_tests::on_own_stream;
-use sdpa_tests::packing::{PackedOutput, prefix_sums, rows_of, run_packed};
+use sdpa_tests::packing::{PackedOutput, packed_rows, prefix_sums, rows_of, run_packed};
 
 /// Checks sequence `b` (query rows `cu_q[b] ..`, key rows `cu_k[b] ..`) of
 /// a packed run against the f64 reference, O and log-sum-exp.
@@ -31,10 +31,7 @@ fn check_sequence(
     let (qb, kb, vb) = (rows_of(q, q0, sq), rows_of(k, k0, skv), rows_of(v, k0, skv));
     let want = if skv == 0 { vec![0.0; hq * sq * d] } else { attention_f64(&qb, &kb, &vb, causal, scale) };
     // The run's rows of this sequence, as `[Hq, Sq, D]` like the reference.
-    let got: Vec<f32> = (0..hq)
-        .flat_map(|h| (0..sq).flat_map(move |i| (0..d).map(move |c| ((q0 + i) * hq + h) * d + c)))
-        .map(|at| out.o[at])
-        .collect();
+    let got = packed_rows(&out.o, [hq, d], q0, sq);
     let stats = compare(&got, &want, tolerance.max_abs);
     let zeros_exact = skv > 0 || got.iter().all(|&x| x == 0.0);
     assert!(tolerance.passes(&stats) && zeros_exact, "{what}: {stats}");

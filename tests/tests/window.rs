@@ -14,7 +14,7 @@ use sdpa::reference::{attention_scored_f64, log_sum_exp_scored_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, Options, OutputDtype, Variant};
 use sdpa_tests::on_own_stream;
-use sdpa_tests::packing::{packed_codes, prefix_sums, rows_of};
+use sdpa_tests::packing::{packed_codes, packed_rows, prefix_sums, rows_of};
 use sdpa_tests::scores::Scores;
 use std::sync::Arc;
 
@@ -171,12 +171,7 @@ fn packed_windows_and_softcaps_match_the_f64_reference_per_sequence() {
                     continue;
                 }
                 // The sequence's rows as `[Hq, Sq, D]` and `[Hq, Sq]`, like the reference.
-                let got_o: Vec<f32> = (0..hq)
-                    .flat_map(|h| (0..sq).flat_map(move |i| (0..d).map(move |c| ((q0 + i) * hq + h) * d + c)))
-                    .map(|at| o[at])
-                    .collect();
-                let got_lse: Vec<f32> =
-                    (0..hq).flat_map(|h| (0..sq).map(move |i| (q0 + i) * hq + h)).map(|at| lse[at]).collect();
+                let (got_o, got_lse) = (packed_rows(&o, [hq, d], q0, sq), packed_rows(&lse, [hq, 1], q0, sq));
                 let what = format!("{} D={d} sequence {b} ({sq}, {skv}) {scores:?}", variant.name());
                 if skv == 0 {
                     let empty = got_o.iter().all(|&x| x == 0.0) && got_lse.iter().all(|&x| x == f32::NEG_INFINITY);
