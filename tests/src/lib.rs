@@ -18,6 +18,7 @@ pub mod release_cases;
 pub mod scores;
 pub mod shapes;
 pub mod timing;
+pub mod views;
 
 use kernels_gpu::kernels::KernelInfo;
 use sdpa::attention::POISON;

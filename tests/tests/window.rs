@@ -16,6 +16,7 @@ use sdpa::{Attention, AttnError, Fp8Tensor, Options, OutputDtype, Variant};
 use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::{packed_codes, packed_rows, prefix_sums, rows_of};
 use sdpa_tests::scores::Scores;
+use sdpa_tests::views::run_with_lse;
 use std::sync::Arc;
 
 /// The windows and caps every configuration runs.
@@ -62,30 +63,11 @@ fn check(
 fn run_dense(
     stream: &Arc<CudaStream>,
     attn: &Attention,
-    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    inputs: (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
     opts: &Options,
 ) -> Result<(Vec<f32>, Vec<f32>), AttnError> {
-    let plan = attn.plan_shapes(q.shape, k.shape, v.shape, opts)?;
-    let mut ws = attn.workspace(&plan)?;
-    let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&t.data).expect("codes"));
-    let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
-    let rows = q.shape[1] * q.shape[2];
-    let mut o = stream.clone_htod(&vec![0x7FFFu16; rows * q.shape[3]]).expect("o");
-    let mut lse = stream.clone_htod(&vec![f32::NAN; rows]).expect("lse");
-    attn.run_views_with(
-        &plan,
-        &Fp8View::new(qd.as_view(), q.shape)?,
-        &Fp8View::new(kd.as_view(), k.shape)?,
-        &Fp8View::new(vd.as_view(), v.shape)?,
-        &DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead),
-        &mut OutputViewMut::new(o.as_view_mut(), opts.output, q.shape)?,
-        &mut ws,
-        RunExtras::new().lse(lse.as_view_mut()),
-    )?;
-    let bits = stream.clone_dtoh(&o).expect("o back");
-    let lse = stream.clone_dtoh(&lse).expect("lse back");
-    stream.synchronize().expect("sync");
-    Ok((bits.iter().map(|&x| to_f32(opts.output, x)).collect(), lse))
+    let out = run_with_lse(stream, attn, inputs, opts)?;
+    Ok((out.o_bits.iter().map(|&x| to_f32(opts.output, x)).collect(), out.lse))
 }
 
 /// A softmax scale that makes scores large enough for a cap to matter.
