@@ -10,6 +10,7 @@ pub mod batch;
 pub mod cli;
 pub mod emulate;
 pub mod fuzz;
+pub mod lse;
 pub mod packing;
 pub mod pv_bound;
 #[cfg(test)]

@@ -24,6 +24,7 @@ use sdpa::quant::{from_codes, random_problem};
 use sdpa::reference::{attention_f64, log_sum_exp_f64 as lse_f64};
 use sdpa::{Fp8Tensor, Output};
 use sdpa_tests::cli::{TempPath, sdpa_cli};
+use sdpa_tests::lse;
 
 /// Runs `sdpa run --lse` on `input` (and `--causal`), expecting success;
 /// returns `o` and `lse`.
@@ -125,8 +126,7 @@ fn sdpa_run_on_a_paged_cache_with_lengths_matches_contiguous_and_the_reference()
                 let (h, i) = (row / seq_q, row % seq_q);
                 let got = lse_flat[b * rows + row] as f64;
                 let want = lse_f64(&qb, &kb, h, i, causal, scale);
-                let close =
-                    if want.is_finite() { (got - want).abs() <= 1e-3 * want.abs().max(1.0) } else { got == want };
+                let close = lse::close(got, want, 0.0);
                 assert!(close, "causal={causal} Sq={seq_q} b={b} len={len} row ({h}, {i}): lse {got}, f64 {want}");
             }
         }

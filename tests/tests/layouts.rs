@@ -13,6 +13,7 @@ use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_scored_f64, log_sum_exp_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{AttnError, Layout, Options, OutputDtype, Variant};
+use sdpa_tests::lse;
 use sdpa_tests::on_own_stream;
 use sdpa_tests::packing::batch_of;
 use sdpa_tests::scores::Scores;
@@ -55,8 +56,7 @@ fn bshd_matches_the_f64_reference_and_the_bhsd_bits_on_tile_edges() {
                 for i in 0..sq {
                     let got = bshd.lse[(batch * sq + i) * hq + h] as f64;
                     let want = log_sum_exp_f64(&qb, &kb, h, i, causal, scale);
-                    let close =
-                        if want.is_finite() { (got - want).abs() <= 1e-3 * want.abs().max(1.0) } else { got == want };
+                    let close = lse::close(got, want, 0.0);
                     assert!(close, "{what}: batch {batch} row ({h}, {i}) log-sum-exp {got} vs {want}");
                 }
             }
