@@ -64,7 +64,6 @@ fn attention(
 /// queries and `max_seqlen_k` keys. Queued on `stream`, as `attention`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (q, k, v, cu_seqlens_q, cu_seqlens_k, q_descale, k_descale, v_descale, out, lse, max_seqlen_q, max_seqlen_k, softmax_scale, causal, stream))]
 fn attention_varlen(
     q: &Bound<'_, PyAny>,
     k: &Bound<'_, PyAny>,
