@@ -247,7 +247,7 @@ def _check_prefix_sums(cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor, d
 def _max_seqlen(name: str, value: int) -> int:
     """A longest length: a positive integer (a ``SymInt`` under
     ``torch.compile`` with dynamic shapes)."""
-    if isinstance(value, bool) or not isinstance(value, int | torch.SymInt):
+    if isinstance(value, bool) or not isinstance(value, (int, torch.SymInt)):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value <= 0:
         raise ValueError(f"{name} must be positive, got {value}")
