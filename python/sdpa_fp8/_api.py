@@ -1,6 +1,7 @@
-"""The public calls: ``attention`` (FlashAttention-3's FP8 interface),
-``quantize`` and ``recommended_variant``, with every argument checked
-before anything is launched."""
+"""The public calls: ``attention`` and ``attention_varlen``
+(FlashAttention-3's FP8 interfaces), ``quantize`` and
+``recommended_variant``, with every argument checked before anything is
+launched."""
 
 import math
 from collections.abc import Sequence
@@ -9,7 +10,7 @@ from typing import Literal, NamedTuple
 import torch
 
 from . import _native
-from ._op import E4M3, attention_op
+from ._op import E4M3, attention_op, attention_varlen_op
 
 Layout = Literal["bshd", "bhsd"]
 """Where the sequence and head axes are: ``"bshd"`` is ``[batch, seq,
@@ -86,10 +87,9 @@ def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: Lay
     return _Dims(batch, heads_q, heads_kv, seq_q, seq_kv, head_dim)
 
 
-def _descale(name: str, t: torch.Tensor | None, dims: _Dims, device: torch.device) -> torch.Tensor:
-    """A ``(batch, num_heads_k)`` float32 contiguous descale on ``device``:
-    the caller's (checked), or ones where it gave none."""
-    shape = (dims.batch, dims.heads_kv)
+def _descale(name: str, t: torch.Tensor | None, shape: tuple[int, int], device: torch.device) -> torch.Tensor:
+    """A ``shape = (batch, num_heads_k)`` float32 contiguous descale on
+    ``device``: the caller's (checked), or ones where it gave none."""
     if t is None:
         return torch.ones(shape, dtype=torch.float32, device=device)
     if not isinstance(t, torch.Tensor):
@@ -103,14 +103,31 @@ def _descale(name: str, t: torch.Tensor | None, dims: _Dims, device: torch.devic
     return t.contiguous()
 
 
+def _check_out_dtype(out_dtype: torch.dtype) -> None:
+    if out_dtype not in OUTPUT_NAMES:
+        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+
+
+def _softmax_scale(softmax_scale: float | None, head_dim: int) -> float:
+    """The caller's scale (checked finite and positive), ``1 / sqrt(D)``
+    where it gave none."""
+    scale = 1.0 / math.sqrt(head_dim) if softmax_scale is None else float(softmax_scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"softmax_scale must be finite and positive, got {scale}")
+    return scale
+
+
 def _contiguous_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
     """``t`` as a contiguous ``[B, H, S, D]`` tensor: a copy for ``bshd``
     (or a strided input), done on the uint8 bits so every backend can copy
     it."""
-    bhsd = _as_bhsd(t, layout)
-    if bhsd.is_contiguous():
-        return bhsd
-    return bhsd.view(torch.uint8).contiguous().view(E4M3)
+    return _contiguous_codes(_as_bhsd(t, layout))
+
+
+def _contiguous_codes(t: torch.Tensor) -> torch.Tensor:
+    """E4M3 ``t`` contiguous: itself, or a copy made on the uint8 bits so
+    every backend can copy it."""
+    return t if t.is_contiguous() else t.view(torch.uint8).contiguous().view(E4M3)
 
 
 def attention(
@@ -163,15 +180,10 @@ def attention(
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
-    if out_dtype not in OUTPUT_NAMES:
-        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
-    if softmax_scale is None:
-        softmax_scale = 1.0 / math.sqrt(dims.head_dim)
-    softmax_scale = float(softmax_scale)
-    if not (math.isfinite(softmax_scale) and softmax_scale > 0):
-        raise ValueError(f"softmax_scale must be finite and positive, got {softmax_scale}")
+    _check_out_dtype(out_dtype)
+    softmax_scale = _softmax_scale(softmax_scale, dims.head_dim)
     scales = [
-        _descale(name, t, dims, q.device)
+        _descale(name, t, (dims.batch, dims.heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
     out = attention_op(
@@ -184,6 +196,156 @@ def attention(
         out_dtype,
     )
     return _as_bhsd(out, layout)
+
+
+def _check_packed_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]:
+    """Types, ranks and shapes of packed Q, K and V; ``(Hkv, D)``."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != E4M3:
+            raise TypeError(
+                f"{name} must be torch.float8_e4m3fn (E4M3 codes; sdpa_fp8.quantize makes them), got {t.dtype}"
+            )
+        if t.dim() != 3:
+            raise ValueError(f"{name} must have 3 dimensions (total_rows, heads, head_dim), got shape {tuple(t.shape)}")
+    total_q, heads_q, head_dim = q.shape
+    total_k, heads_kv, _ = k.shape
+    if k.shape != v.shape:
+        raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+    if k.shape[2] != head_dim:
+        raise ValueError(f"q and k must agree on head_dim, got {tuple(q.shape)} and {tuple(k.shape)}")
+    if head_dim not in _native.HEAD_DIMS:
+        raise ValueError(f"head_dim {head_dim} is not supported (supported: {_native.HEAD_DIMS})")
+    if min(total_q, total_k, heads_q, heads_kv) == 0:
+        raise ValueError(f"zero-sized dimension: q {tuple(q.shape)}, k {tuple(k.shape)}")
+    if heads_q % heads_kv != 0:
+        raise ValueError(f"query heads ({heads_q}) must be a multiple of key/value heads ({heads_kv})")
+    _check_device({"k": k, "v": v}, q.device)
+    return heads_kv, head_dim
+
+
+def _check_prefix_sums(cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor, device: torch.device) -> int:
+    """Both prefix sums int32, one-dimensional, of ``batch + 1 >= 2``
+    entries, on ``device``; ``batch``."""
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != torch.int32:
+            raise TypeError(f"{name} must be torch.int32, got {t.dtype}")
+        if t.dim() != 1 or t.shape[0] < 2:
+            raise ValueError(f"{name} must have shape (batch + 1,) with batch >= 1, got {tuple(t.shape)}")
+    if cu_seqlens_q.shape != cu_seqlens_k.shape:
+        raise ValueError(
+            f"cu_seqlens_q and cu_seqlens_k must have the same length (batch + 1), "
+            f"got {cu_seqlens_q.shape[0]} and {cu_seqlens_k.shape[0]}"
+        )
+    _check_device({"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k}, device)
+    return cu_seqlens_q.shape[0] - 1
+
+
+def _max_seqlen(name: str, value: int) -> int:
+    """A longest length: a positive integer (a ``SymInt`` under
+    ``torch.compile`` with dynamic shapes)."""
+    if isinstance(value, bool) or not isinstance(value, (int, torch.SymInt)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return value
+
+
+def attention_varlen(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    *,
+    q_descale: torch.Tensor | None = None,
+    k_descale: torch.Tensor | None = None,
+    v_descale: torch.Tensor | None = None,
+    softmax_scale: float | None = None,
+    causal: bool = False,
+    out_dtype: torch.dtype = torch.bfloat16,
+    return_lse: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """FP8 attention over a packed batch of sequences of their own lengths,
+    as FlashAttention-3's FP8 ``flash_attn_varlen_func`` takes it: sequence
+    ``b`` is rows ``cu_seqlens_q[b] : cu_seqlens_q[b + 1]`` of Q (and O)
+    attending to rows ``cu_seqlens_k[b] : cu_seqlens_k[b + 1]`` of K and V.
+
+    Runs on Hopper (sm_90a) only, on the ``wgmma`` kernels.
+
+    Args:
+        q: E4M3 (``torch.float8_e4m3fn``) ``[total_q, Hq, D]`` on a CUDA
+            device.
+        k, v: E4M3 ``[total_k, Hkv, D]``, ``Hq`` a multiple of ``Hkv``
+            (query head ``h`` reads key/value head ``h // (Hq // Hkv)``).
+            ``D`` is 64 or 128.
+        cu_seqlens_q, cu_seqlens_k: ``torch.int32`` ``[B + 1]`` prefix sums
+            of the query and key lengths (from 0, non-decreasing), on q's
+            device. They are read on the GPU only, never on the host: a bad
+            value gives wrong rows for its sequences (a decreasing pair is
+            an empty sequence, a sequence longer than ``max_seqlen_*`` is
+            cut at it, a row past the total is not read), never a read
+            outside the tensors.
+        max_seqlen_q, max_seqlen_k: the longest query and key lengths
+            (positive ints; the plan, and the grid, are made for them).
+        q_descale, k_descale, v_descale: float32 ``(B, Hkv)``, per
+            (sequence, key/value head), as ``attention`` takes them.
+            ``None`` means 1.
+        softmax_scale: the factor on Q K^T, ``1 / sqrt(D)`` by default.
+        causal: mask keys after the query, aligned bottom-right in each
+            sequence (its last query sees its last key); a row that sees no
+            key is 0 (and its log-sum-exp ``-inf``).
+        out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
+        return_lse: also return each row's softmax log-sum-exp.
+
+    Returns:
+        O ``[total_q, Hq, D]`` in ``out_dtype``; with ``return_lse``, ``(O,
+        lse)``, ``lse`` float32 ``[total_q, Hq]``: the natural log of the sum
+        over the keys a row sees of ``exp(softmax_scale * q.k)``.
+        FlashAttention's varlen log-sum-exp is ``[Hq, total_q]``:
+        ``lse.T`` is that layout. The work is queued on the current CUDA
+        stream.
+
+    Raises:
+        TypeError: an argument of the wrong type or dtype (prefix sums not
+            int32 among them).
+        ValueError: shapes that do not fit together (descales not ``(B,
+            Hkv)`` for ``B = len(cu_seqlens_q) - 1``, prefix sums of
+            different lengths), an unsupported head dimension, tensors off
+            the GPU or on different devices, a bad ``max_seqlen_*``,
+            ``softmax_scale`` or ``out_dtype``.
+        RuntimeError: a CUDA failure, or a GPU other than Hopper.
+    """
+    heads_kv, head_dim = _check_packed_inputs(q, k, v)
+    batch = _check_prefix_sums(cu_seqlens_q, cu_seqlens_k, q.device)
+    max_q = _max_seqlen("max_seqlen_q", max_seqlen_q)
+    max_k = _max_seqlen("max_seqlen_k", max_seqlen_k)
+    _check_out_dtype(out_dtype)
+    softmax_scale = _softmax_scale(softmax_scale, head_dim)
+    scales = [
+        _descale(name, t, (batch, heads_kv), q.device)
+        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
+    ]
+    out, lse = attention_varlen_op(
+        _contiguous_codes(q),
+        _contiguous_codes(k),
+        _contiguous_codes(v),
+        cu_seqlens_q.contiguous(),
+        cu_seqlens_k.contiguous(),
+        *scales,
+        max_q,
+        max_k,
+        softmax_scale,
+        bool(causal),
+        out_dtype,
+        bool(return_lse),
+    )
+    return (out, lse) if return_lse else out
 
 
 def quantize(
@@ -242,8 +404,7 @@ def recommended_variant(
     default): the library's recommendation, by the name ``sdpa bench
     --variants`` and ``sdpa info`` use."""
     _check_layout(layout)
-    if out_dtype not in OUTPUT_NAMES:
-        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+    _check_out_dtype(out_dtype)
 
     def bhsd(shape: Sequence[int]) -> list[int]:
         dims = [int(n) for n in shape]

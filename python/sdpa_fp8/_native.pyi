@@ -23,6 +23,31 @@ def attention(
     descales ``(B, Hkv)`` float32, ``out`` ``[B, Hq, Sq, D]`` f16 or bf16,
     contiguous, on one CUDA device."""
 
+def attention_varlen(
+    q: object,
+    k: object,
+    v: object,
+    cu_seqlens_q: object,
+    cu_seqlens_k: object,
+    q_descale: object,
+    k_descale: object,
+    v_descale: object,
+    out: object,
+    lse: object | None,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    softmax_scale: float,
+    causal: bool,
+    stream: int,
+) -> None:
+    """Attention over a packed batch into ``out`` (and ``lse`` unless
+    ``None``) on CUDA stream ``stream``; every tensor a DLPack capsule (only
+    read): Q ``[total_q, Hq, D]``, K, V ``[total_k, Hkv, D]`` E4M3 (or its
+    uint8 bits), ``cu_seqlens_q``, ``cu_seqlens_k`` int32 ``[B + 1]``,
+    descales ``(B, Hkv)`` float32, ``out`` ``[total_q, Hq, D]`` f16 or bf16,
+    ``lse`` ``[total_q, Hq]`` float32, contiguous, on one CUDA device; every
+    sequence at most ``max_seqlen_q`` queries and ``max_seqlen_k`` keys."""
+
 def recommended_variant(
     q_shape: list[int], kv_shape: list[int], causal: bool, out_dtype: str, device: int, stream: int
 ) -> str:

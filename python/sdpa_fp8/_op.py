@@ -1,9 +1,12 @@
-"""The custom op ``torch.ops.sdpa_fp8.attention``: the native launch on the
-current CUDA stream, and its fake implementation for tracing.
+"""The custom ops ``torch.ops.sdpa_fp8.attention`` and
+``torch.ops.sdpa_fp8.attention_varlen``: the native launches on the current
+CUDA stream, and their fake implementations for tracing.
 
-The op takes the kernels' own layout, ``[batch, heads, seq, head_dim]``
-contiguous, and float32 descales ``(batch, num_heads_k)`` contiguous; the
-public ``sdpa_fp8.attention`` checks its arguments and brings them into
+``attention`` takes the kernels' own layout, ``[batch, heads, seq,
+head_dim]`` contiguous, ``attention_varlen`` packed ``[total_rows, heads,
+head_dim]`` contiguous, both float32 descales ``(batch, num_heads_k)``
+contiguous; the public ``sdpa_fp8.attention`` and
+``sdpa_fp8.attention_varlen`` check their arguments and bring them into
 that form.
 """
 
@@ -77,3 +80,75 @@ def _attention_fake(
 ) -> torch.Tensor:
     """The output's shape, type and device, without running anything."""
     return q.new_empty(q.shape, dtype=out_dtype)
+
+
+@torch.library.custom_op("sdpa_fp8::attention_varlen", mutates_args=(), device_types="cuda", tags=_stride_tags())
+def attention_varlen_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention over a packed batch: Q ``[total_q, Hq, D]``, K and V
+    ``[total_k, Hkv, D]`` contiguous E4M3, int32 prefix sums ``[B + 1]``;
+    returns O ``[total_q, Hq, D]`` and the log-sum-exp ``[total_q, Hq]``
+    float32 (an empty ``[0]`` tensor, not written, unless ``return_lse``),
+    launched on the current stream of q's device."""
+    out, lse = _varlen_outputs(q, out_dtype, return_lse)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _native.attention_varlen(
+        _capsule(q),
+        _capsule(k),
+        _capsule(v),
+        _capsule(cu_seqlens_q),
+        _capsule(cu_seqlens_k),
+        _capsule(q_descale),
+        _capsule(k_descale),
+        _capsule(v_descale),
+        _capsule(out),
+        _capsule(lse) if return_lse else None,
+        max_seqlen_q,
+        max_seqlen_k,
+        softmax_scale,
+        causal,
+        stream,
+    )
+    return out, lse
+
+
+@attention_varlen_op.register_fake
+def _attention_varlen_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _varlen_outputs(q, out_dtype, return_lse)
+
+
+def _varlen_outputs(q: torch.Tensor, out_dtype: torch.dtype, return_lse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``attention_varlen``'s outputs, uninitialized: O of q's shape, the
+    log-sum-exp ``[total_q, Hq]`` float32 (``[0]`` unless asked for)."""
+    lse_shape = (q.shape[0], q.shape[1]) if return_lse else (0,)
+    return q.new_empty(q.shape, dtype=out_dtype), q.new_empty(lse_shape, dtype=torch.float32)

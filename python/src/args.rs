@@ -3,7 +3,7 @@
 //! the shapes fit together and that every tensor is on one CUDA device.
 
 use crate::dlpack::{
-    CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
+    CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_INT, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
 };
 use sdpa::OutputDtype;
 use std::fmt;
@@ -19,11 +19,13 @@ pub enum Element {
     Bf16,
     /// IEEE single.
     F32,
+    /// 32-bit signed integer (prefix sums of sequence lengths).
+    I32,
 }
 
 impl Element {
     /// The element type of a DLPack dtype, where it is one of these.
-    fn of(info: &TensorInfo) -> Option<Element> {
+    pub fn of(info: &TensorInfo) -> Option<Element> {
         let dtype = info.dtype;
         if dtype.lanes != 1 {
             return None;
@@ -33,6 +35,7 @@ impl Element {
             (CODE_FLOAT, 16) => Some(Element::F16),
             (CODE_BFLOAT, 16) => Some(Element::Bf16),
             (CODE_FLOAT, 32) => Some(Element::F32),
+            (CODE_INT, 32) => Some(Element::I32),
             _ => None,
         }
     }
@@ -69,7 +72,7 @@ pub enum ArgError {
         strides: Vec<i64>,
     },
     /// An output the producer marked read-only.
-    ReadOnly,
+    ReadOnly(&'static str),
     /// Shapes that do not fit together.
     Shape(String),
     /// A tensor that is not in CUDA device memory.
@@ -102,7 +105,7 @@ impl fmt::Display for ArgError {
             ArgError::NotContiguous { what, shape, strides } => {
                 write!(f, "{what} must be contiguous row-major, got shape {shape:?} with strides {strides:?}")
             }
-            ArgError::ReadOnly => write!(f, "out is read-only"),
+            ArgError::ReadOnly(what) => write!(f, "{what} is read-only"),
             ArgError::Shape(why) => write!(f, "{why}"),
             ArgError::NotCuda { what, device_type } => {
                 write!(f, "{what} must be a CUDA tensor, got DLPack device type {device_type} (CUDA is 2)")
@@ -167,7 +170,7 @@ pub struct Tensors {
 }
 
 /// Names of the descale arguments, in `Tensors::descales` order.
-const DESCALE_NAMES: [&str; 3] = ["q_descale", "k_descale", "v_descale"];
+pub const DESCALE_NAMES: [&str; 3] = ["q_descale", "k_descale", "v_descale"];
 
 impl Tensors {
     /// Checks the tensors, types and layouts first, then how their shapes
@@ -183,7 +186,7 @@ impl Tensors {
         }
         let out = operand::<4>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
         if self.out.read_only {
-            return Err(ArgError::ReadOnly);
+            return Err(ArgError::ReadOnly("out"));
         }
         let out_dtype = match Element::of(&self.out) {
             Some(Element::Bf16) => OutputDtype::Bf16,
@@ -196,28 +199,32 @@ impl Tensors {
 
     /// Every tensor on the CUDA device Q is on; that device's ordinal.
     fn check_devices(&self) -> Result<usize, ArgError> {
-        let expected = self.q.device;
         let named = [("q", &self.q), ("k", &self.k), ("v", &self.v), ("out", &self.out)]
             .into_iter()
             .chain(DESCALE_NAMES.into_iter().zip(&self.descales));
-        for (what, info) in named {
-            if info.device.device_type != DEVICE_CUDA {
-                return Err(ArgError::NotCuda { what, device_type: info.device.device_type });
-            }
-            if info.device.device_id != expected.device_id {
-                return Err(ArgError::Devices { what, ordinal: info.device.device_id, expected: expected.device_id });
-            }
-        }
-        usize::try_from(expected.device_id).map_err(|_| ArgError::Devices {
-            what: "q",
-            ordinal: expected.device_id,
-            expected: 0,
-        })
+        on_one_device(named)
     }
 }
 
+/// Every tensor of `named` on one CUDA device, the first's (Q's); that
+/// device's ordinal.
+pub fn on_one_device<'t>(named: impl IntoIterator<Item = (&'static str, &'t TensorInfo)>) -> Result<usize, ArgError> {
+    let mut expected = None;
+    for (what, info) in named {
+        if info.device.device_type != DEVICE_CUDA {
+            return Err(ArgError::NotCuda { what, device_type: info.device.device_type });
+        }
+        let first = *expected.get_or_insert(info.device.device_id);
+        if info.device.device_id != first {
+            return Err(ArgError::Devices { what, ordinal: info.device.device_id, expected: first });
+        }
+    }
+    let ordinal = expected.unwrap_or(0);
+    usize::try_from(ordinal).map_err(|_| ArgError::Devices { what: "q", ordinal, expected: 0 })
+}
+
 /// A tensor of one of `elements`, rank `N`, contiguous row-major.
-fn operand<const N: usize>(
+pub fn operand<const N: usize>(
     info: &TensorInfo,
     what: &'static str,
     elements: &[Element],
@@ -366,6 +373,6 @@ mod tests {
     fn a_read_only_output_is_refused() {
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.out.read_only = true;
-        assert_eq!(t.check(), Err(ArgError::ReadOnly));
+        assert_eq!(t.check(), Err(ArgError::ReadOnly("out")));
     }
 }

@@ -4,12 +4,15 @@
 //! `torch.library` custom op; see python/README.md.
 
 mod args;
+mod borrowed;
 mod dlpack;
 mod errors;
+mod packed_args;
 mod runner;
 
 use args::Tensors;
 use dlpack::read_capsule;
+use packed_args::PackedTensors;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -51,6 +54,51 @@ fn attention(
     runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
 }
 
+/// Runs attention on a packed batch of variable-length sequences
+/// (FlashAttention's `flash_attn_varlen_func` layout) into `out`: Q
+/// `[total_q, Hq, D]`, K and V `[total_k, Hkv, D]` E4M3, the int32 prefix
+/// sums `cu_seqlens_q` and `cu_seqlens_k` `[B + 1]`, the descales `(B,
+/// Hkv)` float32, `out` `[total_q, Hq, D]` float16 or bfloat16 and, unless
+/// `None`, `lse` `[total_q, Hq]` float32 for each row's log-sum-exp; each a
+/// DLPack capsule as in `attention`, every sequence at most `max_seqlen_q`
+/// queries and `max_seqlen_k` keys. Queued on `stream`, as `attention`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn attention_varlen(
+    q: &Bound<'_, PyAny>,
+    k: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+    cu_seqlens_q: &Bound<'_, PyAny>,
+    cu_seqlens_k: &Bound<'_, PyAny>,
+    q_descale: &Bound<'_, PyAny>,
+    k_descale: &Bound<'_, PyAny>,
+    v_descale: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    lse: Option<&Bound<'_, PyAny>>,
+    max_seqlen_q: usize,
+    max_seqlen_k: usize,
+    softmax_scale: f32,
+    causal: bool,
+    stream: usize,
+) -> PyResult<()> {
+    let tensors = PackedTensors {
+        q: read_capsule(q, "q")?,
+        k: read_capsule(k, "k")?,
+        v: read_capsule(v, "v")?,
+        cu_seqlens_q: read_capsule(cu_seqlens_q, "cu_seqlens_q")?,
+        cu_seqlens_k: read_capsule(cu_seqlens_k, "cu_seqlens_k")?,
+        descales: [
+            read_capsule(q_descale, "q_descale")?,
+            read_capsule(k_descale, "k_descale")?,
+            read_capsule(v_descale, "v_descale")?,
+        ],
+        out: read_capsule(out, "out")?,
+        lse: lse.map(|lse| read_capsule(lse, "lse")).transpose()?,
+    };
+    let call = tensors.check().map_err(errors::from_arg)?;
+    runner::run_packed(&call, [max_seqlen_q, max_seqlen_k], softmax_scale, causal, stream).map_err(errors::from_run)
+}
+
 /// The kernel variant the library recommends for Q `[B, Hq, Sq, D]` and
 /// K, V `[B, Hkv, Skv, D]` on CUDA device `device` (loading the kernels for
 /// `stream` there), by its stable name (`sdpa bench --variants`).
@@ -74,6 +122,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HEAD_DIMS", PyTuple::new(m.py(), kernels_gpu::kernels::HEAD_DIMS)?)?;
     m.add("RECORD_SHAPES", PyTuple::new(m.py(), kernels_gpu::record::SHAPES)?)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_varlen, m)?)?;
     m.add_function(wrap_pyfunction!(recommended_variant, m)?)?;
     Ok(())
 }

@@ -16,16 +16,23 @@
 //! before capturing, so no earlier work still uses it). So one run of the
 //! same shapes anywhere on the device before the capture is enough.
 //!
-//! This module and `dlpack` hold the binding's `unsafe`: raw device
-//! addresses and a raw stream handle, from PyTorch, turned into the `sdpa`
-//! crate's views.
+//! A packed variable-length call (`run_packed`) shares all of this: its
+//! plans are keyed by its row totals, batch and longest lengths.
+//!
+//! This module, `borrowed` and `dlpack` hold the binding's `unsafe`: raw
+//! device addresses and a raw stream handle, from PyTorch, turned into the
+//! `sdpa` crate's views.
 
-use crate::args::Call;
+use crate::args::{Call, Operand};
+use crate::borrowed::Borrowed;
+use crate::packed_args::PackedCall;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
-use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize};
+use sdpa::device::{
+    DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace, WorkspaceSize,
+};
 use sdpa::raw;
-use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
+use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan, Problem};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -61,11 +68,20 @@ const FIRST_CALL_IN_CAPTURE: &str = "the first call on a CUDA device loads the k
 /// enough workspace.
 const WORKSPACE_IN_CAPTURE: &str = "this call needs a larger workspace, which a graph capture cannot allocate";
 
+/// The shapes a plan is made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Shapes {
+    /// Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]`.
+    Dense { q: [usize; 4], kv: [usize; 4] },
+    /// A packed batch: Q `[total_q, Hq, D]`, K and V `[total_k, Hkv, D]`,
+    /// `batch` sequences of at most `max_seqlen` (queries, keys) rows.
+    Packed { q: [usize; 3], kv: [usize; 3], batch: usize, max_seqlen: [usize; 2] },
+}
+
 /// What selects a plan on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct PlanKey {
-    q: [usize; 4],
-    kv: [usize; 4],
+    shapes: Shapes,
     causal: bool,
     /// The softmax scale's bits.
     scale: u32,
@@ -102,9 +118,26 @@ static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::
 /// memory until the work queued on the stream has finished.
 pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let key =
-        PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
-    runners.run(call, key, stream)
+    let shapes = Shapes::Dense { q: call.q.shape, kv: call.k.shape };
+    let key = PlanKey { shapes, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
+    runner.run(call, &plan, capturing)
+}
+
+/// Runs the packed batch `call` of sequences of at most `max_seqlen`
+/// (queries, keys) rows on the caller's stream `stream`, as [`run`].
+pub fn run_packed(
+    call: &PackedCall,
+    max_seqlen: [usize; 2],
+    softmax_scale: f32,
+    causal: bool,
+    stream: usize,
+) -> Result<(), RunError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let shapes = Shapes::Packed { q: call.q.shape, kv: call.k.shape, batch: call.batch(), max_seqlen };
+    let key = PlanKey { shapes, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
+    runner.run_packed(call, max_seqlen, &plan, capturing)
 }
 
 /// The variant the plan for these shapes runs on device `ordinal` (with the
@@ -124,11 +157,18 @@ pub fn recommended_variant(
 }
 
 impl Runners {
-    /// Plans, finds a workspace (taking one over from another stream of the
-    /// device during a capture, where none here is large enough), and runs.
-    fn run(&mut self, call: &Call, key: PlanKey, stream: usize) -> Result<(), RunError> {
-        let id = (call.ordinal, stream);
-        let runner = self.runner(call.ordinal, stream)?;
+    /// The runner of (`ordinal`, `stream`), with `key`'s plan and a
+    /// workspace that holds it (taken over from another stream of the
+    /// device during a capture, where none here is large enough), and
+    /// whether the stream is being captured.
+    fn prepare(
+        &mut self,
+        ordinal: usize,
+        stream: usize,
+        key: PlanKey,
+    ) -> Result<(&mut Runner, Arc<Plan>, bool), RunError> {
+        let id = (ordinal, stream);
+        let runner = self.runner(ordinal, stream)?;
         let plan = runner.plan(key)?;
         let capturing = capturing(runner.attention.stream())?;
         let needed = WorkspaceSize::of(&plan, runner.attention.target());
@@ -139,7 +179,9 @@ impl Runners {
             runner.captured.extend(runner.workspace.replace(adopted));
             runner.workspace_captured = true;
         }
-        self.runners.get_mut(&id).expect("made above").run(call, &plan, capturing, needed)
+        let runner = self.runners.get_mut(&id).expect("made above");
+        runner.ready_workspace(&plan, capturing, needed)?;
+        Ok((runner, plan, capturing))
     }
 
     /// A workspace that holds `needed`, taken from another stream's runner
@@ -215,14 +257,34 @@ impl Runner {
             return Ok(plan.clone());
         }
         let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
-        let plan = Arc::new(self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?);
+        let plan = match key.shapes {
+            Shapes::Dense { q, kv } => self.attention.plan_shapes(q, kv, kv, &opts)?,
+            Shapes::Packed { q, kv, batch, max_seqlen } => self.plan_packed(q, kv, batch, max_seqlen, &opts)?,
+        };
+        let plan = Arc::new(plan);
         self.plans.insert(key, plan.clone());
         Ok(plan)
     }
 
-    /// Makes sure of a workspace that holds `needed` (outside a capture:
-    /// a new one after a capture, grown as needed), and runs `plan`.
-    fn run(&mut self, call: &Call, plan: &Plan, capturing: bool, needed: WorkspaceSize) -> Result<(), RunError> {
+    /// A packed batch's plan, as `Attention::plan_packed` makes it from
+    /// the prefix sums' batch and the longest lengths (which is all it
+    /// reads of them: a plan needs no device memory, and so can be made
+    /// during a capture).
+    fn plan_packed(
+        &self,
+        q: [usize; 3],
+        kv: [usize; 3],
+        batch: usize,
+        max_seqlen: [usize; 2],
+        opts: &Options,
+    ) -> Result<Plan, AttnError> {
+        let problem = Problem::packed(q, kv, kv, batch, max_seqlen, opts)?;
+        Plan::new(problem, opts.variant, self.attention.target())
+    }
+
+    /// Makes sure of a workspace that holds `needed` for `plan` (outside a
+    /// capture: a new one after a capture, grown as needed).
+    fn ready_workspace(&mut self, plan: &Plan, capturing: bool, needed: WorkspaceSize) -> Result<(), RunError> {
         if !capturing && self.workspace_captured {
             self.captured.extend(self.workspace.take());
             self.workspace_captured = false;
@@ -233,9 +295,14 @@ impl Runner {
             (Some(ws), true) if ws.size().holds(needed) => {}
             (_, true) => return Err(RunError::Capture(WORKSPACE_IN_CAPTURE)),
         }
-        let ws = self.workspace.as_mut().expect("made above");
+        Ok(())
+    }
+
+    /// Runs `plan` on `call`'s tensors, in the workspace
+    /// [`Runner::ready_workspace`] made sure of.
+    fn run(&mut self, call: &Call, plan: &Plan, capturing: bool) -> Result<(), RunError> {
+        let ws = self.workspace.as_mut().expect("made by ready_workspace");
         let stream = self.attention.stream();
-        let [qs, ks, vs] = call.descales;
         // SAFETY: the addresses are the first elements of live PyTorch CUDA
         // tensors on this device of exactly these shapes (checked from
         // their DLPack descriptions; `from_raw` checks them again against
@@ -247,12 +314,7 @@ impl Runner {
                 Fp8View::from_raw(stream, call.q.address, call.q.shape)?,
                 Fp8View::from_raw(stream, call.k.address, call.k.shape)?,
                 Fp8View::from_raw(stream, call.v.address, call.v.shape)?,
-                DeviceScales::from_raw(
-                    stream,
-                    [qs.address, ks.address, vs.address],
-                    [qs.shape[0] * qs.shape[1], ks.shape[0] * ks.shape[1], vs.shape[0] * vs.shape[1]],
-                    ScaleLayout::PerBatchHead,
-                )?,
+                descale_views(stream, &call.descales)?,
                 OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, call.out.shape)?,
             )
         };
@@ -261,6 +323,67 @@ impl Runner {
             self.workspace_captured = true;
         }
         Ok(())
+    }
+
+    /// Runs the packed `plan` on `call`'s tensors, sequences of at most
+    /// `max_q` queries and `max_k` keys, as [`Runner::run`].
+    fn run_packed(
+        &mut self,
+        call: &PackedCall,
+        [max_q, max_k]: [usize; 2],
+        plan: &Plan,
+        capturing: bool,
+    ) -> Result<(), RunError> {
+        let ws = self.workspace.as_mut().expect("made by ready_workspace");
+        let stream = self.attention.stream();
+        let packed = |[rows, heads, head_dim]: [usize; 3]| [1, rows, heads, head_dim];
+        // SAFETY: as in `Runner::run`; Q, K, V and O are the packed views
+        // `Fp8View::packed` and `OutputViewMut::packed` make (`[1, rows,
+        // heads, head_dim]`), the prefix sums `batch + 1` int32 each and
+        // the log-sum-exp a fresh `[total_q, Hq]` f32 tensor nothing else
+        // reads or writes; the runner's contexts track no events
+        // (`Runners::context`), as `Borrowed::new` requires.
+        let (q, k, v, scales, mut out, cu_q, cu_k, mut lse) = unsafe {
+            (
+                Fp8View::from_raw(stream, call.q.address, packed(call.q.shape))?,
+                Fp8View::from_raw(stream, call.k.address, packed(call.k.shape))?,
+                Fp8View::from_raw(stream, call.v.address, packed(call.v.shape))?,
+                descale_views(stream, &call.descales)?,
+                OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, packed(call.out.shape))?,
+                Borrowed::<i32>::new(stream, call.cu_seqlens_q.address, call.cu_seqlens_q.shape[0]),
+                Borrowed::<i32>::new(stream, call.cu_seqlens_k.address, call.cu_seqlens_k.shape[0]),
+                call.lse.map(|lse| Borrowed::<f32>::new(stream, lse.address, lse.shape[0] * lse.shape[1])),
+            )
+        };
+        let seqs = PackedSeqs::new(cu_q.view(), cu_k.view(), max_q, max_k)?;
+        let extras = match &mut lse {
+            Some(lse) => RunExtras::new().lse(lse.view_mut()),
+            None => RunExtras::new(),
+        };
+        self.attention.run_packed(plan, &q, &k, &v, &seqs, &scales, &mut out, ws, extras)?;
+        if capturing && ws.size().bytes() > 0 {
+            self.workspace_captured = true;
+        }
+        Ok(())
+    }
+}
+
+/// Q's, K's and V's `(B, Hkv)` descales at their raw addresses.
+///
+/// # Safety
+/// As `DeviceScales::from_raw`: each address the first of its shape's f32
+/// elements, live for the call.
+unsafe fn descale_views<'a>(stream: &CudaStream, descales: &[Operand<2>; 3]) -> Result<DeviceScales<'a>, AttnError> {
+    let [qs, ks, vs] = descales;
+    let len = |s: &Operand<2>| s.shape[0] * s.shape[1];
+    // SAFETY: the caller's promise.
+    unsafe {
+        DeviceScales::from_raw(
+            stream,
+            [qs.address, ks.address, vs.address],
+            [len(qs), len(ks), len(vs)],
+            ScaleLayout::PerBatchHead,
+        )
     }
 }
 

@@ -238,3 +238,111 @@ def test_the_example_runs_or_says_it_needs_a_gpu(capsys):
         assert code == 0 and "relative L2 difference" in printed.out
     else:
         assert code == 1 and "needs a CUDA GPU" in printed.err
+
+
+# attention_varlen: three sequences of 300 query and 500 key rows in all,
+# Hq = 8, Hkv = 2, D = 64, as meta tensors.
+def varlen_args(**overrides):
+    args = {
+        "q": meta(300, 8, 64),
+        "k": meta(500, 2, 64),
+        "v": meta(500, 2, 64),
+        "cu_seqlens_q": meta(4, dtype=torch.int32),
+        "cu_seqlens_k": meta(4, dtype=torch.int32),
+        "max_seqlen_q": 200,
+        "max_seqlen_k": 250,
+    }
+    return {**args, **overrides}
+
+
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16])
+def test_the_varlen_fake_gives_the_output_and_log_sum_exp_shapes(out_dtype):
+    o = sdpa_fp8.attention_varlen(**varlen_args(), causal=True, out_dtype=out_dtype)
+    assert tuple(o.shape) == (300, 8, 64) and o.dtype == out_dtype and o.device.type == "meta"
+    o, lse = sdpa_fp8.attention_varlen(**varlen_args(), return_lse=True)
+    assert tuple(o.shape) == (300, 8, 64)
+    assert tuple(lse.shape) == (300, 8) and lse.dtype == torch.float32
+
+
+def test_the_varlen_op_schema_takes_fa3s_arguments():
+    schema = str(torch.ops.sdpa_fp8.attention_varlen.default._schema)
+    assert schema.startswith(
+        "sdpa_fp8::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k"
+    )
+    assert "bool return_lse) -> (Tensor, Tensor)" in schema
+
+
+def test_varlen_prefix_sums_must_be_int32_on_qs_device():
+    with pytest.raises(TypeError, match="cu_seqlens_q must be torch.int32, got torch.int64"):
+        sdpa_fp8.attention_varlen(**varlen_args(cu_seqlens_q=meta(4, dtype=torch.int64)))
+    with pytest.raises(TypeError, match="cu_seqlens_k must be a torch.Tensor"):
+        sdpa_fp8.attention_varlen(**varlen_args(cu_seqlens_k=[0, 100, 200, 300]))
+    with pytest.raises(ValueError, match="cu_seqlens_k is on cpu, but q is on meta"):
+        sdpa_fp8.attention_varlen(**varlen_args(cu_seqlens_k=torch.zeros(4, dtype=torch.int32)))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cu_seqlens_k": meta(5, dtype=torch.int32)}, r"must have the same length \(batch \+ 1\), got 4 and 5"),
+        ({"cu_seqlens_q": meta(1, dtype=torch.int32)}, r"cu_seqlens_q must have shape \(batch \+ 1,\)"),
+        ({"cu_seqlens_q": meta(2, 2, dtype=torch.int32)}, r"cu_seqlens_q must have shape \(batch \+ 1,\)"),
+        ({"q": meta(1, 300, 8, 64)}, "q must have 3 dimensions"),
+        ({"v": meta(499, 2, 64)}, "k and v must have the same shape"),
+        ({"k": meta(500, 2, 128), "v": meta(500, 2, 128)}, "must agree on head_dim"),
+        ({"k": meta(500, 3, 64), "v": meta(500, 3, 64)}, r"query heads \(8\) must be a multiple"),
+        ({"q": meta(0, 8, 64)}, "zero-sized dimension"),
+        ({"max_seqlen_q": 0}, "max_seqlen_q must be positive"),
+    ],
+)
+def test_varlen_shapes_that_do_not_fit_are_value_errors(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        sdpa_fp8.attention_varlen(**varlen_args(**overrides))
+
+
+def test_varlen_descales_are_per_sequence_and_kv_head():
+    with pytest.raises(ValueError, match=r"k_descale must have shape \(batch, num_heads_k\) = \(3, 2\), got \(1, 2\)"):
+        sdpa_fp8.attention_varlen(**varlen_args(), k_descale=meta(1, 2, dtype=torch.float32))
+    with pytest.raises(TypeError, match="max_seqlen_k must be an int, got float"):
+        sdpa_fp8.attention_varlen(**varlen_args(max_seqlen_k=250.0))
+    with pytest.raises(ValueError, match="softmax_scale must be finite and positive"):
+        sdpa_fp8.attention_varlen(**varlen_args(), softmax_scale=-1.0)
+    with pytest.raises(ValueError, match="out_dtype must be"):
+        sdpa_fp8.attention_varlen(**varlen_args(), out_dtype=torch.float32)
+
+
+def varlen_capsules(*, cu_dtype=torch.int32, lse_shape=(300, 8)):
+    """DLPack capsules of host tensors, in the native varlen call's order."""
+    q, kv = torch.zeros(300, 8, 64, dtype=torch.uint8), torch.zeros(500, 2, 64, dtype=torch.uint8)
+    cu, s = torch.zeros(4, dtype=cu_dtype), torch.ones(3, 2)
+    out, lse = torch.zeros(300, 8, 64, dtype=torch.bfloat16), torch.zeros(lse_shape)
+    return [to_dlpack(t) for t in (q, kv, kv, cu, cu, s, s, s, out, lse)]
+
+
+def test_the_native_varlen_call_checks_types_and_shapes_before_the_device():
+    with pytest.raises(TypeError, match="cu_seqlens_q must be int32"):
+        _native.attention_varlen(*varlen_capsules(cu_dtype=torch.int64), 200, 250, 0.125, False, 0)
+    with pytest.raises(ValueError, match=r"lse must have shape \(total_q, num_heads\)"):
+        _native.attention_varlen(*varlen_capsules(lse_shape=(8, 300)), 200, 250, 0.125, False, 0)
+    with pytest.raises(ValueError, match="q must be a CUDA tensor, got DLPack device type 1"):
+        _native.attention_varlen(*varlen_capsules(), 200, 250, 0.125, False, 0)
+    without_lse = varlen_capsules()[:9] + [None]
+    with pytest.raises(ValueError, match="q must be a CUDA tensor"):
+        _native.attention_varlen(*without_lse, 200, 250, 0.125, False, 0)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_a_varlen_call_as_one_graph(backend):
+    torch._dynamo.reset()
+
+    def block(q, k, v, cu_q, cu_k, descale):
+        o, lse = sdpa_fp8.attention_varlen(
+            q, k, v, cu_q, cu_k, 200, 250, q_descale=descale, k_descale=descale, v_descale=descale, return_lse=True
+        )
+        return o, lse
+
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    a = varlen_args()
+    o, lse = compiled(a["q"], a["k"], a["v"], a["cu_seqlens_q"], a["cu_seqlens_k"], meta(3, 2, dtype=torch.float32))
+    assert tuple(o.shape) == (300, 8, 64) and o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == (300, 8)

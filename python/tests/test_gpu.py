@@ -254,3 +254,177 @@ except RuntimeError as e:
     assert done.returncode == 0, done.stderr
     assert "refused: the first call on a CUDA device loads the kernels" in done.stdout
     assert "before capturing" in done.stdout
+
+
+# attention_varlen: packed batches of sequences of their own lengths, each
+# sequence against the float64 reference, on Hopper only.
+hopper_only = pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
+    reason="packed batches run on sm_90a only",
+)
+
+# (query rows, key rows) per sequence: equal, longer keys, longer queries
+# (causal rows that see no key), an empty sequence, one with no keys.
+VARLEN_SEQS = [(77, 77), (130, 250), (300, 100), (0, 50), (1, 1), (64, 0), (513, 1000)]
+
+
+def make_packed(seqs, hq, hkv, d, seed=0):
+    """Random packed E4M3 Q, K, V, their int32 prefix sums and per-(sequence,
+    KV head) descales that differ across the batch."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    lens_q = torch.tensor([0] + [sq for sq, _ in seqs])
+    lens_k = torch.tensor([0] + [sk for _, sk in seqs])
+    cu_q = lens_q.cumsum(0).to(torch.int32).cuda()
+    cu_k = lens_k.cumsum(0).to(torch.int32).cuda()
+    total_q, total_k = int(cu_q[-1]), int(cu_k[-1])
+
+    def codes(rows, heads):
+        x = torch.randn(1, rows, heads, d, device="cuda", generator=gen)
+        return sdpa_fp8.quantize(x)[0][0]
+
+    def descale():
+        return 0.002 + 0.01 * torch.rand((len(seqs), hkv), device="cuda", generator=gen)
+
+    q8, k8, v8 = codes(total_q, hq), codes(total_k, hkv), codes(total_k, hkv)
+    return q8, k8, v8, cu_q, cu_k, descale(), descale(), descale()
+
+
+def packed_reference(q8, k8, v8, cu_q, cu_k, qd, kd, vd, *, scale, causal):
+    """float64 O ``[total_q, Hq, D]`` and log-sum-exp ``[total_q, Hq]``,
+    sequence by sequence."""
+    hq, hkv = q8.shape[1], k8.shape[1]
+    group = hq // hkv
+    out = torch.zeros(q8.shape, dtype=torch.float64, device="cuda")
+    lse = torch.full(q8.shape[:2], float("-inf"), dtype=torch.float64, device="cuda")
+    for b in range(len(cu_q) - 1):
+        (q0, q1), (k0, k1) = cu_q[b : b + 2].tolist(), cu_k[b : b + 2].tolist()
+        if q1 == q0 or k1 == k0:
+            continue  # no rows, or rows that see no key: zeros, -inf
+        q = q8[q0:q1].double().transpose(0, 1) * qd[b].double().repeat_interleave(group)[:, None, None]
+        k = (k8[k0:k1].double().transpose(0, 1) * kd[b].double()[:, None, None]).repeat_interleave(group, dim=0)
+        v = (v8[k0:k1].double().transpose(0, 1) * vd[b].double()[:, None, None]).repeat_interleave(group, dim=0)
+        s = scale * q @ k.transpose(-1, -2)  # [Hq, sq, sk]
+        if causal:
+            i = torch.arange(q1 - q0, device="cuda")[:, None]
+            j = torch.arange(k1 - k0, device="cuda")[None, :]
+            s = s.masked_fill(j > i + ((k1 - k0) - (q1 - q0)), float("-inf"))
+        p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+        out[q0:q1] = (p @ v).transpose(0, 1)
+        lse[q0:q1] = torch.logsumexp(s, dim=-1).transpose(0, 1)
+    return out, lse
+
+
+@hopper_only
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("hq", "hkv", "d"), [(8, 2, 64), (4, 4, 128)])
+def test_varlen_matches_a_float64_reference_with_its_log_sum_exp(hq, hkv, d, causal):
+    q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed(VARLEN_SEQS, hq, hkv, d, seed=20)
+    max_q, max_k = max(sq for sq, _ in VARLEN_SEQS), max(sk for _, sk in VARLEN_SEQS)
+    out, lse = sdpa_fp8.attention_varlen(
+        q8, k8, v8, cu_q, cu_k, max_q, max_k, q_descale=qd, k_descale=kd, v_descale=vd, causal=causal, return_lse=True
+    )
+    assert tuple(out.shape) == tuple(q8.shape) and out.dtype == torch.bfloat16
+    assert tuple(lse.shape) == tuple(q8.shape[:2]) and lse.dtype == torch.float32
+    ref, ref_lse = packed_reference(q8, k8, v8, cu_q, cu_k, qd, kd, vd, scale=d**-0.5, causal=causal)
+    assert not bool(out.isnan().any())
+    assert rel_l2(out, ref) < TOLERANCE
+    seen = ref_lse.isfinite()
+    assert torch.equal(lse.isfinite(), seen), "rows that see no key have a log-sum-exp of -inf, the others finite"
+    assert (lse.double()[seen] - ref_lse[seen]).abs().max().item() < 1e-2
+    # Rows that see no key are exactly zero.
+    assert not bool(out[~seen.all(dim=1)].float().any())
+
+
+@hopper_only
+def test_varlen_default_descales_f16_and_a_longer_max_seqlen():
+    seqs = [(100, 160), (33, 20)]
+    q8, k8, v8, cu_q, cu_k, _, _, _ = make_packed(seqs, 4, 2, 64, seed=21)
+    ones = torch.ones(2, 2, device="cuda")
+    ref, _ = packed_reference(q8, k8, v8, cu_q, cu_k, ones, ones, ones, scale=0.05, causal=False)
+    for max_q, max_k in ((100, 160), (128, 512)):  # FlashAttention's max_seqlen may exceed the longest
+        out = sdpa_fp8.attention_varlen(
+            q8, k8, v8, cu_q, cu_k, max_q, max_k, softmax_scale=0.05, out_dtype=torch.float16
+        )
+        assert out.dtype == torch.float16
+        assert rel_l2(out, ref) < TOLERANCE
+
+
+@hopper_only
+def test_varlen_strided_inputs_are_copied_and_give_the_same_output():
+    q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed([(50, 70), (90, 40)], 4, 4, 64, seed=22)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    contiguous = sdpa_fp8.attention_varlen(q8, k8, v8, cu_q, cu_k, 90, 70, **kwargs)
+    # The same Q and K as every other [rows, 2, H, D] slice and as half of
+    # each row's heads: strided views.
+    q_strided = torch.stack([q8.view(torch.uint8)] * 2, dim=1).view(E4M3)[:, 0]
+    k_strided = torch.cat([k8.view(torch.uint8)] * 2, dim=1).view(E4M3)[:, :4]
+    assert not q_strided.is_contiguous() and not k_strided.is_contiguous()
+    out = sdpa_fp8.attention_varlen(q_strided, k_strided, v8, cu_q, cu_k, 90, 70, **kwargs)
+    assert torch.equal(out, contiguous)
+
+
+@hopper_only
+def test_varlen_errors_on_the_gpu_are_python_exceptions():
+    q8, k8, v8, cu_q, cu_k, _, _, _ = make_packed([(10, 10)], 2, 2, 64, seed=23)
+    with pytest.raises(ValueError, match="cu_seqlens_q is on cpu"):
+        sdpa_fp8.attention_varlen(q8, k8, v8, cu_q.cpu(), cu_k, 10, 10)
+    with pytest.raises(TypeError, match="cu_seqlens_k must be torch.int32"):
+        sdpa_fp8.attention_varlen(q8, k8, v8, cu_q, cu_k.long(), 10, 10)
+
+
+@hopper_only
+def test_opcheck_of_the_varlen_op():
+    q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed([(40, 60), (25, 25)], 4, 2, 64, seed=24)
+    args = (q8, k8, v8, cu_q, cu_k, qd, kd, vd, 40, 60, 0.125, True, torch.bfloat16, True)
+    before = [t.view(torch.uint8).clone() if t.dtype == E4M3 else t.clone() for t in args[:8]]
+    torch.library.opcheck(torch.ops.sdpa_fp8.attention_varlen.default, args, test_utils=("test_faketensor",))
+    after = [t.view(torch.uint8) if t.dtype == E4M3 else t for t in args[:8]]
+    for b, a in zip(before, after, strict=True):
+        assert torch.equal(b, a), "the op wrote one of its inputs"
+
+
+@hopper_only
+def test_torch_compile_traces_a_varlen_call():
+    torch._dynamo.reset()
+    q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed([(200, 300), (64, 64)], 8, 2, 128, seed=25)
+
+    def block(q, k, v, cu_q, cu_k):
+        o, lse = sdpa_fp8.attention_varlen(
+            q, k, v, cu_q, cu_k, 200, 300, q_descale=qd, k_descale=kd, v_descale=vd, causal=True, return_lse=True
+        )
+        return o.float().sum(dim=-1), lse
+
+    compiled = torch.compile(block, fullgraph=True)
+    (got, got_lse), (expected, expected_lse) = compiled(q8, k8, v8, cu_q, cu_k), block(q8, k8, v8, cu_q, cu_k)
+    assert rel_l2(got, expected.double()) < TOLERANCE
+    assert torch.equal(got_lse, expected_lse)
+
+
+@hopper_only
+def test_varlen_cuda_graph_capture_and_replay():
+    seqs = [(120, 200), (7, 300), (256, 256)]
+    q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed(seqs, 8, 2, 64, seed=26)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True, "return_lse": True}
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        sdpa_fp8.attention_varlen(q8, k8, v8, cu_q, cu_k, 256, 300, **kwargs)  # the run before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        static_out, static_lse = sdpa_fp8.attention_varlen(q8, k8, v8, cu_q, cu_k, 256, 300, **kwargs)
+
+    # New values into the captured buffers, other lengths of the same
+    # totals and longest lengths into the prefix sums, then replay.
+    n8, nk8, nv8, _, _, nqd, nkd, nvd = make_packed(seqs, 8, 2, 64, seed=27)
+    for dst, src in ((q8, n8), (k8, nk8), (v8, nv8)):
+        dst.view(torch.uint8).copy_(src.view(torch.uint8))
+    for dst, src in ((qd, nqd), (kd, nkd), (vd, nvd)):
+        dst.copy_(src)
+    cu_q.copy_(torch.tensor([0, 7, 127, 383], dtype=torch.int32))
+    cu_k.copy_(torch.tensor([0, 300, 456, 756], dtype=torch.int32))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref, ref_lse = packed_reference(q8, k8, v8, cu_q, cu_k, qd, kd, vd, scale=64**-0.5, causal=True)
+    assert rel_l2(static_out, ref) < TOLERANCE
+    seen = ref_lse.isfinite()
+    assert (static_lse.double()[seen] - ref_lse[seen]).abs().max().item() < 1e-2
