@@ -202,8 +202,7 @@ impl<'a> Fp8View<'a> {
     /// [`Fp8View::shape`] reads `[batch, heads, seq, head_dim]`. Run by
     /// plans made with [`crate::Options::layout`] `Bshd`.
     pub fn bshd(codes: CudaView<'a, u8>, [batch, seq, heads, head_dim]: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
-        let view = Fp8View::new(codes, [batch, heads, seq, head_dim])?;
-        Ok(Fp8View { layout: Layout::Bshd, ..view })
+        Ok(Fp8View::new(codes, [batch, heads, seq, head_dim])?.laid_out(Layout::Bshd))
     }
 
     /// E4M3 codes of a packed batch's Q, K or V, `[total_rows, heads,
@@ -216,6 +215,12 @@ impl<'a> Fp8View<'a> {
     pub(crate) fn checked(codes: Memory<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
         check_len("codes", codes.len(), shape)?;
         Ok(Fp8View { codes, shape, layout: Layout::Bhsd })
+    }
+
+    /// The same codes read as laid out `layout` (the shape stays `[batch,
+    /// heads, seq, head_dim]`).
+    pub(crate) fn laid_out(self, layout: Layout) -> Fp8View<'a> {
+        Fp8View { layout, ..self }
     }
 
     /// `[batch, heads, seq, head_dim]`, whatever the layout.
@@ -271,8 +276,7 @@ impl<'a> OutputViewMut<'a> {
         dtype: OutputDtype,
         [batch, seq, heads, head_dim]: [usize; 4],
     ) -> Result<Self, AttnError> {
-        let view = OutputViewMut::new(bits, dtype, [batch, heads, seq, head_dim])?;
-        Ok(OutputViewMut { layout: Layout::Bshd, ..view })
+        Ok(OutputViewMut::new(bits, dtype, [batch, heads, seq, head_dim])?.laid_out(Layout::Bshd))
     }
 
     /// A packed batch's output, `[total_q, heads_q, head_dim]` 16-bit
@@ -289,6 +293,12 @@ impl<'a> OutputViewMut<'a> {
     pub(crate) fn checked(bits: MemoryMut<'a, u16>, dtype: OutputDtype, shape: [usize; 4]) -> Result<Self, AttnError> {
         check_len("o", bits.len(), shape)?;
         Ok(OutputViewMut { bits, dtype, shape, layout: Layout::Bhsd })
+    }
+
+    /// The same buffer written as laid out `layout` (the shape stays
+    /// `[batch, heads_q, seq_q, head_dim]`).
+    pub(crate) fn laid_out(self, layout: Layout) -> Self {
+        OutputViewMut { layout, ..self }
     }
 
     /// `[batch, heads_q, seq_q, head_dim]`, whatever the layout.

@@ -30,6 +30,17 @@ impl<'a> PackedSeqs<'a> {
         max_seqlen_q: usize,
         max_seqlen_k: usize,
     ) -> Result<PackedSeqs<'a>, AttnError> {
+        PackedSeqs::checked(Memory::View(cu_seqlens_q), Memory::View(cu_seqlens_k), [max_seqlen_q, max_seqlen_k])
+    }
+
+    /// The prefix sums in `cu_seqlens_q` and `cu_seqlens_k` (of equal
+    /// lengths, at least 2: refused otherwise) and the longest `[queries,
+    /// keys]` lengths.
+    pub(crate) fn checked(
+        cu_seqlens_q: Memory<'a, i32>,
+        cu_seqlens_k: Memory<'a, i32>,
+        max_seqlen: [usize; 2],
+    ) -> Result<PackedSeqs<'a>, AttnError> {
         if cu_seqlens_q.len() != cu_seqlens_k.len() {
             return Err(AttnError::ShapeMismatch(format!(
                 "cu_seqlens_q has {} entries but cu_seqlens_k {}",
@@ -43,8 +54,7 @@ impl<'a> PackedSeqs<'a> {
                 cu_seqlens_q.len()
             )));
         }
-        let (q, k) = (Memory::View(cu_seqlens_q), Memory::View(cu_seqlens_k));
-        Ok(PackedSeqs { cu_seqlens_q: q, cu_seqlens_k: k, max_seqlen: [max_seqlen_q, max_seqlen_k] })
+        Ok(PackedSeqs { cu_seqlens_q, cu_seqlens_k, max_seqlen })
     }
 
     /// Sequences in the batch.

@@ -4,8 +4,11 @@
 //! nor free what they point at. Also the reinterpretations of typed cudarc
 //! buffers (E4M3, f16, bf16) as the bytes and bits the kernels take.
 
-use crate::device::{DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, RawMemory, ScaleLayout};
+use crate::device::{
+    DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, PackedSeqs, RawMemory, RunExtras, ScaleLayout,
+};
 use crate::error::AttnError;
+use crate::options::Layout;
 use cudarc::driver::{CudaContext, CudaStream, sys};
 use kernels_gpu::variant::OutputDtype;
 use std::marker::PhantomData;
@@ -40,6 +43,22 @@ impl<'a> Fp8View<'a> {
         let len = elements("codes", shape)?;
         Fp8View::checked(Memory::Raw(raw_memory(stream, "codes", address, len, 1)?), shape)
     }
+
+    /// The E4M3 tensor laid out `[batch, seq, heads, head_dim]`
+    /// ([`Layout::Bshd`], as [`Fp8View::bshd`] takes it) at device address
+    /// `address`, checked as [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`].
+    pub unsafe fn from_raw_bshd(
+        stream: &CudaStream,
+        address: u64,
+        [batch, seq, heads, head_dim]: [usize; 4],
+    ) -> Result<Fp8View<'a>, AttnError> {
+        // SAFETY: the caller's promise, for the same bytes in another order.
+        let view = unsafe { Fp8View::from_raw(stream, address, [batch, heads, seq, head_dim]) }?;
+        Ok(view.laid_out(Layout::Bshd))
+    }
 }
 
 impl<'a> OutputViewMut<'a> {
@@ -57,6 +76,24 @@ impl<'a> OutputViewMut<'a> {
     ) -> Result<OutputViewMut<'a>, AttnError> {
         let len = elements("o", shape)?;
         OutputViewMut::checked(MemoryMut::Raw(raw_memory(stream, "o", address, len, 2)?), dtype, shape)
+    }
+
+    /// The output laid out `[batch, seq_q, heads_q, head_dim]`
+    /// ([`Layout::Bshd`], as [`OutputViewMut::bshd`] takes it) at device
+    /// address `address`, checked as [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`OutputViewMut::from_raw`].
+    pub unsafe fn from_raw_bshd(
+        stream: &CudaStream,
+        address: u64,
+        dtype: OutputDtype,
+        [batch, seq, heads, head_dim]: [usize; 4],
+    ) -> Result<OutputViewMut<'a>, AttnError> {
+        // SAFETY: the caller's promise, for the same elements in another
+        // order.
+        let view = unsafe { OutputViewMut::from_raw(stream, address, dtype, [batch, heads, seq, head_dim]) }?;
+        Ok(view.laid_out(Layout::Bshd))
     }
 }
 
@@ -76,6 +113,38 @@ impl<'a> DeviceScales<'a> {
     ) -> Result<DeviceScales<'a>, AttnError> {
         let memory = |name, i: usize| raw_memory(stream, name, addresses[i], lens[i], 4).map(Memory::Raw);
         Ok(DeviceScales::from_memory(memory("q_scale", 0)?, memory("k_scale", 1)?, memory("v_scale", 2)?, layout))
+    }
+}
+
+impl<'a> PackedSeqs<'a> {
+    /// A packed batch's int32 prefix sums at device addresses `addresses`
+    /// (`cu_seqlens_q`'s, `cu_seqlens_k`'s) of `entries` elements each
+    /// (`batch + 1`), and the longest `[queries, keys]` lengths: as
+    /// [`PackedSeqs::new`] takes them, each array checked as
+    /// [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`], for each array.
+    pub unsafe fn from_raw(
+        stream: &CudaStream,
+        addresses: [u64; 2],
+        entries: [usize; 2],
+        max_seqlen: [usize; 2],
+    ) -> Result<PackedSeqs<'a>, AttnError> {
+        let memory = |name, i: usize| raw_memory(stream, name, addresses[i], entries[i], 4).map(Memory::Raw);
+        PackedSeqs::checked(memory("cu_seqlens_q", 0)?, memory("cu_seqlens_k", 1)?, max_seqlen)
+    }
+}
+
+impl<'a> RunExtras<'a> {
+    /// [`RunExtras::lse`] into the `len` f32 elements at device address
+    /// `address`, checked as [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`OutputViewMut::from_raw`].
+    pub unsafe fn lse_from_raw(self, stream: &CudaStream, address: u64, len: usize) -> Result<Self, AttnError> {
+        let lse = raw_memory(stream, "lse", address, len, 4)?;
+        Ok(RunExtras { lse: Some(MemoryMut::Raw(lse)), ..self })
     }
 }
 
