@@ -4,7 +4,6 @@
 //! `torch.library` custom op; see python/README.md.
 
 mod args;
-mod borrowed;
 mod dlpack;
 mod errors;
 mod packed_args;

@@ -19,12 +19,11 @@
 //! A packed variable-length call (`run_packed`) shares all of this: its
 //! plans are keyed by its row totals, batch and longest lengths.
 //!
-//! This module, `borrowed` and `dlpack` hold the binding's `unsafe`: raw
+//! This module and `dlpack` hold the binding's `unsafe`: raw
 //! device addresses and a raw stream handle, from PyTorch, turned into the
 //! `sdpa` crate's views.
 
 use crate::args::{Call, Operand};
-use crate::borrowed::Borrowed;
 use crate::packed_args::PackedCall;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
@@ -337,28 +336,30 @@ impl Runner {
         let ws = self.workspace.as_mut().expect("made by ready_workspace");
         let stream = self.attention.stream();
         let packed = |[rows, heads, head_dim]: [usize; 3]| [1, rows, heads, head_dim];
+        let (cu_q, cu_k) = (call.cu_seqlens_q, call.cu_seqlens_k);
         // SAFETY: as in `Runner::run`; Q, K, V and O are the packed views
         // `Fp8View::packed` and `OutputViewMut::packed` make (`[1, rows,
         // heads, head_dim]`), the prefix sums `batch + 1` int32 each and
         // the log-sum-exp a fresh `[total_q, Hq]` f32 tensor nothing else
-        // reads or writes; the runner's contexts track no events
-        // (`Runners::context`), as `Borrowed::new` requires.
-        let (q, k, v, scales, mut out, cu_q, cu_k, mut lse) = unsafe {
+        // reads or writes.
+        let (q, k, v, scales, mut out, seqs, extras) = unsafe {
             (
                 Fp8View::from_raw(stream, call.q.address, packed(call.q.shape))?,
                 Fp8View::from_raw(stream, call.k.address, packed(call.k.shape))?,
                 Fp8View::from_raw(stream, call.v.address, packed(call.v.shape))?,
                 descale_views(stream, &call.descales)?,
                 OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, packed(call.out.shape))?,
-                Borrowed::<i32>::new(stream, call.cu_seqlens_q.address, call.cu_seqlens_q.shape[0]),
-                Borrowed::<i32>::new(stream, call.cu_seqlens_k.address, call.cu_seqlens_k.shape[0]),
-                call.lse.map(|lse| Borrowed::<f32>::new(stream, lse.address, lse.shape[0] * lse.shape[1])),
+                PackedSeqs::from_raw(
+                    stream,
+                    [cu_q.address, cu_k.address],
+                    [cu_q.shape[0], cu_k.shape[0]],
+                    [max_q, max_k],
+                )?,
+                match call.lse {
+                    Some(lse) => RunExtras::new().lse_from_raw(stream, lse.address, lse.shape[0] * lse.shape[1])?,
+                    None => RunExtras::new(),
+                },
             )
-        };
-        let seqs = PackedSeqs::new(cu_q.view(), cu_k.view(), max_q, max_k)?;
-        let extras = match &mut lse {
-            Some(lse) => RunExtras::new().lse(lse.view_mut()),
-            None => RunExtras::new(),
         };
         self.attention.run_packed(plan, &q, &k, &v, &seqs, &scales, &mut out, ws, extras)?;
         if capturing && ws.size().bytes() > 0 {
