@@ -10,12 +10,12 @@ from typing import Literal, NamedTuple
 import torch
 
 from . import _native
-from ._op import E4M3, attention_op, attention_varlen_op
+from ._op import E4M3, attention_bshd_op, attention_op, attention_varlen_op
 
 Layout = Literal["bshd", "bhsd"]
 """Where the sequence and head axes are: ``"bshd"`` is ``[batch, seq,
 heads, head_dim]`` (FlashAttention's), ``"bhsd"`` ``[batch, heads, seq,
-head_dim]`` (the kernels' own, no copy)."""
+head_dim]`` (what every kernel reads)."""
 
 LAYOUTS: tuple[Layout, ...] = ("bshd", "bhsd")
 
@@ -159,12 +159,15 @@ def attention(
         causal: mask keys after the query's position, aligned bottom-right
             (the last query sees the last key); a row that sees no key is 0.
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
-        layout: ``"bshd"`` (default) or ``"bhsd"``. The kernels read
-            ``[B, H, S, D]`` contiguous, so ``bshd`` inputs are copied into
-            that layout first (one transpose each) and the output is
-            returned as a ``[B, Sq, Hq, D]`` view of the kernels' ``[B, Hq,
-            Sq, D]`` result; ``bhsd`` inputs that are contiguous are read in
-            place.
+        layout: ``"bshd"`` (default) or ``"bhsd"``. Contiguous ``bhsd``
+            inputs are read in place. Contiguous ``bshd`` inputs are read in
+            place, into a contiguous ``[B, Sq, Hq, D]`` output, where the
+            kernel variant the library recommends for the problem reads
+            that layout (``wgmma`` and ``wgmma-fp8pv``, on Hopper);
+            otherwise they are copied into ``[B, H, S, D]`` and the result
+            back into that output. Strided inputs are copied into ``[B, H,
+            S, D]`` (one transpose each), and for ``bshd`` the output is
+            then a ``[B, Sq, Hq, D]`` view of the ``[B, Hq, Sq, D]`` result.
 
     Returns:
         O, in ``out_dtype`` and ``layout``, on q's device; the work is queued
@@ -186,6 +189,8 @@ def attention(
         _descale(name, t, (dims.batch, dims.heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
+    if layout == "bshd" and q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
+        return attention_bshd_op(q, k, v, *scales, softmax_scale, bool(causal), out_dtype)
     out = attention_op(
         _contiguous_bhsd(q, layout),
         _contiguous_bhsd(k, layout),

@@ -23,6 +23,23 @@ def attention(
     descales ``(B, Hkv)`` float32, ``out`` ``[B, Hq, Sq, D]`` f16 or bf16,
     contiguous, on one CUDA device."""
 
+def attention_bshd(
+    q: object,
+    k: object,
+    v: object,
+    q_descale: object,
+    k_descale: object,
+    v_descale: object,
+    out: object,
+    softmax_scale: float,
+    causal: bool,
+    stream: int,
+) -> bool:
+    """``attention`` on ``[B, S, H, D]`` tensors read in place: Q ``[B, Sq,
+    Hq, D]``, K, V ``[B, Skv, Hkv, D]``, ``out`` ``[B, Sq, Hq, D]``, each
+    contiguous in that order. ``False``, having launched nothing, where the
+    variant the library recommends for the problem cannot read that layout."""
+
 def attention_varlen(
     q: object,
     k: object,

@@ -1,14 +1,19 @@
-"""The custom ops ``torch.ops.sdpa_fp8.attention`` and
+"""The custom ops ``torch.ops.sdpa_fp8.attention``,
+``torch.ops.sdpa_fp8.attention_bshd`` and
 ``torch.ops.sdpa_fp8.attention_varlen``: the native launches on the current
 CUDA stream, and their fake implementations for tracing.
 
-``attention`` takes the kernels' own layout, ``[batch, heads, seq,
-head_dim]`` contiguous, ``attention_varlen`` packed ``[total_rows, heads,
-head_dim]`` contiguous, both float32 descales ``(batch, num_heads_k)``
-contiguous; the public ``sdpa_fp8.attention`` and
+``attention`` takes ``[batch, heads, seq, head_dim]`` contiguous tensors,
+``attention_bshd`` ``[batch, seq, heads, head_dim]`` contiguous ones (read
+in place where the library can, copied otherwise; its output is always
+``[batch, seq, heads, head_dim]`` contiguous), ``attention_varlen`` packed
+``[total_rows, heads, head_dim]`` contiguous, all float32 descales
+``(batch, num_heads_k)`` contiguous; the public ``sdpa_fp8.attention`` and
 ``sdpa_fp8.attention_varlen`` check their arguments and bring them into
 that form.
 """
+
+from collections.abc import Callable
 
 import torch
 from torch.utils.dlpack import to_dlpack
@@ -35,6 +40,16 @@ def _stride_tags() -> tuple[torch.Tag, ...]:
     return ()
 
 
+def _launch(
+    native: Callable[..., bool | None], tensors: tuple[torch.Tensor, ...], softmax_scale: float, causal: bool
+) -> bool | None:
+    """``native`` (``_native.attention`` or ``_native.attention_bshd``) on
+    Q, K, V, the three descales and the output, on the current stream of
+    q's device; what it returns (``attention_bshd``: whether it launched)."""
+    stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
+    return native(*(_capsule(t) for t in tensors), softmax_scale, causal, stream)
+
+
 @torch.library.custom_op("sdpa_fp8::attention", mutates_args=(), device_types="cuda", tags=_stride_tags())
 def attention_op(
     q: torch.Tensor,
@@ -50,24 +65,55 @@ def attention_op(
     """O = softmax(softmax_scale * Q K^T [+ causal mask]) V on ``[B, H, S, D]``
     contiguous E4M3 inputs, launched on the current stream of q's device."""
     out = q.new_empty(q.shape, dtype=out_dtype)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    _native.attention(
-        _capsule(q),
-        _capsule(k),
-        _capsule(v),
-        _capsule(q_descale),
-        _capsule(k_descale),
-        _capsule(v_descale),
-        _capsule(out),
-        softmax_scale,
-        causal,
-        stream,
-    )
+    _launch(_native.attention, (q, k, v, q_descale, k_descale, v_descale, out), softmax_scale, causal)
     return out
 
 
 @attention_op.register_fake
 def _attention_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+) -> torch.Tensor:
+    """The output's shape, type and device, without running anything."""
+    return q.new_empty(q.shape, dtype=out_dtype)
+
+
+@torch.library.custom_op("sdpa_fp8::attention_bshd", mutates_args=(), device_types="cuda", tags=_stride_tags())
+def attention_bshd_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+) -> torch.Tensor:
+    """``attention`` on ``[B, S, H, D]`` contiguous E4M3 inputs into a
+    ``[B, Sq, Hq, D]`` contiguous output. The library reads and writes them
+    in place where the kernel variant it recommends for the problem can
+    (the ``wgmma`` variants, on Hopper); otherwise the inputs are copied
+    into ``[B, H, S, D]`` and the result back."""
+    out = q.new_empty(q.shape, dtype=out_dtype)
+    tensors = (q, k, v, q_descale, k_descale, v_descale, out)
+    if not _launch(_native.attention_bshd, tensors, softmax_scale, causal):
+        q, k, v = (t.transpose(1, 2).view(torch.uint8).contiguous() for t in (q, k, v))
+        bhsd = out.new_empty(out.transpose(1, 2).shape)
+        _launch(_native.attention, (q, k, v, q_descale, k_descale, v_descale, bhsd), softmax_scale, causal)
+        out.copy_(bhsd.transpose(1, 2))
+    return out
+
+
+@attention_bshd_op.register_fake
+def _attention_bshd_fake(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,

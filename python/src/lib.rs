@@ -15,7 +15,7 @@ use packed_args::PackedTensors;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use sdpa::OutputDtype;
+use sdpa::{Layout, OutputDtype};
 
 /// Runs attention into `out`: Q, K, V `[B, H, S, D]` E4M3 (DLPack
 /// `float8_e4m3fn` or its `uint8` bits), the descales `(B, Hkv)` float32,
@@ -38,7 +38,43 @@ fn attention(
     causal: bool,
     stream: usize,
 ) -> PyResult<()> {
-    let tensors = Tensors {
+    let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out])?;
+    let call = tensors.check(Layout::Bhsd).map_err(errors::from_arg)?;
+    // `[B, H, S, D]` tensors are always read: the answer is `true`.
+    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)?;
+    Ok(())
+}
+
+/// Runs attention into `out` on `[B, S, H, D]` tensors in place, as
+/// `attention` takes its arguments but Q `[B, Sq, Hq, D]`, K and V `[B,
+/// Skv, Hkv, D]` and `out` `[B, Sq, Hq, D]`, each contiguous in that order.
+/// Returns `False`, having launched nothing, where the kernel variant the
+/// library recommends for the problem cannot read that layout (only the
+/// `wgmma` variants, on Hopper, can): the caller then runs `attention` on
+/// `[B, H, S, D]` copies.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn attention_bshd(
+    q: &Bound<'_, PyAny>,
+    k: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+    q_descale: &Bound<'_, PyAny>,
+    k_descale: &Bound<'_, PyAny>,
+    v_descale: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    softmax_scale: f32,
+    causal: bool,
+    stream: usize,
+) -> PyResult<bool> {
+    let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out])?;
+    let call = tensors.check(Layout::Bshd).map_err(errors::from_arg)?;
+    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
+}
+
+/// The tensors of a dense call from their capsules: Q, K, V, Q's, K's and
+/// V's descales and the output, in that order.
+fn read_tensors([q, k, v, q_descale, k_descale, v_descale, out]: [&Bound<'_, PyAny>; 7]) -> PyResult<Tensors> {
+    Ok(Tensors {
         q: read_capsule(q, "q")?,
         k: read_capsule(k, "k")?,
         v: read_capsule(v, "v")?,
@@ -48,9 +84,7 @@ fn attention(
             read_capsule(v_descale, "v_descale")?,
         ],
         out: read_capsule(out, "out")?,
-    };
-    let call = tensors.check().map_err(errors::from_arg)?;
-    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
+    })
 }
 
 /// Runs attention on a packed batch of variable-length sequences
@@ -121,6 +155,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HEAD_DIMS", PyTuple::new(m.py(), kernels_gpu::kernels::HEAD_DIMS)?)?;
     m.add("RECORD_SHAPES", PyTuple::new(m.py(), kernels_gpu::record::SHAPES)?)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_bshd, m)?)?;
     m.add_function(wrap_pyfunction!(attention_varlen, m)?)?;
     m.add_function(wrap_pyfunction!(recommended_variant, m)?)?;
     Ok(())

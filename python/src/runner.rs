@@ -19,6 +19,12 @@
 //! A packed variable-length call (`run_packed`) shares all of this: its
 //! plans are keyed by its row totals, batch and longest lengths.
 //!
+//! `[B, S, H, D]` tensors: the library is asked to read them in place with
+//! the variant it recommends for the problem (`Options::layout`); where
+//! that variant cannot (`AttnError::LayoutUnavailable`, remembered per
+//! shape), the call launches nothing and says so, and the caller copies
+//! into `[B, H, S, D]`.
+//!
 //! This module and `dlpack` hold the binding's `unsafe`: raw
 //! device addresses and a raw stream handle, from PyTorch, turned into the
 //! `sdpa` crate's views.
@@ -31,8 +37,8 @@ use sdpa::device::{
     DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace, WorkspaceSize,
 };
 use sdpa::raw;
-use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan, Problem};
-use std::collections::HashMap;
+use sdpa::{Attention, AttnError, ImageChoice, Layout, Options, OutputDtype, Plan, Problem};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -81,6 +87,8 @@ enum Shapes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct PlanKey {
     shapes: Shapes,
+    /// How the dense tensors lie in memory (`Bhsd` for a packed batch).
+    layout: Layout,
     causal: bool,
     /// The softmax scale's bits.
     scale: u32,
@@ -91,6 +99,9 @@ struct PlanKey {
 struct Runner {
     attention: Attention,
     plans: HashMap<PlanKey, Arc<Plan>>,
+    /// `[B, S, H, D]` keys whose recommended variant cannot read that
+    /// layout.
+    layout_refused: HashSet<PlanKey>,
     workspace: Option<Workspace>,
     /// `workspace` has been captured into a CUDA graph.
     workspace_captured: bool,
@@ -115,12 +126,21 @@ static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::
 /// The caller (the Python op) keeps every tensor of `call` alive for the
 /// duration of the call, and the caching allocator of PyTorch keeps their
 /// memory until the work queued on the stream has finished.
-pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), RunError> {
+///
+/// Returns whether it queued the work: `false`, having queued nothing, for
+/// `[B, S, H, D]` tensors ([`Call::layout`]) that the variant the library
+/// recommends for the problem cannot read (the caller then copies them
+/// into `[B, H, S, D]`); always `true` for `[B, H, S, D]` tensors.
+pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<bool, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let shapes = Shapes::Dense { q: call.q.shape, kv: call.k.shape };
-    let key = PlanKey { shapes, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let key = PlanKey { shapes, layout: call.layout, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    if !runners.runner(call.ordinal, stream)?.reads_layout(key)? {
+        return Ok(false);
+    }
     let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
-    runner.run(call, &plan, capturing)
+    runner.run(call, &plan, capturing)?;
+    Ok(true)
 }
 
 /// Runs the packed batch `call` of sequences of at most `max_seqlen`
@@ -134,7 +154,8 @@ pub fn run_packed(
 ) -> Result<(), RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let shapes = Shapes::Packed { q: call.q.shape, kv: call.k.shape, batch: call.batch(), max_seqlen };
-    let key = PlanKey { shapes, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let layout = Layout::Bhsd;
+    let key = PlanKey { shapes, layout, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
     let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
     runner.run_packed(call, max_seqlen, &plan, capturing)
 }
@@ -214,6 +235,7 @@ impl Runners {
             let runner = Runner {
                 attention,
                 plans: HashMap::new(),
+                layout_refused: HashSet::new(),
                 workspace: None,
                 workspace_captured: false,
                 captured: Vec::new(),
@@ -250,15 +272,42 @@ impl Runners {
 }
 
 impl Runner {
-    /// The plan for `key`, made once.
+    /// Whether the library reads `key`'s tensors in their layout: always
+    /// for `[B, H, S, D]`; for `[B, S, H, D]`, whether it plans them
+    /// ([`Runner::plan`]; a refusal, `AttnError::LayoutUnavailable`, is
+    /// remembered).
+    fn reads_layout(&mut self, key: PlanKey) -> Result<bool, AttnError> {
+        if key.layout == Layout::Bhsd {
+            return Ok(true);
+        }
+        if self.layout_refused.contains(&key) {
+            return Ok(false);
+        }
+        match self.plan(key) {
+            Ok(_) => Ok(true),
+            Err(AttnError::LayoutUnavailable { .. }) => {
+                self.layout_refused.insert(key);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The plan for `key`, made once. `[B, S, H, D]` tensors are planned
+    /// with the variant recommended for the problem, which refuses the
+    /// layout (`AttnError::LayoutUnavailable`) where it cannot read it.
     fn plan(&mut self, key: PlanKey) -> Result<Arc<Plan>, AttnError> {
         if let Some(plan) = self.plans.get(&key) {
             return Ok(plan.clone());
         }
         let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
-        let plan = match key.shapes {
-            Shapes::Dense { q, kv } => self.attention.plan_shapes(q, kv, kv, &opts)?,
-            Shapes::Packed { q, kv, batch, max_seqlen } => self.plan_packed(q, kv, batch, max_seqlen, &opts)?,
+        let plan = match (key.shapes, key.layout) {
+            (Shapes::Dense { q, kv }, Layout::Bhsd) => self.attention.plan_shapes(q, kv, kv, &opts)?,
+            (Shapes::Dense { q, kv }, Layout::Bshd) => {
+                let recommended = self.plan(PlanKey { layout: Layout::Bhsd, ..key })?.variant();
+                self.attention.plan_shapes(q, kv, kv, &opts.variant(recommended).layout(Layout::Bshd))?
+            }
+            (Shapes::Packed { q, kv, batch, max_seqlen }, _) => self.plan_packed(q, kv, batch, max_seqlen, &opts)?,
         };
         let plan = Arc::new(plan);
         self.plans.insert(key, plan.clone());
@@ -307,14 +356,27 @@ impl Runner {
         // their DLPack descriptions; `from_raw` checks them again against
         // the driver's records), which the caller keeps alive during the
         // call and PyTorch's allocator keeps until the stream's work ends;
-        // the output is a fresh tensor nothing else reads or writes.
+        // the output is a fresh tensor nothing else reads or writes. The
+        // `bshd` constructors take the shapes in that layout's memory order.
         let (q, k, v, scales, mut out) = unsafe {
+            let input = |operand: &Operand<4>| match call.layout {
+                Layout::Bhsd => Fp8View::from_raw(stream, operand.address, operand.shape),
+                Layout::Bshd => {
+                    Fp8View::from_raw_bshd(stream, operand.address, call.layout.memory_order(operand.shape))
+                }
+            };
+            let (out, dtype) = (call.out, call.out_dtype);
             (
-                Fp8View::from_raw(stream, call.q.address, call.q.shape)?,
-                Fp8View::from_raw(stream, call.k.address, call.k.shape)?,
-                Fp8View::from_raw(stream, call.v.address, call.v.shape)?,
+                input(&call.q)?,
+                input(&call.k)?,
+                input(&call.v)?,
                 descale_views(stream, &call.descales)?,
-                OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, call.out.shape)?,
+                match call.layout {
+                    Layout::Bhsd => OutputViewMut::from_raw(stream, out.address, dtype, out.shape)?,
+                    Layout::Bshd => {
+                        OutputViewMut::from_raw_bshd(stream, out.address, dtype, call.layout.memory_order(out.shape))?
+                    }
+                },
             )
         };
         self.attention.run_views(plan, &q, &k, &v, &scales, &mut out, ws)?;

@@ -38,9 +38,20 @@ def test_the_fake_implementation_gives_the_output_shape_and_type(layout, out_dty
         q, k = meta(2, 8, 100, 64), meta(2, 2, 300, 64)
         expected = (2, 8, 100, 64)
     o = sdpa_fp8.attention(q, k, k, causal=True, out_dtype=out_dtype, layout=layout)
-    assert tuple(o.shape) == expected
+    assert tuple(o.shape) == expected and o.is_contiguous()
     assert o.dtype == out_dtype
     assert o.device.type == "meta"
+
+
+def test_strided_bshd_inputs_give_a_view_of_a_bhsd_result():
+    # Contiguous [B, S, H, D] inputs go to the bshd op, whose output is
+    # [B, Sq, Hq, D] contiguous; strided ones (here [B, H, S, D] memory
+    # seen as [B, S, H, D]) are copied into [B, H, S, D] for the bhsd op,
+    # whose result comes back transposed.
+    q, k = meta(2, 8, 100, 64).transpose(1, 2), meta(2, 2, 300, 64).transpose(1, 2)
+    o = sdpa_fp8.attention(q, k, k)
+    assert tuple(o.shape) == (2, 100, 8, 64) and not o.is_contiguous()
+    assert o.transpose(1, 2).is_contiguous()
 
 
 def test_the_op_traces_with_fake_tensors():
@@ -54,9 +65,21 @@ def test_the_op_traces_with_fake_tensors():
     assert o.dtype == torch.bfloat16
 
 
-def test_the_op_schema_takes_fa3s_arguments():
-    schema = str(torch.ops.sdpa_fp8.attention.default._schema)
-    assert schema.startswith("sdpa_fp8::attention(Tensor q, Tensor k, Tensor v, Tensor q_descale")
+def test_the_bshd_op_traces_with_fake_tensors():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        q, k = torch.empty(2, 33, 8, 128, dtype=E4M3), torch.empty(2, 65, 4, 128, dtype=E4M3)
+        s = torch.empty(2, 4)
+        o = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16)
+    assert tuple(o.shape) == (2, 33, 8, 128) and o.is_contiguous()
+    assert o.dtype == torch.float16
+
+
+@pytest.mark.parametrize("op", ["attention", "attention_bshd"])
+def test_the_op_schema_takes_fa3s_arguments(op):
+    schema = str(getattr(torch.ops.sdpa_fp8, op).default._schema)
+    assert schema.startswith(f"sdpa_fp8::{op}(Tensor q, Tensor k, Tensor v, Tensor q_descale")
     assert "float softmax_scale, bool causal, ScalarType out_dtype) -> Tensor" in schema
 
 
@@ -137,6 +160,23 @@ def test_the_native_module_checks_types_and_shapes_before_the_device():
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2))
     with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
         _native.attention(*args, 0.125, False, 0)
+
+
+def test_the_native_bshd_call_checks_its_shapes_in_bshd_order_before_the_device():
+    # B=1, Sq=16, Hq=4, Skv=16, Hkv=2, D=64 laid out [B, S, H, D].
+    args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 16))
+    with pytest.raises(ValueError, match=r"q_descale must have shape \(batch, num_heads_k\) = \[1, 2\], got \[1, 16\]"):
+        _native.attention_bshd(*args, 0.125, False, 0)
+    args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
+    args[6] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match=r"out must have q's shape \[1, 16, 4, 64\], got \[1, 4, 16, 64\]"):
+        _native.attention_bshd(*args, 0.125, False, 0)
+    args[0] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.uint8).transpose(1, 2))
+    with pytest.raises(ValueError, match="q must be contiguous row-major"):
+        _native.attention_bshd(*args, 0.125, False, 0)
+    args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
+    with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
+        _native.attention_bshd(*args, 0.125, False, 0)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where no CUDA driver is")

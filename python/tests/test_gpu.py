@@ -67,6 +67,13 @@ def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
     return ((out.double() - ref).norm() / ref.norm().clamp(min=1e-30)).item()
 
 
+def strided(t: torch.Tensor) -> torch.Tensor:
+    """``[B, S, H, D]`` E4M3 ``t``'s values as the first half of the heads
+    of a tensor of twice as many: contiguous in neither layout."""
+    doubled = torch.cat([t.view(torch.uint8)] * 2, dim=2).view(E4M3)
+    return doubled[:, :, : t.shape[2]]
+
+
 SHAPES = [
     # B, Hq, Hkv, Sq, Skv, D, causal
     (1, 1, 1, 1, 1, 64, False),
@@ -219,10 +226,11 @@ def test_cuda_graph_capture_and_replay():
 def test_a_capture_on_another_stream_with_bshd_copies():
     """One run of the shapes on any stream before the capture is enough: the
     capture (on torch's own capture stream) takes that run's workspace, and
-    the bshd layout's copies, made inside the capture at addresses no run
-    has seen, get tensor maps of their own."""
+    the copies of strided bshd inputs, made inside the capture at addresses
+    no run has seen, get tensor maps of their own."""
     q8, k8, v8, qd, kd, vd = make_inputs(1, 4, 2, 200, 300, 64, "bshd", seed=9)
     kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    q8, k8, v8 = strided(q8), strided(k8), strided(v8)
     sdpa_fp8.attention(q8, k8, v8, **kwargs)  # on the current stream
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
@@ -256,12 +264,136 @@ except RuntimeError as e:
     assert "before capturing" in done.stdout
 
 
-# attention_varlen: packed batches of sequences of their own lengths, each
-# sequence against the float64 reference, on Hopper only.
 hopper_only = pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
-    reason="packed batches run on sm_90a only",
+    reason="packed batches and [B, S, H, D] tensors read in place run on sm_90a only",
 )
+
+# Contiguous [B, S, H, D] inputs: read in place where the variant the
+# library recommends reads that layout (the wgmma variants, on Hopper),
+# copied otherwise; the output is [B, Sq, Hq, D] contiguous either way.
+IN_PLACE_VARIANTS = {"wgmma", "wgmma-fp8pv"}
+
+
+def copies_made(call):
+    """What ``call()`` returns, and how many tensor copies (``aten::copy_``,
+    which ``contiguous``, ``clone`` and ``copy_`` run) torch made for it."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        result = call()
+    return result, sum(event.count for event in prof.key_averages() if event.key == "aten::copy_")
+
+
+def bhsd_copies(*tensors):
+    """``[B, S, H, D]`` E4M3 tensors copied into ``[B, H, S, D]``."""
+    return [t.transpose(1, 2).view(torch.uint8).contiguous().view(E4M3) for t in tensors]
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two 16-bit tensors hold the same bits (NaN included)."""
+    return torch.equal(a.view(torch.int16), b.view(torch.int16))
+
+
+@hopper_only
+@pytest.mark.parametrize(
+    ("b", "hq", "hkv", "sq", "skv", "d", "causal", "out_dtype"),
+    [
+        # Past the cost model's 2048 keys, with more keys a query block
+        # sees than the split family takes: the recommendation is wgmma.
+        (1, 4, 2, 4096, 3000, 128, True, torch.bfloat16),
+        (3, 4, 4, 333, 2500, 64, False, torch.float16),
+        (2, 6, 3, 1000, 4100, 128, False, torch.bfloat16),
+    ],
+)
+def test_contiguous_bshd_inputs_are_read_in_place_with_the_bhsd_runs_bits(b, hq, hkv, sq, skv, d, causal, out_dtype):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=30)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": causal, "out_dtype": out_dtype}
+    variant = sdpa_fp8.recommended_variant(q8.shape, k8.shape, causal=causal, out_dtype=out_dtype)
+    assert variant == "wgmma", f"these shapes were picked for the wgmma variant, the library recommends {variant}"
+    sdpa_fp8.attention(q8, k8, v8, **kwargs)  # plans and allocates the workspace
+    out, copies = copies_made(lambda: sdpa_fp8.attention(q8, k8, v8, **kwargs))
+    assert copies == 0, "contiguous [B, S, H, D] inputs on wgmma are read in place"
+    assert tuple(out.shape) == (b, sq, hq, d) and out.is_contiguous() and out.dtype == out_dtype
+    expected = sdpa_fp8.attention(*bhsd_copies(q8, k8, v8), **kwargs, layout="bhsd")
+    assert same_bits(out, expected.transpose(1, 2)), "the [B, H, S, D] run of the same inputs gives other bits"
+    ref = reference(q8, k8, v8, qd, kd, vd, scale=d**-0.5, causal=causal, layout="bshd")
+    assert rel_l2(bhsd(out, "bshd"), ref) < TOLERANCE
+
+
+@pytest.mark.parametrize(
+    ("b", "hq", "hkv", "sq", "skv", "d"),
+    [
+        (4, 32, 8, 1, 4096, 128),  # decode: one query per sequence
+        (8, 32, 8, 4, 8192, 64),
+        (2, 8, 2, 500, 700, 128),
+    ],
+)
+def test_bshd_inputs_are_copied_where_the_recommended_variant_cannot_read_them(b, hq, hkv, sq, skv, d):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=31)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd}
+    in_place = sdpa_fp8.recommended_variant(q8.shape, k8.shape) in IN_PLACE_VARIANTS
+    sdpa_fp8.attention(q8, k8, v8, **kwargs)
+    out, copies = copies_made(lambda: sdpa_fp8.attention(q8, k8, v8, **kwargs))
+    # In place: no copy; otherwise Q, K, V in and the output back.
+    assert copies == (0 if in_place else 4)
+    assert tuple(out.shape) == (b, sq, hq, d) and out.is_contiguous()
+    expected = sdpa_fp8.attention(*bhsd_copies(q8, k8, v8), **kwargs, layout="bhsd")
+    assert same_bits(out, expected.transpose(1, 2))
+
+
+def test_strided_bshd_inputs_are_copied_into_bhsd():
+    q8, k8, v8, qd, kd, vd = make_inputs(2, 8, 2, 300, 300, 64, "bshd", seed=32)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    expected = sdpa_fp8.attention(*bhsd_copies(q8, k8, v8), **kwargs, layout="bhsd")
+    inputs = [strided(t) for t in (q8, k8, v8)]
+    out, copies = copies_made(lambda: sdpa_fp8.attention(*inputs, **kwargs))
+    assert copies == 3, "one copy per input into [B, H, S, D]"
+    assert tuple(out.shape) == (2, 300, 8, 64) and not out.is_contiguous()
+    assert same_bits(out, expected.transpose(1, 2))
+    # [B, H, S, D] memory seen as [B, S, H, D] is read in place by the
+    # [B, H, S, D] kernels: no copy.
+    transposed = bhsd_copies(q8, k8, v8)
+    out, copies = copies_made(lambda: sdpa_fp8.attention(*(t.transpose(1, 2) for t in transposed), **kwargs))
+    assert copies == 0 and same_bits(out, expected.transpose(1, 2))
+
+
+@hopper_only
+def test_opcheck_of_the_bshd_op():
+    q8, k8, v8, qd, kd, vd = make_inputs(2, 4, 2, 96, 80, 64, "bshd", seed=33)
+    args = (q8, k8, v8, qd, kd, vd, 0.125, True, torch.bfloat16)
+    before = [t.view(torch.uint8).clone() if t.dtype == E4M3 else t.clone() for t in args[:6]]
+    torch.library.opcheck(torch.ops.sdpa_fp8.attention_bshd.default, args, test_utils=("test_faketensor",))
+    after = [t.view(torch.uint8) if t.dtype == E4M3 else t for t in args[:6]]
+    for b, a in zip(before, after, strict=True):
+        assert torch.equal(b, a), "the op wrote one of its inputs"
+
+
+@hopper_only
+def test_bshd_in_place_cuda_graph_capture_and_replay():
+    q8, k8, v8, qd, kd, vd = make_inputs(1, 8, 2, 512, 2500, 128, "bshd", seed=34)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    assert sdpa_fp8.recommended_variant(q8.shape, k8.shape, causal=True) in IN_PLACE_VARIANTS
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        sdpa_fp8.attention(q8, k8, v8, **kwargs)  # the run before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        static_out = sdpa_fp8.attention(q8, k8, v8, **kwargs)
+    assert static_out.is_contiguous()
+
+    n8, nk8, nv8, nqd, nkd, nvd = make_inputs(1, 8, 2, 512, 2500, 128, "bshd", seed=35)
+    for dst, src in ((q8, n8), (k8, nk8), (v8, nv8)):
+        dst.view(torch.uint8).copy_(src.view(torch.uint8))
+    for dst, src in ((qd, nqd), (kd, nkd), (vd, nvd)):
+        dst.copy_(src)
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = reference(q8, k8, v8, qd, kd, vd, scale=128**-0.5, causal=True, layout="bshd")
+    assert rel_l2(bhsd(static_out, "bshd"), ref) < TOLERANCE
+
+
+# attention_varlen: packed batches of sequences of their own lengths, each
+# sequence against the float64 reference, on Hopper only.
 
 # (query rows, key rows) per sequence: equal, longer keys, longer queries
 # (causal rows that see no key), an empty sequence, one with no keys.
