@@ -142,7 +142,8 @@ def attention(
     causal: bool = False,
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
-) -> torch.Tensor:
+    return_lse: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """FP8 attention, ``O = softmax(softmax_scale * Q K^T [+ mask]) V``, as
     FlashAttention-3's FP8 ``flash_attn_func`` takes it.
 
@@ -168,10 +169,19 @@ def attention(
             back into that output. Strided inputs are copied into ``[B, H,
             S, D]`` (one transpose each), and for ``bshd`` the output is
             then a ``[B, Sq, Hq, D]`` view of the ``[B, Hq, Sq, D]`` result.
+        return_lse: also return each query row's softmax log-sum-exp. The
+            ``decode`` and ``wgmma`` variants write it (on Hopper: decode
+            shapes and most prefill); another raises ``RuntimeError``
+            (``recommended_variant`` names the variant).
 
     Returns:
-        O, in ``out_dtype`` and ``layout``, on q's device; the work is queued
-        on the current CUDA stream.
+        O, in ``out_dtype`` and ``layout``, on q's device; with
+        ``return_lse``, ``(O, lse)``, ``lse`` float32 ``[B, Sq, Hq]`` for
+        ``bshd`` (``[B, Hq, Sq]`` for ``bhsd``; both follow the output's
+        rows, and ``lse.transpose(1, 2)`` of the ``bshd`` one is
+        FlashAttention's ``[B, Hq, Sq]``): the natural log of the sum over
+        the keys a row sees of ``exp(softmax_scale * q.k)``, ``-inf`` for a
+        row that sees none. The work is queued on the current CUDA stream.
 
     Raises:
         TypeError: an argument of the wrong type or dtype.
@@ -179,7 +189,7 @@ def attention(
             dimension, tensors off the GPU or on different devices, a bad
             ``softmax_scale``, ``out_dtype`` or ``layout``.
         RuntimeError: a CUDA failure (no driver, a device the kernels cannot
-            run on).
+            run on), or ``return_lse`` on a variant that does not write it.
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
@@ -189,18 +199,15 @@ def attention(
         _descale(name, t, (dims.batch, dims.heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
+    options = (softmax_scale, bool(causal), out_dtype, bool(return_lse))
     if layout == "bshd" and q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
-        return attention_bshd_op(q, k, v, *scales, softmax_scale, bool(causal), out_dtype)
-    out = attention_op(
-        _contiguous_bhsd(q, layout),
-        _contiguous_bhsd(k, layout),
-        _contiguous_bhsd(v, layout),
-        *scales,
-        softmax_scale,
-        bool(causal),
-        out_dtype,
-    )
-    return _as_bhsd(out, layout)
+        out, lse = attention_bshd_op(q, k, v, *scales, *options)
+    else:
+        bhsd = [_contiguous_bhsd(t, layout) for t in (q, k, v)]
+        out, lse = attention_op(*bhsd, *scales, *options)
+        # [B, Hq, Sq, D] and [B, Hq, Sq] seen in the layout's order.
+        out, lse = _as_bhsd(out, layout), _as_bhsd(lse, layout) if return_lse else lse
+    return (out, lse) if return_lse else out
 
 
 def _check_packed_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]:

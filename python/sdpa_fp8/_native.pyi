@@ -14,13 +14,15 @@ def attention(
     k_descale: object,
     v_descale: object,
     out: object,
+    lse: object | None,
     softmax_scale: float,
     causal: bool,
     stream: int,
 ) -> None:
-    """Attention into ``out`` on CUDA stream ``stream``; every tensor a DLPack
-    capsule (only read): Q, K, V ``[B, H, S, D]`` E4M3 (or its uint8 bits),
-    descales ``(B, Hkv)`` float32, ``out`` ``[B, Hq, Sq, D]`` f16 or bf16,
+    """Attention into ``out`` (and ``lse`` unless ``None``) on CUDA stream
+    ``stream``; every tensor a DLPack capsule (only read): Q, K, V ``[B, H,
+    S, D]`` E4M3 (or its uint8 bits), descales ``(B, Hkv)`` float32, ``out``
+    ``[B, Hq, Sq, D]`` f16 or bf16, ``lse`` ``[B, Hq, Sq]`` float32,
     contiguous, on one CUDA device."""
 
 def attention_bshd(
@@ -31,13 +33,14 @@ def attention_bshd(
     k_descale: object,
     v_descale: object,
     out: object,
+    lse: object | None,
     softmax_scale: float,
     causal: bool,
     stream: int,
 ) -> bool:
     """``attention`` on ``[B, S, H, D]`` tensors read in place: Q ``[B, Sq,
-    Hq, D]``, K, V ``[B, Skv, Hkv, D]``, ``out`` ``[B, Sq, Hq, D]``, each
-    contiguous in that order. ``False``, having launched nothing, where the
+    Hq, D]``, K, V ``[B, Skv, Hkv, D]``, ``out`` ``[B, Sq, Hq, D]``, ``lse``
+    ``[B, Sq, Hq]``, each contiguous in that order. ``False``, having launched nothing, where the
     variant the library recommends for the problem cannot read that layout."""
 
 def attention_varlen(

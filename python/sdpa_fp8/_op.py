@@ -5,10 +5,12 @@ CUDA stream, and their fake implementations for tracing.
 
 ``attention`` takes ``[batch, heads, seq, head_dim]`` contiguous tensors,
 ``attention_bshd`` ``[batch, seq, heads, head_dim]`` contiguous ones (read
-in place where the library can, copied otherwise; its output is always
-``[batch, seq, heads, head_dim]`` contiguous), ``attention_varlen`` packed
-``[total_rows, heads, head_dim]`` contiguous, all float32 descales
-``(batch, num_heads_k)`` contiguous; the public ``sdpa_fp8.attention`` and
+in place where the library can, copied otherwise; its outputs are always
+``[batch, seq, heads, head_dim]`` and ``[batch, seq, heads]`` contiguous),
+``attention_varlen`` packed ``[total_rows, heads, head_dim]`` contiguous,
+all float32 descales ``(batch, num_heads_k)`` contiguous; each returns O
+and the log-sum-exp of its rows (an empty tensor unless ``return_lse``).
+The public ``sdpa_fp8.attention`` and
 ``sdpa_fp8.attention_varlen`` check their arguments and bring them into
 that form.
 """
@@ -40,14 +42,28 @@ def _stride_tags() -> tuple[torch.Tag, ...]:
     return ()
 
 
+def _outputs(q: torch.Tensor, out_dtype: torch.dtype, return_lse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """A call's outputs, uninitialized: O of q's shape and the log-sum-exp
+    of its rows (q's shape without ``head_dim``) float32, ``[0]`` unless
+    asked for."""
+    lse_shape = q.shape[:-1] if return_lse else (0,)
+    return q.new_empty(q.shape, dtype=out_dtype), q.new_empty(lse_shape, dtype=torch.float32)
+
+
 def _launch(
-    native: Callable[..., bool | None], tensors: tuple[torch.Tensor, ...], softmax_scale: float, causal: bool
+    native: Callable[..., bool | None],
+    tensors: tuple[torch.Tensor, ...],
+    lse: torch.Tensor | None,
+    softmax_scale: float,
+    causal: bool,
 ) -> bool | None:
     """``native`` (``_native.attention`` or ``_native.attention_bshd``) on
-    Q, K, V, the three descales and the output, on the current stream of
-    q's device; what it returns (``attention_bshd``: whether it launched)."""
+    Q, K, V, the three descales, the output and the log-sum-exp (where not
+    ``None``), on the current stream of q's device; what it returns
+    (``attention_bshd``: whether it launched)."""
     stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
-    return native(*(_capsule(t) for t in tensors), softmax_scale, causal, stream)
+    lse_capsule = None if lse is None else _capsule(lse)
+    return native(*(_capsule(t) for t in tensors), lse_capsule, softmax_scale, causal, stream)
 
 
 @torch.library.custom_op("sdpa_fp8::attention", mutates_args=(), device_types="cuda", tags=_stride_tags())
@@ -61,12 +77,16 @@ def attention_op(
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,
-) -> torch.Tensor:
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """O = softmax(softmax_scale * Q K^T [+ causal mask]) V on ``[B, H, S, D]``
-    contiguous E4M3 inputs, launched on the current stream of q's device."""
-    out = q.new_empty(q.shape, dtype=out_dtype)
-    _launch(_native.attention, (q, k, v, q_descale, k_descale, v_descale, out), softmax_scale, causal)
-    return out
+    contiguous E4M3 inputs and the log-sum-exp ``[B, Hq, Sq]`` float32 (an
+    empty ``[0]`` tensor, not written, unless ``return_lse``), launched on
+    the current stream of q's device."""
+    out, lse = _outputs(q, out_dtype, return_lse)
+    tensors = (q, k, v, q_descale, k_descale, v_descale, out)
+    _launch(_native.attention, tensors, lse if return_lse else None, softmax_scale, causal)
+    return out, lse
 
 
 @attention_op.register_fake
@@ -80,9 +100,10 @@ def _attention_fake(
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,
-) -> torch.Tensor:
-    """The output's shape, type and device, without running anything."""
-    return q.new_empty(q.shape, dtype=out_dtype)
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _outputs(q, out_dtype, return_lse)
 
 
 @torch.library.custom_op("sdpa_fp8::attention_bshd", mutates_args=(), device_types="cuda", tags=_stride_tags())
@@ -96,20 +117,25 @@ def attention_bshd_op(
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,
-) -> torch.Tensor:
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``attention`` on ``[B, S, H, D]`` contiguous E4M3 inputs into a
-    ``[B, Sq, Hq, D]`` contiguous output. The library reads and writes them
-    in place where the kernel variant it recommends for the problem can
-    (the ``wgmma`` variants, on Hopper); otherwise the inputs are copied
-    into ``[B, H, S, D]`` and the result back."""
-    out = q.new_empty(q.shape, dtype=out_dtype)
+    ``[B, Sq, Hq, D]`` contiguous output and a ``[B, Sq, Hq]`` log-sum-exp.
+    The library reads and writes them in place where the kernel variant it
+    recommends for the problem can (the ``wgmma`` variants, on Hopper);
+    otherwise the inputs are copied into ``[B, H, S, D]`` and the results
+    back."""
+    out, lse = _outputs(q, out_dtype, return_lse)
     tensors = (q, k, v, q_descale, k_descale, v_descale, out)
-    if not _launch(_native.attention_bshd, tensors, softmax_scale, causal):
+    if not _launch(_native.attention_bshd, tensors, lse if return_lse else None, softmax_scale, causal):
         q, k, v = (t.transpose(1, 2).view(torch.uint8).contiguous() for t in (q, k, v))
-        bhsd = out.new_empty(out.transpose(1, 2).shape)
-        _launch(_native.attention, (q, k, v, q_descale, k_descale, v_descale, bhsd), softmax_scale, causal)
-        out.copy_(bhsd.transpose(1, 2))
-    return out
+        out_bhsd, lse_bhsd = _outputs(q, out_dtype, return_lse)
+        tensors = (q, k, v, q_descale, k_descale, v_descale, out_bhsd)
+        _launch(_native.attention, tensors, lse_bhsd if return_lse else None, softmax_scale, causal)
+        out.copy_(out_bhsd.transpose(1, 2))
+        if return_lse:
+            lse.copy_(lse_bhsd.transpose(1, 2))
+    return out, lse
 
 
 @attention_bshd_op.register_fake
@@ -123,9 +149,10 @@ def _attention_bshd_fake(
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,
-) -> torch.Tensor:
-    """The output's shape, type and device, without running anything."""
-    return q.new_empty(q.shape, dtype=out_dtype)
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _outputs(q, out_dtype, return_lse)
 
 
 @torch.library.custom_op("sdpa_fp8::attention_varlen", mutates_args=(), device_types="cuda", tags=_stride_tags())
@@ -150,7 +177,7 @@ def attention_varlen_op(
     returns O ``[total_q, Hq, D]`` and the log-sum-exp ``[total_q, Hq]``
     float32 (an empty ``[0]`` tensor, not written, unless ``return_lse``),
     launched on the current stream of q's device."""
-    out, lse = _varlen_outputs(q, out_dtype, return_lse)
+    out, lse = _outputs(q, out_dtype, return_lse)
     stream = torch.cuda.current_stream(q.device).cuda_stream
     _native.attention_varlen(
         _capsule(q),
@@ -190,11 +217,4 @@ def _attention_varlen_fake(
     return_lse: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The outputs' shapes, types and device, without running anything."""
-    return _varlen_outputs(q, out_dtype, return_lse)
-
-
-def _varlen_outputs(q: torch.Tensor, out_dtype: torch.dtype, return_lse: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """``attention_varlen``'s outputs, uninitialized: O of q's shape, the
-    log-sum-exp ``[total_q, Hq]`` float32 (``[0]`` unless asked for)."""
-    lse_shape = (q.shape[0], q.shape[1]) if return_lse else (0,)
-    return q.new_empty(q.shape, dtype=out_dtype), q.new_empty(lse_shape, dtype=torch.float32)
+    return _outputs(q, out_dtype, return_lse)

@@ -136,8 +136,11 @@ pub struct Operand<const N: usize> {
 
 /// A call's checked arguments: Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv,
 /// D]` E4M3, the three descales `(B, Hkv)` f32, the output `[B, Hq, Sq, D]`
-/// f16 or bf16, all on CUDA device `ordinal`. The shapes are given in that
-/// order whatever `layout` lays the memory out as.
+/// f16 or bf16 and, if asked, the log-sum-exp f32 (`[B, Hq, Sq]`, `[B, Sq,
+/// Hq]` for `[B, S, H, D]` tensors: the output's rows), all on CUDA device
+/// `ordinal`. The 4-dimensional shapes are given in `[B, H, S, D]` order
+/// whatever `layout` lays the memory out as; the log-sum-exp's in its
+/// memory order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The CUDA device.
@@ -156,6 +159,8 @@ pub struct Call {
     pub out: Operand<4>,
     /// The output's element type.
     pub out_dtype: OutputDtype,
+    /// The log-sum-exp output, where asked for.
+    pub lse: Option<Operand<3>>,
 }
 
 /// The tensors of one call, as their capsules described them.
@@ -170,6 +175,8 @@ pub struct Tensors {
     pub descales: [TensorInfo; 3],
     /// The output.
     pub out: TensorInfo,
+    /// The log-sum-exp output, where asked for.
+    pub lse: Option<TensorInfo>,
 }
 
 /// Names of the descale arguments, in `Tensors::descales` order.
@@ -191,23 +198,34 @@ impl Tensors {
         }
         let out = operand::<4>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
         let out = bhsd(out, layout);
+        let lse = match &self.lse {
+            Some(info) => Some(operand::<3>(info, "lse", &[Element::F32], "float32")?),
+            None => None,
+        };
         if self.out.read_only {
             return Err(ArgError::ReadOnly("out"));
+        }
+        if self.lse.as_ref().is_some_and(|info| info.read_only) {
+            return Err(ArgError::ReadOnly("lse"));
         }
         let out_dtype = match Element::of(&self.out) {
             Some(Element::Bf16) => OutputDtype::Bf16,
             _ => OutputDtype::F16,
         };
         check_shapes(layout, [q.shape, k.shape, v.shape, out.shape], &descales)?;
+        if let Some(lse) = lse {
+            check_lse_shape(layout, q.shape, lse.shape)?;
+        }
         let ordinal = self.check_devices()?;
-        Ok(Call { ordinal, layout, q, k, v, descales, out, out_dtype })
+        Ok(Call { ordinal, layout, q, k, v, descales, out, out_dtype, lse })
     }
 
     /// Every tensor on the CUDA device Q is on; that device's ordinal.
     fn check_devices(&self) -> Result<usize, ArgError> {
         let named = [("q", &self.q), ("k", &self.k), ("v", &self.v), ("out", &self.out)]
             .into_iter()
-            .chain(DESCALE_NAMES.into_iter().zip(&self.descales));
+            .chain(DESCALE_NAMES.into_iter().zip(&self.descales))
+            .chain(self.lse.iter().map(|info| ("lse", info)));
         on_one_device(named)
     }
 }
@@ -302,6 +320,20 @@ fn check_shapes(layout: Layout, shapes: [[usize; 4]; 4], descales: &[Operand<2>;
     Ok(())
 }
 
+/// The log-sum-exp of Q `[B, Hq, Sq, D]`'s rows in the output's order:
+/// `[B, Hq, Sq]`, or `[B, Sq, Hq]` for `[B, S, H, D]` tensors.
+fn check_lse_shape(layout: Layout, [b, hq, sq, _]: [usize; 4], lse: [usize; 3]) -> Result<(), ArgError> {
+    let (expected, names) = match layout {
+        Layout::Bhsd => ([b, hq, sq], "(batch, num_heads, seqlen_q)"),
+        Layout::Bshd => ([b, sq, hq], "(batch, seqlen_q, num_heads)"),
+    };
+    if lse == expected {
+        Ok(())
+    } else {
+        Err(ArgError::Shape(format!("lse must have shape {names} = {expected:?}, got {lse:?}")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,6 +359,7 @@ mod tests {
             v: tensor(kv, CODE_FLOAT8_E4M3FN, 8),
             descales: [f32s(), f32s(), f32s()],
             out: tensor(q, CODE_BFLOAT, 16),
+            lse: None,
         }
     }
 
@@ -354,6 +387,26 @@ mod tests {
         t.out = tensor(&[2, 8, 100, 64], CODE_BFLOAT, 16);
         let e = t.check(Layout::Bshd).unwrap_err();
         assert_eq!(e.to_string(), "out must have q's shape [2, 100, 8, 64], got [2, 8, 100, 64]");
+    }
+
+    #[test]
+    fn the_log_sum_exp_follows_the_outputs_rows() {
+        let mut t = call(&[2, 100, 8, 64], &[2, 300, 2, 64], &[2, 2]);
+        t.lse = Some(tensor(&[2, 100, 8], CODE_FLOAT, 32));
+        assert_eq!(t.check(Layout::Bshd).unwrap().lse.map(|l| l.shape), Some([2, 100, 8]));
+        t.lse = Some(tensor(&[2, 8, 100], CODE_FLOAT, 32));
+        let e = t.check(Layout::Bshd).unwrap_err();
+        assert_eq!(e.to_string(), "lse must have shape (batch, seqlen_q, num_heads) = [2, 100, 8], got [2, 8, 100]");
+        let mut t = call(&[2, 8, 100, 64], &[2, 2, 300, 64], &[2, 2]);
+        t.lse = Some(tensor(&[2, 8, 100], CODE_FLOAT, 32));
+        assert_eq!(t.check(Layout::Bhsd).unwrap().lse.map(|l| l.shape), Some([2, 8, 100]));
+        t.lse = Some(tensor(&[2, 8, 100], CODE_BFLOAT, 16));
+        assert!(t.check(Layout::Bhsd).unwrap_err().to_string().starts_with("lse must be float32"));
+        t.lse = Some(tensor(&[2, 8, 100], CODE_FLOAT, 32));
+        if let Some(lse) = &mut t.lse {
+            lse.read_only = true;
+        }
+        assert_eq!(t.check(Layout::Bhsd), Err(ArgError::ReadOnly("lse")));
     }
 
     #[test]

@@ -19,11 +19,14 @@ use sdpa::{Layout, OutputDtype};
 
 /// Runs attention into `out`: Q, K, V `[B, H, S, D]` E4M3 (DLPack
 /// `float8_e4m3fn` or its `uint8` bits), the descales `(B, Hkv)` float32,
-/// `out` `[B, Hq, Sq, D]` float16 or bfloat16, all contiguous on one CUDA
-/// device, each as a DLPack capsule (`torch.utils.dlpack.to_dlpack`), which
-/// is only read. The work is queued on `stream` (a `CUstream` handle of that
-/// device, e.g. `torch.cuda.current_stream().cuda_stream`); the call returns
-/// without waiting for it. The argument checks run before any GPU work.
+/// `out` `[B, Hq, Sq, D]` float16 or bfloat16 and, unless `None`, `lse`
+/// `[B, Hq, Sq]` float32 for each row's log-sum-exp (written by the
+/// `decode` and `wgmma` variants only: another refuses it), all contiguous
+/// on one CUDA device, each as a DLPack capsule
+/// (`torch.utils.dlpack.to_dlpack`), which is only read. The work is queued
+/// on `stream` (a `CUstream` handle of that device, e.g.
+/// `torch.cuda.current_stream().cuda_stream`); the call returns without
+/// waiting for it. The argument checks run before any GPU work.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn attention(
@@ -34,11 +37,12 @@ fn attention(
     k_descale: &Bound<'_, PyAny>,
     v_descale: &Bound<'_, PyAny>,
     out: &Bound<'_, PyAny>,
+    lse: Option<&Bound<'_, PyAny>>,
     softmax_scale: f32,
     causal: bool,
     stream: usize,
 ) -> PyResult<()> {
-    let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out])?;
+    let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out], lse)?;
     let call = tensors.check(Layout::Bhsd).map_err(errors::from_arg)?;
     // `[B, H, S, D]` tensors are always read: the answer is `true`.
     runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)?;
@@ -47,7 +51,8 @@ fn attention(
 
 /// Runs attention into `out` on `[B, S, H, D]` tensors in place, as
 /// `attention` takes its arguments but Q `[B, Sq, Hq, D]`, K and V `[B,
-/// Skv, Hkv, D]` and `out` `[B, Sq, Hq, D]`, each contiguous in that order.
+/// Skv, Hkv, D]`, `out` `[B, Sq, Hq, D]` and `lse` `[B, Sq, Hq]`, each
+/// contiguous in that order.
 /// Returns `False`, having launched nothing, where the kernel variant the
 /// library recommends for the problem cannot read that layout (only the
 /// `wgmma` variants, on Hopper, can): the caller then runs `attention` on
@@ -62,18 +67,22 @@ fn attention_bshd(
     k_descale: &Bound<'_, PyAny>,
     v_descale: &Bound<'_, PyAny>,
     out: &Bound<'_, PyAny>,
+    lse: Option<&Bound<'_, PyAny>>,
     softmax_scale: f32,
     causal: bool,
     stream: usize,
 ) -> PyResult<bool> {
-    let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out])?;
+    let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out], lse)?;
     let call = tensors.check(Layout::Bshd).map_err(errors::from_arg)?;
     runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
 }
 
 /// The tensors of a dense call from their capsules: Q, K, V, Q's, K's and
-/// V's descales and the output, in that order.
-fn read_tensors([q, k, v, q_descale, k_descale, v_descale, out]: [&Bound<'_, PyAny>; 7]) -> PyResult<Tensors> {
+/// V's descales and the output, in that order, and the log-sum-exp.
+fn read_tensors(
+    [q, k, v, q_descale, k_descale, v_descale, out]: [&Bound<'_, PyAny>; 7],
+    lse: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Tensors> {
     Ok(Tensors {
         q: read_capsule(q, "q")?,
         k: read_capsule(k, "k")?,
@@ -84,6 +93,7 @@ fn read_tensors([q, k, v, q_descale, k_descale, v_descale, out]: [&Bound<'_, PyA
             read_capsule(v_descale, "v_descale")?,
         ],
         out: read_capsule(out, "out")?,
+        lse: lse.map(|lse| read_capsule(lse, "lse")).transpose()?,
     })
 }
 

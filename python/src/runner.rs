@@ -356,9 +356,10 @@ impl Runner {
         // their DLPack descriptions; `from_raw` checks them again against
         // the driver's records), which the caller keeps alive during the
         // call and PyTorch's allocator keeps until the stream's work ends;
-        // the output is a fresh tensor nothing else reads or writes. The
-        // `bshd` constructors take the shapes in that layout's memory order.
-        let (q, k, v, scales, mut out) = unsafe {
+        // the output (and the log-sum-exp) a fresh tensor nothing else reads
+        // or writes. The `bshd` constructors take the shapes in that
+        // layout's memory order.
+        let (q, k, v, scales, mut out, extras) = unsafe {
             let input = |operand: &Operand<4>| match call.layout {
                 Layout::Bhsd => Fp8View::from_raw(stream, operand.address, operand.shape),
                 Layout::Bshd => {
@@ -377,9 +378,13 @@ impl Runner {
                         OutputViewMut::from_raw_bshd(stream, out.address, dtype, call.layout.memory_order(out.shape))?
                     }
                 },
+                match call.lse {
+                    Some(lse) => RunExtras::new().lse_from_raw(stream, lse.address, lse.shape.iter().product())?,
+                    None => RunExtras::new(),
+                },
             )
         };
-        self.attention.run_views(plan, &q, &k, &v, &scales, &mut out, ws)?;
+        self.attention.run_views_with(plan, &q, &k, &v, &scales, &mut out, ws, extras)?;
         if capturing && ws.size().bytes() > 0 {
             self.workspace_captured = true;
         }

@@ -41,6 +41,10 @@ def test_the_fake_implementation_gives_the_output_shape_and_type(layout, out_dty
     assert tuple(o.shape) == expected and o.is_contiguous()
     assert o.dtype == out_dtype
     assert o.device.type == "meta"
+    # The log-sum-exp follows the output's rows: [B, Sq, Hq] or [B, Hq, Sq].
+    o, lse = sdpa_fp8.attention(q, k, k, causal=True, out_dtype=out_dtype, layout=layout, return_lse=True)
+    assert tuple(o.shape) == expected
+    assert tuple(lse.shape) == expected[:3] and lse.is_contiguous() and lse.dtype == torch.float32
 
 
 def test_strided_bshd_inputs_give_a_view_of_a_bhsd_result():
@@ -49,9 +53,10 @@ def test_strided_bshd_inputs_give_a_view_of_a_bhsd_result():
     # seen as [B, S, H, D]) are copied into [B, H, S, D] for the bhsd op,
     # whose result comes back transposed.
     q, k = meta(2, 8, 100, 64).transpose(1, 2), meta(2, 2, 300, 64).transpose(1, 2)
-    o = sdpa_fp8.attention(q, k, k)
+    o, lse = sdpa_fp8.attention(q, k, k, return_lse=True)
     assert tuple(o.shape) == (2, 100, 8, 64) and not o.is_contiguous()
     assert o.transpose(1, 2).is_contiguous()
+    assert tuple(lse.shape) == (2, 100, 8) and lse.transpose(1, 2).is_contiguous()
 
 
 def test_the_op_traces_with_fake_tensors():
@@ -60,9 +65,10 @@ def test_the_op_traces_with_fake_tensors():
     with FakeTensorMode():
         q, k = torch.empty(1, 4, 33, 128, dtype=E4M3), torch.empty(1, 4, 65, 128, dtype=E4M3)
         s = torch.empty(1, 4)
-        o = torch.ops.sdpa_fp8.attention(q, k, k, s, s, s, 0.5, False, torch.bfloat16)
+        o, lse = torch.ops.sdpa_fp8.attention(q, k, k, s, s, s, 0.5, False, torch.bfloat16, True)
     assert tuple(o.shape) == (1, 4, 33, 128)
     assert o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == (1, 4, 33) and lse.dtype == torch.float32
 
 
 def test_the_bshd_op_traces_with_fake_tensors():
@@ -71,16 +77,19 @@ def test_the_bshd_op_traces_with_fake_tensors():
     with FakeTensorMode():
         q, k = torch.empty(2, 33, 8, 128, dtype=E4M3), torch.empty(2, 65, 4, 128, dtype=E4M3)
         s = torch.empty(2, 4)
-        o = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16)
+        o, lse = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16, True)
+        _, empty = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16, False)
     assert tuple(o.shape) == (2, 33, 8, 128) and o.is_contiguous()
     assert o.dtype == torch.float16
+    assert tuple(lse.shape) == (2, 33, 8) and lse.is_contiguous() and lse.dtype == torch.float32
+    assert tuple(empty.shape) == (0,)
 
 
 @pytest.mark.parametrize("op", ["attention", "attention_bshd"])
 def test_the_op_schema_takes_fa3s_arguments(op):
     schema = str(getattr(torch.ops.sdpa_fp8, op).default._schema)
     assert schema.startswith(f"sdpa_fp8::{op}(Tensor q, Tensor k, Tensor v, Tensor q_descale")
-    assert "float softmax_scale, bool causal, ScalarType out_dtype) -> Tensor" in schema
+    assert "float softmax_scale, bool causal, ScalarType out_dtype, bool return_lse) -> (Tensor, Tensor)" in schema
 
 
 def test_a_wrong_dtype_is_a_type_error():
@@ -150,33 +159,36 @@ def native_capsules(q_shape, kv_shape, descale_shape, *, q_dtype=torch.uint8, ou
 def test_the_native_module_checks_types_and_shapes_before_the_device():
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2), q_dtype=torch.float16)
     with pytest.raises(TypeError, match=r"q must be float8_e4m3fn \(or its uint8 bits\)"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 4))
     with pytest.raises(ValueError, match="q_descale must have shape"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2), out_dtype=torch.float32)
     with pytest.raises(TypeError, match="out must be float16 or bfloat16"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2))
     with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
 
 
 def test_the_native_bshd_call_checks_its_shapes_in_bshd_order_before_the_device():
     # B=1, Sq=16, Hq=4, Skv=16, Hkv=2, D=64 laid out [B, S, H, D].
     args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 16))
     with pytest.raises(ValueError, match=r"q_descale must have shape \(batch, num_heads_k\) = \[1, 2\], got \[1, 16\]"):
-        _native.attention_bshd(*args, 0.125, False, 0)
+        _native.attention_bshd(*args, None, 0.125, False, 0)
     args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
     args[6] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.bfloat16))
     with pytest.raises(ValueError, match=r"out must have q's shape \[1, 16, 4, 64\], got \[1, 4, 16, 64\]"):
-        _native.attention_bshd(*args, 0.125, False, 0)
+        _native.attention_bshd(*args, None, 0.125, False, 0)
     args[0] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.uint8).transpose(1, 2))
     with pytest.raises(ValueError, match="q must be contiguous row-major"):
-        _native.attention_bshd(*args, 0.125, False, 0)
+        _native.attention_bshd(*args, None, 0.125, False, 0)
     args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
+    fa3s = to_dlpack(torch.zeros(1, 4, 16))
+    with pytest.raises(ValueError, match=r"lse must have shape \(batch, seqlen_q, num_heads\) = \[1, 16, 4\]"):
+        _native.attention_bshd(*args, fa3s, 0.125, False, 0)
     with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
-        _native.attention_bshd(*args, 0.125, False, 0)
+        _native.attention_bshd(*args, to_dlpack(torch.zeros(1, 16, 4)), 0.125, False, 0)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where no CUDA driver is")
@@ -199,10 +211,10 @@ def test_the_native_module_refuses_strided_tensors_and_non_capsules():
     s, out = torch.ones(1, 2), torch.zeros(1, 4, 16, 64, dtype=torch.float16)
     args = [to_dlpack(t) for t in (q, kv, kv, s, s, s, out)]
     with pytest.raises(ValueError, match="q must be contiguous row-major"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args[1] = kv
     with pytest.raises(TypeError, match="k: expected a DLPack capsule"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
 
 
 def test_the_native_module_reads_versioned_capsules_and_float8_codes():
@@ -216,7 +228,7 @@ def test_the_native_module_reads_versioned_capsules_and_float8_codes():
     args = [q_capsule] + [t.__dlpack__(max_version=(1, 0)) for t in (kv, kv, s, s, s, out)]
     # Every check but the device's passes: the dtype code and layout were read.
     with pytest.raises(ValueError, match="q must be a CUDA tensor"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
 
 
 @pytest.mark.parametrize("layout", ["bshd", "bhsd"])

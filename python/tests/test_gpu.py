@@ -45,22 +45,43 @@ def make_inputs(b, hq, hkv, sq, skv, d, layout, seed=0):
     return q8, k8, v8, qd * spread(), kd * spread(), vd * spread()
 
 
-def reference(q8, k8, v8, qd, kd, vd, *, scale, causal, layout):
-    """float64 attention of the dequantized inputs, ``[B, Hq, Sq, D]``."""
-    q, k, v = (bhsd(t, layout).double() for t in (q8, k8, v8))
-    hq, hkv = q.shape[1], k.shape[1]
-    group = hq // hkv
+def scores(q8, k8, qd, kd, *, scale, causal, layout):
+    """float64 ``scale * Q K^T`` of the dequantized inputs, masked keys
+    ``-inf``, ``[B, Hq, Sq, Skv]``."""
+    q, k = (bhsd(t, layout).double() for t in (q8, k8))
+    group = q.shape[1] // k.shape[1]
     q = q * qd.double().repeat_interleave(group, dim=1)[:, :, None, None]
     k = (k * kd.double()[:, :, None, None]).repeat_interleave(group, dim=1)
-    v = (v * vd.double()[:, :, None, None]).repeat_interleave(group, dim=1)
     s = scale * q @ k.transpose(-1, -2)
     if causal:
         sq, skv = q.shape[2], k.shape[2]
         i = torch.arange(sq, device=s.device)[:, None]
         j = torch.arange(skv, device=s.device)[None, :]
         s = s.masked_fill(j > i + (skv - sq), float("-inf"))
+    return s
+
+
+def reference(q8, k8, v8, qd, kd, vd, *, scale, causal, layout):
+    """float64 attention of the dequantized inputs, ``[B, Hq, Sq, D]``."""
+    s = scores(q8, k8, qd, kd, scale=scale, causal=causal, layout=layout)
+    v = bhsd(v8, layout).double() * vd.double()[:, :, None, None]
+    v = v.repeat_interleave(s.shape[1] // v.shape[1], dim=1)
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # a row with no key: zeros
     return p @ v
+
+
+def reference_lse(q8, k8, qd, kd, *, scale, causal, layout):
+    """float64 log-sum-exp of each query row, ``[B, Hq, Sq]`` (``-inf``
+    where a row sees no key)."""
+    return torch.logsumexp(scores(q8, k8, qd, kd, scale=scale, causal=causal, layout=layout), dim=-1)
+
+
+def assert_lse_close(lse: torch.Tensor, ref: torch.Tensor):
+    """The log-sum-exp against float64: ``-inf`` exactly where the
+    reference's is, within 1e-2 elsewhere."""
+    seen = ref.isfinite()
+    assert torch.equal(lse.isfinite(), seen), "rows that see no key have a log-sum-exp of -inf, the others finite"
+    assert (lse.double()[seen] - ref[seen]).abs().max().item() < 1e-2
 
 
 def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
@@ -156,7 +177,7 @@ def test_recommended_variant_names_a_variant():
 
 def test_opcheck_of_the_custom_op():
     q8, k8, v8, qd, kd, vd = make_inputs(1, 4, 2, 96, 80, 64, "bhsd", seed=5)
-    args = (q8, k8, v8, qd, kd, vd, 0.125, True, torch.bfloat16)
+    args = (q8, k8, v8, qd, kd, vd, 0.125, True, torch.bfloat16, False)
     # opcheck's "test_schema" compares inputs with arithmetic float8 lacks
     # ("mul_cuda" not implemented for Float8_e4m3fn), so the schema's promise
     # that no input is written is checked here on the raw bytes instead.
@@ -318,6 +339,16 @@ def test_contiguous_bshd_inputs_are_read_in_place_with_the_bhsd_runs_bits(b, hq,
     ref = reference(q8, k8, v8, qd, kd, vd, scale=d**-0.5, causal=causal, layout="bshd")
     assert rel_l2(bhsd(out, "bshd"), ref) < TOLERANCE
 
+    # The log-sum-exp, written in place in the output's row order.
+    (out, lse), copies = copies_made(lambda: sdpa_fp8.attention(q8, k8, v8, **kwargs, return_lse=True))
+    assert copies == 0 and same_bits(out, expected.transpose(1, 2))
+    assert tuple(lse.shape) == (b, sq, hq) and lse.is_contiguous() and lse.dtype == torch.float32
+    _, expected_lse = sdpa_fp8.attention(*bhsd_copies(q8, k8, v8), **kwargs, layout="bhsd", return_lse=True)
+    assert tuple(expected_lse.shape) == (b, hq, sq)
+    torch.testing.assert_close(lse, expected_lse.transpose(1, 2), rtol=1e-6, atol=1e-5)
+    ref_lse = reference_lse(q8, k8, qd, kd, scale=d**-0.5, causal=causal, layout="bshd")
+    assert_lse_close(lse.transpose(1, 2), ref_lse)
+
 
 @pytest.mark.parametrize(
     ("b", "hq", "hkv", "sq", "skv", "d"),
@@ -357,9 +388,11 @@ def test_strided_bshd_inputs_are_copied_into_bhsd():
 
 
 @hopper_only
-def test_opcheck_of_the_bshd_op():
-    q8, k8, v8, qd, kd, vd = make_inputs(2, 4, 2, 96, 80, 64, "bshd", seed=33)
-    args = (q8, k8, v8, qd, kd, vd, 0.125, True, torch.bfloat16)
+@pytest.mark.parametrize("skv", [80, 2500])  # copied (split), in place (wgmma)
+def test_opcheck_of_the_bshd_op(skv):
+    q8, k8, v8, qd, kd, vd = make_inputs(1, 4, 2, 96, skv, 64, "bshd", seed=33)
+    return_lse = sdpa_fp8.recommended_variant(q8.shape, k8.shape) in IN_PLACE_VARIANTS
+    args = (q8, k8, v8, qd, kd, vd, 0.125, False, torch.bfloat16, return_lse)
     before = [t.view(torch.uint8).clone() if t.dtype == E4M3 else t.clone() for t in args[:6]]
     torch.library.opcheck(torch.ops.sdpa_fp8.attention_bshd.default, args, test_utils=("test_faketensor",))
     after = [t.view(torch.uint8) if t.dtype == E4M3 else t for t in args[:6]]
@@ -390,6 +423,28 @@ def test_bshd_in_place_cuda_graph_capture_and_replay():
     torch.cuda.synchronize()
     ref = reference(q8, k8, v8, qd, kd, vd, scale=128**-0.5, causal=True, layout="bshd")
     assert rel_l2(bhsd(static_out, "bshd"), ref) < TOLERANCE
+
+
+@hopper_only
+@pytest.mark.parametrize(("b", "hq", "hkv", "sq", "skv", "d"), [(4, 32, 8, 1, 4096, 128), (8, 32, 8, 4, 8192, 64)])
+def test_decode_shapes_log_sum_exp_comes_back_in_the_outputs_row_order(b, hq, hkv, sq, skv, d):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=36)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "return_lse": True}
+    assert sdpa_fp8.recommended_variant(q8.shape, k8.shape) == "decode"
+    out, lse = sdpa_fp8.attention(q8, k8, v8, **kwargs)
+    assert tuple(lse.shape) == (b, sq, hq) and lse.is_contiguous()
+    expected, expected_lse = sdpa_fp8.attention(*bhsd_copies(q8, k8, v8), **kwargs, layout="bhsd")
+    assert same_bits(out, expected.transpose(1, 2))
+    assert torch.equal(lse, expected_lse.transpose(1, 2))
+    ref_lse = reference_lse(q8, k8, qd, kd, scale=d**-0.5, causal=False, layout="bshd")
+    assert_lse_close(expected_lse, ref_lse)
+
+
+def test_a_log_sum_exp_the_variant_does_not_write_is_a_runtime_error():
+    q8, k8, v8, _, _, _ = make_inputs(1, 2, 2, 64, 64, 64, "bshd", seed=37)
+    assert sdpa_fp8.recommended_variant(q8.shape, k8.shape) not in IN_PLACE_VARIANTS | {"decode"}
+    with pytest.raises(RuntimeError, match="log-sum-exp output is written by"):
+        sdpa_fp8.attention(q8, k8, v8, return_lse=True)
 
 
 # attention_varlen: packed batches of sequences of their own lengths, each
