@@ -32,7 +32,7 @@ pub struct LaunchBounds {
 }
 
 /// The launch bounds the kernel table asks for: its kernels' and their
-/// packed twins' (`KernelInfo::packed`).
+/// twins' (`KernelInfo::twins`: packed, over their scores).
 pub fn from_kernel_table() -> Vec<LaunchBounds> {
     let threads = |k: &KernelInfo| k.tiles.threads();
     let main = KERNELS.iter().map(|k| LaunchBounds {
@@ -40,9 +40,8 @@ pub fn from_kernel_table() -> Vec<LaunchBounds> {
         threads: threads(k),
         blocks_per_sm: k.min_blocks_per_sm,
     });
-    let twins = KERNELS.iter().filter_map(|k| {
-        let twin = k.packed?;
-        Some(LaunchBounds { entry: twin.entry(k.output), threads: threads(k), blocks_per_sm: twin.min_blocks_per_sm })
+    let twins = KERNELS.iter().flat_map(|k| {
+        k.twins().map(|(entry, blocks_per_sm)| LaunchBounds { entry, threads: threads(k), blocks_per_sm })
     });
     main.chain(twins).filter(|b| b.blocks_per_sm > 0).collect()
 }

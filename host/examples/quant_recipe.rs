@@ -5,7 +5,8 @@
 //! N(0,1) + N(0,100)·Bernoulli(0.001), in Q, K and V alike) and head dim, it
 //! quantizes Q, K and V with each recipe, runs attention in f64 on the
 //! dequantized values (P·V exact, as the f16-P `wgmma`/`mma` kernels come
-//! within f16 rounding of; or with P rounded to E4M3, as `wgmma-fp8pv`), and
+//! within f16 rounding of; or with P rounded to E4M3, as `wgmma-fp8pv`; or
+//! with Q kept in f16, a Q·Kᵀ in f16), and
 //! prints the output's RMSE and relative L2 error against f64 attention on
 //! the unquantized values.
 //!
@@ -28,9 +29,12 @@ struct Recipe {
     rotate_v: bool,
     /// P rounded to E4M3 before P·V (`wgmma-fp8pv`).
     p_e4m3: bool,
+    /// Q (rotated as the recipe says) rounded to f16 instead of quantized:
+    /// a Q·Kᵀ in f16 whose K is the E4M3 codes' values (exact in f16).
+    q_f16: bool,
 }
 
-const RECIPES: [Recipe; 8] = [
+const RECIPES: [Recipe; 10] = [
     Recipe {
         name: "per head",
         group: ScaleGroup::PerHead,
@@ -38,6 +42,7 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: false,
         p_e4m3: false,
+        q_f16: false,
     },
     Recipe {
         name: "per (b,h)",
@@ -46,6 +51,7 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: false,
         p_e4m3: false,
+        q_f16: false,
     },
     Recipe {
         name: "per head + H(QK)",
@@ -54,6 +60,7 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: false,
         p_e4m3: false,
+        q_f16: false,
     },
     Recipe {
         name: "per head + signed H(QK)",
@@ -62,6 +69,7 @@ const RECIPES: [Recipe; 8] = [
         signs: true,
         rotate_v: false,
         p_e4m3: false,
+        q_f16: false,
     },
     Recipe {
         name: "per (b,h) + H(QK)",
@@ -70,6 +78,7 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: false,
         p_e4m3: false,
+        q_f16: false,
     },
     Recipe {
         name: "per head, P e4m3",
@@ -78,6 +87,7 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: false,
         p_e4m3: true,
+        q_f16: false,
     },
     Recipe {
         name: "per head + H(QK), P e4m3",
@@ -86,6 +96,7 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: false,
         p_e4m3: true,
+        q_f16: false,
     },
     Recipe {
         name: "per head + H(QKV) [not buildable]",
@@ -94,6 +105,25 @@ const RECIPES: [Recipe; 8] = [
         signs: false,
         rotate_v: true,
         p_e4m3: false,
+        q_f16: false,
+    },
+    Recipe {
+        name: "per head, Q f16",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::None,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+        q_f16: true,
+    },
+    Recipe {
+        name: "per head + H(QK), Q f16",
+        group: ScaleGroup::PerHead,
+        rotation: Rotation::Hadamard,
+        signs: false,
+        rotate_v: false,
+        p_e4m3: false,
+        q_f16: true,
     },
 ];
 
@@ -156,6 +186,16 @@ fn dequantized(x: &[f32], shape: [usize; 4], recipe: &Recipe, rotate: bool, sign
         .collect()
 }
 
+/// `x` rotated as `recipe` says (no signs) and rounded to f16, not
+/// quantized.
+fn rounded_f16(x: &[f32], shape: [usize; 4], recipe: &Recipe) -> Vec<f64> {
+    let mut rows = x.to_vec();
+    if recipe.rotation == Rotation::Hadamard {
+        rows.chunks_exact_mut(shape[3]).for_each(sdpa::quant::hadamard_row);
+    }
+    rows.iter().map(|&a| half::f16::from_f32(a).to_f64()).collect()
+}
+
 /// Rotates each row of `x` back (the normalised Hadamard matrix is its own
 /// inverse), in f64.
 fn unrotate(x: &mut [f64], dim: usize) {
@@ -192,7 +232,11 @@ fn main() {
             let reference = attention(&wide(&q), &wide(&k), &wide(&v), shape, false);
             let norm = reference.iter().map(|x| x * x).sum::<f64>().sqrt();
             for recipe in &RECIPES {
-                let dq = dequantized(&q, shape, recipe, true, &signs);
+                let dq = if recipe.q_f16 {
+                    rounded_f16(&q, shape, recipe)
+                } else {
+                    dequantized(&q, shape, recipe, true, &signs)
+                };
                 let dk = dequantized(&k, shape, recipe, true, &signs);
                 let dv = dequantized(&v, shape, recipe, recipe.rotate_v, &signs);
                 let mut o = attention(&dq, &dk, &dv, shape, recipe.p_e4m3);

@@ -219,9 +219,9 @@ impl Attention {
             for entry in kernel.prepass.map(|pre| pre.entry).into_iter().chain(merge) {
                 passes.push((entry, module.load_function(entry)?));
             }
-            // The packed twin, found by its entry like the passes.
-            if let Some(twin) = kernel.packed {
-                let entry = twin.entry(kernel.output);
+            // The twins (packed, over their scores), found by their entries
+            // like the passes.
+            for (entry, _) in kernel.twins() {
                 passes.push((entry, with_smem(module.load_function(entry)?, kernel.smem_bytes)?));
             }
             functions.push((kernel, with_smem(module.load_function(kernel.entry)?, kernel.smem_bytes)?));
@@ -782,10 +782,11 @@ impl Attention {
     fn launch_buffers(&self, plan: &Plan, buffers: &Buffers, how: Launch) -> Result<(), AttnError> {
         let overlap = how == Launch::Overlapped;
         let (p, kernel) = (plan.problem(), plan.kernel());
-        let func = match (p.interleaved_rows(), kernel.packed) {
-            (None, _) => self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f),
-            (Some(_), Some(twin)) => self.passes.iter().find(|(e, _)| *e == twin.entry(kernel.output)).map(|(_, f)| f),
-            (Some(_), None) => None,
+        let entry = plan.entry();
+        let func = if entry == kernel.entry {
+            self.functions.iter().find(|(k, _)| **k == *kernel).map(|(_, f)| f)
+        } else {
+            self.passes.iter().find(|(e, _)| *e == entry).map(|(_, f)| f)
         };
         let func = func.ok_or_else(|| AttnError::VariantUnavailable {
             variant: kernel.variant.name(),
@@ -827,6 +828,9 @@ impl Attention {
             cu_seqlens_k: buffers.packed.cu_seqlens_k,
             packed_queries: buffers.packed.total_q,
             packed_keys: buffers.packed.total_k,
+            window_left: p.key_window().left,
+            window_right: p.key_window().right,
+            softcap: p.softcap.unwrap_or(0.0),
         };
         if let Some(pre) = kernel.prepass {
             let prepass = self.passes.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);

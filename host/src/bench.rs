@@ -11,11 +11,12 @@ use crate::metrics::{ErrorStats, Tolerance, compare};
 use crate::options::Options;
 use crate::plan::Plan;
 use crate::quant::{SplitMix64, from_codes, random_problem};
-use crate::reference::{attention_rows_f64, sample_rows};
+use crate::reference::{ScoreRule, attention_rows_f64, attention_rows_scored_f64, sample_rows};
 use crate::tensor::Fp8Tensor;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaSlice, CudaStream};
 use kernels_gpu::variant::{OutputDtype, Variant};
+use kernels_gpu::window::KeyWindow;
 use serde::Serialize;
 
 mod packed;
@@ -33,11 +34,25 @@ pub struct BenchConfig {
     pub warmup_launches: usize,
     /// The output type the timed kernels write (their entries differ).
     pub output: OutputDtype,
+    /// The keys each row sees around its position (`Options::window`):
+    /// every key by default. [`bench_shape`] only: the other benches
+    /// refuse a window.
+    pub window: KeyWindow,
+    /// The score cap (`Options::softcap`), if any. [`bench_shape`] only,
+    /// as `window`.
+    pub softcap: Option<f32>,
 }
 
 impl Default for BenchConfig {
     fn default() -> Self {
-        BenchConfig { launches_per_sample: 100, samples: 20, warmup_launches: 50, output: OutputDtype::F16 }
+        BenchConfig {
+            launches_per_sample: 100,
+            samples: 20,
+            warmup_launches: 50,
+            output: OutputDtype::F16,
+            window: KeyWindow::FULL,
+            softcap: None,
+        }
     }
 }
 
@@ -52,6 +67,29 @@ impl BenchConfig {
     /// warm-up.
     fn with_launches(&self, launches: usize) -> BenchConfig {
         BenchConfig { launches_per_sample: launches, warmup_launches: self.warmup_launches.min(launches * 5), ..*self }
+    }
+
+    /// The f64 reference's rule for `causal` masking and this window and
+    /// cap.
+    fn score_rule(&self, causal: bool) -> ScoreRule {
+        let side = |n: u32| (n < KeyWindow::UNBOUNDED).then_some(n as usize);
+        ScoreRule {
+            causal,
+            left: side(self.window.left),
+            right: side(self.window.right),
+            softcap: self.softcap.map(f64::from),
+        }
+    }
+
+    /// Refuses a window or a cap for `what`, a bench that does not time
+    /// them ([`AttnError::UnsupportedScores`]).
+    fn plain_scores(&self, what: &'static str) -> Result<(), AttnError> {
+        let feature = match (self.window.is_full(), self.softcap) {
+            (true, None) => return Ok(()),
+            (_, Some(_)) => "a softcap",
+            (false, None) => "a sliding window",
+        };
+        Err(AttnError::UnsupportedScores { what, feature, supported: "sdpa::bench::bench_shape" })
     }
 
     fn launches_for(&self, one_call_ms: f32) -> usize {
@@ -389,7 +427,14 @@ pub fn bench_shape(
 ) -> Result<Vec<BenchRow>, AttnError> {
     let BenchInputs { shape, q, k, v } = inputs;
     let (shape, q_dims) = (*shape, shape.q_dims());
-    let opts = Options::new().causal(shape.causal).variant(variant).output(cfg.output);
+    let opts = Options {
+        causal: shape.causal,
+        variant: variant.into(),
+        output: cfg.output,
+        window: cfg.window,
+        softcap: cfg.softcap,
+        ..Options::default()
+    };
     let plan = attn.plan(q, k, v, &opts)?;
     let dev = attn.upload(&plan, q, k, v)?;
     let mut out = attn.alloc_output(&dev)?;
@@ -405,7 +450,8 @@ pub fn bench_shape(
             (start..start + d).map(|i| o.value(i))
         })
         .collect();
-    let reference = attention_rows_f64(q, k, v, shape.causal, plan.problem().softmax_scale as f64, &rows);
+    let rule = cfg.score_rule(shape.causal);
+    let reference = attention_rows_scored_f64(q, k, v, &rule, plan.problem().softmax_scale as f64, &rows);
     let gate = Tolerance::of(variant);
     let stats: ErrorStats = compare(&got, &reference, gate.max_abs);
 
@@ -414,8 +460,7 @@ pub fn bench_shape(
     let mut result = Vec::new();
     for &mode in modes {
         let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;
-        let label =
-            RowLabel { variant, entry: plan.kernel().entry, shape, cache: CacheLayout::default(), packed: None };
+        let label = RowLabel { variant, entry: plan.entry(), shape, cache: CacheLayout::default(), packed: None };
         let problem = plan.problem();
         let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
         result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
@@ -575,6 +620,7 @@ pub fn bench_decode_cache(
     modes: &[LaunchMode],
     layout: &CacheLayout,
 ) -> Result<Vec<BenchRow>, AttnError> {
+    cfg.plain_scores("bench_decode_cache")?;
     let BenchInputs { shape, q, k, v } = inputs;
     let shape = *shape;
     if modes.contains(&LaunchMode::GraphOverlap) {

@@ -147,6 +147,18 @@ pub enum AttnError {
         /// Why not.
         reason: String,
     },
+    /// A variant (or kernel) that does not compute the scores the options
+    /// ask for: a sliding window or a softcap, which only the `wgmma`
+    /// variants' kernels serve.
+    #[error("{what} does not support {feature} (it runs on {supported})")]
+    UnsupportedScores {
+        /// The variant or kernel entry.
+        what: &'static str,
+        /// What the options ask for ("a sliding window", "a softcap").
+        feature: &'static str,
+        /// Where it runs.
+        supported: &'static str,
+    },
     /// A kernel asked for by name ([`crate::plan::Plan::with_kernel`]) that
     /// does not serve the problem's head dimension and output type.
     #[error("kernel {entry} does not serve head dimension {head_dim} writing {output}")]

@@ -58,6 +58,7 @@ pub use device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, Scale
 pub use embedded::ImageChoice;
 pub use error::AttnError;
 pub use kernels_gpu::variant::{OutputDtype, Variant};
+pub use kernels_gpu::window::KeyWindow;
 /// `unsafe` constructors from raw CUDA handles (a `CUstream`, device
 /// addresses), for bindings whose framework owns the memory and the stream.
 pub use launch::raw;

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
-use kernels_gpu::kernels::KERNELS;
+use kernels_gpu::kernels::{KERNELS, ScoreForm};
+use kernels_gpu::window::KeyWindow;
 use sdpa::device::PackedSeqs;
 use sdpa::embedded::ImageChoice;
 use sdpa::io::InputTensor;
@@ -163,6 +164,8 @@ struct RunArgs {
     /// Softmax scale applied to Q·K^T (finite, > 0). Default: 1/sqrt(D).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     scale: Option<f32>,
+    #[command(flatten)]
+    scores: ScoresArgs,
     /// Kernel variant: `auto`, the variant recommended for the device and
     /// the problem (see `sdpa plan`: on sm_90a, from 128 to 2048 keys the
     /// one a cost model fitted on H100 timings predicts fastest, beyond that
@@ -206,6 +209,8 @@ struct BenchArgs {
     /// The element type the timed kernels write: f16 or bf16.
     #[arg(long, value_name = "TYPE", default_value = "f16", value_parser = out_dtype_parser())]
     out_dtype: OutputDtype,
+    #[command(flatten)]
+    scores: ScoresArgs,
     /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
@@ -250,6 +255,60 @@ struct BenchArgs {
     device: usize,
     #[command(flatten)]
     image: ImageArg,
+}
+
+/// `--window` and `--softcap` of `sdpa run` and `sdpa bench`: sliding
+/// windows and capped scores, which the `wgmma` variants (sm_90a) and
+/// `decode` run; other variants refuse them, and `sdpa bench` leaves those
+/// out.
+#[derive(Debug, Args)]
+struct ScoresArgs {
+    /// Sliding window: query i, at key position p = i + Skv - Sq, sees the
+    /// keys p - LEFT ..= p + RIGHT (-1: no limit on that side), and with
+    /// --causal none past p (FlashAttention's window_size).
+    #[arg(long, value_name = "LEFT,RIGHT", allow_hyphen_values = true, value_parser = parse_window)]
+    window: Option<KeyWindow>,
+    /// Cap the scores: s becomes CAP * tanh(s / CAP) before the softmax
+    /// (finite, > 0).
+    #[arg(long, value_name = "CAP", allow_negative_numbers = true)]
+    softcap: Option<f32>,
+}
+
+impl ScoresArgs {
+    /// `opts` with this window and cap.
+    fn apply(&self, mut opts: Options) -> Options {
+        opts.window = self.window.unwrap_or_default();
+        opts.softcap = self.softcap;
+        opts
+    }
+
+    /// Whether a window or a cap is asked for.
+    fn any(&self) -> bool {
+        self.window.is_some() || self.softcap.is_some()
+    }
+
+    /// The scores a kernel must compute for them (`Plain` where neither
+    /// is asked for).
+    fn form(&self) -> ScoreForm {
+        match (self.softcap, self.window) {
+            (Some(_), _) => ScoreForm::Softcap,
+            (None, Some(w)) if !w.is_full() => ScoreForm::Window,
+            (None, _) => ScoreForm::Plain,
+        }
+    }
+}
+
+/// Parses `LEFT,RIGHT` (each a key count, or -1 for no limit).
+fn parse_window(text: &str) -> Result<KeyWindow, String> {
+    let side = |s: &str| match s.trim().parse::<i64>() {
+        Ok(-1) => Ok(None),
+        Ok(n) if (0..KeyWindow::UNBOUNDED as i64).contains(&n) => Ok(Some(n as u32)),
+        _ => Err(format!("{s:?} is not a key count below {} or -1", KeyWindow::UNBOUNDED)),
+    };
+    match text.split_once(',') {
+        Some((left, right)) => Ok(KeyWindow::new(side(left)?, side(right)?)),
+        None => Err(format!("{text:?} is not LEFT,RIGHT")),
+    }
 }
 
 /// `--image` of the commands that open a GPU.
@@ -399,7 +458,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     let decoding = !inputs.decode.is_empty() || args.lse;
     let variant = if decoding { decode_variant(variant, &inputs.decode, args.lse)? } else { variant };
-    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
+    let mut opts = args.scores.apply(Options::new().causal(args.causal).variant(variant).output(args.out_dtype));
     opts.scale = args.scale;
     // Every input problem is reported before the GPU is touched (float
     // inputs with the scales the GPU quantizer will give them; pools as the
@@ -446,7 +505,7 @@ fn run_packed_file(
     qk_rotation: Rotation,
 ) -> Result<(), Failure> {
     let variant = packed_variant(choice)?;
-    let mut opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype);
+    let mut opts = args.scores.apply(Options::new().causal(args.causal).variant(variant).output(args.out_dtype));
     opts.scale = args.scale;
     let in_file = |e: AttnError| Failure::usage(format!("{}: {e}", args.input.display()));
     let [q, k, v] = inputs.planned();
@@ -797,9 +856,30 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     check_shapes(&shapes)?;
     let layouts = cache_layouts(&args, &shapes, &modes)?;
     check_packed(&args.packed, &shapes, &modes)?;
+    if args.scores.any() && (!args.packed.is_empty() || args.page_size.is_some() || !args.seqused_k.is_empty()) {
+        return Err(Failure::usage(
+            "--window and --softcap time dense shapes only (not --packed, --page-size or --seqused-k)",
+        ));
+    }
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let variants = if named.is_empty() { attn.variants() } else { named };
+    // With a window or a cap, the variants whose kernels have them.
+    let variants: Vec<Variant> = if args.scores.any() {
+        let form = args.scores.form();
+        let (with, without): (Vec<Variant>, Vec<Variant>) = variants
+            .into_iter()
+            .partition(|&v| attn.kernels().any(|k| k.variant == v && k.entry_for(false, form).is_some()));
+        for v in &without {
+            eprintln!("{}: no kernel with --window or --softcap, left out", v.name());
+        }
+        if with.is_empty() {
+            return Err(Failure::usage("--window and --softcap run on `wgmma`, `wgmma-fp8pv` (sm_90a) and `decode`"));
+        }
+        with
+    } else {
+        variants
+    };
     let packed_variants: Vec<Variant> = if args.packed.is_empty() {
         Vec::new()
     } else {
@@ -832,8 +912,14 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         d.driver,
         output.name()
     );
-    let cfg =
-        BenchConfig { launches_per_sample: args.launches, samples: args.samples, output, ..BenchConfig::default() };
+    let cfg = BenchConfig {
+        launches_per_sample: args.launches,
+        samples: args.samples,
+        output,
+        window: args.scores.window.unwrap_or_default(),
+        softcap: args.scores.softcap,
+        ..BenchConfig::default()
+    };
     // The copy is timed by graph replay where any kernel is.
     let copy_mode = if modes.iter().any(|&m| m != LaunchMode::Direct) { LaunchMode::Graph } else { LaunchMode::Direct };
     eprintln!("device-to-device copy ({}) ...", copy_mode.name());
@@ -981,10 +1067,21 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
 /// The line `sdpa run` prints about what ran: the variant, its entry and
 /// output type, causality, the softmax scale, the device and the time.
 fn print_run(plan: &sdpa::Plan, opts: &Options, d: &sdpa::DeviceInfo, elapsed: std::time::Duration) {
+    let side = |n: u32| if n >= KeyWindow::UNBOUNDED { -1 } else { i64::from(n) };
+    let window = opts.window;
+    let scores = match (window.is_full(), opts.softcap) {
+        (true, None) => String::new(),
+        (_, cap) => format!(
+            " window {},{}{}",
+            side(window.left),
+            side(window.right),
+            cap.map_or(String::new(), |c| format!(" softcap {c}"))
+        ),
+    };
     println!(
-        "variant {} ({}, {} output) causal {} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
+        "variant {} ({}, {} output) causal {}{scores} softmax scale {} on device {} ({}): {:.3} ms (upload, quantize, kernel, download)",
         plan.variant().name(),
-        plan.kernel().entry,
+        plan.entry(),
         plan.kernel().output.name(),
         opts.causal,
         plan.problem().softmax_scale,

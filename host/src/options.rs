@@ -3,6 +3,7 @@
 
 use crate::error::AttnError;
 use kernels_gpu::variant::{OutputDtype, Variant};
+use kernels_gpu::window::KeyWindow;
 
 /// Which variant runs a problem: the library's recommendation for the
 /// device and the problem (the default), or one variant by name.
@@ -108,6 +109,13 @@ pub struct Options {
     pub output: OutputDtype,
     /// How the device views lie in memory ([`Layout::Bhsd`] by default).
     pub layout: Layout,
+    /// The keys each query row sees around its position (bottom-right
+    /// aligned like causal masking, which narrows it further): every key
+    /// by default. Runs on the `wgmma` variants only.
+    pub window: KeyWindow,
+    /// Scores `s` become `cap * tanh(s / cap)` before the softmax; `None`
+    /// (the default) leaves them. Runs on the `wgmma` variants only.
+    pub softcap: Option<f32>,
 }
 
 impl Options {
@@ -140,6 +148,20 @@ impl Options {
     /// With the tensors in layout `layout`.
     pub fn layout(self, layout: Layout) -> Options {
         Options { layout, ..self }
+    }
+
+    /// With a sliding window: query row `i`, at key position `i + Skv -
+    /// Sq`, sees the keys from `left` before it to `right` after it;
+    /// `None` for no limit on a side (FlashAttention's `window_size`, its
+    /// -1 being `None`).
+    pub fn window(self, left: Option<u32>, right: Option<u32>) -> Options {
+        Options { window: KeyWindow::new(left, right), ..self }
+    }
+
+    /// With scores capped at `cap` (`cap * tanh(s / cap)`, Gemma 2's
+    /// softcap; `cap` above 0, at most `kernels_gpu::window::MAX_SOFTCAP`).
+    pub fn softcap(self, cap: f32) -> Options {
+        Options { softcap: Some(cap), ..self }
     }
 }
 

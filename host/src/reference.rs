@@ -18,6 +18,11 @@
 //!
 //! A query row that sees no key (causal with `Sq > Skv`) is all zeros.
 //!
+//! A sliding window ([`ScoreRule`]) narrows `visible` further: with `pos =
+//! i + Skv - Sq`, key `j` is visible iff `pos - left <= j <= pos + right`
+//! (a side without a limit unchecked). A softcap replaces `s[i][j]` by
+//! `cap * tanh(s[i][j] / cap)` before the softmax.
+//!
 //! NaN inputs propagate through plain f64 arithmetic: a NaN in Q row `i`
 //! makes row `i` NaN; a NaN in K row `j` makes NaN every query row that sees
 //! key `j`; a NaN in V at `[j, d]` makes NaN column `d` of every query row that
@@ -55,9 +60,41 @@ fn check_shapes(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor) -> usize {
     hq / hk
 }
 
-/// Whether query `i` sees key `j` (causal masking aligned bottom-right).
-fn visible(causal: bool, i: usize, j: usize, sq: usize, skv: usize) -> bool {
-    !causal || (j as i128) <= i as i128 + skv as i128 - sq as i128
+/// Which keys a query row sees and what its scores are: causal masking, a
+/// sliding window and a softcap (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScoreRule {
+    /// Causal masking (bottom-right aligned).
+    pub causal: bool,
+    /// Keys before a row's position that it sees; `None`: every one.
+    pub left: Option<usize>,
+    /// Keys after a row's position that it sees; `None`: every one.
+    pub right: Option<usize>,
+    /// The score cap; `None`: scores as they are.
+    pub softcap: Option<f64>,
+}
+
+impl ScoreRule {
+    /// Causal masking or none, no window, no cap.
+    pub fn causal(causal: bool) -> ScoreRule {
+        ScoreRule { causal, ..ScoreRule::default() }
+    }
+
+    /// Whether query `i` sees key `j` of `skv` keys, `sq` queries.
+    pub fn sees(&self, i: usize, j: usize, sq: usize, skv: usize) -> bool {
+        let (pos, j) = (i as i128 + skv as i128 - sq as i128, j as i128);
+        (!self.causal || j <= pos)
+            && self.left.is_none_or(|left| j >= pos - left as i128)
+            && self.right.is_none_or(|right| j <= pos + right as i128)
+    }
+
+    /// The score the softmax takes for a scaled dot product `s`.
+    pub fn score(&self, s: f64) -> f64 {
+        match self.softcap {
+            Some(cap) => cap * (s / cap).tanh(),
+            None => s,
+        }
+    }
 }
 
 /// The maximum of `xs`, NaN if any element is NaN, `-inf` if empty.
@@ -84,6 +121,21 @@ fn max_nan(xs: &[f64]) -> f64 {
 /// When the shapes are inconsistent (see the module docs for what they must
 /// be); the reference is a test oracle.
 pub fn attention_f64(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, causal: bool, softmax_scale: f64) -> Vec<f64> {
+    attention_scored_f64(q, k, v, &ScoreRule::causal(causal), softmax_scale)
+}
+
+/// [`attention_f64`] with the keys and scores of `rule` (a sliding window,
+/// a softcap).
+///
+/// # Panics
+/// As [`attention_f64`].
+pub fn attention_scored_f64(
+    q: &Fp8Tensor,
+    k: &Fp8Tensor,
+    v: &Fp8Tensor,
+    rule: &ScoreRule,
+    softmax_scale: f64,
+) -> Vec<f64> {
     let group = check_shapes(q, k, v);
     let [batch, hq, sq, d] = q.shape;
     let skv = k.shape[2];
@@ -95,9 +147,9 @@ pub fn attention_f64(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, causal: bool, 
             // S = scale * Q K^T, masked entries left as -inf.
             for i in 0..sq {
                 for j in 0..skv {
-                    scores[i * skv + j] = if visible(causal, i, j, sq, skv) {
+                    scores[i * skv + j] = if rule.sees(i, j, sq, skv) {
                         let dot: f64 = (0..d).map(|x| q.value(b, h, i, x) * k.value(b, hk, j, x)).sum();
-                        softmax_scale * dot
+                        rule.score(softmax_scale * dot)
                     } else {
                         f64::NEG_INFINITY
                     };
@@ -106,7 +158,7 @@ pub fn attention_f64(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, causal: bool, 
             // P = softmax(S) row by row, in place.
             for i in 0..sq {
                 let row = &mut scores[i * skv..(i + 1) * skv];
-                let any_visible = (0..skv).any(|j| visible(causal, i, j, sq, skv));
+                let any_visible = (0..skv).any(|j| rule.sees(i, j, sq, skv));
                 if !any_visible {
                     row.fill(0.0);
                     continue;
@@ -126,7 +178,7 @@ pub fn attention_f64(q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, causal: bool, 
             for i in 0..sq {
                 let base = ((b * hq + h) * sq + i) * d;
                 for j in 0..skv {
-                    if !visible(causal, i, j, sq, skv) {
+                    if !rule.sees(i, j, sq, skv) {
                         continue;
                     }
                     let p = scores[i * skv + j];
@@ -154,6 +206,21 @@ pub fn attention_rows_f64(
     softmax_scale: f64,
     rows: &[(usize, usize, usize)],
 ) -> Vec<f64> {
+    attention_rows_scored_f64(q, k, v, &ScoreRule::causal(causal), softmax_scale, rows)
+}
+
+/// [`attention_rows_f64`] with the keys and scores of `rule`.
+///
+/// # Panics
+/// As [`attention_rows_f64`].
+pub fn attention_rows_scored_f64(
+    q: &Fp8Tensor,
+    k: &Fp8Tensor,
+    v: &Fp8Tensor,
+    rule: &ScoreRule,
+    softmax_scale: f64,
+    rows: &[(usize, usize, usize)],
+) -> Vec<f64> {
     let group = check_shapes(q, k, v);
     let [batch, hq, sq, d] = q.shape;
     let skv = k.shape[2];
@@ -163,14 +230,14 @@ pub fn attention_rows_f64(
         assert!(b < batch && h < hq && i < sq, "reference: row ({b}, {h}, {i}) outside q of shape {:?}", q.shape);
         let hk = h / group;
         // The keys this row sees, and their scores.
-        let keys: Vec<usize> = (0..skv).filter(|&j| visible(causal, i, j, sq, skv)).collect();
+        let keys: Vec<usize> = (0..skv).filter(|&j| rule.sees(i, j, sq, skv)).collect();
         scores.clear();
         for &j in &keys {
             let mut dot = 0.0f64;
             for x in 0..d {
                 dot += q.value(b, h, i, x) * k.value(b, hk, j, x);
             }
-            scores.push(softmax_scale * dot);
+            scores.push(rule.score(softmax_scale * dot));
         }
         let m = max_nan(&scores);
         let weights: Vec<f64> = scores.iter().map(|s| (s - m).exp()).collect();
@@ -192,15 +259,26 @@ pub fn attention_rows_f64(
 /// the dequantized inputs in f64; `-inf` for a row that sees no key: what
 /// the kernels' log-sum-exp output should hold.
 pub fn log_sum_exp_f64(q: &Fp8Tensor, k: &Fp8Tensor, h: usize, i: usize, causal: bool, softmax_scale: f64) -> f64 {
+    log_sum_exp_scored_f64(q, k, (h, i), &ScoreRule::causal(causal), softmax_scale)
+}
+
+/// [`log_sum_exp_f64`] of row `(h, i)` with the keys and scores of `rule`.
+pub fn log_sum_exp_scored_f64(
+    q: &Fp8Tensor,
+    k: &Fp8Tensor,
+    (h, i): (usize, usize),
+    rule: &ScoreRule,
+    softmax_scale: f64,
+) -> f64 {
     let [_, hq, sq, d] = q.shape;
     let [_, hkv, skv, _] = k.shape;
     let hk = h / (hq / hkv);
     let value = |t: &Fp8Tensor, head: usize, row: usize, c: usize| {
         e4m3_to_f32(t.data[(head * t.shape[2] + row) * d + c]) as f64 * t.scales[head] as f64
     };
-    let seen = (0..skv).filter(|&j| visible(causal, i, j, sq, skv));
-    let scores: Vec<f64> =
-        seen.map(|j| softmax_scale * (0..d).map(|c| value(q, h, i, c) * value(k, hk, j, c)).sum::<f64>()).collect();
+    let seen = (0..skv).filter(|&j| rule.sees(i, j, sq, skv));
+    let dot = |j: usize| (0..d).map(|c| value(q, h, i, c) * value(k, hk, j, c)).sum::<f64>();
+    let scores: Vec<f64> = seen.map(|j| rule.score(softmax_scale * dot(j))).collect();
     let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if scores.is_empty() { f64::NEG_INFINITY } else { max + scores.iter().map(|s| (s - max).exp()).sum::<f64>().ln() }
 }

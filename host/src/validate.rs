@@ -6,9 +6,11 @@ use crate::options::{Layout, Options};
 use crate::tensor::Fp8Input;
 use kernels_gpu::fp8::E4M3_MAX;
 use kernels_gpu::kernels::HEAD_DIMS;
+use kernels_gpu::kernels::ScoreForm;
 use kernels_gpu::schedule::{MAX_GRID_YZ, MAX_SEQ_LEN};
 use kernels_gpu::softmax;
 use kernels_gpu::variant::OutputDtype;
+use kernels_gpu::window::{KeyWindow, MAX_SOFTCAP};
 
 /// A validated problem: sizes, softmax scale, masking, output type and the
 /// inputs' per-head scales. Which kernel runs it is the plan's choice
@@ -31,6 +33,12 @@ pub struct Problem {
     pub softmax_scale: f32,
     /// Causal masking.
     pub causal: bool,
+    /// The keys each row sees around its position, as asked for (causal
+    /// masking not folded in: [`Problem::key_window`]).
+    pub window: KeyWindow,
+    /// The score cap, if any (validated: above 0, at most
+    /// [`MAX_SOFTCAP`]).
+    pub softcap: Option<f32>,
     /// The element type of O.
     pub output: OutputDtype,
     /// The inputs' per-head dequantization scales, as validated: Q's, then
@@ -107,6 +115,13 @@ impl Problem {
         }
         let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
         check_scale("softmax scale", softmax_scale)?;
+        if let Some(cap) = opts.softcap {
+            check_scale("softcap", cap)?;
+            if cap > MAX_SOFTCAP {
+                let why = format!("the kernels take caps up to {MAX_SOFTCAP}");
+                return Err(AttnError::ScaleOutOfRange { what: "softcap".into(), value: cap, why });
+            }
+        }
         Ok(Problem {
             batch,
             heads_q,
@@ -116,6 +131,8 @@ impl Problem {
             head_dim,
             softmax_scale,
             causal: opts.causal,
+            window: opts.window,
+            softcap: opts.softcap,
             output: opts.output,
             scales: Vec::new(),
             packed: None,
@@ -156,6 +173,23 @@ impl Problem {
         }
         problem.packed = Some(PackedRows { total_q, total_k });
         Ok(problem)
+    }
+
+    /// The keys each row sees: the window asked for, causal masking
+    /// folded in (`KeyWindow::with_causal`).
+    pub fn key_window(&self) -> KeyWindow {
+        self.window.with_causal(self.causal)
+    }
+
+    /// Which scores the problem's kernel entry computes: plain (every key,
+    /// or causal masking), under a window, or capped (and under a window,
+    /// perhaps the full one).
+    pub fn score_form(&self) -> ScoreForm {
+        match (self.softcap, self.window.is_full()) {
+            (Some(_), _) => ScoreForm::Softcap,
+            (None, false) => ScoreForm::Window,
+            (None, true) => ScoreForm::Plain,
+        }
     }
 
     /// Rows of one folded head as `decode` sees it: the `Hq / Hkv` query

@@ -44,11 +44,67 @@ pub struct KernelInfo {
     /// (`params::AttnParams::cu_seqlens_q`), if one is built: the same
     /// tiles, shared memory and prepass.
     pub packed: Option<PackedTwin>,
+    /// Its twins with a key window, and with a window and capped scores
+    /// (`params::AttnParams::window_left`, `softcap`), if built.
+    pub scores: Option<ScoreTwins>,
+}
+
+/// Which scores a kernel entry computes: a launch's choice among a
+/// kernel's entries ([`KernelInfo::entry_for`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ScoreForm {
+    /// Every key, or causal masking; scores as they are.
+    #[default]
+    Plain,
+    /// A key window (`window::KeyWindow`, causal masking folded in).
+    Window,
+    /// A key window and capped scores (`params::AttnParams::softcap`).
+    Softcap,
+}
+
+/// A kernel's twins over its scores ([`KernelInfo::scores`]): the same
+/// tiles, shared memory, prepass and merge as the kernel, over `[B, H, S,
+/// D]` tensors and over packed batches (where the kernel has a packed
+/// twin); `None` where one is not built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScoreTwins {
+    /// With a key window.
+    pub window: PackedTwin,
+    /// With a key window and capped scores.
+    pub softcap: Option<PackedTwin>,
+    /// With a key window, over packed batches.
+    pub packed_window: Option<PackedTwin>,
+    /// With a key window and capped scores, over packed batches.
+    pub packed_softcap: Option<PackedTwin>,
+}
+
+/// The score twins of a `wgmma` kernel: `names` the f16 and bf16 entries
+/// with a window, with a softcap, and the same over packed batches;
+/// `min_blocks_per_sm` the launch bounds of the dense and the packed ones.
+const fn score_twins(names: [[&'static str; 2]; 4], min_blocks_per_sm: [u32; 2]) -> Option<ScoreTwins> {
+    const fn twin([entry_f16, entry_bf16]: [&'static str; 2], min_blocks_per_sm: u32) -> PackedTwin {
+        PackedTwin { entry_f16, entry_bf16, min_blocks_per_sm }
+    }
+    Some(ScoreTwins {
+        window: twin(names[0], min_blocks_per_sm[0]),
+        softcap: Some(twin(names[1], min_blocks_per_sm[0])),
+        packed_window: Some(twin(names[2], min_blocks_per_sm[1])),
+        packed_softcap: Some(twin(names[3], min_blocks_per_sm[1])),
+    })
+}
+
+/// The score twins of a `decode` kernel: `window`'s and `softcap`'s
+/// entries (f16, bf16), none over packed batches.
+const fn decode_twins(window: [&'static str; 2], softcap: [&'static str; 2]) -> Option<ScoreTwins> {
+    let window = PackedTwin { entry_f16: window[0], entry_bf16: window[1], min_blocks_per_sm: 0 };
+    let softcap = PackedTwin { entry_f16: softcap[0], entry_bf16: softcap[1], min_blocks_per_sm: 0 };
+    Some(ScoreTwins { window, softcap: Some(softcap), packed_window: None, packed_softcap: None })
 }
 
 /// The entries of a kernel's twin over packed batches
-/// ([`KernelInfo::packed`]), one per output type, and the launch bounds
-/// it asks for (as [`KernelInfo::min_blocks_per_sm`]).
+/// ([`KernelInfo::packed`]) or over its scores ([`ScoreTwins`]), one per
+/// output type, and the launch bounds it asks for (as
+/// [`KernelInfo::min_blocks_per_sm`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PackedTwin {
     /// The PTX entry symbol of the twin writing f16.
@@ -202,6 +258,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::Mma,
@@ -215,6 +272,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -228,6 +286,16 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_packed_d64", "sdpa_wgmma_packed_d64_bf16", 2),
+        scores: score_twins(
+            [
+                ["sdpa_wgmma_window_d64", "sdpa_wgmma_window_d64_bf16"],
+                ["sdpa_wgmma_softcap_d64", "sdpa_wgmma_softcap_d64_bf16"],
+                ["sdpa_wgmma_packed_window_d64", "sdpa_wgmma_packed_window_d64_bf16"],
+                ["sdpa_wgmma_packed_softcap_d64", "sdpa_wgmma_packed_softcap_d64_bf16"],
+            ],
+            // (Packed, two blocks' 128 registers spill.)
+            [2, 0],
+        ),
     },
     KernelInfo {
         variant: Variant::Wgmma,
@@ -241,6 +309,15 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_packed_d128", "sdpa_wgmma_packed_d128_bf16", 1),
+        scores: score_twins(
+            [
+                ["sdpa_wgmma_window_d128", "sdpa_wgmma_window_d128_bf16"],
+                ["sdpa_wgmma_softcap_d128", "sdpa_wgmma_softcap_d128_bf16"],
+                ["sdpa_wgmma_packed_window_d128", "sdpa_wgmma_packed_window_d128_bf16"],
+                ["sdpa_wgmma_packed_softcap_d128", "sdpa_wgmma_packed_softcap_d128_bf16"],
+            ],
+            [1, 1],
+        ),
     },
     KernelInfo {
         variant: Variant::Split,
@@ -254,6 +331,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::Split,
@@ -267,6 +345,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -282,6 +361,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -295,6 +375,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -308,6 +389,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -321,6 +403,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -334,6 +417,15 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_fp8pv_packed_d64", "sdpa_wgmma_fp8pv_packed_d64_bf16", 2),
+        scores: score_twins(
+            [
+                ["sdpa_wgmma_fp8pv_window_d64", "sdpa_wgmma_fp8pv_window_d64_bf16"],
+                ["sdpa_wgmma_fp8pv_softcap_d64", "sdpa_wgmma_fp8pv_softcap_d64_bf16"],
+                ["sdpa_wgmma_fp8pv_packed_window_d64", "sdpa_wgmma_fp8pv_packed_window_d64_bf16"],
+                ["sdpa_wgmma_fp8pv_packed_softcap_d64", "sdpa_wgmma_fp8pv_packed_softcap_d64_bf16"],
+            ],
+            [0, 2],
+        ),
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -347,6 +439,15 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_fp8pv_packed_d128", "sdpa_wgmma_fp8pv_packed_d128_bf16", 1),
+        scores: score_twins(
+            [
+                ["sdpa_wgmma_fp8pv_window_d128", "sdpa_wgmma_fp8pv_window_d128_bf16"],
+                ["sdpa_wgmma_fp8pv_softcap_d128", "sdpa_wgmma_fp8pv_softcap_d128_bf16"],
+                ["sdpa_wgmma_fp8pv_packed_window_d128", "sdpa_wgmma_fp8pv_packed_window_d128_bf16"],
+                ["sdpa_wgmma_fp8pv_packed_softcap_d128", "sdpa_wgmma_fp8pv_packed_softcap_d128_bf16"],
+            ],
+            [1, 1],
+        ),
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,
@@ -360,6 +461,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -373,6 +475,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: true,
         merge: None,
         packed: None,
+        scores: None,
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -386,6 +489,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
         packed: None,
+        scores: decode_twins(
+            ["sdpa_decode_window_d64", "sdpa_decode_window_d64_bf16"],
+            ["sdpa_decode_softcap_d64", "sdpa_decode_softcap_d64_bf16"],
+        ),
     },
     KernelInfo {
         variant: Variant::Decode,
@@ -399,6 +506,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
         packed: None,
+        scores: decode_twins(
+            ["sdpa_decode_window_d128", "sdpa_decode_window_d128_bf16"],
+            ["sdpa_decode_softcap_d128", "sdpa_decode_softcap_d128_bf16"],
+        ),
     },
 ];
 
@@ -461,6 +572,30 @@ impl KernelInfo {
                     && k.pair_rows == self.pair_rows
             })
             .unwrap_or(self)
+    }
+
+    /// The entry that runs its problems over packed batches (`packed`) or
+    /// not, computing `scores`: its own, or a twin's; `None` where no such
+    /// twin is built.
+    pub fn entry_for(&self, packed: bool, scores: ScoreForm) -> Option<&'static str> {
+        let twin = match (packed, scores) {
+            (false, ScoreForm::Plain) => return Some(self.entry),
+            (true, ScoreForm::Plain) => self.packed,
+            (false, ScoreForm::Window) => self.scores.map(|t| t.window),
+            (false, ScoreForm::Softcap) => self.scores.and_then(|t| t.softcap),
+            (true, ScoreForm::Window) => self.scores.and_then(|t| t.packed_window),
+            (true, ScoreForm::Softcap) => self.scores.and_then(|t| t.packed_softcap),
+        };
+        twin.map(|t| t.entry(self.output))
+    }
+
+    /// Its twins' entries writing its output type, with the launch bounds
+    /// each asks for: the packed twin, then the score twins.
+    pub fn twins(&self) -> impl Iterator<Item = (&'static str, u32)> + use<> {
+        let scores = self.scores.map(|t| [Some(t.window), t.softcap, t.packed_window, t.packed_softcap]);
+        let output = self.output;
+        let scores = scores.into_iter().flatten().flatten();
+        self.packed.into_iter().chain(scores).map(move |t| (t.entry(output), t.min_blocks_per_sm))
     }
 
     /// Whether it runs problems of `seq_q` queries and `seq_kv` keys: every

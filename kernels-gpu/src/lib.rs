@@ -35,6 +35,7 @@ pub mod schedule;
 pub mod softmax;
 pub mod tiles;
 pub mod variant;
+pub mod window;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod arch;

@@ -124,6 +124,17 @@ pub struct AttnParams {
     /// Packed: rows of Q and O (`total_q`); the log-sum-exp output is then
     /// `[heads_q, total_q]` (FlashAttention's packed layout).
     pub packed_queries: u32,
+    /// The window entries (`kernels::ScoreTwins`): keys before a row's
+    /// position that it sees (`window::KeyWindow::left`, causal masking
+    /// folded in by the host). Other kernels ignore it.
+    pub window_left: u32,
+    /// The window entries: keys after a row's position that it sees
+    /// (`window::KeyWindow::right`).
+    pub window_right: u32,
+    /// The softcap entries: scores `s` become `softcap * tanh(s /
+    /// softcap)` before the softmax (above 0, at most
+    /// `window::MAX_SOFTCAP`). Other kernels ignore it.
+    pub softcap: f32,
 }
 
 /// Where one sequence of a packed batch ([`AttnParams::cu_seqlens_q`])

@@ -18,6 +18,7 @@ use kernels_gpu::softmax::{
 };
 use kernels_gpu::tiles::TileShape;
 use kernels_gpu::variant::Variant;
+use kernels_gpu::window::{KeyWindow, softcap_input_scale, softcap_score_factor};
 use sdpa::Fp8Tensor;
 use sdpa::quant::encode_e4m3;
 
@@ -53,6 +54,44 @@ pub fn emulate(kernel: &KernelInfo, x: &Inputs) -> Vec<f32> {
                     emulate_split(t, rotated, &head, x, rows)
                 }
                 Variant::Decode => emulate_decode(kernel, &head, x, rows),
+            }
+        }
+    }
+    out
+}
+
+/// The scores of a `wgmma` kernel's window and softcap twins
+/// (`KernelInfo::scores`) as [`emulate_scored`] runs them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreOptions {
+    /// The keys each row sees, causal masking folded in
+    /// (`KeyWindow::with_causal`).
+    pub window: KeyWindow,
+    /// The score cap, if any.
+    pub softcap: Option<f32>,
+}
+
+/// Emulates `kernel`'s twin with `scores`: for a `wgmma` variant each
+/// query block walks the 64-key blocks from the tile of its window's
+/// first key (`KeyWindow::key_range`), masks where
+/// `KeyWindow::block_needs_mask` says, and caps each raw score `x` as
+/// `tanh(x * softcap_input_scale)` before the mask; `decode` walks its
+/// splits as without a window, the keys outside each row's window masked
+/// (the kernel skips the key blocks no row's window holds, which changes
+/// no value), its scores capped the same way. Returns O `[B, Hq, Sq, D]`
+/// in f32.
+pub fn emulate_scored(kernel: &KernelInfo, x: &Inputs, scores: ScoreOptions) -> Vec<f32> {
+    let twins = kernel.scores.unwrap_or_else(|| panic!("{} has no score twins", kernel.entry));
+    assert!(scores.softcap.is_none() || twins.softcap.is_some(), "{} has no softcap twin", kernel.entry);
+    let [batch, heads_q, seq_q, dim] = x.q.shape;
+    let mut out = vec![0f32; batch * heads_q * seq_q * dim];
+    for b in 0..batch {
+        for h in 0..heads_q {
+            let head = Head::new(x, kernel.variant, b, h).with_scores(scores);
+            let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
+            match kernel.variant {
+                Variant::Decode => emulate_decode(kernel, &head, x, rows),
+                _ => emulate_mma(kernel.tiles, &head, x, rows),
             }
         }
     }
@@ -103,6 +142,18 @@ pub enum SequenceStarts<'a> {
 /// (`[Hq, total_q]`). Any prefix sums: a row or key range past a tensor
 /// would panic here.
 pub fn emulate_packed(kernel: &KernelInfo, x: &PackedInputs) -> (Vec<f32>, Vec<u32>) {
+    emulate_packed_with(kernel, x, None)
+}
+
+/// [`emulate_packed`] of the packed twin with `scores` (as
+/// [`emulate_scored`]).
+pub fn emulate_packed_scored(kernel: &KernelInfo, x: &PackedInputs, scores: ScoreOptions) -> (Vec<f32>, Vec<u32>) {
+    assert!(kernel.scores.is_some_and(|t| t.packed_window.is_some()), "{} has no packed score twins", kernel.entry);
+    emulate_packed_with(kernel, x, Some(scores))
+}
+
+/// [`emulate_packed`], the scores as `scores` says where given.
+fn emulate_packed_with(kernel: &KernelInfo, x: &PackedInputs, scores: Option<ScoreOptions>) -> (Vec<f32>, Vec<u32>) {
     let [_, heads_q, total_q, dim] = x.tensors.q.shape;
     let [_, heads_kv, total_k, _] = x.tensors.k.shape;
     let batch = match x.starts {
@@ -145,11 +196,15 @@ pub fn emulate_packed(kernel: &KernelInfo, x: &PackedInputs) -> (Vec<f32>, Vec<u
             }
             let query_block = if x.tensors.causal { count - 1 - nth } else { nth };
             let head = Head::packed(&x.tensors, kernel.variant, h, &rows);
+            let head = match scores {
+                Some(scores) => head.with_scores(scores),
+                None => head,
+            };
             let row0 = query_block * t.block_m;
-            let key_blocks = blocks(key_end(row0, t.block_m, head.seq_q, head.seq_kv, x.tensors.causal), t.block_n);
+            let key_blocks = key_blocks_of(t, &head, x.tensors.causal, row0);
             for row in row0..(row0 + t.block_m).min(head.seq_q) {
                 let mut state = RowState::new(dim);
-                for j in 0..key_blocks {
+                for j in key_blocks.clone() {
                     state.visit(t, &head, &x.tensors, row0, row, j);
                 }
                 let at = h * total_q + (rows.q_row0 + row) as usize;
@@ -186,9 +241,47 @@ struct Head<'a> {
     /// f32 P, as every kernel's but `wgmma`'s), else to f16.
     pv_e4m3: bool,
     v_scale: f32,
+    /// The window of a score twin (`ScoreOptions`), which replaces the
+    /// causal mask; `None` for the plain kernels.
+    window: Option<KeyWindow>,
+    /// A softcap twin's factor from raw dot products to its tanh's
+    /// argument (`score_scale` is then the capped scores' factor).
+    cap_input: Option<f32>,
 }
 
 impl<'a> Head<'a> {
+    /// This head as a score twin with `scores` runs it.
+    fn with_scores(self, scores: ScoreOptions) -> Head<'a> {
+        let window = Some(scores.window);
+        match scores.softcap {
+            Some(cap) => Head {
+                cap_input: Some(softcap_input_scale(self.score_scale, cap)),
+                score_scale: softcap_score_factor(cap),
+                // Capped scores lie in [-1, 1] (`wgmma::TanhCap`).
+                fused: true,
+                window,
+                ..self
+            },
+            None => Head { window, ..self },
+        }
+    }
+
+    /// Whether query `row` sees `key`: the window's rule where one is
+    /// given, else `key_visible`'s.
+    fn sees(&self, row: u32, key: u32, causal: bool) -> bool {
+        match self.window {
+            Some(w) => w.sees(row, key, self.seq_q, self.seq_kv),
+            None => key_visible(row, key, self.seq_q, self.seq_kv, causal),
+        }
+    }
+
+    /// The raw score of query `row` and `key` as the softmax takes it:
+    /// the dot product, capped where the head caps.
+    fn score(&self, row: u32, key: u32) -> f32 {
+        let dot = self.dot(row, key);
+        self.cap_input.map_or(dot, |scale| (dot * scale).tanh())
+    }
+
     fn new(x: &Inputs<'a>, variant: Variant, b: usize, h: usize) -> Head<'a> {
         let [_, heads_q, seq_q, dim] = x.q.shape;
         let [_, heads_kv, seq_kv, _] = x.k.shape;
@@ -225,6 +318,8 @@ impl<'a> Head<'a> {
             max_slack: if variant.runs_wgmma_body() { LAZY_MAX_SLACK } else { 0.0 },
             pv_e4m3: variant.pv_e4m3(),
             v_scale: x.v.scales[kvh],
+            window: None,
+            cap_input: None,
         }
     }
 
@@ -276,15 +371,12 @@ impl RowState {
     /// rounded to f16 for P·V (to E4M3 with `pv_e4m3`).
     fn visit(&mut self, t: TileShape, head: &Head, x: &Inputs, row0: u32, row: u32, j: u32) {
         let key0 = j * t.block_n;
-        let masked = block_needs_mask(row0, key0, t.block_n, head.seq_q, head.seq_kv, x.causal);
+        let masked = match head.window {
+            Some(w) => w.block_needs_mask((row0, t.block_m), key0, t.block_n, head.seq_q, head.seq_kv),
+            None => block_needs_mask(row0, key0, t.block_n, head.seq_q, head.seq_kv, x.causal),
+        };
         let scores: Vec<f32> = (key0..key0 + t.block_n)
-            .map(|key| {
-                if masked && !key_visible(row, key, head.seq_q, head.seq_kv, x.causal) {
-                    f32::NEG_INFINITY
-                } else {
-                    head.dot(row, key)
-                }
-            })
+            .map(|key| if masked && !head.sees(row, key, x.causal) { f32::NEG_INFINITY } else { head.score(row, key) })
             .collect();
         let block_max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let (alpha, base) = self.m.update(block_max * head.score_scale, head.max_slack, f32::exp2);
@@ -319,6 +411,19 @@ fn query_blocks(t: TileShape, head: &Head, x: &Inputs) -> impl Iterator<Item = (
         let row0 = block * block_m;
         (row0, blocks(key_end(row0, block_m, seq_q, seq_kv, causal), block_n))
     })
+}
+
+/// The key blocks the query block from `row0` of `t` walks: from 0 to
+/// its last key's, or under a window from its first key's to its last
+/// key's (`KeyWindow::key_range`).
+fn key_blocks_of(t: TileShape, head: &Head, causal: bool, row0: u32) -> std::ops::Range<u32> {
+    match head.window {
+        Some(w) => match w.key_range(row0, t.block_m, head.seq_q, head.seq_kv) {
+            (_, 0) => 0..0,
+            (begin, end) => begin / t.block_n..blocks(end, t.block_n),
+        },
+        None => 0..blocks(key_end(row0, t.block_m, head.seq_q, head.seq_kv, causal), t.block_n),
+    }
 }
 
 /// Writes one row of output: `acc * scale`, exact zeros for a row that saw
@@ -414,10 +519,11 @@ fn merge_splits_of(groups: &[RowState]) -> (f32, f32) {
 /// `mma` and `wgmma` (the same schedule at their own tile shapes): query
 /// blocks of `block_m` rows walk their `block_n`-key blocks in order.
 fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
-    for (row0, key_blocks) in query_blocks(t, head, x) {
+    for row0 in (0..blocks(head.seq_q, t.block_m)).map(|block| block * t.block_m) {
+        let key_blocks = key_blocks_of(t, head, x.causal, row0);
         for row in row0..(row0 + t.block_m).min(head.seq_q) {
             let mut state = RowState::new(head.dim);
-            for j in 0..key_blocks {
+            for j in key_blocks.clone() {
                 state.visit(t, head, x, row0, row, j);
             }
             write_row(out, head, row, &state.acc, output_scale(state.l, head.v_scale, |x| 1.0 / x));

@@ -19,11 +19,16 @@ pub mod shapes;
 pub mod timing;
 
 use kernels_gpu::kernels::KernelInfo;
+use sdpa::attention::POISON;
+use sdpa::cudarc::driver::CudaSlice;
+use sdpa::device::Workspace;
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout};
 use sdpa::embedded::{IMAGE_ENV, ImageChoice};
 use sdpa::metrics::{ErrorStats, Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, attention_rows_f64, sample_rows};
-use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Options, OutputDtype, Variant};
+use sdpa::tensor::to_f32;
+use sdpa::{Attention, AttnError, DeviceProblem, Fp8Tensor, Layout, Options, OutputDtype, Plan, Variant};
 use shapes::CaseShape;
 
 /// One case of the correctness gate: a shape, and the output type.
@@ -178,6 +183,8 @@ pub struct CaseResult {
     pub variant: Variant,
     /// The seed of the inputs.
     pub seed: u64,
+    /// How the tensors lay in memory.
+    pub layout: Layout,
     /// Error against the f64 reference.
     pub stats: ErrorStats,
     /// Whether a second run on the same inputs gave identical bits.
@@ -191,10 +198,11 @@ impl std::fmt::Display for CaseResult {
         let c = &self.case.shape;
         write!(
             f,
-            "[{:<6} {:<20} {:<4}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
+            "[{:<6} {:<20} {:<4} {}] B={} Hq={} Hkv={} Sq={} Skv={} D={} causal={} seed={}: {} repeat={} {}",
             self.variant.name(),
             self.case.name,
             self.case.output.name(),
+            self.layout.name(),
             c.batch,
             c.heads_q,
             c.heads_kv,
@@ -210,34 +218,36 @@ impl std::fmt::Display for CaseResult {
     }
 }
 
-/// Runs `case` with fresh inputs from `seed` on `variant`: poisons the
-/// output, runs, compares against the f64 reference (every row, or a random
-/// sample of rows for large cases; both divided by the case's `v_factor`),
-/// then poisons and runs again and checks the bits are identical.
-pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -> Result<CaseResult, AttnError> {
+/// Runs `case` with fresh inputs from `seed` on `variant`, the tensors
+/// laid out as `layout` (`[B, H, S, D]` tensors given whole, or `[B, S, H,
+/// D]` ones through device views): poisons the output, runs, compares
+/// against the f64 reference (every row, or a random sample of rows for
+/// large cases; both divided by the case's `v_factor`), then poisons and
+/// runs again and checks the bits are identical.
+pub fn run_case(
+    attn: &Attention,
+    case: GateCase,
+    variant: Variant,
+    seed: u64,
+    layout: Layout,
+) -> Result<CaseResult, AttnError> {
     let shape = case.shape;
     let (q, k, mut v) = random_problem(shape.q_shape(), shape.kv_shape(), seed);
     v.scales.iter_mut().for_each(|s| *s *= case.v_factor);
-    let opts = Options::new().causal(shape.causal).variant(variant).output(case.output);
-    let plan = attn.plan(&q, &k, &v, &opts)?;
-    let dev = attn.upload(&plan, &q, &k, &v)?;
-    let scale = plan.problem().softmax_scale as f64;
-    let mut out = attn.alloc_output(&dev)?;
-    attn.poison(&mut out)?;
-    attn.run(&dev, &mut out)?;
-    let first = attn.download(&out)?;
-    attn.poison(&mut out)?;
-    attn.run(&dev, &mut out)?;
-    let second = attn.download(&out)?;
-    let deterministic = first.bits == second.bits;
+    let opts = Options::new().causal(shape.causal).variant(variant).output(case.output).layout(layout);
+    let (first, second, scale) = match layout {
+        Layout::Bshd => run_twice_bshd(attn, (&q, &k, &v), &opts)?,
+        _ => run_twice_whole(attn, (&q, &k, &v), &opts)?,
+    };
+    let deterministic = first == second;
     let unit = f64::from(case.v_factor);
     let in_units = |reference: Vec<f64>| reference.into_iter().map(|x| x / unit).collect::<Vec<_>>();
-    let value = |i: usize| (f64::from(first.value(i)) / unit) as f32;
+    let value = |i: usize| (f64::from(to_f32(case.output, first[i])) / unit) as f32;
 
     let gate = Tolerance::of(variant);
     let rows = shape.batch * shape.heads_q * shape.seq_q;
     let stats = if rows <= FULL_REFERENCE_ROWS {
-        let got: Vec<f32> = (0..first.bits.len()).map(value).collect();
+        let got: Vec<f32> = (0..first.len()).map(value).collect();
         compare(&got, &in_units(attention_f64(&q, &k, &v, shape.causal, scale)), gate.max_abs)
     } else {
         let sampled = SAMPLED_ROWS.min(SAMPLED_WORK / (shape.seq_kv * shape.head_dim)).max(32);
@@ -253,7 +263,97 @@ pub fn run_case(attn: &Attention, case: GateCase, variant: Variant, seed: u64) -
         compare(&got, &in_units(attention_rows_f64(&q, &k, &v, shape.causal, scale, &picked)), gate.max_abs)
     };
     let passed = gate.passes(&stats) && deterministic;
-    Ok(CaseResult { case, variant, seed, stats, deterministic, passed })
+    Ok(CaseResult { case, variant, seed, layout, stats, deterministic, passed })
+}
+
+/// Output bits of two runs of whole `[B, H, S, D]` tensors, each on a
+/// poisoned output, and the softmax scale used.
+fn run_twice_whole(
+    attn: &Attention,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    opts: &Options,
+) -> Result<(Vec<u16>, Vec<u16>, f64), AttnError> {
+    let plan = attn.plan(q, k, v, opts)?;
+    let dev = attn.upload(&plan, q, k, v)?;
+    let mut out = attn.alloc_output(&dev)?;
+    let mut once = || -> Result<Vec<u16>, AttnError> {
+        attn.poison(&mut out)?;
+        attn.run(&dev, &mut out)?;
+        Ok(attn.download(&out)?.bits)
+    };
+    let (first, second) = (once()?, once()?);
+    Ok((first, second, plan.problem().softmax_scale as f64))
+}
+
+/// As [`run_twice_whole`] for `[B, H, S, D]` tensors copied into `[B, S,
+/// H, D]` device views (`opts.layout`); the bits come back in `[B, H, S,
+/// D]` order.
+fn run_twice_bshd(
+    attn: &Attention,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    opts: &Options,
+) -> Result<(Vec<u16>, Vec<u16>, f64), AttnError> {
+    let plan = attn.plan_shapes(q.shape, k.shape, v.shape, opts)?;
+    let scale = plan.problem().softmax_scale as f64;
+    let mut run = BshdRun::upload(attn, plan, (q, k, v))?;
+    let (first, second) = (run.run(attn)?, run.run(attn)?);
+    Ok((first, second, scale))
+}
+
+/// `[B, H, S, D]` tensors on the device as `[B, S, H, D]` (`Layout::Bshd`)
+/// with a plan made for that layout, its workspace and an output: each
+/// [`BshdRun::run`] poisons the output, runs and returns O's bits in `[B,
+/// H, S, D]` order.
+pub struct BshdRun {
+    plan: Plan,
+    ws: Workspace,
+    shapes: [[usize; 4]; 3],
+    codes: [CudaSlice<u8>; 3],
+    scales: [CudaSlice<f32>; 3],
+    o: CudaSlice<u16>,
+}
+
+impl BshdRun {
+    /// Uploads `q`, `k` and `v` laid out `[B, S, H, D]`, with per-head
+    /// scales, for `plan` (made with `Layout::Bshd`).
+    pub fn upload(
+        attn: &Attention,
+        plan: Plan,
+        (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    ) -> Result<BshdRun, AttnError> {
+        let stream = attn.stream();
+        let ws = attn.workspace(&plan)?;
+        let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packing::bshd_codes(t)));
+        let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
+        let o = stream.alloc_zeros::<u16>(q.data.len())?;
+        Ok(BshdRun {
+            plan,
+            ws,
+            shapes: [q.shape, k.shape, v.shape],
+            codes: [qd?, kd?, vd?],
+            scales: [qs?, ks?, vs?],
+            o,
+        })
+    }
+
+    /// One run on a poisoned output: O's bits, `[B, H, S, D]`.
+    pub fn run(&mut self, attn: &Attention) -> Result<Vec<u16>, AttnError> {
+        let stream = attn.stream();
+        let [qs, ks, vs] = &self.scales;
+        let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+        let memory = |i: usize| Layout::Bshd.memory_order(self.shapes[i]);
+        let [qd, kd, vd] = &self.codes;
+        let (q, k, v) = (
+            Fp8View::bshd(qd.as_view(), memory(0))?,
+            Fp8View::bshd(kd.as_view(), memory(1))?,
+            Fp8View::bshd(vd.as_view(), memory(2))?,
+        );
+        stream.memcpy_htod(&vec![POISON; self.o.len()], &mut self.o)?;
+        let output = self.plan.problem().output;
+        let mut out = OutputViewMut::bshd(self.o.as_view_mut(), output, memory(0))?;
+        attn.run_views(&self.plan, &q, &k, &v, &scales, &mut out, &mut self.ws)?;
+        Ok(packing::from_bshd(&stream.clone_dtoh(&self.o)?, self.shapes[0]))
+    }
 }
 
 /// Plans `q`, `k`, `v` for `kernel` itself, not the kernel the selection

@@ -4,8 +4,12 @@
 //! to and from the packed `[total, H, D]` layout, and `[B, H, S, D]`
 //! tensors as `[B, S, H, D]`.
 
-use sdpa::Fp8Tensor;
+use sdpa::cudarc::driver::CudaStream;
+use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::quant::from_codes;
+use sdpa::tensor::to_f32;
+use sdpa::{Attention, AttnError, Fp8Tensor, Options};
+use std::sync::Arc;
 
 /// Prefix sums of `lens`, from 0.
 pub fn prefix_sums(lens: impl IntoIterator<Item = usize>) -> Vec<i32> {
@@ -60,4 +64,52 @@ pub fn batch_of(t: &Fp8Tensor, b: usize) -> Fp8Tensor {
     let [_, heads, rows, d] = t.shape;
     let n = heads * rows * d;
     from_codes(t.data[b * n..][..n].to_vec(), [1, heads, rows, d], t.scales.clone())
+}
+
+/// What one packed run gave: O as `[total_q, Hq, D]` values and the
+/// log-sum-exp as `[total_q, Hq]`.
+pub struct PackedOutput {
+    /// O's values.
+    pub o: Vec<f32>,
+    /// The log-sum-exp.
+    pub lse: Vec<f32>,
+}
+
+/// Runs `q`, `k`, `v` (one-batch tensors whose rows are the sequences',
+/// back to back) packed, with prefix sums `cu_q`, `cu_k` and longest
+/// lengths `max`, on an output and log-sum-exp poisoned with NaN.
+#[allow(clippy::too_many_arguments)]
+pub fn run_packed(
+    stream: &Arc<CudaStream>,
+    attn: &Attention,
+    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+    (cu_q, cu_k): (&[i32], &[i32]),
+    max: [usize; 2],
+    opts: &Options,
+) -> Result<PackedOutput, AttnError> {
+    let ([_, hq, total_q, d], [_, hkv, total_k, _]) = (q.shape, k.shape);
+    let (q_shape, kv_shape) = ([total_q, hq, d], [total_k, hkv, d]);
+    let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packed_codes(t)).expect("codes"));
+    let [cu_qd, cu_kd] = [cu_q, cu_k].map(|c| stream.clone_htod(c).expect("prefix sums"));
+    let seqs = PackedSeqs::new(cu_qd.as_view(), cu_kd.as_view(), max[0], max[1])?;
+    let plan = attn.plan_packed(q_shape, kv_shape, kv_shape, &seqs, opts)?;
+    let mut ws = attn.workspace(&plan)?;
+    let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+    let mut o = stream.clone_htod(&vec![0x7FFFu16; total_q * hq * d]).expect("o");
+    let mut lse = stream.clone_htod(&vec![f32::NAN; total_q * hq]).expect("lse");
+    attn.run_packed(
+        &plan,
+        &Fp8View::packed(qd.as_view(), q_shape)?,
+        &Fp8View::packed(kd.as_view(), kv_shape)?,
+        &Fp8View::packed(vd.as_view(), kv_shape)?,
+        &seqs,
+        &DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead),
+        &mut OutputViewMut::packed(o.as_view_mut(), opts.output, q_shape)?,
+        &mut ws,
+        RunExtras::new().lse(lse.as_view_mut()),
+    )?;
+    let bits = stream.clone_dtoh(&o).expect("o back");
+    let lse = stream.clone_dtoh(&lse).expect("lse back");
+    stream.synchronize().expect("sync");
+    Ok(PackedOutput { o: bits.iter().map(|&x| to_f32(opts.output, x)).collect(), lse })
 }

@@ -10,7 +10,8 @@
 //! finite input gives NaN or Inf.
 //!
 //! With a GPU, the same checks on every kernel of the table, the bf16 twins
-//! included, each run with a poisoned output; ignored without one. On a GPU
+//! included (those with a packed twin also on `[B, S, H, D]` views), each
+//! run with a poisoned output; ignored without one. On a GPU
 //! machine:
 //! `gpu-bundle/bin/adversarial --ignored --nocapture --test-threads=1`.
 
@@ -18,13 +19,14 @@ use half::f16;
 use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo};
 use kernels_gpu::variant::{OutputDtype, Variant};
 use sdpa::reference::{attention_f64, attention_rows_f64};
+use sdpa::tensor::to_f32;
 use sdpa::validate::validate;
-use sdpa::{Attention, Options};
+use sdpa::{Attention, Layout, Options};
 use sdpa_tests::adversarial::{
     Case, Report, Tolerance, cases, check_output, nan_rule, rows_seeing_no_key, schedule_nan, unavailable,
 };
 use sdpa_tests::emulate::{Inputs, emulate};
-use sdpa_tests::upload_kernel;
+use sdpa_tests::{BshdRun, upload_kernel};
 
 /// The emulation: f32 math with P rounded to f16 (as `cpu_fuzz`).
 const CPU_TOL: Tolerance = Tolerance { rel_l2: 1e-2, max_rel: 2e-2 };
@@ -202,8 +204,22 @@ fn tiled_v_nan_deviation_is_still_present() {
 /// wherever f16 is normal (every case keeps |o| <= 448 x V's scale < 65504,
 /// and bf16's 8-bit significand fits f16's 11); below that it rounds as an
 /// f16 kernel's own store would. NaN stays NaN.
-fn run_gpu(attn: &Attention, kernel: &'static KernelInfo, case: &Case) -> Result<Option<Vec<f16>>, String> {
+/// With `layout` `Bshd` the tensors run as `[B, S, H, D]` views (the
+/// kernel's packed twin), the output read back in `[B, H, S, D]` order.
+fn run_gpu(
+    attn: &Attention,
+    kernel: &'static KernelInfo,
+    case: &Case,
+    layout: Layout,
+) -> Result<Option<Vec<f16>>, String> {
     let inputs = (&case.q, &case.k, &case.v);
+    if layout == Layout::Bshd {
+        let opts = Options::new().causal(case.causal).variant(kernel.variant).output(kernel.output).layout(layout);
+        let shapes = [&case.q, &case.k, &case.v].map(|t| t.shape);
+        let plan = attn.plan_shapes(shapes[0], shapes[1], shapes[2], &opts).and_then(|p| p.with_kernel(kernel));
+        let bits = plan.and_then(|plan| BshdRun::upload(attn, plan, inputs)?.run(attn)).map_err(|e| e.to_string())?;
+        return Ok(Some(bits.into_iter().map(|b| f16::from_f32(to_f32(kernel.output, b))).collect()));
+    }
     let dev = upload_kernel(attn, kernel, inputs, case.causal).map_err(|e| e.to_string())?;
     let mut out = attn.alloc_output(&dev).map_err(|e| e.to_string())?;
     attn.poison(&mut out).map_err(|e| e.to_string())?;
@@ -224,11 +240,17 @@ fn every_kernel_on_adversarial_inputs() {
     let (mut failures, mut total, mut model_mismatch) = (Vec::new(), 0, 0);
     for case in all_cases() {
         let full = reference(&case);
-        for kernel in gpu_kernels_for(&case) {
+        // Kernels with a packed twin run `[B, S, H, D]` views too.
+        let runs = gpu_kernels_for(&case).flat_map(|kernel| {
+            let layouts = if kernel.packed.is_some() { &Layout::ALL[..] } else { &[Layout::Bhsd] };
+            layouts.iter().map(move |&layout| (kernel, layout))
+        });
+        for (kernel, layout) in runs {
             total += 1;
-            let report = match run_gpu(&attn, kernel, &case) {
+            let label = format!("{} {}", kernel.entry, layout.name());
+            let report = match run_gpu(&attn, kernel, &case, layout) {
                 Ok(None) => {
-                    println!("[{:<14} {:<34}] skipped: not available on this device", kernel.entry, case.name);
+                    println!("[{label:<19} {:<34}] skipped: not available on this device", case.name);
                     total -= 1;
                     continue;
                 }
@@ -240,18 +262,15 @@ fn every_kernel_on_adversarial_inputs() {
                     let differ = out.iter().zip(&emu).filter(|(g, e)| g.is_nan() != e.is_nan()).count();
                     if differ > 0 {
                         model_mismatch += 1;
-                        println!(
-                            "note: {} {}: NaN positions differ from the emulation at {differ}",
-                            kernel.entry, case.name
-                        );
+                        println!("note: {label} {}: NaN positions differ from the emulation at {differ}", case.name);
                     }
                     report
                 }
                 Err(e) => Report { failures: vec![e], ..Report::default() },
             };
-            println!("[{:<14} {:<34}] {report}", kernel.entry, case.name);
+            println!("[{label:<19} {:<34}] {report}", case.name);
             if !report.ok() {
-                failures.push(format!("{} {}: {report}", kernel.entry, case.name));
+                failures.push(format!("{label} {}: {report}", case.name));
             }
         }
     }

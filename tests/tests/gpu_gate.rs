@@ -2,13 +2,16 @@
 //! (`SDPA_IMAGE`, docs/testing.md), every gate case, seeds
 //! 0, 1, 2, against the f64 reference, output poisoned before each run,
 //! repeat bit-identical; then every variant's bf16 kernels on the same
-//! cases with seed 0, and on outputs beyond f16's range.
+//! cases with seed 0, and on outputs beyond f16's range. The variants that
+//! read `[B, S, H, D]` tensors (their packed twins) run the seed-0 cases in
+//! that layout too.
 //!
 //! Ignored without a GPU. On a GPU machine: `cargo xtask bundle` here, then
 //! there `gpu-bundle/bin/gpu_gate --ignored --nocapture --test-threads=1`
 //! (README, "GPU tests"); `SDPA_IMAGE=sm_89` in front runs the sm_89
 //! kernels, `SDPA_GATE_VARIANTS=decode,split` only the variants named.
 
+use sdpa::Layout;
 use sdpa_tests::{BF16_SEEDS, SEEDS, bf16_gate_cases, gate_cases, open_gpu, run_case};
 
 #[test]
@@ -30,12 +33,16 @@ fn correctness_gate_every_variant() {
     }
     let chosen = |v: &sdpa::Variant| only.as_deref().is_none_or(|names| names.split(',').any(|n| n == v.name()));
     for variant in loaded.into_iter().filter(chosen) {
-        for &(case, seed) in &runs {
-            let result = run_case(&attn, case, variant, seed).expect("the case runs");
-            println!("{result}");
-            total += 1;
-            if !result.passed {
-                failures.push(result.to_string());
+        let reads_bshd = attn.kernels().any(|k| k.variant == variant && k.packed.is_some());
+        let layouts = if reads_bshd { &Layout::ALL[..] } else { &[Layout::Bhsd] };
+        for &layout in layouts {
+            for &(case, seed) in runs.iter().filter(|(_, seed)| layout == Layout::Bhsd || *seed == 0) {
+                let result = run_case(&attn, case, variant, seed, layout).expect("the case runs");
+                println!("{result}");
+                total += 1;
+                if !result.passed {
+                    failures.push(result.to_string());
+                }
             }
         }
     }

@@ -11,9 +11,8 @@ use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, 
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
 use sdpa::reference::{attention_f64, log_sum_exp_f64};
-use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Options, OutputDtype, Variant};
-use sdpa_tests::packing::{packed_codes, prefix_sums, rows_of};
+use sdpa_tests::packing::{PackedOutput, prefix_sums, rows_of, run_packed};
 use std::sync::Arc;
 
 /// An `Attention` on a stream of the test's own.
@@ -22,52 +21,6 @@ fn on_own_stream() -> (Arc<CudaStream>, Attention) {
     let stream = ctx.new_stream().expect("stream");
     let attn = Attention::on_stream(stream.clone(), ImageChoice::Auto).expect("on_stream");
     (stream, attn)
-}
-
-/// What one packed run gave: O as `[total_q, Hq, D]` values and the
-/// log-sum-exp as `[total_q, Hq]`.
-struct PackedOutput {
-    o: Vec<f32>,
-    lse: Vec<f32>,
-}
-
-/// Runs `q`, `k`, `v` (one-batch tensors whose rows are the sequences',
-/// back to back) packed, with prefix sums `cu_q`, `cu_k` and longest
-/// lengths `max`, on an output and log-sum-exp poisoned with NaN.
-#[allow(clippy::too_many_arguments)]
-fn run_packed(
-    stream: &Arc<CudaStream>,
-    attn: &Attention,
-    (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
-    (cu_q, cu_k): (&[i32], &[i32]),
-    max: [usize; 2],
-    opts: &Options,
-) -> Result<PackedOutput, AttnError> {
-    let ([_, hq, total_q, d], [_, hkv, total_k, _]) = (q.shape, k.shape);
-    let (q_shape, kv_shape) = ([total_q, hq, d], [total_k, hkv, d]);
-    let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packed_codes(t)).expect("codes"));
-    let [cu_qd, cu_kd] = [cu_q, cu_k].map(|c| stream.clone_htod(c).expect("prefix sums"));
-    let seqs = PackedSeqs::new(cu_qd.as_view(), cu_kd.as_view(), max[0], max[1])?;
-    let plan = attn.plan_packed(q_shape, kv_shape, kv_shape, &seqs, opts)?;
-    let mut ws = attn.workspace(&plan)?;
-    let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
-    let mut o = stream.clone_htod(&vec![0x7FFFu16; total_q * hq * d]).expect("o");
-    let mut lse = stream.clone_htod(&vec![f32::NAN; total_q * hq]).expect("lse");
-    attn.run_packed(
-        &plan,
-        &Fp8View::packed(qd.as_view(), q_shape)?,
-        &Fp8View::packed(kd.as_view(), kv_shape)?,
-        &Fp8View::packed(vd.as_view(), kv_shape)?,
-        &seqs,
-        &DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead),
-        &mut OutputViewMut::packed(o.as_view_mut(), opts.output, q_shape)?,
-        &mut ws,
-        RunExtras::new().lse(lse.as_view_mut()),
-    )?;
-    let bits = stream.clone_dtoh(&o).expect("o back");
-    let lse = stream.clone_dtoh(&lse).expect("lse back");
-    stream.synchronize().expect("sync");
-    Ok(PackedOutput { o: bits.iter().map(|&x| to_f32(opts.output, x)).collect(), lse })
 }
 
 /// Checks sequence `b` (query rows `cu_q[b] ..`, key rows `cu_k[b] ..`) of

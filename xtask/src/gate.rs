@@ -82,7 +82,7 @@ pub fn run(args: &[String]) -> Result<()> {
 
 /// The rows of one arch: every `KERNELS` entry built for it (reported or
 /// not; sm_90a-only entries are not built for other archs; a prepass that
-/// two kernels share, once; a merge kernel and a packed twin after their
+/// two kernels share, once; a merge kernel and the twins after their
 /// kernel), the quantizer's entries
 /// (`kernels_gpu::quantize::QUANTIZE_KERNELS`), then the reported entries
 /// neither table has.
@@ -93,8 +93,8 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
             let main = (k.variant.name(), k.entry, k.smem_bytes, k.tiles.threads());
             let prepass = k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads));
             let merge = k.merge.map(|m| (k.variant.name(), m.entry(k.output), m.smem_bytes, m.threads));
-            let packed = k.packed.map(|t| (k.variant.name(), t.entry(k.output), k.smem_bytes, k.tiles.threads()));
-            std::iter::once(main).chain(prepass).chain(merge).chain(packed)
+            let twins = k.twins().map(|(entry, _)| (k.variant.name(), entry, k.smem_bytes, k.tiles.threads()));
+            std::iter::once(main).chain(prepass).chain(merge).chain(twins)
         })
         .collect();
     // The quantizer's entries (plain PTX, both archs): no dynamic smem.

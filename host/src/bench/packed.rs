@@ -220,6 +220,7 @@ pub fn bench_packed(
     cfg: &BenchConfig,
     modes: &[LaunchMode],
 ) -> Result<Vec<BenchRow>, AttnError> {
+    cfg.plain_scores("bench_packed")?;
     if modes.contains(&LaunchMode::GraphOverlap) {
         return Err(AttnError::VariantUnavailable {
             variant: variant.name(),

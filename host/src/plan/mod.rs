@@ -14,7 +14,7 @@ pub mod workload;
 use crate::error::AttnError;
 use crate::options::VariantChoice;
 use crate::validate::Problem;
-use kernels_gpu::kernels::{HEAD_DIMS, KernelInfo};
+use kernels_gpu::kernels::{HEAD_DIMS, KernelInfo, ScoreForm, find};
 use kernels_gpu::schedule::MAX_GRID_YZ;
 use kernels_gpu::variant::Variant;
 use target::Target;
@@ -23,6 +23,14 @@ use workload::Workload;
 /// The variant that runs a packed batch or `[B, S, H, D]` tensors unless
 /// the caller names one: the accurate `wgmma` (f16 P·V).
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
+
+/// The variant that runs a sliding window or a softcap where the
+/// recommendation's variant has no kernel for them: the accurate `wgmma`.
+pub const SCORES_DEFAULT: Variant = Variant::Wgmma;
+
+/// The variants whose kernels serve sliding windows and softcaps
+/// ([`KernelInfo::scores`]), for errors.
+const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), decode";
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,17 +48,36 @@ impl Plan {
     /// for the problem's sizes and output type. Fails where the target
     /// cannot run that kernel (an sm_90a-only variant elsewhere).
     pub fn new(problem: Problem, choice: VariantChoice, target: Target) -> Result<Plan, AttnError> {
+        let scores = problem.score_form();
+        let interleaved = problem.interleaved_rows().is_some();
         let variant = match (choice, problem.interleaved_rows()) {
             (VariantChoice::Auto, None) => recommend::recommended(&Workload::of(&problem), target),
             (VariantChoice::Auto, Some(_)) => PACKED_DEFAULT,
             (VariantChoice::Fixed(v), _) => v,
         };
+        let variant = match (choice, scores) {
+            (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
+                if find(variant, problem.head_dim as u32)
+                    .is_none_or(|k| k.entry_for(interleaved, scores).is_none()) =>
+            {
+                SCORES_DEFAULT
+            }
+            _ => variant,
+        };
         let p = &problem;
-        let kernel = match p.interleaved_rows() {
-            None => select::select(variant, p.head_dim as u32, p.seq_q as u32, p.seq_kv as u32, p.causal, p.output),
-            Some(_) => select::packed(variant, p.head_dim as u32, p.output, p.layout)?,
+        let kernel = match (p.interleaved_rows(), scores) {
+            (None, ScoreForm::Plain) => {
+                select::select(variant, p.head_dim as u32, p.seq_q as u32, p.seq_kv as u32, p.causal, p.output)
+            }
+            // The score twins are the plain kernel's (not the 192-key or
+            // pair-row ones).
+            (None, _) => find(variant, p.head_dim as u32).map(|k| k.writing(p.output)),
+            (Some(_), _) => select::packed(variant, p.head_dim as u32, p.output, p.layout)?,
         }
         .ok_or(AttnError::UnsupportedHeadDim { head_dim: p.head_dim, supported: HEAD_DIMS.to_vec() })?;
+        if kernel.entry_for(interleaved, scores).is_none() {
+            return Err(unsupported_scores(variant.name(), p));
+        }
         if kernel.sm90a_only && !target.sm90a {
             return Err(AttnError::VariantUnavailable {
                 variant: variant.name(),
@@ -96,6 +123,12 @@ impl Plan {
         if !kernel.runs_on(p.seq_q as u32, p.seq_kv as u32) {
             return Err(AttnError::KernelLengths { entry: kernel.entry, seq_q: p.seq_q, seq_kv: p.seq_kv });
         }
+        if p.interleaved_rows().is_some() && kernel.packed.is_none() {
+            return Err(select::without_packed_twin(kernel.variant, p.layout));
+        }
+        if kernel.entry_for(p.interleaved_rows().is_some(), p.score_form()).is_none() {
+            return Err(unsupported_scores(kernel.entry, p));
+        }
         Ok(Plan { kernel, ..self })
     }
 
@@ -124,4 +157,20 @@ impl Plan {
     pub fn variant(&self) -> Variant {
         self.kernel.variant
     }
+
+    /// The PTX entry that runs it: the kernel's, or its twin's for a
+    /// packed batch or `[B, S, H, D]` tensors and for the problem's scores
+    /// ([`KernelInfo::entry_for`]; the plan was only made where one
+    /// exists).
+    pub fn entry(&self) -> &'static str {
+        let p = &self.problem;
+        self.kernel.entry_for(p.interleaved_rows().is_some(), p.score_form()).unwrap_or(self.kernel.entry)
+    }
+}
+
+/// The error for a variant or kernel `what` without an entry for `p`'s
+/// scores.
+fn unsupported_scores(what: &'static str, p: &Problem) -> AttnError {
+    let feature = if p.softcap.is_some() { "a softcap" } else { "a sliding window" };
+    AttnError::UnsupportedScores { what, feature, supported: SCORES_SUPPORTED }
 }

@@ -65,6 +65,22 @@ pub fn select(
     kernel.map(|k| k.writing(output))
 }
 
+/// The error for `variant`, whose kernels have no packed twin, on a packed
+/// batch (`layout` `Bhsd`, its own) or on `[B, S, H, D]` tensors.
+pub fn without_packed_twin(variant: Variant, layout: Layout) -> AttnError {
+    let runs_on = "the `wgmma` and `wgmma-fp8pv` variants (sm_90a)";
+    match layout {
+        Layout::Bhsd => AttnError::VariantUnavailable {
+            variant: variant.name(),
+            reason: format!("packed batches of sequences run on {runs_on} only"),
+        },
+        Layout::Bshd => AttnError::LayoutUnavailable {
+            layout: layout.name(),
+            reason: format!("{} does not read it; [B, S, H, D] tensors run on {runs_on}", variant.name()),
+        },
+    }
+}
+
 /// The kernel that runs `variant` on a packed batch, or on `[B, S, H, D]`
 /// tensors (`layout`), at `head_dim`, in its twin that writes `output`:
 /// [`find`]'s, which must have a packed twin (`KernelInfo::packed`: the
@@ -80,17 +96,7 @@ pub fn packed(
         return Ok(None);
     };
     if kernel.packed.is_none() {
-        let runs_on = "the `wgmma` and `wgmma-fp8pv` variants (sm_90a)";
-        return Err(match layout {
-            Layout::Bhsd => AttnError::VariantUnavailable {
-                variant: variant.name(),
-                reason: format!("packed batches of sequences run on {runs_on} only"),
-            },
-            Layout::Bshd => AttnError::LayoutUnavailable {
-                layout: layout.name(),
-                reason: format!("{} does not read it; [B, S, H, D] tensors run on {runs_on}", variant.name()),
-            },
-        });
+        return Err(without_packed_twin(variant, layout));
     }
     Ok(Some(kernel))
 }

@@ -42,6 +42,13 @@ unary_f32! {
     log2 = "lg2.approx.ftz.f32"
 }
 
+unary_f32! {
+    /// `tanh.approx.f32` (sm_75+): tanh(x), one MUFU (relative error
+    /// about 2^-11; `+-inf` gives `+-1`, NaN gives NaN). For the softcap of
+    /// scores (`window::softcap_input_scale`).
+    tanh = "tanh.approx.f32"
+}
+
 /// `fma.rn.f32`: `a * b + c` with one rounding (one FFMA instead of an
 /// FMUL and an FADD).
 #[inline(always)]

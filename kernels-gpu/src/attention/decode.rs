@@ -18,28 +18,89 @@
 //!
 //! Per-batch key lengths (`AttnParams::seq_used_k`) end each batch's walk
 //! early; the log-sum-exp output (`AttnParams::lse`) is written where asked.
+//! Which keys a row sees and what its scores are is the walk's
+//! [`DecodeKeys`] policy: every key (or causal masking), or a key window
+//! ([`WindowedKeys`]: each split walks only the key blocks of its rows'
+//! windows), perhaps with capped scores ([`CappedKeys`]).
 
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
 use super::walk::{KeyRows, Walk, for_four_columns, store_tile_pairs};
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
-use crate::kernels::DECODE_MERGE_THREADS;
+use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS};
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
 use crate::softmax;
+use crate::window::{self, KeyWindow};
+use core::marker::PhantomData;
 
-/// The decode walk (see the module docs).
-pub struct Decode;
+/// The decode walk (see the module docs), its rows' keys as `K` says.
+pub struct Decode<K: DecodeKeys = AllKeys>(PhantomData<K>);
+
+/// Which keys a decode row sees and what its scores are: a kernel's
+/// policy.
+pub trait DecodeKeys {
+    /// Whether a key window (`AttnParams::window_left`, `window_right`,
+    /// causal masking folded in by the host) limits them.
+    const WINDOWED: bool;
+    /// Whether the scores are capped (`AttnParams::softcap`): each becomes
+    /// `tanh` of the raw dot product times its row's Q scale and
+    /// `window::softcap_input_scale`, which the softmax scales by
+    /// `window::softcap_score_factor`.
+    const CAPPED: bool;
+}
+
+/// Every key of the batch, or causal masking (`AttnParams::causal`).
+pub struct AllKeys;
+
+/// The keys of the launch's window (bottom-right aligned to the batch's
+/// key length, as causal masking).
+pub struct WindowedKeys;
+
+/// [`WindowedKeys`] with capped scores.
+pub struct CappedKeys;
+
+impl DecodeKeys for AllKeys {
+    const WINDOWED: bool = false;
+    const CAPPED: bool = false;
+}
+
+impl DecodeKeys for WindowedKeys {
+    const WINDOWED: bool = true;
+    const CAPPED: bool = false;
+}
+
+impl DecodeKeys for CappedKeys {
+    const WINDOWED: bool = true;
+    const CAPPED: bool = true;
+}
+
+/// The key block of both `decode` kernels: a window's walk starts at a
+/// multiple of it.
+const DECODE_KEY_BLOCK: u32 = DECODE_D64.block_n;
+const _: () = assert!(DECODE_D128.block_n == DECODE_KEY_BLOCK);
+
+/// The window a launch asks for.
+#[inline(always)]
+fn window_of(p: &AttnParams) -> KeyWindow {
+    KeyWindow { left: p.window_left, right: p.window_right }
+}
 
 /// A thread's two folded rows: the keys each sees, and their query heads'
 /// Q scales.
 #[derive(Clone, Copy)]
 pub struct FoldedRows {
-    /// Each row sees the keys below this (its position's causal limit, or
-    /// the batch's key length).
+    /// Each row sees the keys below this (its position's causal or window
+    /// limit, or the batch's key length).
     key_limits: [i32; 2],
+    /// Each row sees the keys from this on (its window's first key; below
+    /// every key without a window).
+    key_starts: [i32; 2],
+    /// The keys from this on need no mask in any row of the block at their
+    /// start (the last position's window start; 0 without a window).
+    unmasked_begin: u32,
     /// The keys below this need no mask in any row of the block (position
     /// 0's limit).
     unmasked_end: u32,
@@ -100,7 +161,7 @@ fn splits_of<const HEAD_DIM: usize>(p: &AttnParams) -> DecodeSplits {
 /// Natural log of 2: base-2 log-sum-exps to natural ones.
 const LN2: f32 = core::f32::consts::LN_2;
 
-impl Walk for Decode {
+impl<K: DecodeKeys> Walk for Decode<K> {
     type ThreadRows = FoldedRows;
 
     const ROTATES: bool = false;
@@ -119,6 +180,17 @@ impl Walk for Decode {
         let seq_kv = unsafe { at.seq_kv(p) };
         let key_begin = split * p.split_keys;
         let key_end = (key_begin + p.split_keys).min(seq_kv).max(key_begin);
+        // Under a window, the split's keys that some position's window
+        // holds, from the key block of the first (the blocks stay whole
+        // and inside one page).
+        let (key_begin, key_end) = if K::WINDOWED {
+            let (first, end) = window_of(p).key_range(0, p.seq_q, p.seq_q, seq_kv);
+            let first = first - first % DECODE_KEY_BLOCK;
+            let begin = key_begin.max(first);
+            (begin, key_end.min(end).max(begin))
+        } else {
+            (key_begin, key_end)
+        };
         let (_, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, 0, at.kv_head);
         // SAFETY: the scale arrays hold this entry (host-validated).
         let (k_scale, v_scale) = unsafe {
@@ -141,7 +213,11 @@ impl Walk for Decode {
             key_begin,
             key_end,
             // Q's scale is each row's own (`scale_scores`).
-            score_scale_log2: softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale),
+            score_scale_log2: if K::CAPPED {
+                window::softcap_score_factor(p.softcap)
+            } else {
+                softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale)
+            },
             v_scale,
         }
     }
@@ -196,31 +272,61 @@ impl Walk for Decode {
             let last = schedule::causal_last_key(position, p.seq_q, seq_kv);
             if causal { (last + 1).min(seq_kv as i32) } else { seq_kv as i32 }
         };
+        // Under a window (which replaces causal masking): its limit and
+        // start at a position.
+        let window = window_of(p);
+        let window_limit = |position: u32| (window.last_key(position, p.seq_q, seq_kv) + 1).min(seq_kv as i32);
         let mut key_limits = [0i32; 2];
+        let mut key_starts = [i32::MIN; 2];
         let mut q_scales = [0f32; 2];
         for h in 0..2 {
             let row = job.row0 + local_rows[h];
             let head_in_group = p.seq_q_div.div(row);
-            key_limits[h] = limit(row - head_in_group * p.seq_q);
+            if K::WINDOWED {
+                let position = row - head_in_group * p.seq_q;
+                key_limits[h] = window_limit(position);
+                key_starts[h] = window.first_key(position, p.seq_q, seq_kv);
+            } else {
+                key_limits[h] = limit(row - head_in_group * p.seq_q);
+            }
             // Rows past the folded head (never stored) read the last head's scale.
             let q_head = at.kv_head * at.group + head_in_group.min(at.group - 1);
             let (q_index, _) = params::scale_index(p.scale_batch_stride, at.batch, q_head, at.kv_head);
             // SAFETY: the Q scale array holds this entry (host-validated).
             q_scales[h] = unsafe { *(p.q_scale as *const f32).add(q_index as usize) };
         }
-        FoldedRows { key_limits, unmasked_end: limit(0).max(0) as u32, keys: seq_kv, q_scales, col }
+        let (unmasked_begin, unmasked_end) = if K::WINDOWED {
+            (window.first_key(p.seq_q - 1, p.seq_q, seq_kv).max(0) as u32, window_limit(0).max(0) as u32)
+        } else {
+            (0, limit(0).max(0) as u32)
+        };
+        if K::CAPPED {
+            // The rows' factors to their tanh's argument.
+            let (_, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, 0, at.kv_head);
+            // SAFETY: the K scale array holds this entry (host-validated).
+            let k_scale = unsafe { *(p.k_scale as *const f32).add(kv_index as usize) };
+            let to_tanh =
+                window::softcap_input_scale(softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale), p.softcap);
+            q_scales = q_scales.map(|s| s * to_tanh);
+        }
+        FoldedRows { key_limits, key_starts, unmasked_begin, unmasked_end, keys: seq_kv, q_scales, col }
     }
 
     /// Each row's scores times its Q scale; where the block may hide a key
     /// from a row (past position 0's limit, the lowest: a split ends at a
-    /// multiple of the key block or at the batch's key length), `-inf` for
-    /// the keys at or past the row's own limit.
+    /// multiple of the key block or at the batch's key length; or under a
+    /// window before the last position's start), `-inf` for the keys at or
+    /// past the row's own limit or before its start.
     #[inline(always)]
     fn prepare_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], rows: &FoldedRows, key0: u32) {
-        if key0 + 8 * S_TILES as u32 <= rows.unmasked_end {
+        let inside = !K::WINDOWED || key0 >= rows.unmasked_begin;
+        if inside && key0 + 8 * S_TILES as u32 <= rows.unmasked_end {
             for tile in s.iter_mut() {
                 for (e, x) in tile.iter_mut().enumerate() {
                     *x *= rows.q_scales[e / 2];
+                    if K::CAPPED {
+                        *x = math::tanh(*x);
+                    }
                 }
             }
             return;
@@ -229,7 +335,9 @@ impl Walk for Decode {
             for (e, x) in tile.iter_mut().enumerate() {
                 let key = (key0 + 8 * t as u32 + rows.col + e as u32 % 2) as i32;
                 let scaled = *x * rows.q_scales[e / 2];
-                *x = if key < rows.key_limits[e / 2] { scaled } else { f32::NEG_INFINITY };
+                let scaled = if K::CAPPED { math::tanh(scaled) } else { scaled };
+                let seen = key < rows.key_limits[e / 2] && (!K::WINDOWED || key >= rows.key_starts[e / 2]);
+                *x = if seen { scaled } else { f32::NEG_INFINITY };
             }
         }
     }

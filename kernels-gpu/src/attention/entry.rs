@@ -4,7 +4,7 @@
 //! `name_bf16` bf16 ([`super::output`]), or a prepass's one.
 
 use super::block::{Rolled, Unrolled};
-use super::decode::{self, Decode};
+use super::decode::{self, CappedKeys, Decode, WindowedKeys};
 use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
@@ -20,12 +20,11 @@ use {
     super::online::{FusedFma, Unfused},
     super::prepass,
     super::split::{PairRows, WarpgroupWgmma},
-    super::wgmma::{self, PvE4M3, PvF16, PvForm},
+    super::wgmma::{self, CausalKeys, PvE4M3, PvF16, PvForm, ScorePolicy, TanhCap, Uncapped, WindowKeys},
     crate::kernels::{
         SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64,
         WGMMA_D128, WGMMA_FP8PV_LONG_D128,
     },
-    crate::softmax,
 };
 
 /// Emits PTX entry points that run `$body` with the launch's parameters
@@ -84,13 +83,16 @@ unsafe fn wgmma_forward<
     const PV_STEPS: usize,
     Pv: PvForm,
     Seqs: Sequences,
+    Sc: ScorePolicy,
     Out: OutputFormat,
 >(
     p: &AttnParams,
 ) {
     // SAFETY: forwarded (host-validated parameters).
     unsafe {
-        let job = Seqs::job::<HEAD_DIM>(p, 64 * WARPGROUPS as u32);
+        let block_m = 64 * WARPGROUPS as u32;
+        let mut job = Seqs::job::<HEAD_DIM>(p, block_m);
+        Sc::limit_keys(p, &mut job, block_m);
         // The body with exponent policy `$exponent`, the other parameters this entry's.
         macro_rules! forward_with {
             ($exponent:ty) => {
@@ -106,15 +108,12 @@ unsafe fn wgmma_forward<
                     $exponent,
                     PV_STEPS,
                     Pv,
+                    Sc,
                     Out,
                 >(p, job)
             };
         }
-        if softmax::fused_exponent_ok(job.score_scale_log2, HEAD_DIM as u32) {
-            forward_with!(FusedFma)
-        } else {
-            forward_with!(Unfused)
-        }
+        if Sc::fused_exponent_ok(p, &job, HEAD_DIM as u32) { forward_with!(FusedFma) } else { forward_with!(Unfused) }
     }
 }
 
@@ -169,13 +168,17 @@ macro_rules! split_call {
 }
 
 /// The call of [`wgmma_forward`] for tile shape `$t`, `$chains` softmax
-/// chains, P·V form `$pv` and the sequences' layout (`Dense` unless given).
+/// chains, P·V form `$pv`, the sequences' layout (`Dense` unless given)
+/// and the score policy (`CausalKeys` unless given).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_call {
     ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {
         wgmma_call!($p, $t, chains: $chains, $pv, Dense)
     };
-    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty) => {{
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty) => {
+        wgmma_call!($p, $t, chains: $chains, $pv, $seqs, CausalKeys)
+    };
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty, $scores:ty) => {{
         const T: TileShape = $t;
         wgmma_forward::<
             { T.head_dim as usize },
@@ -189,6 +192,7 @@ macro_rules! wgmma_call {
             { T.block_n as usize / <$pv>::KEYS_PER_PRODUCT },
             $pv,
             $seqs,
+            $scores,
             Out,
         >(&$p)
     }};
@@ -208,6 +212,20 @@ entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {
 });
 entry!(sdpa_decode_d128 / sdpa_decode_d128_bf16, |p| {
     split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode)
+});
+// Its twins with a key window, and with a window and capped scores
+// (`kernels::ScoreTwins`).
+entry!(sdpa_decode_window_d64 / sdpa_decode_window_d64_bf16, |p| {
+    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode<WindowedKeys>)
+});
+entry!(sdpa_decode_window_d128 / sdpa_decode_window_d128_bf16, |p| {
+    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<WindowedKeys>)
+});
+entry!(sdpa_decode_softcap_d64 / sdpa_decode_softcap_d64_bf16, |p| {
+    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode<CappedKeys>)
+});
+entry!(sdpa_decode_softcap_d128 / sdpa_decode_softcap_d128_bf16, |p| {
+    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<CappedKeys>)
 });
 entry!(sdpa_decode_merge_d64 / sdpa_decode_merge_d64_bf16, |p| decode::merge_splits::<64, 2, Out>(&p));
 entry!(sdpa_decode_merge_d128 / sdpa_decode_merge_d128_bf16, |p| decode::merge_splits::<128, 4, Out>(&p));
@@ -272,6 +290,73 @@ entry!(sdpa_wgmma_fp8pv_packed_d128 / sdpa_wgmma_fp8pv_packed_d128_bf16, |p| {
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, |p| {
     wgmma_call!(p, WGMMA_FP8PV_LONG_D128, chains: 4, PvE4M3)
+});
+
+// Their twins with a key window (`kernels::ScoreTwins`; causal masking is
+// the window the host folds it into), and with a window and capped scores.
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_window_d64 / sdpa_wgmma_window_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvF16, Dense, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_window_d128 / sdpa_wgmma_window_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Dense, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_window_d64 / sdpa_wgmma_fp8pv_window_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3, Dense, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_window_d128 / sdpa_wgmma_fp8pv_window_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Dense, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_packed_window_d64 / sdpa_wgmma_packed_window_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvF16, Packed, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_packed_window_d128 / sdpa_wgmma_packed_window_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Packed, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_packed_window_d64 / sdpa_wgmma_fp8pv_packed_window_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3, Packed, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_packed_window_d128 / sdpa_wgmma_fp8pv_packed_window_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed, WindowKeys<Uncapped>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_softcap_d64 / sdpa_wgmma_softcap_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvF16, Dense, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_softcap_d128 / sdpa_wgmma_softcap_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Dense, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_softcap_d64 / sdpa_wgmma_fp8pv_softcap_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3, Dense, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_softcap_d128 / sdpa_wgmma_fp8pv_softcap_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Dense, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_packed_softcap_d64 / sdpa_wgmma_packed_softcap_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvF16, Packed, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_packed_softcap_d128 / sdpa_wgmma_packed_softcap_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Packed, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_packed_softcap_d64 / sdpa_wgmma_fp8pv_packed_softcap_d64_bf16, |p| {
+    wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3, Packed, WindowKeys<TanhCap>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_wgmma_fp8pv_packed_softcap_d128 / sdpa_wgmma_fp8pv_packed_softcap_d128_bf16, |p| {
+    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed, WindowKeys<TanhCap>)
 });
 
 // The `kv_tiles` prepasses (see `kernels::Prepass`), one per head dimension

@@ -70,9 +70,11 @@ use crate::tiles::{TileShape, WgmmaSmemPlan};
 
 mod acc;
 mod pv;
+mod scores;
 mod step;
 
 pub use pv::{PvE4M3, PvF16, PvForm};
+pub use scores::{CausalKeys, ScoreCap, ScorePolicy, TanhCap, Uncapped, WindowKeys};
 use step::{issue_first_scores, issue_scores_and_pv, pv_landed, release, rescale, scores_landed};
 
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32`, `O_TILES = HEAD_DIM / 8`,
@@ -83,7 +85,10 @@ use step::{issue_first_scores, issue_scores_and_pv, pv_landed, release, rescale,
 /// `E`: how the softmax computes its exponent ([`online::FusedFma`], one
 /// FFMA, which the entry picks when the block's score factor allows it, or
 /// [`online::Unfused`]); `job`: the block's rows and heads
-/// ([`BlockJob::new`] at this tile's `block_m`).
+/// ([`BlockJob::new`] at this tile's `block_m`, its keys limited by `Sc`);
+/// `Sc`: which keys the block visits and how its scores are shaped
+/// ([`ScorePolicy`]: [`CausalKeys`], or a window's [`WindowKeys`], whose
+/// key blocks start at the 64-key tile of `job.key_begin`).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -102,6 +107,7 @@ pub unsafe fn forward<
     E: Exponent,
     const PV_STEPS: usize,
     Pv: PvForm,
+    Sc: ScorePolicy,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -117,6 +123,8 @@ pub unsafe fn forward<
             BLOCK_N == TILE_KEYS as usize
                 || (Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128)
         );
+        // A window's key blocks are whole tiles from its first one.
+        assert!(!Sc::WINDOWED || BLOCK_N == TILE_KEYS as usize);
     };
     // Prepass tiles per key block.
     let key_tiles = BLOCK_N as u32 / TILE_KEYS;
@@ -147,8 +155,14 @@ pub unsafe fn forward<
     let warp_row = 64 * warpgroup + 16 * (warp % 4);
 
     let causal = p.causal != 0;
+    // The block's first key tile (0 but under a window). (The score
+    // policy's branches below are on constants: `CausalKeys` builds the
+    // kernels as they were before windows.)
+    let first_tile = if Sc::WINDOWED { job.key_begin / TILE_KEYS } else { 0 };
     let key_blocks = if multi && job.key_end > 0 {
         schedule::blocks(job.key_end + lead_keys, block_n)
+    } else if Sc::WINDOWED {
+        schedule::blocks(job.key_end, block_n) - first_tile
     } else {
         schedule::blocks(job.key_end, block_n)
     };
@@ -184,7 +198,7 @@ pub unsafe fn forward<
         let stage = ring(j).stage;
         // Block 0 brings only its tiles past the `lead` empty slots.
         let (tile, skipped) = match (multi, j) {
-            (false, _) => (j, 0),
+            (false, _) => (first_tile + j, 0),
             (true, 0) => (0, lead),
             (true, _) => (key_tiles * j - lead, 0),
         };
@@ -340,6 +354,12 @@ pub unsafe fn forward<
     // (Two closures, not one with a branch: the 64-key kernels' closure
     // keeps its captures, and LLVM builds those kernels as before.)
     let mask_of = |j: u32| if BLOCK_N > TILE_KEYS as usize { shifted_mask_of(j) } else { mask_of(j) };
+    // Shapes and masks key block `j`'s scores by a windowed score policy
+    // (the causal mask is left to the softmax: `mask_of`).
+    let shape_window = |s: &mut [[f32; 4]; S_TILES], j: u32| {
+        Sc::shape(p, &job, s, (geometry, shape.block_m), (first_tile + j) * block_n);
+    };
+    let score_factor = if Sc::WINDOWED { Sc::softmax_factor(p, &job) } else { job.score_scale_log2 };
     // Waits until key block `j`'s tiles have landed (in the async proxy,
     // where `wgmma` reads them).
     let tiles_landed = |j: u32| {
@@ -368,8 +388,14 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; PV_STEPS] = unsafe {
         wgmma::wait_group(0);
+        let mask = if Sc::WINDOWED {
+            shape_window(&mut s, 0);
+            None
+        } else {
+            mask_of(0)
+        };
         let slack = LAZY_MAX_SLACK;
-        rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, job.score_scale_log2, slack, &mut over_at, mask_of(0));
+        rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, slack, &mut over_at, mask);
         Pv::fragments::<S_TILES, PV_STEPS>(&s)
     };
     Pv::add_row_sums(&mut rows, &s, None);
@@ -399,8 +425,14 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform; converged warps.
             let moved = unsafe {
                 scores_landed(&p_frag);
-                let (scale, slack) = (job.score_scale_log2, LAZY_MAX_SLACK);
-                rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, scale, slack, &mut over_at, mask_of(j + 1))
+                let mask = if Sc::WINDOWED {
+                    shape_window(&mut s, j + 1);
+                    None
+                } else {
+                    mask_of(j + 1)
+                };
+                let slack = LAZY_MAX_SLACK;
+                rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, slack, &mut over_at, mask)
             };
             // SAFETY: warpgroup-uniform.
             unsafe { pv_landed(&p_frag) };
