@@ -75,6 +75,15 @@ pub enum ArgError {
     ReadOnly(&'static str),
     /// Shapes that do not fit together.
     Shape(String),
+    /// An option outside the values it takes.
+    OutOfRange {
+        /// Which option.
+        what: &'static str,
+        /// What it may be.
+        expected: &'static str,
+        /// What it is.
+        value: String,
+    },
     /// A tensor that is not in CUDA device memory.
     NotCuda {
         /// Which argument.
@@ -107,6 +116,7 @@ impl fmt::Display for ArgError {
             }
             ArgError::ReadOnly(what) => write!(f, "{what} is read-only"),
             ArgError::Shape(why) => write!(f, "{why}"),
+            ArgError::OutOfRange { what, expected, value } => write!(f, "{what} must be {expected}, got {value}"),
             ArgError::NotCuda { what, device_type } => {
                 write!(f, "{what} must be a CUDA tensor, got DLPack device type {device_type} (CUDA is 2)")
             }

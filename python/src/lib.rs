@@ -8,6 +8,7 @@ mod dlpack;
 mod errors;
 mod packed_args;
 mod runner;
+mod scores;
 
 use args::Tensors;
 use dlpack::read_capsule;
@@ -15,6 +16,7 @@ use packed_args::PackedTensors;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use scores::Scores;
 use sdpa::{Layout, OutputDtype};
 
 /// Runs attention into `out`: Q, K, V `[B, H, S, D]` E4M3 (DLPack
@@ -26,8 +28,18 @@ use sdpa::{Layout, OutputDtype};
 /// (`torch.utils.dlpack.to_dlpack`), which is only read. The work is queued
 /// on `stream` (a `CUstream` handle of that device, e.g.
 /// `torch.cuda.current_stream().cuda_stream`); the call returns without
-/// waiting for it. The argument checks run before any GPU work.
+/// waiting for it. Keyword-only, as FlashAttention takes them: `window_size
+/// = (left, right)`, the keys before and after its position (aligned
+/// bottom-right, as causal masking) each query row sees, -1 for no limit
+/// on a side, and `softcap`, which replaces each score `s` by `softcap *
+/// tanh(s / softcap)`, 0 for none. Both run on the `wgmma` variants
+/// (Hopper) and `decode`: with either, the plan takes one of those. The
+/// argument checks run before any GPU work.
 #[pyfunction]
+#[pyo3(signature = (
+    q, k, v, q_descale, k_descale, v_descale, out, lse, softmax_scale, causal, stream, *,
+    window_size = (-1, -1), softcap = 0.0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn attention(
     q: &Bound<'_, PyAny>,
@@ -41,11 +53,14 @@ fn attention(
     softmax_scale: f32,
     causal: bool,
     stream: usize,
+    window_size: (i64, i64),
+    softcap: f64,
 ) -> PyResult<()> {
+    let scores = Scores::new(window_size, softcap).map_err(errors::from_arg)?;
     let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out], lse)?;
     let call = tensors.check(Layout::Bhsd).map_err(errors::from_arg)?;
     // `[B, H, S, D]` tensors are always read: the answer is `true`.
-    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)?;
+    runner::run(&call, softmax_scale, causal, scores, stream).map_err(errors::from_run)?;
     Ok(())
 }
 
@@ -58,6 +73,10 @@ fn attention(
 /// `wgmma` variants, on Hopper, can): the caller then runs `attention` on
 /// `[B, H, S, D]` copies.
 #[pyfunction]
+#[pyo3(signature = (
+    q, k, v, q_descale, k_descale, v_descale, out, lse, softmax_scale, causal, stream, *,
+    window_size = (-1, -1), softcap = 0.0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn attention_bshd(
     q: &Bound<'_, PyAny>,
@@ -71,10 +90,13 @@ fn attention_bshd(
     softmax_scale: f32,
     causal: bool,
     stream: usize,
+    window_size: (i64, i64),
+    softcap: f64,
 ) -> PyResult<bool> {
+    let scores = Scores::new(window_size, softcap).map_err(errors::from_arg)?;
     let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out], lse)?;
     let call = tensors.check(Layout::Bshd).map_err(errors::from_arg)?;
-    runner::run(&call, softmax_scale, causal, stream).map_err(errors::from_run)
+    runner::run(&call, softmax_scale, causal, scores, stream).map_err(errors::from_run)
 }
 
 /// The tensors of a dense call from their capsules: Q, K, V, Q's, K's and
@@ -104,8 +126,15 @@ fn read_tensors(
 /// Hkv)` float32, `out` `[total_q, Hq, D]` float16 or bfloat16 and, unless
 /// `None`, `lse` `[total_q, Hq]` float32 for each row's log-sum-exp; each a
 /// DLPack capsule as in `attention`, every sequence at most `max_seqlen_q`
-/// queries and `max_seqlen_k` keys. Queued on `stream`, as `attention`.
+/// queries and `max_seqlen_k` keys. Queued on `stream`, with `window_size`
+/// and `softcap` (each sequence's window aligned bottom-right in it), as
+/// `attention`.
 #[pyfunction]
+#[pyo3(signature = (
+    q, k, v, cu_seqlens_q, cu_seqlens_k, q_descale, k_descale, v_descale, out, lse,
+    max_seqlen_q, max_seqlen_k, softmax_scale, causal, stream, *,
+    window_size = (-1, -1), softcap = 0.0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn attention_varlen(
     q: &Bound<'_, PyAny>,
@@ -123,7 +152,10 @@ fn attention_varlen(
     softmax_scale: f32,
     causal: bool,
     stream: usize,
+    window_size: (i64, i64),
+    softcap: f64,
 ) -> PyResult<()> {
+    let scores = Scores::new(window_size, softcap).map_err(errors::from_arg)?;
     let tensors = PackedTensors {
         q: read_capsule(q, "q")?,
         k: read_capsule(k, "k")?,
@@ -139,13 +171,17 @@ fn attention_varlen(
         lse: lse.map(|lse| read_capsule(lse, "lse")).transpose()?,
     };
     let call = tensors.check().map_err(errors::from_arg)?;
-    runner::run_packed(&call, [max_seqlen_q, max_seqlen_k], softmax_scale, causal, stream).map_err(errors::from_run)
+    let max_seqlen = [max_seqlen_q, max_seqlen_k];
+    runner::run_packed(&call, max_seqlen, softmax_scale, causal, scores, stream).map_err(errors::from_run)
 }
 
 /// The kernel variant the library recommends for Q `[B, Hq, Sq, D]` and
 /// K, V `[B, Hkv, Skv, D]` on CUDA device `device` (loading the kernels for
-/// `stream` there), by its stable name (`sdpa bench --variants`).
+/// `stream` there), with `window_size` and `softcap` as `attention` takes
+/// them, by its stable name (`sdpa bench --variants`).
 #[pyfunction]
+#[pyo3(signature = (q_shape, kv_shape, causal, out_dtype, device, stream, *, window_size = (-1, -1), softcap = 0.0))]
+#[allow(clippy::too_many_arguments)]
 fn recommended_variant(
     q_shape: [usize; 4],
     kv_shape: [usize; 4],
@@ -153,10 +189,13 @@ fn recommended_variant(
     out_dtype: &str,
     device: usize,
     stream: usize,
+    window_size: (i64, i64),
+    softcap: f64,
 ) -> PyResult<&'static str> {
     let output = OutputDtype::from_name(out_dtype)
         .ok_or_else(|| PyValueError::new_err(format!("unknown output type {out_dtype:?} (f16 or bf16)")))?;
-    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, output).map_err(errors::from_run)
+    let scores = Scores::new(window_size, softcap).map_err(errors::from_arg)?;
+    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, scores, output).map_err(errors::from_run)
 }
 
 #[pymodule]
@@ -164,6 +203,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("HEAD_DIMS", PyTuple::new(m.py(), kernels_gpu::kernels::HEAD_DIMS)?)?;
     m.add("RECORD_SHAPES", PyTuple::new(m.py(), kernels_gpu::record::SHAPES)?)?;
+    m.add("MAX_SOFTCAP", kernels_gpu::window::MAX_SOFTCAP)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(attention_bshd, m)?)?;
     m.add_function(wrap_pyfunction!(attention_varlen, m)?)?;

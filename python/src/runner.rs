@@ -1,7 +1,8 @@
 //! The GPU side of a call. Per device: the kernels, loaded once
 //! (`sdpa::Attention::on_stream`); per (device, stream): those kernels on
 //! the caller's stream (`Attention::for_stream`), the plans made so far (one
-//! per shape, causality, scale and output type) and one workspace, grown as
+//! per shape, causality, scale, window, score cap and output type) and one
+//! workspace, grown as
 //! plans need; so a call in the steady state plans, allocates and copies
 //! nothing but its tensor maps when the inputs moved.
 //!
@@ -22,7 +23,7 @@
 //! `[B, S, H, D]` tensors: the library is asked to read them in place with
 //! the variant it recommends for the problem (`Options::layout`); where
 //! that variant cannot (`AttnError::LayoutUnavailable`, remembered per
-//! shape), the call launches nothing and says so, and the caller copies
+//! plan key), the call launches nothing and says so, and the caller copies
 //! into `[B, H, S, D]`.
 //!
 //! This module and `dlpack` hold the binding's `unsafe`: raw
@@ -31,6 +32,7 @@
 
 use crate::args::{Call, Operand};
 use crate::packed_args::PackedCall;
+use crate::scores::Scores;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{
@@ -92,6 +94,8 @@ struct PlanKey {
     causal: bool,
     /// The softmax scale's bits.
     scale: u32,
+    /// The sliding window and the score cap.
+    scores: Scores,
     output: OutputDtype,
 }
 
@@ -131,10 +135,11 @@ static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::
 /// `[B, S, H, D]` tensors ([`Call::layout`]) that the variant the library
 /// recommends for the problem cannot read (the caller then copies them
 /// into `[B, H, S, D]`); always `true` for `[B, H, S, D]` tensors.
-pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<bool, RunError> {
+pub fn run(call: &Call, softmax_scale: f32, causal: bool, scores: Scores, stream: usize) -> Result<bool, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let shapes = Shapes::Dense { q: call.q.shape, kv: call.k.shape };
-    let key = PlanKey { shapes, layout: call.layout, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let scale = softmax_scale.to_bits();
+    let key = PlanKey { shapes, layout: call.layout, causal, scale, scores, output: call.out_dtype };
     if !runners.runner(call.ordinal, stream)?.reads_layout(key)? {
         return Ok(false);
     }
@@ -150,29 +155,32 @@ pub fn run_packed(
     max_seqlen: [usize; 2],
     softmax_scale: f32,
     causal: bool,
+    scores: Scores,
     stream: usize,
 ) -> Result<(), RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let shapes = Shapes::Packed { q: call.q.shape, kv: call.k.shape, batch: call.batch(), max_seqlen };
-    let layout = Layout::Bhsd;
-    let key = PlanKey { shapes, layout, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
+    let (layout, scale) = (Layout::Bhsd, softmax_scale.to_bits());
+    let key = PlanKey { shapes, layout, causal, scale, scores, output: call.out_dtype };
     let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
     runner.run_packed(call, max_seqlen, &plan, capturing)
 }
 
-/// The variant the plan for these shapes runs on device `ordinal` (with the
-/// kernels loaded for stream `stream`).
+/// The variant the plan for these shapes and scores runs on device
+/// `ordinal` (with the kernels loaded for stream `stream`).
 pub fn recommended_variant(
     ordinal: usize,
     stream: usize,
     q: [usize; 4],
     kv: [usize; 4],
     causal: bool,
+    scores: Scores,
     output: OutputDtype,
 ) -> Result<&'static str, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let runner = runners.runner(ordinal, stream)?;
-    let plan = runner.attention.plan_shapes(q, kv, kv, &Options::new().causal(causal).output(output))?;
+    let opts = scores.apply(Options::new().causal(causal).output(output));
+    let plan = runner.attention.plan_shapes(q, kv, kv, &opts)?;
     Ok(plan.variant().name())
 }
 
@@ -301,6 +309,7 @@ impl Runner {
             return Ok(plan.clone());
         }
         let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
+        let opts = key.scores.apply(opts);
         let plan = match (key.shapes, key.layout) {
             (Shapes::Dense { q, kv }, Layout::Bhsd) => self.attention.plan_shapes(q, kv, kv, &opts)?,
             (Shapes::Dense { q, kv }, Layout::Bshd) => {
