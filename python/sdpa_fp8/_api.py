@@ -117,6 +117,34 @@ def _softmax_scale(softmax_scale: float | None, head_dim: int) -> float:
     return scale
 
 
+def _window_size(window_size: tuple[int, int]) -> tuple[int, int]:
+    """FlashAttention's ``window_size = (left, right)``, checked: two ints
+    (``SymInt`` under ``torch.compile`` with dynamic shapes), each -1 (no
+    limit on that side) or at least 0."""
+    if not isinstance(window_size, (tuple, list)) or len(window_size) != 2:
+        raise TypeError(f"window_size must be a (left, right) tuple of ints, got {window_size!r}")
+    for i, n in enumerate(window_size):
+        if isinstance(n, bool) or not isinstance(n, (int, torch.SymInt)):
+            raise TypeError(f"window_size[{i}] must be an int, got {type(n).__name__}")
+        if n < -1:
+            raise ValueError(f"window_size[{i}] must be -1 (no limit) or at least 0, got {n}")
+    left, right = window_size
+    return left, right
+
+
+def _softcap(softcap: float) -> float:
+    """FlashAttention's ``softcap``, checked: 0 (no cap), or finite, above 0
+    and at most the kernels' ``MAX_SOFTCAP``."""
+    if isinstance(softcap, bool) or not isinstance(softcap, (int, float, torch.SymFloat)):
+        raise TypeError(f"softcap must be a float, got {type(softcap).__name__}")
+    cap = float(softcap)
+    if not (math.isfinite(cap) and cap >= 0):
+        raise ValueError(f"softcap must be finite and at least 0 (0: no cap), got {cap}")
+    if cap > _native.MAX_SOFTCAP:
+        raise ValueError(f"softcap must be at most {_native.MAX_SOFTCAP}, got {cap}")
+    return cap
+
+
 def _contiguous_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
     """``t`` as a contiguous ``[B, H, S, D]`` tensor: a copy for ``bshd``
     (or a strided input), done on the uint8 bits so every backend can copy
@@ -140,6 +168,8 @@ def attention(
     v_descale: torch.Tensor | None = None,
     softmax_scale: float | None = None,
     causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
     return_lse: bool = False,
@@ -159,6 +189,16 @@ def attention(
         softmax_scale: the factor on Q K^T, ``1 / sqrt(D)`` by default.
         causal: mask keys after the query's position, aligned bottom-right
             (the last query sees the last key); a row that sees no key is 0.
+        window_size: ``(left, right)``: query row ``i``, at key position
+            ``p = i + Skv - Sq`` (bottom-right aligned, as ``causal``), sees
+            only the keys ``p - left ..= p + right``; -1 is no limit on that
+            side (FlashAttention's sliding window; with ``causal`` the right
+            side is 0). A row whose window holds no key is 0.
+        softcap: replace each score ``s`` by ``softcap * tanh(s /
+            softcap)`` before the softmax (Gemma 2's); 0, the default, caps
+            nothing. Windows and caps run on Hopper's ``wgmma`` kernels and
+            on ``decode`` (the plan takes one of those); elsewhere they
+            raise ``RuntimeError``.
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
         layout: ``"bshd"`` (default) or ``"bhsd"``. Contiguous ``bhsd``
             inputs are read in place. Contiguous ``bshd`` inputs are read in
@@ -180,26 +220,31 @@ def attention(
         ``bshd`` (``[B, Hq, Sq]`` for ``bhsd``; both follow the output's
         rows, and ``lse.transpose(1, 2)`` of the ``bshd`` one is
         FlashAttention's ``[B, Hq, Sq]``): the natural log of the sum over
-        the keys a row sees of ``exp(softmax_scale * q.k)``, ``-inf`` for a
-        row that sees none. The work is queued on the current CUDA stream.
+        the keys a row sees of ``exp(softmax_scale * q.k)`` (of the capped
+        scores with ``softcap``), ``-inf`` for a row that sees none. The work
+        is queued on the current CUDA stream.
 
     Raises:
         TypeError: an argument of the wrong type or dtype.
         ValueError: shapes that do not fit together, an unsupported head
             dimension, tensors off the GPU or on different devices, a bad
-            ``softmax_scale``, ``out_dtype`` or ``layout``.
+            ``softmax_scale``, ``window_size``, ``softcap``, ``out_dtype`` or
+            ``layout``.
         RuntimeError: a CUDA failure (no driver, a device the kernels cannot
-            run on), or ``return_lse`` on a variant that does not write it.
+            run on), ``return_lse`` on a variant that does not write it, or a
+            window or cap off Hopper on other than decode shapes.
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
     _check_out_dtype(out_dtype)
     softmax_scale = _softmax_scale(softmax_scale, dims.head_dim)
+    window_left, window_right = _window_size(window_size)
+    softcap = _softcap(softcap)
     scales = [
         _descale(name, t, (dims.batch, dims.heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
-    options = (softmax_scale, bool(causal), out_dtype, bool(return_lse))
+    options = (softmax_scale, bool(causal), out_dtype, bool(return_lse), window_left, window_right, softcap)
     if layout == "bshd" and q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
         out, lse = attention_bshd_op(q, k, v, *scales, *options)
     else:
@@ -280,6 +325,8 @@ def attention_varlen(
     v_descale: torch.Tensor | None = None,
     softmax_scale: float | None = None,
     causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
     out_dtype: torch.dtype = torch.bfloat16,
     return_lse: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
@@ -312,6 +359,9 @@ def attention_varlen(
         causal: mask keys after the query, aligned bottom-right in each
             sequence (its last query sees its last key); a row that sees no
             key is 0 (and its log-sum-exp ``-inf``).
+        window_size: ``(left, right)``, as ``attention`` takes it, aligned
+            bottom-right in each sequence; -1 is no limit on that side.
+        softcap: as ``attention`` takes it; 0 caps nothing.
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
         return_lse: also return each row's softmax log-sum-exp.
 
@@ -330,7 +380,7 @@ def attention_varlen(
             Hkv)`` for ``B = len(cu_seqlens_q) - 1``, prefix sums of
             different lengths), an unsupported head dimension, tensors off
             the GPU or on different devices, a bad ``max_seqlen_*``,
-            ``softmax_scale`` or ``out_dtype``.
+            ``softmax_scale``, ``window_size``, ``softcap`` or ``out_dtype``.
         RuntimeError: a CUDA failure, or a GPU other than Hopper.
     """
     heads_kv, head_dim = _check_packed_inputs(q, k, v)
@@ -339,6 +389,8 @@ def attention_varlen(
     max_k = _max_seqlen("max_seqlen_k", max_seqlen_k)
     _check_out_dtype(out_dtype)
     softmax_scale = _softmax_scale(softmax_scale, head_dim)
+    window_left, window_right = _window_size(window_size)
+    softcap = _softcap(softcap)
     scales = [
         _descale(name, t, (batch, heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
@@ -356,6 +408,9 @@ def attention_varlen(
         bool(causal),
         out_dtype,
         bool(return_lse),
+        window_left,
+        window_right,
+        softcap,
     )
     return (out, lse) if return_lse else out
 
@@ -407,16 +462,19 @@ def recommended_variant(
     k_shape: Sequence[int],
     *,
     causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
     device: int | torch.device | None = None,
 ) -> str:
     """The kernel variant ``attention`` runs for Q and K of these shapes (in
-    ``layout``, e.g. ``q.shape``) on ``device`` (the current CUDA device by
-    default): the library's recommendation, by the name ``sdpa bench
-    --variants`` and ``sdpa info`` use."""
+    ``layout``, e.g. ``q.shape``) with these options on ``device`` (the
+    current CUDA device by default): the library's recommendation, by the
+    name ``sdpa bench --variants`` and ``sdpa info`` use."""
     _check_layout(layout)
     _check_out_dtype(out_dtype)
+    scores = {"window_size": _window_size(window_size), "softcap": _softcap(softcap)}
 
     def bhsd(shape: Sequence[int]) -> list[int]:
         dims = [int(n) for n in shape]
@@ -431,4 +489,4 @@ def recommended_variant(
         ordinal = torch.cuda.current_device() if index is None else index
     stream = torch.cuda.current_stream(ordinal).cuda_stream
     output = OUTPUT_NAMES[out_dtype]
-    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream)
+    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream, **scores)

@@ -10,12 +10,16 @@ in place where the library can, copied otherwise; its outputs are always
 ``attention_varlen`` packed ``[total_rows, heads, head_dim]`` contiguous,
 all float32 descales ``(batch, num_heads_k)`` contiguous; each returns O
 and the log-sum-exp of its rows (an empty tensor unless ``return_lse``).
+Their last arguments, with defaults that leave them off, are
+FlashAttention's sliding window (``window_left``, ``window_right``: -1 for
+no limit) and ``softcap`` (0 for none).
 The public ``sdpa_fp8.attention`` and
 ``sdpa_fp8.attention_varlen`` check their arguments and bring them into
 that form.
 """
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 from torch.utils.dlpack import to_dlpack
@@ -50,12 +54,25 @@ def _outputs(q: torch.Tensor, out_dtype: torch.dtype, return_lse: bool) -> tuple
     return q.new_empty(q.shape, dtype=out_dtype), q.new_empty(lse_shape, dtype=torch.float32)
 
 
+class _Scores(NamedTuple):
+    """A call's sliding window and score cap, as the ops take them."""
+
+    window_left: int
+    window_right: int
+    softcap: float
+
+    def native(self) -> dict[str, object]:
+        """The native calls' keyword arguments."""
+        return {"window_size": (self.window_left, self.window_right), "softcap": self.softcap}
+
+
 def _launch(
     native: Callable[..., bool | None],
     tensors: tuple[torch.Tensor, ...],
     lse: torch.Tensor | None,
     softmax_scale: float,
     causal: bool,
+    scores: _Scores,
 ) -> bool | None:
     """``native`` (``_native.attention`` or ``_native.attention_bshd``) on
     Q, K, V, the three descales, the output and the log-sum-exp (where not
@@ -63,7 +80,7 @@ def _launch(
     (``attention_bshd``: whether it launched)."""
     stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
     lse_capsule = None if lse is None else _capsule(lse)
-    return native(*(_capsule(t) for t in tensors), lse_capsule, softmax_scale, causal, stream)
+    return native(*(_capsule(t) for t in tensors), lse_capsule, softmax_scale, causal, stream, **scores.native())
 
 
 @torch.library.custom_op("sdpa_fp8::attention", mutates_args=(), device_types="cuda", tags=_stride_tags())
@@ -78,14 +95,19 @@ def attention_op(
     causal: bool,
     out_dtype: torch.dtype,
     return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """O = softmax(softmax_scale * Q K^T [+ causal mask]) V on ``[B, H, S, D]``
-    contiguous E4M3 inputs and the log-sum-exp ``[B, Hq, Sq]`` float32 (an
-    empty ``[0]`` tensor, not written, unless ``return_lse``), launched on
-    the current stream of q's device."""
+    """O = softmax(softmax_scale * Q K^T [+ mask]) V on ``[B, H, S, D]``
+    contiguous E4M3 inputs (the mask causal, a sliding window, or both; the
+    scores capped where ``softcap`` is not 0) and the log-sum-exp ``[B, Hq,
+    Sq]`` float32 (an empty ``[0]`` tensor, not written, unless
+    ``return_lse``), launched on the current stream of q's device."""
     out, lse = _outputs(q, out_dtype, return_lse)
     tensors = (q, k, v, q_descale, k_descale, v_descale, out)
-    _launch(_native.attention, tensors, lse if return_lse else None, softmax_scale, causal)
+    scores = _Scores(window_left, window_right, softcap)
+    _launch(_native.attention, tensors, lse if return_lse else None, softmax_scale, causal, scores)
     return out, lse
 
 
@@ -101,6 +123,9 @@ def _attention_fake(
     causal: bool,
     out_dtype: torch.dtype,
     return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The outputs' shapes, types and device, without running anything."""
     return _outputs(q, out_dtype, return_lse)
@@ -118,6 +143,9 @@ def attention_bshd_op(
     causal: bool,
     out_dtype: torch.dtype,
     return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``attention`` on ``[B, S, H, D]`` contiguous E4M3 inputs into a
     ``[B, Sq, Hq, D]`` contiguous output and a ``[B, Sq, Hq]`` log-sum-exp.
@@ -127,11 +155,12 @@ def attention_bshd_op(
     back."""
     out, lse = _outputs(q, out_dtype, return_lse)
     tensors = (q, k, v, q_descale, k_descale, v_descale, out)
-    if not _launch(_native.attention_bshd, tensors, lse if return_lse else None, softmax_scale, causal):
+    scores = _Scores(window_left, window_right, softcap)
+    if not _launch(_native.attention_bshd, tensors, lse if return_lse else None, softmax_scale, causal, scores):
         q, k, v = (t.transpose(1, 2).view(torch.uint8).contiguous() for t in (q, k, v))
         out_bhsd, lse_bhsd = _outputs(q, out_dtype, return_lse)
         tensors = (q, k, v, q_descale, k_descale, v_descale, out_bhsd)
-        _launch(_native.attention, tensors, lse_bhsd if return_lse else None, softmax_scale, causal)
+        _launch(_native.attention, tensors, lse_bhsd if return_lse else None, softmax_scale, causal, scores)
         out.copy_(out_bhsd.transpose(1, 2))
         if return_lse:
             lse.copy_(lse_bhsd.transpose(1, 2))
@@ -150,6 +179,9 @@ def _attention_bshd_fake(
     causal: bool,
     out_dtype: torch.dtype,
     return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The outputs' shapes, types and device, without running anything."""
     return _outputs(q, out_dtype, return_lse)
@@ -171,6 +203,9 @@ def attention_varlen_op(
     causal: bool,
     out_dtype: torch.dtype,
     return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention over a packed batch: Q ``[total_q, Hq, D]``, K and V
     ``[total_k, Hkv, D]`` contiguous E4M3, int32 prefix sums ``[B + 1]``;
@@ -195,6 +230,7 @@ def attention_varlen_op(
         softmax_scale,
         causal,
         stream,
+        **_Scores(window_left, window_right, softcap).native(),
     )
     return out, lse
 
@@ -215,6 +251,9 @@ def _attention_varlen_fake(
     causal: bool,
     out_dtype: torch.dtype,
     return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The outputs' shapes, types and device, without running anything."""
     return _outputs(q, out_dtype, return_lse)
