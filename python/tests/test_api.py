@@ -4,6 +4,7 @@ shapes, and ``quantize``."""
 
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -85,11 +86,50 @@ def test_the_bshd_op_traces_with_fake_tensors():
     assert tuple(empty.shape) == (0,)
 
 
+# The ops' last arguments: FlashAttention's window and softcap, off by
+# default (the schema spells the ints SymInt, and the float 0 as 0.).
+SCORES_SCHEMA = (
+    r"(Sym)?[Ii]nt window_left=-1, (Sym)?[Ii]nt window_right=-1, float softcap=0(\.0?)?\) -> \(Tensor, Tensor\)$"
+)
+
+
 @pytest.mark.parametrize("op", ["attention", "attention_bshd"])
 def test_the_op_schema_takes_fa3s_arguments(op):
     schema = str(getattr(torch.ops.sdpa_fp8, op).default._schema)
     assert schema.startswith(f"sdpa_fp8::{op}(Tensor q, Tensor k, Tensor v, Tensor q_descale")
-    assert "float softmax_scale, bool causal, ScalarType out_dtype, bool return_lse) -> (Tensor, Tensor)" in schema
+    tail = r"float softmax_scale, bool causal, ScalarType out_dtype, bool return_lse, " + SCORES_SCHEMA
+    assert re.search(tail, schema), schema
+
+
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+def test_a_window_and_a_softcap_keep_the_output_shapes(layout):
+    if layout == "bshd":
+        q, k = meta(2, 100, 8, 64), meta(2, 300, 2, 64)
+    else:
+        q, k = meta(2, 8, 100, 64), meta(2, 2, 300, 64)
+    options = {"causal": True, "window_size": (128, 0), "softcap": 30.0, "layout": layout}
+    o, lse = sdpa_fp8.attention(q, k, k, **options, return_lse=True)
+    assert tuple(o.shape) == tuple(q.shape) and o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == tuple(q.shape[:3]) and lse.dtype == torch.float32
+
+
+def test_the_ops_take_the_window_and_the_softcap_last():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        q, k = torch.empty(2, 33, 8, 128, dtype=E4M3), torch.empty(2, 65, 4, 128, dtype=E4M3)
+        s = torch.empty(2, 4)
+        o, lse = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16, True, 64, 0, 30.0)
+        o_bhsd, _ = torch.ops.sdpa_fp8.attention(
+            q, k, k, s, s, s, 0.5, False, torch.bfloat16, False, window_left=-1, window_right=16, softcap=5.0
+        )
+        packed, cu = torch.empty(40, 8, 128, dtype=E4M3), torch.empty(3, dtype=torch.int32)
+        o_varlen, lse_varlen = torch.ops.sdpa_fp8.attention_varlen(
+            packed, packed, packed, cu, cu, s, s, s, 20, 20, 0.5, False, torch.bfloat16, True, 8, 8, 1.0
+        )
+    assert tuple(o.shape) == (2, 33, 8, 128) and tuple(lse.shape) == (2, 33, 8)
+    assert tuple(o_bhsd.shape) == (2, 33, 8, 128) and o_bhsd.dtype == torch.bfloat16
+    assert tuple(o_varlen.shape) == (40, 8, 128) and tuple(lse_varlen.shape) == (40, 8)
 
 
 def test_a_wrong_dtype_is_a_type_error():
@@ -321,7 +361,38 @@ def test_the_varlen_op_schema_takes_fa3s_arguments():
     assert schema.startswith(
         "sdpa_fp8::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k"
     )
-    assert "bool return_lse) -> (Tensor, Tensor)" in schema
+    assert re.search(r"bool return_lse, " + SCORES_SCHEMA, schema), schema
+
+
+def test_the_varlen_fake_takes_a_window_and_a_softcap():
+    o, lse = sdpa_fp8.attention_varlen(**varlen_args(), window_size=(-1, 16), softcap=50, return_lse=True)
+    assert tuple(o.shape) == (300, 8, 64) and tuple(lse.shape) == (300, 8)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"window_size": (-2, 0)}, ValueError, r"window_size\[0\] must be -1 \(no limit\) or at least 0, got -2"),
+        ({"window_size": (64, -5)}, ValueError, r"window_size\[1\] must be -1 \(no limit\) or at least 0, got -5"),
+        ({"window_size": (64.0, 0)}, TypeError, r"window_size\[0\] must be an int, got float"),
+        ({"window_size": (0, True)}, TypeError, r"window_size\[1\] must be an int, got bool"),
+        ({"window_size": 64}, TypeError, r"window_size must be a \(left, right\) tuple of ints, got 64"),
+        ({"window_size": (1, 2, 3)}, TypeError, r"window_size must be a \(left, right\) tuple of ints"),
+        ({"softcap": -1.0}, ValueError, r"softcap must be finite and at least 0 \(0: no cap\), got -1.0"),
+        ({"softcap": math.nan}, ValueError, "softcap must be finite and at least 0"),
+        ({"softcap": math.inf}, ValueError, "softcap must be finite and at least 0"),
+        ({"softcap": 1e6}, ValueError, r"softcap must be at most 65536.0, got 1000000.0"),
+        ({"softcap": "30"}, TypeError, "softcap must be a float, got str"),
+    ],
+)
+def test_bad_windows_and_softcaps_are_refused_before_anything_runs(options, error, message):
+    q = meta(1, 16, 2, 64)
+    with pytest.raises(error, match=message):
+        sdpa_fp8.attention(q, q, q, **options)
+    with pytest.raises(error, match=message):
+        sdpa_fp8.attention_varlen(**varlen_args(), **options)
+    with pytest.raises(error, match=message):
+        sdpa_fp8.recommended_variant(q.shape, q.shape, **options)
 
 
 def test_varlen_prefix_sums_must_be_int32_on_qs_device():
@@ -381,6 +452,34 @@ def test_the_native_varlen_call_checks_types_and_shapes_before_the_device():
     without_lse = varlen_capsules()[:9] + [None]
     with pytest.raises(ValueError, match="q must be a CUDA tensor"):
         _native.attention_varlen(*without_lse, 200, 250, 0.125, False, 0)
+
+
+def test_the_native_calls_check_the_window_and_the_softcap_first():
+    args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2))
+    with pytest.raises(ValueError, match=r"window_size\[0\] must be -1 \(no limit\) or at least 0, got -2"):
+        _native.attention(*args, None, 0.125, False, 0, window_size=(-2, 0))
+    with pytest.raises(ValueError, match=r"softcap must be finite and at least 0 \(0: no cap\), got NaN"):
+        _native.attention_bshd(*args, None, 0.125, False, 0, softcap=math.nan)
+    with pytest.raises(ValueError, match=r"window_size\[1\] must be -1 \(no limit\) or at least 0, got -3"):
+        _native.attention_varlen(*varlen_capsules(), 200, 250, 0.125, False, 0, window_size=(0, -3))
+    # Valid ones pass on to the tensors' checks; they are keyword-only.
+    with pytest.raises(ValueError, match="q must be a CUDA tensor"):
+        _native.attention(*args, None, 0.125, False, 0, window_size=(128, 0), softcap=30.0)
+    with pytest.raises(TypeError):
+        _native.attention(*args, None, 0.125, False, 0, (128, 0))
+    assert _native.MAX_SOFTCAP == 65536.0
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_a_call_with_a_window_and_a_softcap(backend):
+    torch._dynamo.reset()
+
+    def block(q, k, v):
+        return sdpa_fp8.attention(q, k, v, causal=True, window_size=(256, 0), softcap=30.0, return_lse=True)
+
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    o, lse = compiled(meta(2, 100, 8, 64), meta(2, 300, 2, 64), meta(2, 300, 2, 64))
+    assert tuple(o.shape) == (2, 100, 8, 64) and tuple(lse.shape) == (2, 100, 8)
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

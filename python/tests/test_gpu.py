@@ -1,7 +1,8 @@
 """On a GPU: outputs against a float64 reference computed by torch on the
 same (dequantized) inputs, both layouts, odd and unequal lengths, causal
-masking, grouped-query attention, per-(batch, head) descales, streams,
-``torch.compile`` and CUDA graphs. Skipped where torch sees no CUDA device."""
+masking, sliding windows and softcaps, grouped-query attention,
+per-(batch, head) descales, streams, ``torch.compile`` and CUDA graphs.
+Skipped where torch sees no CUDA device."""
 
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 import sdpa_fp8
+from sdpa_fp8 import _op
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -45,35 +47,56 @@ def make_inputs(b, hq, hkv, sq, skv, d, layout, seed=0):
     return q8, k8, v8, qd * spread(), kd * spread(), vd * spread()
 
 
-def scores(q8, k8, qd, kd, *, scale, causal, layout):
-    """float64 ``scale * Q K^T`` of the dequantized inputs, masked keys
+def visible(sq, skv, *, causal, window=(-1, -1)):
+    """``[Sq, Skv]``: whether query row ``i`` sees key ``j``. Aligned
+    bottom-right: row ``i`` sits at key position ``p = i + Skv - Sq`` and
+    sees the keys ``p - left ..= p + right`` of ``window`` (-1: no limit on
+    that side); causal masking makes the right side 0."""
+    left, right = window
+    if causal:
+        right = 0
+    p = torch.arange(sq, device="cuda")[:, None] + (skv - sq)
+    j = torch.arange(skv, device="cuda")[None, :]
+    seen = torch.ones(sq, skv, dtype=torch.bool, device="cuda")
+    if left >= 0:
+        seen &= j >= p - left
+    if right >= 0:
+        seen &= j <= p + right
+    return seen
+
+
+def capped(s: torch.Tensor, softcap: float) -> torch.Tensor:
+    """Scores ``s`` as ``softcap * tanh(s / softcap)``; unchanged for 0."""
+    return softcap * torch.tanh(s / softcap) if softcap else s
+
+
+def scores(q8, k8, qd, kd, *, scale, causal, layout, window=(-1, -1), softcap=0.0):
+    """float64 ``scale * Q K^T`` of the dequantized inputs, capped by
+    ``softcap``, the keys a row does not see (``causal``, ``window``)
     ``-inf``, ``[B, Hq, Sq, Skv]``."""
     q, k = (bhsd(t, layout).double() for t in (q8, k8))
     group = q.shape[1] // k.shape[1]
     q = q * qd.double().repeat_interleave(group, dim=1)[:, :, None, None]
     k = (k * kd.double()[:, :, None, None]).repeat_interleave(group, dim=1)
-    s = scale * q @ k.transpose(-1, -2)
-    if causal:
-        sq, skv = q.shape[2], k.shape[2]
-        i = torch.arange(sq, device=s.device)[:, None]
-        j = torch.arange(skv, device=s.device)[None, :]
-        s = s.masked_fill(j > i + (skv - sq), float("-inf"))
-    return s
+    s = capped(scale * q @ k.transpose(-1, -2), softcap)
+    seen = visible(q.shape[2], k.shape[2], causal=causal, window=window)
+    return s.masked_fill(~seen, float("-inf"))
 
 
-def reference(q8, k8, v8, qd, kd, vd, *, scale, causal, layout):
+def reference(q8, k8, v8, qd, kd, vd, *, scale, causal, layout, window=(-1, -1), softcap=0.0):
     """float64 attention of the dequantized inputs, ``[B, Hq, Sq, D]``."""
-    s = scores(q8, k8, qd, kd, scale=scale, causal=causal, layout=layout)
+    s = scores(q8, k8, qd, kd, scale=scale, causal=causal, layout=layout, window=window, softcap=softcap)
     v = bhsd(v8, layout).double() * vd.double()[:, :, None, None]
     v = v.repeat_interleave(s.shape[1] // v.shape[1], dim=1)
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # a row with no key: zeros
     return p @ v
 
 
-def reference_lse(q8, k8, qd, kd, *, scale, causal, layout):
+def reference_lse(q8, k8, qd, kd, *, scale, causal, layout, window=(-1, -1), softcap=0.0):
     """float64 log-sum-exp of each query row, ``[B, Hq, Sq]`` (``-inf``
     where a row sees no key)."""
-    return torch.logsumexp(scores(q8, k8, qd, kd, scale=scale, causal=causal, layout=layout), dim=-1)
+    s = scores(q8, k8, qd, kd, scale=scale, causal=causal, layout=layout, window=window, softcap=softcap)
+    return torch.logsumexp(s, dim=-1)
 
 
 def assert_lse_close(lse: torch.Tensor, ref: torch.Tensor):
@@ -86,6 +109,37 @@ def assert_lse_close(lse: torch.Tensor, ref: torch.Tensor):
 
 def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
     return ((out.double() - ref).norm() / ref.norm().clamp(min=1e-30)).item()
+
+
+def assert_unseen_rows_are_empty(out: torch.Tensor, lse: torch.Tensor, ref_lse: torch.Tensor):
+    """Rows that see no key (``-inf`` in the float64 ``ref_lse``, of
+    ``lse``'s shape, ``out`` with one more dimension): O exactly 0 and the
+    log-sum-exp exactly ``-inf``."""
+    unseen = ref_lse.isinf()
+    assert not bool(out[unseen].float().any()), "a row that sees no key is not zeros"
+    assert bool((lse[unseen] == float("-inf")).all()), "a row that sees no key has a log-sum-exp other than -inf"
+
+
+def assert_changed_by(ref: torch.Tensor, *others: torch.Tensor):
+    """``ref`` differs from each of ``others`` (references without some of
+    the options under test) by far more than the tolerance, so a call that
+    drops those options fails."""
+    for other in others:
+        assert rel_l2(other, ref) > 3 * TOLERANCE, "the options under test hardly change the result"
+
+
+@pytest.fixture
+def poisoned_outputs(monkeypatch):
+    """The ops' outputs (O and the log-sum-exp, in either layout path) come
+    filled with NaN instead of uninitialized, so a row the kernels leave
+    unwritten shows."""
+    uninitialized = _op._outputs
+
+    def outputs(q: torch.Tensor, out_dtype: torch.dtype, return_lse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        out, lse = uninitialized(q, out_dtype, return_lse)
+        return out.fill_(float("nan")), lse.fill_(float("nan"))
+
+    monkeypatch.setattr(_op, "_outputs", outputs)
 
 
 def strided(t: torch.Tensor) -> torch.Tensor:
@@ -447,6 +501,103 @@ def test_a_log_sum_exp_the_variant_does_not_write_is_a_runtime_error():
         sdpa_fp8.attention(q8, k8, v8, return_lse=True)
 
 
+# Sliding windows and softcaps, which run on the wgmma variants (Hopper)
+# and decode: B, Hq, Hkv, Sq, Skv, D, causal, window_size, softcap.
+SCORE_CASES = [
+    (1, 8, 2, 500, 700, 128, False, (128, 32), 0.0),  # a window on both sides
+    (2, 4, 4, 333, 333, 64, True, (50, -1), 0.0),  # causal makes the right side 0
+    (1, 4, 2, 300, 100, 64, False, (10, 5), 0.0),  # the first 195 rows' windows hold no key
+    (2, 8, 8, 256, 256, 128, False, (-1, -1), 4.0),  # a cap alone
+    (1, 8, 2, 1000, 1000, 128, True, (256, -1), 4.0),  # both
+]
+
+
+@hopper_only
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+@pytest.mark.parametrize(("b", "hq", "hkv", "sq", "skv", "d", "causal", "window", "softcap"), SCORE_CASES)
+def test_a_window_and_a_softcap_match_a_float64_reference(
+    b, hq, hkv, sq, skv, d, causal, window, softcap, layout, poisoned_outputs
+):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, layout, seed=40)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "window_size": window, "softcap": softcap}
+    out, lse = sdpa_fp8.attention(q8, k8, v8, **kwargs, causal=causal, layout=layout, return_lse=True)
+    expected_shape = (b, sq, hq, d) if layout == "bshd" else (b, hq, sq, d)
+    assert tuple(out.shape) == expected_shape and tuple(lse.shape) == expected_shape[:3]
+    out, lse = bhsd(out, layout), bhsd(lse, layout)
+    options = {"scale": d**-0.5, "causal": causal, "layout": layout}
+    ref = reference(q8, k8, v8, qd, kd, vd, **options, window=window, softcap=softcap)
+    assert_changed_by(ref, reference(q8, k8, v8, qd, kd, vd, **options))
+    assert not bool(out.isnan().any())
+    assert rel_l2(out, ref) < TOLERANCE
+    ref_lse = reference_lse(q8, k8, qd, kd, **options, window=window, softcap=softcap)
+    assert_lse_close(lse, ref_lse)
+    assert_unseen_rows_are_empty(out, lse, ref_lse)
+
+
+@hopper_only
+@pytest.mark.parametrize(
+    ("b", "hq", "hkv", "sq", "skv", "d", "window", "in_place"),
+    [
+        # Prefill: a wgmma variant reads [B, S, H, D] in place (its first
+        # 1096 rows' windows hold no key).
+        (1, 4, 2, 4096, 3000, 128, (1024, 0), True),
+        # Decode: copied into [B, H, S, D] for decode and back.
+        (4, 32, 8, 1, 4096, 128, (512, 0), False),
+    ],
+)
+def test_a_window_and_a_softcap_reach_the_kernels_in_place_and_through_copies(
+    b, hq, hkv, sq, skv, d, window, in_place, poisoned_outputs
+):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=41)
+    softcap = 3.0
+    variant = sdpa_fp8.recommended_variant(q8.shape, k8.shape, window_size=window, softcap=softcap)
+    assert (variant in IN_PLACE_VARIANTS) == in_place, f"the library plans {variant} for these shapes"
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "window_size": window, "softcap": softcap}
+    sdpa_fp8.attention(q8, k8, v8, **kwargs, return_lse=True)  # plans and allocates the workspace
+    (out, lse), copies = copies_made(lambda: sdpa_fp8.attention(q8, k8, v8, **kwargs, return_lse=True))
+    # In place: no copy; otherwise Q, K and V in, O and the log-sum-exp back.
+    assert copies == (0 if in_place else 5)
+    assert tuple(out.shape) == (b, sq, hq, d) and out.is_contiguous()
+    assert tuple(lse.shape) == (b, sq, hq) and lse.is_contiguous()
+    options = {"scale": d**-0.5, "causal": False, "layout": "bshd"}
+    ref = reference(q8, k8, v8, qd, kd, vd, **options, window=window, softcap=softcap)
+    window_alone = reference(q8, k8, v8, qd, kd, vd, **options, window=window)
+    cap_alone = reference(q8, k8, v8, qd, kd, vd, **options, softcap=softcap)
+    assert_changed_by(ref, window_alone, cap_alone)
+    out, lse = bhsd(out, "bshd"), bhsd(lse, "bshd")
+    assert not bool(out.isnan().any())
+    assert rel_l2(out, ref) < TOLERANCE
+    ref_lse = reference_lse(q8, k8, qd, kd, **options, window=window, softcap=softcap)
+    assert_lse_close(lse, ref_lse)
+    assert_unseen_rows_are_empty(out, lse, ref_lse)
+
+
+@hopper_only
+def test_a_window_or_a_softcap_takes_wgmma_where_the_recommendation_has_neither():
+    q8, k8, v8, qd, kd, vd = make_inputs(1, 2, 2, 64, 64, 64, "bshd", seed=42)
+    assert sdpa_fp8.recommended_variant(q8.shape, k8.shape) not in IN_PLACE_VARIANTS | {"decode"}
+    descales = {"q_descale": qd, "k_descale": kd, "v_descale": vd}
+    for window, softcap in (((16, 0), 0.0), ((-1, -1), 3.0)):
+        scores_kwargs = {"window_size": window, "softcap": softcap}
+        assert sdpa_fp8.recommended_variant(q8.shape, k8.shape, **scores_kwargs) == "wgmma"
+        out, lse = sdpa_fp8.attention(q8, k8, v8, **descales, **scores_kwargs, return_lse=True)
+        options = {"scale": 64**-0.5, "causal": False, "layout": "bshd"}
+        ref = reference(q8, k8, v8, qd, kd, vd, **options, window=window, softcap=softcap)
+        assert rel_l2(bhsd(out, "bshd"), ref) < TOLERANCE
+        assert_lse_close(bhsd(lse, "bshd"), reference_lse(q8, k8, qd, kd, **options, window=window, softcap=softcap))
+
+
+@hopper_only
+def test_opcheck_of_the_bshd_op_with_a_window_and_a_softcap():
+    q8, k8, v8, qd, kd, vd = make_inputs(1, 4, 2, 96, 300, 64, "bshd", seed=43)
+    args = (q8, k8, v8, qd, kd, vd, 0.125, True, torch.bfloat16, True, 64, 0, 30.0)
+    before = [t.view(torch.uint8).clone() if t.dtype == E4M3 else t.clone() for t in args[:6]]
+    torch.library.opcheck(torch.ops.sdpa_fp8.attention_bshd.default, args, test_utils=("test_faketensor",))
+    after = [t.view(torch.uint8) if t.dtype == E4M3 else t for t in args[:6]]
+    for b, a in zip(before, after, strict=True):
+        assert torch.equal(b, a), "the op wrote one of its inputs"
+
+
 # attention_varlen: packed batches of sequences of their own lengths, each
 # sequence against the float64 reference, on Hopper only.
 
@@ -476,9 +627,9 @@ def make_packed(seqs, hq, hkv, d, seed=0):
     return q8, k8, v8, cu_q, cu_k, descale(), descale(), descale()
 
 
-def packed_reference(q8, k8, v8, cu_q, cu_k, qd, kd, vd, *, scale, causal):
+def packed_reference(q8, k8, v8, cu_q, cu_k, qd, kd, vd, *, scale, causal, window=(-1, -1), softcap=0.0):
     """float64 O ``[total_q, Hq, D]`` and log-sum-exp ``[total_q, Hq]``,
-    sequence by sequence."""
+    sequence by sequence (each one's window aligned bottom-right in it)."""
     hq, hkv = q8.shape[1], k8.shape[1]
     group = hq // hkv
     out = torch.zeros(q8.shape, dtype=torch.float64, device="cuda")
@@ -490,11 +641,8 @@ def packed_reference(q8, k8, v8, cu_q, cu_k, qd, kd, vd, *, scale, causal):
         q = q8[q0:q1].double().transpose(0, 1) * qd[b].double().repeat_interleave(group)[:, None, None]
         k = (k8[k0:k1].double().transpose(0, 1) * kd[b].double()[:, None, None]).repeat_interleave(group, dim=0)
         v = (v8[k0:k1].double().transpose(0, 1) * vd[b].double()[:, None, None]).repeat_interleave(group, dim=0)
-        s = scale * q @ k.transpose(-1, -2)  # [Hq, sq, sk]
-        if causal:
-            i = torch.arange(q1 - q0, device="cuda")[:, None]
-            j = torch.arange(k1 - k0, device="cuda")[None, :]
-            s = s.masked_fill(j > i + ((k1 - k0) - (q1 - q0)), float("-inf"))
+        s = capped(scale * q @ k.transpose(-1, -2), softcap)  # [Hq, sq, sk]
+        s = s.masked_fill(~visible(q1 - q0, k1 - k0, causal=causal, window=window), float("-inf"))
         p = torch.softmax(s, dim=-1).nan_to_num(0.0)
         out[q0:q1] = (p @ v).transpose(0, 1)
         lse[q0:q1] = torch.logsumexp(s, dim=-1).transpose(0, 1)
@@ -615,3 +763,29 @@ def test_varlen_cuda_graph_capture_and_replay():
     assert rel_l2(static_out, ref) < TOLERANCE
     seen = ref_lse.isfinite()
     assert (static_lse.double()[seen] - ref_lse[seen]).abs().max().item() < 1e-2
+
+
+# (causal, window_size, softcap) over VARLEN_SEQS: rows of the (300, 100)
+# sequence before 184 see no key under the first window.
+VARLEN_SCORE_CASES = [(False, (32, 16), 0.0), (True, (100, -1), 3.0), (False, (-1, -1), 3.0)]
+
+
+@hopper_only
+@pytest.mark.parametrize(("causal", "window", "softcap"), VARLEN_SCORE_CASES)
+@pytest.mark.parametrize(("hq", "hkv", "d"), [(8, 2, 64), (4, 4, 128)])
+def test_varlen_a_window_and_a_softcap_match_a_float64_reference(
+    hq, hkv, d, causal, window, softcap, poisoned_outputs
+):
+    q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed(VARLEN_SEQS, hq, hkv, d, seed=44)
+    max_q, max_k = max(sq for sq, _ in VARLEN_SEQS), max(sk for _, sk in VARLEN_SEQS)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "window_size": window, "softcap": softcap}
+    out, lse = sdpa_fp8.attention_varlen(q8, k8, v8, cu_q, cu_k, max_q, max_k, **kwargs, causal=causal, return_lse=True)
+    assert tuple(out.shape) == tuple(q8.shape) and tuple(lse.shape) == tuple(q8.shape[:2])
+    inputs = (q8, k8, v8, cu_q, cu_k, qd, kd, vd)
+    ref, ref_lse = packed_reference(*inputs, scale=d**-0.5, causal=causal, window=window, softcap=softcap)
+    plain, _ = packed_reference(*inputs, scale=d**-0.5, causal=causal)
+    assert_changed_by(ref, plain)
+    assert not bool(out.isnan().any())
+    assert rel_l2(out, ref) < TOLERANCE
+    assert_lse_close(lse, ref_lse)
+    assert_unseen_rows_are_empty(out, lse, ref_lse)
