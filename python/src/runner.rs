@@ -2,9 +2,8 @@
 //! (`sdpa::Attention::on_stream`); per (device, stream): those kernels on
 //! the caller's stream (`Attention::for_stream`), the plans made so far (one
 //! per shape, causality, scale, window, score cap and output type) and one
-//! workspace, grown as
-//! plans need; so a call in the steady state plans, allocates and copies
-//! nothing but its tensor maps when the inputs moved.
+//! workspace, grown as plans need; so a call in the steady state plans,
+//! allocates and copies nothing but its tensor maps when the inputs moved.
 //!
 //! CUDA graphs: a run captured into a graph uses its workspace at every
 //! replay, so a captured workspace is kept (for the graph) and never run
