@@ -484,17 +484,21 @@ impl TileMapKey {
         // sequence's rows, heads interleaved within a row (the kernels add
         // the sequence's first row), and so are `[B, S, H, D]` tensors. Its
         // Q, which the packed kernels do not copy by tensor copies, is
-        // described as `total_q * heads_q` rows.
-        match p.interleaved_rows() {
-            None => dense,
-            Some(rows) => TileMapKey {
-                q_rows: (rows.total_q * p.heads_q) as u32,
-                q_heads: 1,
-                kv_rows: rows.total_k as u32,
-                kv_heads: p.heads_kv as u32,
-                kv_strides: [(p.heads_kv * p.head_dim) as u64, p.head_dim as u64],
-                ..dense
-            },
+        // described as `total_q * heads_q` rows; `decode`'s (one row per
+        // sequence, alike in both layouts) as its folded rows.
+        let Some(rows) = p.interleaved_rows() else {
+            return dense;
+        };
+        let interleaved_kv = TileMapKey {
+            kv_rows: rows.total_k as u32,
+            kv_heads: p.heads_kv as u32,
+            kv_strides: [(p.heads_kv * p.head_dim) as u64, p.head_dim as u64],
+            ..dense
+        };
+        if kernel.variant == Variant::Decode {
+            interleaved_kv
+        } else {
+            TileMapKey { q_rows: (rows.total_q * p.heads_q) as u32, q_heads: 1, ..interleaved_kv }
         }
     }
 }

@@ -541,3 +541,34 @@ fn bshd_rows_past_int32_are_refused() {
     let huge = Problem::new([1024, 1, 1 << 21, 64], [1024, 1, 64, 64], [1024, 1, 64, 64], &opts);
     assert!(matches!(huge, Err(AttnError::TooLarge(_))), "{huge:?}");
 }
+
+/// `decode` reads `[B, S, H, D]` caches itself where each sequence has one
+/// query row (it lies alike in both layouts): the recommendation keeps it
+/// there, on its own entries; with more query rows it refuses the layout
+/// and `Auto` takes `wgmma`'s packed twin.
+#[test]
+fn decode_reads_bshd_caches_with_one_query_row() {
+    use sdpa::plan::Plan;
+    use sdpa::validate::Problem;
+    use sdpa::{AttnError, Layout, Options, VariantChoice};
+    let hopper = Target { sm90a: true, multiprocessors: 132 };
+    let opts = Options::new().layout(Layout::Bshd);
+    let one = Problem::new([8, 32, 1, 128], [8, 8, 8192, 128], [8, 8, 8192, 128], &opts).expect("a problem");
+    let plan = Plan::new(one.clone(), VariantChoice::Auto, hopper).expect("planned");
+    assert_eq!(plan.variant(), Variant::Decode);
+    assert!(!plan.entry().contains("packed"), "decode's own entries, no packed twin: {}", plan.entry());
+    let named = Plan::new(one, VariantChoice::Fixed(Variant::Decode), hopper).expect("decode by name");
+    assert!(!named.entry().contains("packed"), "{}", named.entry());
+    let four = Problem::new([8, 32, 4, 128], [8, 8, 8192, 128], [8, 8, 8192, 128], &opts).expect("a problem");
+    let refused = Plan::new(four.clone(), VariantChoice::Fixed(Variant::Decode), hopper);
+    assert!(matches!(refused, Err(AttnError::LayoutUnavailable { layout: "bshd", .. })), "{refused:?}");
+    let auto = Plan::new(four, VariantChoice::Auto, hopper).expect("planned");
+    assert_eq!(auto.variant(), Variant::Wgmma);
+    assert!(auto.entry().contains("packed"), "{}", auto.entry());
+    // Windows keep decode's window twin.
+    let windowed = Problem::new([8, 32, 1, 128], [8, 8, 8192, 128], [8, 8, 8192, 128], &opts.window(Some(1024), None))
+        .expect("a problem");
+    let plan = Plan::new(windowed, VariantChoice::Auto, hopper).expect("planned");
+    assert_eq!(plan.variant(), Variant::Decode);
+    assert!(plan.entry().contains("window"), "{}", plan.entry());
+}

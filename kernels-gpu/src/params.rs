@@ -118,8 +118,9 @@ pub struct AttnParams {
     pub cu_seqlens_k: u64,
     /// Packed (with prefix sums or of equal lengths): rows of K and V
     /// (`total_k`), which the prepass's scratch is sized by
-    /// ([`KvTiles::packed`]); 0 for `[batch, heads, seq, HEAD_DIM]`
-    /// tensors.
+    /// ([`KvTiles::packed`]); `decode`: `batch * seq_kv` for a `[batch,
+    /// seq_kv, heads_kv, HEAD_DIM]` cache; 0 for `[batch, heads, seq,
+    /// HEAD_DIM]` tensors.
     pub packed_keys: u32,
     /// Packed: rows of Q and O (`total_q`); the log-sum-exp output is then
     /// `[heads_q, total_q]` (FlashAttention's packed layout).

@@ -1,16 +1,17 @@
 //! `[B, S, H, D]` tensors (`Options::layout(Layout::Bshd)`, run by the
 //! `wgmma` variants' packed twins as sequences of equal lengths without
-//! prefix sums) on the GPU: every batch entry and head against the f64
+//! prefix sums, and by `decode` itself where each sequence has one query
+//! row) on the GPU: every batch entry and head against the f64
 //! reference, the log-sum-exp (`[B, Sq, Hq]`) against f64, on and around
 //! the tile edges, GQA, causal with more keys than queries; the same
-//! inputs in `[B, H, S, D]` give the same bits; and the mistakes a caller
-//! can make are typed errors.
+//! inputs in `[B, H, S, D]` give the same bits, with windows and softcaps
+//! too; and the mistakes a caller can make are typed errors.
 
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, RunExtras, ScaleLayout};
 use sdpa::metrics::{Tolerance, compare};
 use sdpa::quant::random_problem;
-use sdpa::reference::{attention_f64, log_sum_exp_f64};
+use sdpa::reference::{ScoreRule, attention_f64, attention_scored_f64, log_sum_exp_f64};
 use sdpa::tensor::to_f32;
 use sdpa::{Attention, AttnError, Fp8Tensor, ImageChoice, Layout, Options, OutputDtype, Variant};
 use sdpa_tests::packing::{batch_of, bshd_codes, from_bshd};
@@ -87,6 +88,9 @@ fn bshd_matches_the_f64_reference_and_the_bhsd_bits_on_tile_edges() {
         (Variant::Wgmma, 64, true, 2, 6, 2, 192, 192, OutputDtype::F16),
         (Variant::WgmmaFp8Pv, 128, false, 2, 4, 1, 300, 129, OutputDtype::F16),
         (Variant::WgmmaFp8Pv, 64, true, 3, 4, 2, 65, 500, OutputDtype::Bf16),
+        // `decode` reads `[B, S, H, D]` caches itself (one query row).
+        (Variant::Decode, 128, false, 2, 8, 2, 1, 3000, OutputDtype::F16),
+        (Variant::Decode, 64, true, 3, 4, 1, 1, 777, OutputDtype::Bf16),
     ];
     for (variant, d, causal, b, hq, hkv, sq, skv, output) in cases {
         let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 91 + d as u64 + sq as u64);
@@ -146,4 +150,42 @@ fn layout_mistakes_are_typed_errors() {
     attn.run_views(&plan, &view, &view, &view, &scales, &mut out, &mut ws).expect("the planned layout runs");
     stream.synchronize().expect("sync");
     println!("layout mistakes: typed errors; the planned layout runs");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
+fn bshd_windows_and_softcaps_match_the_f64_reference_and_the_bhsd_bits() {
+    let (stream, attn) = on_own_stream();
+    // (variant, D, causal, window (left, right), softcap): the packed score
+    // twins on sequences of equal lengths.
+    let cases = [
+        (Variant::Wgmma, 64, true, (Some(100), Some(0)), None),
+        (Variant::Wgmma, 128, false, (Some(64), Some(63)), Some(20.0)),
+        (Variant::WgmmaFp8Pv, 64, false, (None, Some(1)), Some(5.0)),
+        (Variant::WgmmaFp8Pv, 128, true, (Some(300), None), None),
+    ];
+    let (b, hq, hkv, sq, skv) = (3, 4, 2, 129, 300);
+    for (variant, d, causal, (left, right), softcap) in cases {
+        let (q, k, v) = random_problem([b, hq, sq, d], [b, hkv, skv, d], 7 + d as u64);
+        let mut opts = Options::new().causal(causal).variant(variant).window(left, right);
+        if let Some(cap) = softcap {
+            opts = opts.softcap(cap);
+        }
+        let what = format!("{} D={d} causal={causal} window ({left:?}, {right:?}) softcap {softcap:?}", variant.name());
+        let bshd = run(&stream, &attn, (&q, &k, &v), &opts.layout(Layout::Bshd)).expect("bshd run");
+        let bhsd = run(&stream, &attn, (&q, &k, &v), &opts).expect("bhsd run");
+        let got: Vec<f32> = bshd.o_bits.iter().map(|&x| to_f32(OutputDtype::F16, x)).collect();
+        let rule = ScoreRule {
+            causal,
+            left: left.map(|n| n as usize),
+            right: right.map(|n| n as usize),
+            softcap: softcap.map(f64::from),
+        };
+        let want = attention_scored_f64(&q, &k, &v, &rule, 1.0 / (d as f64).sqrt());
+        let stats = compare(&got, &want, Tolerance::of(variant).max_abs);
+        assert!(Tolerance::of(variant).passes(&stats), "{what}: {stats}");
+        let differing = bshd.o_bits.iter().zip(&bhsd.o_bits).filter(|(a, b)| a != b).count();
+        println!("{what}: matches f64; {differing} elements differ from the [B, H, S, D] run");
+        assert_eq!(differing, 0, "{what}: other bits than the [B, H, S, D] run");
+    }
 }

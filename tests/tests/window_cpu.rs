@@ -114,10 +114,15 @@ fn fuzz_dense(kernel: &KernelInfo) {
     }
 }
 
+/// Packed batches of sequences of their own lengths, or of equal lengths
+/// without prefix sums (`[B, S, H, D]` tensors, `uniform`).
 fn fuzz_packed(kernel: &KernelInfo) {
     let d = kernel.tiles.head_dim as usize;
     let lens = prop::collection::vec((prop_oneof![Just(0u32), length()], prop_oneof![Just(0u32), length()]), 1..5);
-    let result = runner().run(&(lens, scores(), any::<u64>()), |(lens, scores, seed)| {
+    let uniform = prop_oneof![3 => Just(false), 1 => Just(true)];
+    let result = runner().run(&(lens, uniform, scores(), any::<u64>()), |(lens, uniform, scores, seed)| {
+        // Equal lengths: every sequence the first one's, none empty.
+        let lens = if uniform { vec![(lens[0].0.max(1), lens[0].1.max(1)); lens.len()] } else { lens };
         let (cu_q, cu_k) =
             (prefix_sums(lens.iter().map(|l| l.0 as usize)), prefix_sums(lens.iter().map(|l| l.1 as usize)));
         let (total_q, total_k) = (*cu_q.last().unwrap() as usize, *cu_k.last().unwrap() as usize);
@@ -127,8 +132,12 @@ fn fuzz_packed(kernel: &KernelInfo) {
         let (q, k, v) = random_problem([1, hq, total_q, d], [1, hkv, total_k, d], seed);
         let scale = softmax_scale(d);
         let tensors = Inputs { q: &q, k: &k, v: &v, causal: scores.causal, softmax_scale: scale };
-        let x =
-            PackedInputs { tensors, starts: SequenceStarts::PrefixSums { cu_q: &cu_q, cu_k: &cu_k }, max_seqlen: max };
+        let starts = if uniform {
+            SequenceStarts::Uniform { batch: lens.len() as u32 }
+        } else {
+            SequenceStarts::PrefixSums { cu_q: &cu_q, cu_k: &cu_k }
+        };
+        let x = PackedInputs { tensors, starts, max_seqlen: max };
         let (out, writes) = emulate_packed_scored(kernel, &x, scores.options());
         prop_assert!(writes.iter().all(|&w| w == 1), "{}: rows written {writes:?}", kernel.entry);
         for (b, &(lq, lk)) in lens.iter().enumerate() {

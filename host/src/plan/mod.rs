@@ -12,7 +12,7 @@ pub mod target;
 pub mod workload;
 
 use crate::error::AttnError;
-use crate::options::VariantChoice;
+use crate::options::{Layout, VariantChoice};
 use crate::validate::Problem;
 use kernels_gpu::kernels::{HEAD_DIMS, KernelInfo, ScoreForm, find};
 use kernels_gpu::schedule::MAX_GRID_YZ;
@@ -49,33 +49,46 @@ impl Plan {
     /// cannot run that kernel (an sm_90a-only variant elsewhere).
     pub fn new(problem: Problem, choice: VariantChoice, target: Target) -> Result<Plan, AttnError> {
         let scores = problem.score_form();
-        let interleaved = problem.interleaved_rows().is_some();
         let variant = match (choice, problem.interleaved_rows()) {
             (VariantChoice::Auto, None) => recommend::recommended(&Workload::of(&problem), target),
-            (VariantChoice::Auto, Some(_)) => PACKED_DEFAULT,
+            (VariantChoice::Auto, Some(_)) => {
+                let recommended = recommend::recommended(&Workload::of(&problem), target);
+                if reads_bshd_itself(recommended, &problem) { recommended } else { PACKED_DEFAULT }
+            }
             (VariantChoice::Fixed(v), _) => v,
         };
+        let twin_rows = runs_packed_twin(variant, &problem);
         let variant = match (choice, scores) {
             (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
-                if find(variant, problem.head_dim as u32)
-                    .is_none_or(|k| k.entry_for(interleaved, scores).is_none()) =>
+                if find(variant, problem.head_dim as u32).is_none_or(|k| k.entry_for(twin_rows, scores).is_none()) =>
             {
                 SCORES_DEFAULT
             }
             _ => variant,
         };
+        let twin_rows = runs_packed_twin(variant, &problem);
         let p = &problem;
-        let kernel = match (p.interleaved_rows(), scores) {
-            (None, ScoreForm::Plain) => {
+        if variant == Variant::Decode && twin_rows && p.packed.is_none() {
+            return Err(AttnError::LayoutUnavailable {
+                layout: p.layout.name(),
+                reason: format!(
+                    "decode reads [B, S, H, D] caches with one query row per sequence, not {}; \
+                     wgmma runs the rest",
+                    p.seq_q
+                ),
+            });
+        }
+        let kernel = match (twin_rows, scores) {
+            (false, ScoreForm::Plain) => {
                 select::select(variant, p.head_dim as u32, p.seq_q as u32, p.seq_kv as u32, p.causal, p.output)
             }
             // The score twins are the plain kernel's (not the 192-key or
             // pair-row ones).
-            (None, _) => find(variant, p.head_dim as u32).map(|k| k.writing(p.output)),
-            (Some(_), _) => select::packed(variant, p.head_dim as u32, p.output, p.layout)?,
+            (false, _) => find(variant, p.head_dim as u32).map(|k| k.writing(p.output)),
+            (true, _) => select::packed(variant, p.head_dim as u32, p.output, p.layout)?,
         }
         .ok_or(AttnError::UnsupportedHeadDim { head_dim: p.head_dim, supported: HEAD_DIMS.to_vec() })?;
-        if kernel.entry_for(interleaved, scores).is_none() {
+        if kernel.entry_for(twin_rows, scores).is_none() {
             return Err(unsupported_scores(variant.name(), p));
         }
         if kernel.sm90a_only && !target.sm90a {
@@ -91,7 +104,7 @@ impl Plan {
                 reason: format!("batch x key/value heads is {folded_heads}, above the grid's {MAX_GRID_YZ}"),
             });
         }
-        let packed_blocks = p.packed_query_blocks(kernel.tiles.block_m);
+        let packed_blocks = if twin_rows { p.packed_query_blocks(kernel.tiles.block_m) } else { 0 };
         if packed_blocks > MAX_GRID_YZ as usize {
             return Err(AttnError::TooLarge(format!(
                 "{packed_blocks} query blocks of {} rows over the batch's sequences exceed the grid's {MAX_GRID_YZ}",
@@ -123,10 +136,11 @@ impl Plan {
         if !kernel.runs_on(p.seq_q as u32, p.seq_kv as u32) {
             return Err(AttnError::KernelLengths { entry: kernel.entry, seq_q: p.seq_q, seq_kv: p.seq_kv });
         }
-        if p.interleaved_rows().is_some() && kernel.packed.is_none() {
+        let twin_rows = runs_packed_twin(kernel.variant, p);
+        if twin_rows && kernel.packed.is_none() {
             return Err(select::without_packed_twin(kernel.variant, p.layout));
         }
-        if kernel.entry_for(p.interleaved_rows().is_some(), p.score_form()).is_none() {
+        if kernel.entry_for(twin_rows, p.score_form()).is_none() {
             return Err(unsupported_scores(kernel.entry, p));
         }
         Ok(Plan { kernel, ..self })
@@ -164,8 +178,21 @@ impl Plan {
     /// exists).
     pub fn entry(&self) -> &'static str {
         let p = &self.problem;
-        self.kernel.entry_for(p.interleaved_rows().is_some(), p.score_form()).unwrap_or(self.kernel.entry)
+        self.kernel.entry_for(runs_packed_twin(self.kernel.variant, p), p.score_form()).unwrap_or(self.kernel.entry)
     }
+}
+
+/// Whether `variant` reads `p`'s `[B, S, H, D]` tensors in its own
+/// entries: `decode` with one query row per sequence, which lies alike in
+/// both layouts, its key walk taking the cache's heads side by side.
+fn reads_bshd_itself(variant: Variant, p: &Problem) -> bool {
+    variant == Variant::Decode && p.packed.is_none() && p.layout == Layout::Bshd && p.seq_q == 1
+}
+
+/// Whether `variant` runs `p` in its packed twins: a packed batch, or
+/// `[B, S, H, D]` tensors that the variant does not read itself.
+fn runs_packed_twin(variant: Variant, p: &Problem) -> bool {
+    p.interleaved_rows().is_some() && !reads_bshd_itself(variant, p)
 }
 
 /// The error for a variant or kernel `what` without an entry for `p`'s

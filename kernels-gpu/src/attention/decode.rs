@@ -222,20 +222,28 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         }
     }
 
-    /// Contiguous K and V as prefill's; paged, the key block's page from
-    /// the table (a key block never straddles two pages: pages are whole
-    /// key blocks), its rows `heads_kv * HEAD_DIM` bytes apart.
+    /// `[B, Hkv, Skv, D]` K and V as prefill's. Otherwise every head's
+    /// rows lie side by side, `heads_kv * HEAD_DIM` bytes apart: paged,
+    /// the key block's page from the table (a key block never straddles
+    /// two pages: pages are whole key blocks); a `[B, Skv, Hkv, D]` cache
+    /// (`packed_keys` set, no table), the batch's rows from `batch *
+    /// seq_kv`.
     #[inline(always)]
     unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
-        if p.page_table == 0 {
+        if p.page_table == 0 && p.packed_keys == 0 {
             return KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n);
         }
         let at = FoldedHead::of(p, job.kv_head as u32);
-        let entry = at.batch as usize * p.max_pages as usize + (key0 >> p.page_shift) as usize;
-        // SAFETY: the table holds `batch * max_pages` entries (host-validated).
-        let page = unsafe { *(p.page_table as *const i32).add(entry) };
-        let page = (page.max(0) as u32).min(p.pages - 1);
-        let row = (page << p.page_shift) + (key0 & ((1 << p.page_shift) - 1));
+        let row = if p.page_table == 0 {
+            at.batch * p.seq_kv + key0
+        } else {
+            let entry = at.batch as usize * p.max_pages as usize + (key0 >> p.page_shift) as usize;
+            // SAFETY: the table holds `batch * max_pages` entries
+            // (host-validated).
+            let page = unsafe { *(p.page_table as *const i32).add(entry) };
+            let page = (page.max(0) as u32).min(p.pages - 1);
+            (page << p.page_shift) + (key0 & ((1 << p.page_shift) - 1))
+        };
         let offset = (row as usize * p.heads_kv as usize + at.kv_head as usize) * HEAD_DIM;
         KeyRows {
             row,
