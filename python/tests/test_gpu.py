@@ -345,9 +345,16 @@ hopper_only = pytest.mark.skipif(
 )
 
 # Contiguous [B, S, H, D] inputs: read in place where the variant the
-# library recommends reads that layout (the wgmma variants, on Hopper),
-# copied otherwise; the output is [B, Sq, Hq, D] contiguous either way.
+# library recommends reads that layout (the wgmma variants, on Hopper, and
+# decode with one query row per sequence), copied otherwise; the output is
+# [B, Sq, Hq, D] contiguous either way.
 IN_PLACE_VARIANTS = {"wgmma", "wgmma-fp8pv"}
+
+
+def reads_in_place(variant, sq):
+    """Whether ``variant`` reads contiguous [B, S, H, D] inputs of ``sq``
+    query rows per sequence in place."""
+    return variant in IN_PLACE_VARIANTS or (variant == "decode" and sq == 1)
 
 
 def copies_made(call):
@@ -415,7 +422,7 @@ def test_contiguous_bshd_inputs_are_read_in_place_with_the_bhsd_runs_bits(b, hq,
 def test_bshd_inputs_are_copied_where_the_recommended_variant_cannot_read_them(b, hq, hkv, sq, skv, d):
     q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=31)
     kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd}
-    in_place = sdpa_fp8.recommended_variant(q8.shape, k8.shape) in IN_PLACE_VARIANTS
+    in_place = reads_in_place(sdpa_fp8.recommended_variant(q8.shape, k8.shape), sq)
     sdpa_fp8.attention(q8, k8, v8, **kwargs)
     out, copies = copies_made(lambda: sdpa_fp8.attention(q8, k8, v8, **kwargs))
     # In place: no copy; otherwise Q, K, V in and the output back.
@@ -541,8 +548,10 @@ def test_a_window_and_a_softcap_match_a_float64_reference(
         # Prefill: a wgmma variant reads [B, S, H, D] in place (its first
         # 1096 rows' windows hold no key).
         (1, 4, 2, 4096, 3000, 128, (1024, 0), True),
-        # Decode: copied into [B, H, S, D] for decode and back.
-        (4, 32, 8, 1, 4096, 128, (512, 0), False),
+        # Decode, one query per sequence: read in place.
+        (4, 32, 8, 1, 4096, 128, (512, 0), True),
+        # Decode, four: copied into [B, H, S, D] for decode and back.
+        (8, 32, 8, 4, 8192, 64, (512, 0), False),
     ],
 )
 def test_a_window_and_a_softcap_reach_the_kernels_in_place_and_through_copies(
@@ -551,7 +560,7 @@ def test_a_window_and_a_softcap_reach_the_kernels_in_place_and_through_copies(
     q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=41)
     softcap = 3.0
     variant = sdpa_fp8.recommended_variant(q8.shape, k8.shape, window_size=window, softcap=softcap)
-    assert (variant in IN_PLACE_VARIANTS) == in_place, f"the library plans {variant} for these shapes"
+    assert reads_in_place(variant, sq) == in_place, f"the library plans {variant} for these shapes"
     kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "window_size": window, "softcap": softcap}
     sdpa_fp8.attention(q8, k8, v8, **kwargs, return_lse=True)  # plans and allocates the workspace
     (out, lse), copies = copies_made(lambda: sdpa_fp8.attention(q8, k8, v8, **kwargs, return_lse=True))
