@@ -126,7 +126,7 @@ def bench_shape(shape, args) -> dict:
     stream = torch.cuda.current_stream().cuda_stream
 
     def native():
-        _native.attention(*capsules, d**-0.5, causal, stream)
+        _native.attention(*capsules, None, d**-0.5, causal, stream)
 
     variant = sdpa_fp8.recommended_variant(dims, dims, causal=causal, out_dtype=out_dtype, layout=args.layout)
     launches = launches_for(call, args.launches)

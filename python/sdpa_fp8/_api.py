@@ -1,6 +1,7 @@
-"""The public calls: ``attention`` (FlashAttention-3's FP8 interface),
-``quantize`` and ``recommended_variant``, with every argument checked
-before anything is launched."""
+"""The public calls: ``attention`` and ``attention_varlen``
+(FlashAttention-3's FP8 interfaces), ``quantize`` and
+``recommended_variant``, with every argument checked before anything is
+launched."""
 
 import math
 from collections.abc import Sequence
@@ -9,12 +10,12 @@ from typing import Literal, NamedTuple
 import torch
 
 from . import _native
-from ._op import E4M3, attention_op
+from ._op import E4M3, attention_bshd_op, attention_op, attention_varlen_op
 
 Layout = Literal["bshd", "bhsd"]
 """Where the sequence and head axes are: ``"bshd"`` is ``[batch, seq,
 heads, head_dim]`` (FlashAttention's), ``"bhsd"`` ``[batch, heads, seq,
-head_dim]`` (the kernels' own, no copy)."""
+head_dim]`` (what every kernel reads)."""
 
 LAYOUTS: tuple[Layout, ...] = ("bshd", "bhsd")
 
@@ -86,10 +87,9 @@ def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: Lay
     return _Dims(batch, heads_q, heads_kv, seq_q, seq_kv, head_dim)
 
 
-def _descale(name: str, t: torch.Tensor | None, dims: _Dims, device: torch.device) -> torch.Tensor:
-    """A ``(batch, num_heads_k)`` float32 contiguous descale on ``device``:
-    the caller's (checked), or ones where it gave none."""
-    shape = (dims.batch, dims.heads_kv)
+def _descale(name: str, t: torch.Tensor | None, shape: tuple[int, int], device: torch.device) -> torch.Tensor:
+    """A ``shape = (batch, num_heads_k)`` float32 contiguous descale on
+    ``device``: the caller's (checked), or ones where it gave none."""
     if t is None:
         return torch.ones(shape, dtype=torch.float32, device=device)
     if not isinstance(t, torch.Tensor):
@@ -103,14 +103,59 @@ def _descale(name: str, t: torch.Tensor | None, dims: _Dims, device: torch.devic
     return t.contiguous()
 
 
+def _check_out_dtype(out_dtype: torch.dtype) -> None:
+    if out_dtype not in OUTPUT_NAMES:
+        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+
+
+def _softmax_scale(softmax_scale: float | None, head_dim: int) -> float:
+    """The caller's scale (checked finite and positive), ``1 / sqrt(D)``
+    where it gave none."""
+    scale = 1.0 / math.sqrt(head_dim) if softmax_scale is None else float(softmax_scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"softmax_scale must be finite and positive, got {scale}")
+    return scale
+
+
+def _window_size(window_size: tuple[int, int]) -> tuple[int, int]:
+    """FlashAttention's ``window_size = (left, right)``, checked: two ints
+    (``SymInt`` under ``torch.compile`` with dynamic shapes), each -1 (no
+    limit on that side) or at least 0."""
+    if not isinstance(window_size, (tuple, list)) or len(window_size) != 2:
+        raise TypeError(f"window_size must be a (left, right) tuple of ints, got {window_size!r}")
+    for i, n in enumerate(window_size):
+        if isinstance(n, bool) or not isinstance(n, (int, torch.SymInt)):
+            raise TypeError(f"window_size[{i}] must be an int, got {type(n).__name__}")
+        if n < -1:
+            raise ValueError(f"window_size[{i}] must be -1 (no limit) or at least 0, got {n}")
+    left, right = window_size
+    return left, right
+
+
+def _softcap(softcap: float) -> float:
+    """FlashAttention's ``softcap``, checked: 0 (no cap), or finite, above 0
+    and at most the kernels' ``MAX_SOFTCAP``."""
+    if isinstance(softcap, bool) or not isinstance(softcap, (int, float, torch.SymFloat)):
+        raise TypeError(f"softcap must be a float, got {type(softcap).__name__}")
+    cap = float(softcap)
+    if not (math.isfinite(cap) and cap >= 0):
+        raise ValueError(f"softcap must be finite and at least 0 (0: no cap), got {cap}")
+    if cap > _native.MAX_SOFTCAP:
+        raise ValueError(f"softcap must be at most {_native.MAX_SOFTCAP}, got {cap}")
+    return cap
+
+
 def _contiguous_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
     """``t`` as a contiguous ``[B, H, S, D]`` tensor: a copy for ``bshd``
     (or a strided input), done on the uint8 bits so every backend can copy
     it."""
-    bhsd = _as_bhsd(t, layout)
-    if bhsd.is_contiguous():
-        return bhsd
-    return bhsd.view(torch.uint8).contiguous().view(E4M3)
+    return _contiguous_codes(_as_bhsd(t, layout))
+
+
+def _contiguous_codes(t: torch.Tensor) -> torch.Tensor:
+    """E4M3 ``t`` contiguous: itself, or a copy made on the uint8 bits so
+    every backend can copy it."""
+    return t if t.is_contiguous() else t.view(torch.uint8).contiguous().view(E4M3)
 
 
 def attention(
@@ -123,9 +168,12 @@ def attention(
     v_descale: torch.Tensor | None = None,
     softmax_scale: float | None = None,
     causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
-) -> torch.Tensor:
+    return_lse: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """FP8 attention, ``O = softmax(softmax_scale * Q K^T [+ mask]) V``, as
     FlashAttention-3's FP8 ``flash_attn_func`` takes it.
 
@@ -141,49 +189,230 @@ def attention(
         softmax_scale: the factor on Q K^T, ``1 / sqrt(D)`` by default.
         causal: mask keys after the query's position, aligned bottom-right
             (the last query sees the last key); a row that sees no key is 0.
+        window_size: ``(left, right)``: query row ``i``, at key position
+            ``p = i + Skv - Sq`` (bottom-right aligned, as ``causal``), sees
+            only the keys ``p - left ..= p + right``; -1 is no limit on that
+            side (FlashAttention's sliding window; with ``causal`` the right
+            side is 0). A row whose window holds no key is 0.
+        softcap: replace each score ``s`` by ``softcap * tanh(s /
+            softcap)`` before the softmax (Gemma 2's); 0, the default, caps
+            nothing. Windows and caps run on Hopper's ``wgmma`` kernels and
+            on ``decode`` (the plan takes one of those); elsewhere they
+            raise ``RuntimeError``.
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
-        layout: ``"bshd"`` (default) or ``"bhsd"``. The kernels read
-            ``[B, H, S, D]`` contiguous, so ``bshd`` inputs are copied into
-            that layout first (one transpose each) and the output is
-            returned as a ``[B, Sq, Hq, D]`` view of the kernels' ``[B, Hq,
-            Sq, D]`` result; ``bhsd`` inputs that are contiguous are read in
-            place.
+        layout: ``"bshd"`` (default) or ``"bhsd"``. Contiguous ``bhsd``
+            inputs are read in place. Contiguous ``bshd`` inputs are read in
+            place, into a contiguous ``[B, Sq, Hq, D]`` output, where the
+            kernel variant the library recommends for the problem reads
+            that layout (``wgmma`` and ``wgmma-fp8pv``, on Hopper);
+            otherwise they are copied into ``[B, H, S, D]`` and the result
+            back into that output. Strided inputs are copied into ``[B, H,
+            S, D]`` (one transpose each), and for ``bshd`` the output is
+            then a ``[B, Sq, Hq, D]`` view of the ``[B, Hq, Sq, D]`` result.
+        return_lse: also return each query row's softmax log-sum-exp. The
+            ``decode`` and ``wgmma`` variants write it (on Hopper: decode
+            shapes and most prefill); another raises ``RuntimeError``
+            (``recommended_variant`` names the variant).
 
     Returns:
-        O, in ``out_dtype`` and ``layout``, on q's device; the work is queued
-        on the current CUDA stream.
+        O, in ``out_dtype`` and ``layout``, on q's device; with
+        ``return_lse``, ``(O, lse)``, ``lse`` float32 ``[B, Sq, Hq]`` for
+        ``bshd`` (``[B, Hq, Sq]`` for ``bhsd``; both follow the output's
+        rows, and ``lse.transpose(1, 2)`` of the ``bshd`` one is
+        FlashAttention's ``[B, Hq, Sq]``): the natural log of the sum over
+        the keys a row sees of ``exp(softmax_scale * q.k)`` (of the capped
+        scores with ``softcap``), ``-inf`` for a row that sees none. The work
+        is queued on the current CUDA stream.
 
     Raises:
         TypeError: an argument of the wrong type or dtype.
         ValueError: shapes that do not fit together, an unsupported head
             dimension, tensors off the GPU or on different devices, a bad
-            ``softmax_scale``, ``out_dtype`` or ``layout``.
+            ``softmax_scale``, ``window_size``, ``softcap``, ``out_dtype`` or
+            ``layout``.
         RuntimeError: a CUDA failure (no driver, a device the kernels cannot
-            run on).
+            run on), ``return_lse`` on a variant that does not write it, or a
+            window or cap off Hopper on other than decode shapes.
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
-    if out_dtype not in OUTPUT_NAMES:
-        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
-    if softmax_scale is None:
-        softmax_scale = 1.0 / math.sqrt(dims.head_dim)
-    softmax_scale = float(softmax_scale)
-    if not (math.isfinite(softmax_scale) and softmax_scale > 0):
-        raise ValueError(f"softmax_scale must be finite and positive, got {softmax_scale}")
+    _check_out_dtype(out_dtype)
+    softmax_scale = _softmax_scale(softmax_scale, dims.head_dim)
+    window_left, window_right = _window_size(window_size)
+    softcap = _softcap(softcap)
     scales = [
-        _descale(name, t, dims, q.device)
+        _descale(name, t, (dims.batch, dims.heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
-    out = attention_op(
-        _contiguous_bhsd(q, layout),
-        _contiguous_bhsd(k, layout),
-        _contiguous_bhsd(v, layout),
+    options = (softmax_scale, bool(causal), out_dtype, bool(return_lse), window_left, window_right, softcap)
+    if layout == "bshd" and q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
+        out, lse = attention_bshd_op(q, k, v, *scales, *options)
+    else:
+        bhsd = [_contiguous_bhsd(t, layout) for t in (q, k, v)]
+        out, lse = attention_op(*bhsd, *scales, *options)
+        # [B, Hq, Sq, D] and [B, Hq, Sq] seen in the layout's order.
+        out, lse = _as_bhsd(out, layout), _as_bhsd(lse, layout) if return_lse else lse
+    return (out, lse) if return_lse else out
+
+
+def _check_packed_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]:
+    """Types, ranks and shapes of packed Q, K and V; ``(Hkv, D)``."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != E4M3:
+            raise TypeError(
+                f"{name} must be torch.float8_e4m3fn (E4M3 codes; sdpa_fp8.quantize makes them), got {t.dtype}"
+            )
+        if t.dim() != 3:
+            raise ValueError(f"{name} must have 3 dimensions (total_rows, heads, head_dim), got shape {tuple(t.shape)}")
+    total_q, heads_q, head_dim = q.shape
+    total_k, heads_kv, _ = k.shape
+    if k.shape != v.shape:
+        raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+    if k.shape[2] != head_dim:
+        raise ValueError(f"q and k must agree on head_dim, got {tuple(q.shape)} and {tuple(k.shape)}")
+    if head_dim not in _native.HEAD_DIMS:
+        raise ValueError(f"head_dim {head_dim} is not supported (supported: {_native.HEAD_DIMS})")
+    if min(total_q, total_k, heads_q, heads_kv) == 0:
+        raise ValueError(f"zero-sized dimension: q {tuple(q.shape)}, k {tuple(k.shape)}")
+    if heads_q % heads_kv != 0:
+        raise ValueError(f"query heads ({heads_q}) must be a multiple of key/value heads ({heads_kv})")
+    _check_device({"k": k, "v": v}, q.device)
+    return heads_kv, head_dim
+
+
+def _check_prefix_sums(cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor, device: torch.device) -> int:
+    """Both prefix sums int32, one-dimensional, of ``batch + 1 >= 2``
+    entries, on ``device``; ``batch``."""
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != torch.int32:
+            raise TypeError(f"{name} must be torch.int32, got {t.dtype}")
+        if t.dim() != 1 or t.shape[0] < 2:
+            raise ValueError(f"{name} must have shape (batch + 1,) with batch >= 1, got {tuple(t.shape)}")
+    if cu_seqlens_q.shape != cu_seqlens_k.shape:
+        raise ValueError(
+            f"cu_seqlens_q and cu_seqlens_k must have the same length (batch + 1), "
+            f"got {cu_seqlens_q.shape[0]} and {cu_seqlens_k.shape[0]}"
+        )
+    _check_device({"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k}, device)
+    return cu_seqlens_q.shape[0] - 1
+
+
+def _max_seqlen(name: str, value: int) -> int:
+    """A longest length: a positive integer (a ``SymInt`` under
+    ``torch.compile`` with dynamic shapes)."""
+    if isinstance(value, bool) or not isinstance(value, (int, torch.SymInt)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return value
+
+
+def attention_varlen(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    *,
+    q_descale: torch.Tensor | None = None,
+    k_descale: torch.Tensor | None = None,
+    v_descale: torch.Tensor | None = None,
+    softmax_scale: float | None = None,
+    causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
+    out_dtype: torch.dtype = torch.bfloat16,
+    return_lse: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """FP8 attention over a packed batch of sequences of their own lengths,
+    as FlashAttention-3's FP8 ``flash_attn_varlen_func`` takes it: sequence
+    ``b`` is rows ``cu_seqlens_q[b] : cu_seqlens_q[b + 1]`` of Q (and O)
+    attending to rows ``cu_seqlens_k[b] : cu_seqlens_k[b + 1]`` of K and V.
+
+    Runs on Hopper (sm_90a) only, on the ``wgmma`` kernels.
+
+    Args:
+        q: E4M3 (``torch.float8_e4m3fn``) ``[total_q, Hq, D]`` on a CUDA
+            device.
+        k, v: E4M3 ``[total_k, Hkv, D]``, ``Hq`` a multiple of ``Hkv``
+            (query head ``h`` reads key/value head ``h // (Hq // Hkv)``).
+            ``D`` is 64 or 128.
+        cu_seqlens_q, cu_seqlens_k: ``torch.int32`` ``[B + 1]`` prefix sums
+            of the query and key lengths (from 0, non-decreasing), on q's
+            device. They are read on the GPU only, never on the host: a bad
+            value gives wrong rows for its sequences (a decreasing pair is
+            an empty sequence, a sequence longer than ``max_seqlen_*`` is
+            cut at it, a row past the total is not read), never a read
+            outside the tensors.
+        max_seqlen_q, max_seqlen_k: the longest query and key lengths
+            (positive ints; the plan, and the grid, are made for them).
+        q_descale, k_descale, v_descale: float32 ``(B, Hkv)``, per
+            (sequence, key/value head), as ``attention`` takes them.
+            ``None`` means 1.
+        softmax_scale: the factor on Q K^T, ``1 / sqrt(D)`` by default.
+        causal: mask keys after the query, aligned bottom-right in each
+            sequence (its last query sees its last key); a row that sees no
+            key is 0 (and its log-sum-exp ``-inf``).
+        window_size: ``(left, right)``, as ``attention`` takes it, aligned
+            bottom-right in each sequence; -1 is no limit on that side.
+        softcap: as ``attention`` takes it; 0 caps nothing.
+        out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
+        return_lse: also return each row's softmax log-sum-exp.
+
+    Returns:
+        O ``[total_q, Hq, D]`` in ``out_dtype``; with ``return_lse``, ``(O,
+        lse)``, ``lse`` float32 ``[total_q, Hq]``: the natural log of the sum
+        over the keys a row sees of ``exp(softmax_scale * q.k)``.
+        FlashAttention's varlen log-sum-exp is ``[Hq, total_q]``:
+        ``lse.T`` is that layout. The work is queued on the current CUDA
+        stream.
+
+    Raises:
+        TypeError: an argument of the wrong type or dtype (prefix sums not
+            int32 among them).
+        ValueError: shapes that do not fit together (descales not ``(B,
+            Hkv)`` for ``B = len(cu_seqlens_q) - 1``, prefix sums of
+            different lengths), an unsupported head dimension, tensors off
+            the GPU or on different devices, a bad ``max_seqlen_*``,
+            ``softmax_scale``, ``window_size``, ``softcap`` or ``out_dtype``.
+        RuntimeError: a CUDA failure, or a GPU other than Hopper.
+    """
+    heads_kv, head_dim = _check_packed_inputs(q, k, v)
+    batch = _check_prefix_sums(cu_seqlens_q, cu_seqlens_k, q.device)
+    max_q = _max_seqlen("max_seqlen_q", max_seqlen_q)
+    max_k = _max_seqlen("max_seqlen_k", max_seqlen_k)
+    _check_out_dtype(out_dtype)
+    softmax_scale = _softmax_scale(softmax_scale, head_dim)
+    window_left, window_right = _window_size(window_size)
+    softcap = _softcap(softcap)
+    scales = [
+        _descale(name, t, (batch, heads_kv), q.device)
+        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
+    ]
+    out, lse = attention_varlen_op(
+        _contiguous_codes(q),
+        _contiguous_codes(k),
+        _contiguous_codes(v),
+        cu_seqlens_q.contiguous(),
+        cu_seqlens_k.contiguous(),
         *scales,
+        max_q,
+        max_k,
         softmax_scale,
         bool(causal),
         out_dtype,
+        bool(return_lse),
+        window_left,
+        window_right,
+        softcap,
     )
-    return _as_bhsd(out, layout)
+    return (out, lse) if return_lse else out
 
 
 def quantize(
@@ -233,17 +462,19 @@ def recommended_variant(
     k_shape: Sequence[int],
     *,
     causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
     device: int | torch.device | None = None,
 ) -> str:
     """The kernel variant ``attention`` runs for Q and K of these shapes (in
-    ``layout``, e.g. ``q.shape``) on ``device`` (the current CUDA device by
-    default): the library's recommendation, by the name ``sdpa bench
-    --variants`` and ``sdpa info`` use."""
+    ``layout``, e.g. ``q.shape``) with these options on ``device`` (the
+    current CUDA device by default): the library's recommendation, by the
+    name ``sdpa bench --variants`` and ``sdpa info`` use."""
     _check_layout(layout)
-    if out_dtype not in OUTPUT_NAMES:
-        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+    _check_out_dtype(out_dtype)
+    scores = {"window_size": _window_size(window_size), "softcap": _softcap(softcap)}
 
     def bhsd(shape: Sequence[int]) -> list[int]:
         dims = [int(n) for n in shape]
@@ -258,4 +489,4 @@ def recommended_variant(
         ordinal = torch.cuda.current_device() if index is None else index
     stream = torch.cuda.current_stream(ordinal).cuda_stream
     output = OUTPUT_NAMES[out_dtype]
-    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream)
+    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream, **scores)

@@ -1,11 +1,25 @@
-"""The custom op ``torch.ops.sdpa_fp8.attention``: the native launch on the
-current CUDA stream, and its fake implementation for tracing.
+"""The custom ops ``torch.ops.sdpa_fp8.attention``,
+``torch.ops.sdpa_fp8.attention_bshd`` and
+``torch.ops.sdpa_fp8.attention_varlen``: the native launches on the current
+CUDA stream, and their fake implementations for tracing.
 
-The op takes the kernels' own layout, ``[batch, heads, seq, head_dim]``
-contiguous, and float32 descales ``(batch, num_heads_k)`` contiguous; the
-public ``sdpa_fp8.attention`` checks its arguments and brings them into
+``attention`` takes ``[batch, heads, seq, head_dim]`` contiguous tensors,
+``attention_bshd`` ``[batch, seq, heads, head_dim]`` contiguous ones (read
+in place where the library can, copied otherwise; its outputs are always
+``[batch, seq, heads, head_dim]`` and ``[batch, seq, heads]`` contiguous),
+``attention_varlen`` packed ``[total_rows, heads, head_dim]`` contiguous,
+all float32 descales ``(batch, num_heads_k)`` contiguous; each returns O
+and the log-sum-exp of its rows (an empty tensor unless ``return_lse``).
+Their last arguments, with defaults that leave them off, are
+FlashAttention's sliding window (``window_left``, ``window_right``: -1 for
+no limit) and ``softcap`` (0 for none).
+The public ``sdpa_fp8.attention`` and
+``sdpa_fp8.attention_varlen`` check their arguments and bring them into
 that form.
 """
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 from torch.utils.dlpack import to_dlpack
@@ -32,6 +46,43 @@ def _stride_tags() -> tuple[torch.Tag, ...]:
     return ()
 
 
+def _outputs(q: torch.Tensor, out_dtype: torch.dtype, return_lse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """A call's outputs, uninitialized: O of q's shape and the log-sum-exp
+    of its rows (q's shape without ``head_dim``) float32, ``[0]`` unless
+    asked for."""
+    lse_shape = q.shape[:-1] if return_lse else (0,)
+    return q.new_empty(q.shape, dtype=out_dtype), q.new_empty(lse_shape, dtype=torch.float32)
+
+
+class _Scores(NamedTuple):
+    """A call's sliding window and score cap, as the ops take them."""
+
+    window_left: int
+    window_right: int
+    softcap: float
+
+    def native(self) -> dict[str, object]:
+        """The native calls' keyword arguments."""
+        return {"window_size": (self.window_left, self.window_right), "softcap": self.softcap}
+
+
+def _launch(
+    native: Callable[..., bool | None],
+    tensors: tuple[torch.Tensor, ...],
+    lse: torch.Tensor | None,
+    softmax_scale: float,
+    causal: bool,
+    scores: _Scores,
+) -> bool | None:
+    """``native`` (``_native.attention`` or ``_native.attention_bshd``) on
+    Q, K, V, the three descales, the output and the log-sum-exp (where not
+    ``None``), on the current stream of q's device; what it returns
+    (``attention_bshd``: whether it launched)."""
+    stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
+    lse_capsule = None if lse is None else _capsule(lse)
+    return native(*(_capsule(t) for t in tensors), lse_capsule, softmax_scale, causal, stream, **scores.native())
+
+
 @torch.library.custom_op("sdpa_fp8::attention", mutates_args=(), device_types="cuda", tags=_stride_tags())
 def attention_op(
     q: torch.Tensor,
@@ -43,24 +94,21 @@ def attention_op(
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,
-) -> torch.Tensor:
-    """O = softmax(softmax_scale * Q K^T [+ causal mask]) V on ``[B, H, S, D]``
-    contiguous E4M3 inputs, launched on the current stream of q's device."""
-    out = q.new_empty(q.shape, dtype=out_dtype)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    _native.attention(
-        _capsule(q),
-        _capsule(k),
-        _capsule(v),
-        _capsule(q_descale),
-        _capsule(k_descale),
-        _capsule(v_descale),
-        _capsule(out),
-        softmax_scale,
-        causal,
-        stream,
-    )
-    return out
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """O = softmax(softmax_scale * Q K^T [+ mask]) V on ``[B, H, S, D]``
+    contiguous E4M3 inputs (the mask causal, a sliding window, or both; the
+    scores capped where ``softcap`` is not 0) and the log-sum-exp ``[B, Hq,
+    Sq]`` float32 (an empty ``[0]`` tensor, not written, unless
+    ``return_lse``), launched on the current stream of q's device."""
+    out, lse = _outputs(q, out_dtype, return_lse)
+    tensors = (q, k, v, q_descale, k_descale, v_descale, out)
+    scores = _Scores(window_left, window_right, softcap)
+    _launch(_native.attention, tensors, lse if return_lse else None, softmax_scale, causal, scores)
+    return out, lse
 
 
 @attention_op.register_fake
@@ -74,6 +122,138 @@ def _attention_fake(
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,
-) -> torch.Tensor:
-    """The output's shape, type and device, without running anything."""
-    return q.new_empty(q.shape, dtype=out_dtype)
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _outputs(q, out_dtype, return_lse)
+
+
+@torch.library.custom_op("sdpa_fp8::attention_bshd", mutates_args=(), device_types="cuda", tags=_stride_tags())
+def attention_bshd_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``attention`` on ``[B, S, H, D]`` contiguous E4M3 inputs into a
+    ``[B, Sq, Hq, D]`` contiguous output and a ``[B, Sq, Hq]`` log-sum-exp.
+    The library reads and writes them in place where the kernel variant it
+    recommends for the problem can (the ``wgmma`` variants, on Hopper);
+    otherwise the inputs are copied into ``[B, H, S, D]`` and the results
+    back."""
+    out, lse = _outputs(q, out_dtype, return_lse)
+    tensors = (q, k, v, q_descale, k_descale, v_descale, out)
+    scores = _Scores(window_left, window_right, softcap)
+    if not _launch(_native.attention_bshd, tensors, lse if return_lse else None, softmax_scale, causal, scores):
+        q, k, v = (t.transpose(1, 2).view(torch.uint8).contiguous() for t in (q, k, v))
+        out_bhsd, lse_bhsd = _outputs(q, out_dtype, return_lse)
+        tensors = (q, k, v, q_descale, k_descale, v_descale, out_bhsd)
+        _launch(_native.attention, tensors, lse_bhsd if return_lse else None, softmax_scale, causal, scores)
+        out.copy_(out_bhsd.transpose(1, 2))
+        if return_lse:
+            lse.copy_(lse_bhsd.transpose(1, 2))
+    return out, lse
+
+
+@attention_bshd_op.register_fake
+def _attention_bshd_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _outputs(q, out_dtype, return_lse)
+
+
+@torch.library.custom_op("sdpa_fp8::attention_varlen", mutates_args=(), device_types="cuda", tags=_stride_tags())
+def attention_varlen_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention over a packed batch: Q ``[total_q, Hq, D]``, K and V
+    ``[total_k, Hkv, D]`` contiguous E4M3, int32 prefix sums ``[B + 1]``;
+    returns O ``[total_q, Hq, D]`` and the log-sum-exp ``[total_q, Hq]``
+    float32 (an empty ``[0]`` tensor, not written, unless ``return_lse``),
+    launched on the current stream of q's device."""
+    out, lse = _outputs(q, out_dtype, return_lse)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _native.attention_varlen(
+        _capsule(q),
+        _capsule(k),
+        _capsule(v),
+        _capsule(cu_seqlens_q),
+        _capsule(cu_seqlens_k),
+        _capsule(q_descale),
+        _capsule(k_descale),
+        _capsule(v_descale),
+        _capsule(out),
+        _capsule(lse) if return_lse else None,
+        max_seqlen_q,
+        max_seqlen_k,
+        softmax_scale,
+        causal,
+        stream,
+        **_Scores(window_left, window_right, softcap).native(),
+    )
+    return out, lse
+
+
+@attention_varlen_op.register_fake
+def _attention_varlen_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _outputs(q, out_dtype, return_lse)

@@ -3,9 +3,9 @@
 //! the shapes fit together and that every tensor is on one CUDA device.
 
 use crate::dlpack::{
-    CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
+    CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_INT, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
 };
-use sdpa::OutputDtype;
+use sdpa::{Layout, OutputDtype};
 use std::fmt;
 
 /// An element type the binding takes.
@@ -19,11 +19,13 @@ pub enum Element {
     Bf16,
     /// IEEE single.
     F32,
+    /// 32-bit signed integer (prefix sums of sequence lengths).
+    I32,
 }
 
 impl Element {
     /// The element type of a DLPack dtype, where it is one of these.
-    fn of(info: &TensorInfo) -> Option<Element> {
+    pub fn of(info: &TensorInfo) -> Option<Element> {
         let dtype = info.dtype;
         if dtype.lanes != 1 {
             return None;
@@ -33,6 +35,7 @@ impl Element {
             (CODE_FLOAT, 16) => Some(Element::F16),
             (CODE_BFLOAT, 16) => Some(Element::Bf16),
             (CODE_FLOAT, 32) => Some(Element::F32),
+            (CODE_INT, 32) => Some(Element::I32),
             _ => None,
         }
     }
@@ -69,9 +72,18 @@ pub enum ArgError {
         strides: Vec<i64>,
     },
     /// An output the producer marked read-only.
-    ReadOnly,
+    ReadOnly(&'static str),
     /// Shapes that do not fit together.
     Shape(String),
+    /// An option outside the values it takes.
+    OutOfRange {
+        /// Which option.
+        what: &'static str,
+        /// What it may be.
+        expected: &'static str,
+        /// What it is.
+        value: String,
+    },
     /// A tensor that is not in CUDA device memory.
     NotCuda {
         /// Which argument.
@@ -102,8 +114,9 @@ impl fmt::Display for ArgError {
             ArgError::NotContiguous { what, shape, strides } => {
                 write!(f, "{what} must be contiguous row-major, got shape {shape:?} with strides {strides:?}")
             }
-            ArgError::ReadOnly => write!(f, "out is read-only"),
+            ArgError::ReadOnly(what) => write!(f, "{what} is read-only"),
             ArgError::Shape(why) => write!(f, "{why}"),
+            ArgError::OutOfRange { what, expected, value } => write!(f, "{what} must be {expected}, got {value}"),
             ArgError::NotCuda { what, device_type } => {
                 write!(f, "{what} must be a CUDA tensor, got DLPack device type {device_type} (CUDA is 2)")
             }
@@ -131,13 +144,19 @@ pub struct Operand<const N: usize> {
     pub shape: [usize; N],
 }
 
-/// A call's checked arguments: Q, K, V `[B, H, S, D]` E4M3, the three
-/// descales `(B, Hkv)` f32, the output `[B, Hq, Sq, D]` f16 or bf16, all on
-/// CUDA device `ordinal`.
+/// A call's checked arguments: Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv,
+/// D]` E4M3, the three descales `(B, Hkv)` f32, the output `[B, Hq, Sq, D]`
+/// f16 or bf16 and, if asked, the log-sum-exp f32 (`[B, Hq, Sq]`, `[B, Sq,
+/// Hq]` for `[B, S, H, D]` tensors: the output's rows), all on CUDA device
+/// `ordinal`. The 4-dimensional shapes are given in `[B, H, S, D]` order
+/// whatever `layout` lays the memory out as; the log-sum-exp's in its
+/// memory order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The CUDA device.
     pub ordinal: usize,
+    /// How Q, K, V and the output lie in memory.
+    pub layout: Layout,
     /// Q.
     pub q: Operand<4>,
     /// K.
@@ -150,6 +169,8 @@ pub struct Call {
     pub out: Operand<4>,
     /// The output's element type.
     pub out_dtype: OutputDtype,
+    /// The log-sum-exp output, where asked for.
+    pub lse: Option<Operand<3>>,
 }
 
 /// The tensors of one call, as their capsules described them.
@@ -164,60 +185,91 @@ pub struct Tensors {
     pub descales: [TensorInfo; 3],
     /// The output.
     pub out: TensorInfo,
+    /// The log-sum-exp output, where asked for.
+    pub lse: Option<TensorInfo>,
 }
 
 /// Names of the descale arguments, in `Tensors::descales` order.
-const DESCALE_NAMES: [&str; 3] = ["q_descale", "k_descale", "v_descale"];
+pub const DESCALE_NAMES: [&str; 3] = ["q_descale", "k_descale", "v_descale"];
 
 impl Tensors {
-    /// Checks the tensors, types and layouts first, then how their shapes
-    /// fit together, then their devices (so that the checks that need no GPU
-    /// come first).
-    pub fn check(&self) -> Result<Call, ArgError> {
-        let q = operand::<4>(&self.q, "q", &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)")?;
-        let k = operand::<4>(&self.k, "k", &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)")?;
-        let v = operand::<4>(&self.v, "v", &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)")?;
+    /// Checks the tensors, contiguous in `layout` (the 4-dimensional ones
+    /// given in its memory order): types and contiguity first, then how
+    /// their shapes fit together, then their devices (so that the checks
+    /// that need no GPU come first).
+    pub fn check(&self, layout: Layout) -> Result<Call, ArgError> {
+        let e4m3 = |info, what| {
+            operand::<4>(info, what, &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)").map(|o| bhsd(o, layout))
+        };
+        let (q, k, v) = (e4m3(&self.q, "q")?, e4m3(&self.k, "k")?, e4m3(&self.v, "v")?);
         let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
         for (i, info) in self.descales.iter().enumerate() {
             descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
         }
         let out = operand::<4>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
+        let out = bhsd(out, layout);
+        let lse = match &self.lse {
+            Some(info) => Some(operand::<3>(info, "lse", &[Element::F32], "float32")?),
+            None => None,
+        };
         if self.out.read_only {
-            return Err(ArgError::ReadOnly);
+            return Err(ArgError::ReadOnly("out"));
+        }
+        if self.lse.as_ref().is_some_and(|info| info.read_only) {
+            return Err(ArgError::ReadOnly("lse"));
         }
         let out_dtype = match Element::of(&self.out) {
             Some(Element::Bf16) => OutputDtype::Bf16,
             _ => OutputDtype::F16,
         };
-        check_shapes(q.shape, k.shape, v.shape, &descales, out.shape)?;
+        check_shapes(layout, [q.shape, k.shape, v.shape, out.shape], &descales)?;
+        if let Some(lse) = lse {
+            check_lse_shape(layout, q.shape, lse.shape)?;
+        }
         let ordinal = self.check_devices()?;
-        Ok(Call { ordinal, q, k, v, descales, out, out_dtype })
+        Ok(Call { ordinal, layout, q, k, v, descales, out, out_dtype, lse })
     }
 
     /// Every tensor on the CUDA device Q is on; that device's ordinal.
     fn check_devices(&self) -> Result<usize, ArgError> {
-        let expected = self.q.device;
         let named = [("q", &self.q), ("k", &self.k), ("v", &self.v), ("out", &self.out)]
             .into_iter()
-            .chain(DESCALE_NAMES.into_iter().zip(&self.descales));
-        for (what, info) in named {
-            if info.device.device_type != DEVICE_CUDA {
-                return Err(ArgError::NotCuda { what, device_type: info.device.device_type });
-            }
-            if info.device.device_id != expected.device_id {
-                return Err(ArgError::Devices { what, ordinal: info.device.device_id, expected: expected.device_id });
-            }
-        }
-        usize::try_from(expected.device_id).map_err(|_| ArgError::Devices {
-            what: "q",
-            ordinal: expected.device_id,
-            expected: 0,
-        })
+            .chain(DESCALE_NAMES.into_iter().zip(&self.descales))
+            .chain(self.lse.iter().map(|info| ("lse", info)));
+        on_one_device(named)
     }
 }
 
+/// `operand` of a tensor laid out `layout`, its shape in `[B, H, S, D]`
+/// order.
+fn bhsd(operand: Operand<4>, layout: Layout) -> Operand<4> {
+    let [b, s_or_h, h_or_s, d] = operand.shape;
+    let shape = match layout {
+        Layout::Bhsd => operand.shape,
+        Layout::Bshd => [b, h_or_s, s_or_h, d],
+    };
+    Operand { shape, ..operand }
+}
+
+/// Every tensor of `named` on one CUDA device, the first's (Q's); that
+/// device's ordinal.
+pub fn on_one_device<'t>(named: impl IntoIterator<Item = (&'static str, &'t TensorInfo)>) -> Result<usize, ArgError> {
+    let mut expected = None;
+    for (what, info) in named {
+        if info.device.device_type != DEVICE_CUDA {
+            return Err(ArgError::NotCuda { what, device_type: info.device.device_type });
+        }
+        let first = *expected.get_or_insert(info.device.device_id);
+        if info.device.device_id != first {
+            return Err(ArgError::Devices { what, ordinal: info.device.device_id, expected: first });
+        }
+    }
+    let ordinal = expected.unwrap_or(0);
+    usize::try_from(ordinal).map_err(|_| ArgError::Devices { what: "q", ordinal, expected: 0 })
+}
+
 /// A tensor of one of `elements`, rank `N`, contiguous row-major.
-fn operand<const N: usize>(
+pub fn operand<const N: usize>(
     info: &TensorInfo,
     what: &'static str,
     elements: &[Element],
@@ -251,22 +303,19 @@ fn is_contiguous(shape: &[i64], strides: &[i64]) -> bool {
     shape.iter().zip(strides).zip(&expected).all(|((&n, &s), &e)| n == 1 || s == e)
 }
 
-/// Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (equal), the descales
-/// `(B, Hkv)` and the output Q's shape.
-fn check_shapes(
-    q: [usize; 4],
-    k: [usize; 4],
-    v: [usize; 4],
-    descales: &[Operand<2>; 3],
-    out: [usize; 4],
-) -> Result<(), ArgError> {
+/// Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]` (equal), the output Q's
+/// shape (each in that order, shown in `layout`'s memory order in errors)
+/// and the descales `(B, Hkv)`.
+fn check_shapes(layout: Layout, shapes: [[usize; 4]; 4], descales: &[Operand<2>; 3]) -> Result<(), ArgError> {
+    let [q, k, v, out] = shapes.map(|s| layout.memory_order(s));
     if k != v {
         return Err(ArgError::Shape(format!("k and v must have the same shape, got {k:?} and {v:?}")));
     }
     if q[0] != k[0] || q[3] != k[3] {
         return Err(ArgError::Shape(format!("q {q:?} and k {k:?} must agree on batch and head_dim")));
     }
-    let expected = [k[0], k[1]];
+    let [_, heads_kv, _, _] = shapes[1];
+    let expected = [k[0], heads_kv];
     for (name, descale) in DESCALE_NAMES.iter().zip(descales) {
         if descale.shape != expected {
             return Err(ArgError::Shape(format!(
@@ -279,6 +328,20 @@ fn check_shapes(
         return Err(ArgError::Shape(format!("out must have q's shape {q:?}, got {out:?}")));
     }
     Ok(())
+}
+
+/// The log-sum-exp of Q `[B, Hq, Sq, D]`'s rows in the output's order:
+/// `[B, Hq, Sq]`, or `[B, Sq, Hq]` for `[B, S, H, D]` tensors.
+fn check_lse_shape(layout: Layout, [b, hq, sq, _]: [usize; 4], lse: [usize; 3]) -> Result<(), ArgError> {
+    let (expected, names) = match layout {
+        Layout::Bhsd => ([b, hq, sq], "(batch, num_heads, seqlen_q)"),
+        Layout::Bshd => ([b, sq, hq], "(batch, seqlen_q, num_heads)"),
+    };
+    if lse == expected {
+        Ok(())
+    } else {
+        Err(ArgError::Shape(format!("lse must have shape {names} = {expected:?}, got {lse:?}")))
+    }
 }
 
 #[cfg(test)]
@@ -306,12 +369,13 @@ mod tests {
             v: tensor(kv, CODE_FLOAT8_E4M3FN, 8),
             descales: [f32s(), f32s(), f32s()],
             out: tensor(q, CODE_BFLOAT, 16),
+            lse: None,
         }
     }
 
     #[test]
     fn a_grouped_query_call_passes_with_its_device_and_output_type() {
-        let checked = call(&[2, 8, 100, 64], &[2, 2, 300, 64], &[2, 2]).check().unwrap();
+        let checked = call(&[2, 8, 100, 64], &[2, 2, 300, 64], &[2, 2]).check(Layout::Bhsd).unwrap();
         assert_eq!(checked.ordinal, 0);
         assert_eq!(checked.q.shape, [2, 8, 100, 64]);
         assert_eq!(checked.k.shape, [2, 2, 300, 64]);
@@ -319,10 +383,47 @@ mod tests {
     }
 
     #[test]
+    fn a_bshd_call_is_checked_in_its_memory_order_and_kept_in_bhsd_order() {
+        // B=2, Sq=100, Hq=8, Skv=300, Hkv=2, D=64, laid out [B, S, H, D].
+        let checked = call(&[2, 100, 8, 64], &[2, 300, 2, 64], &[2, 2]).check(Layout::Bshd).unwrap();
+        assert_eq!(checked.layout, Layout::Bshd);
+        assert_eq!(
+            (checked.q.shape, checked.k.shape, checked.out.shape),
+            ([2, 8, 100, 64], [2, 2, 300, 64], [2, 8, 100, 64])
+        );
+        let e = call(&[2, 100, 8, 64], &[2, 300, 2, 64], &[2, 300]).check(Layout::Bshd).unwrap_err();
+        assert!(e.to_string().starts_with("q_descale must have shape (batch, num_heads_k) = [2, 2]"), "{e}");
+        let mut t = call(&[2, 100, 8, 64], &[2, 300, 2, 64], &[2, 2]);
+        t.out = tensor(&[2, 8, 100, 64], CODE_BFLOAT, 16);
+        let e = t.check(Layout::Bshd).unwrap_err();
+        assert_eq!(e.to_string(), "out must have q's shape [2, 100, 8, 64], got [2, 8, 100, 64]");
+    }
+
+    #[test]
+    fn the_log_sum_exp_follows_the_outputs_rows() {
+        let mut t = call(&[2, 100, 8, 64], &[2, 300, 2, 64], &[2, 2]);
+        t.lse = Some(tensor(&[2, 100, 8], CODE_FLOAT, 32));
+        assert_eq!(t.check(Layout::Bshd).unwrap().lse.map(|l| l.shape), Some([2, 100, 8]));
+        t.lse = Some(tensor(&[2, 8, 100], CODE_FLOAT, 32));
+        let e = t.check(Layout::Bshd).unwrap_err();
+        assert_eq!(e.to_string(), "lse must have shape (batch, seqlen_q, num_heads) = [2, 100, 8], got [2, 8, 100]");
+        let mut t = call(&[2, 8, 100, 64], &[2, 2, 300, 64], &[2, 2]);
+        t.lse = Some(tensor(&[2, 8, 100], CODE_FLOAT, 32));
+        assert_eq!(t.check(Layout::Bhsd).unwrap().lse.map(|l| l.shape), Some([2, 8, 100]));
+        t.lse = Some(tensor(&[2, 8, 100], CODE_BFLOAT, 16));
+        assert!(t.check(Layout::Bhsd).unwrap_err().to_string().starts_with("lse must be float32"));
+        t.lse = Some(tensor(&[2, 8, 100], CODE_FLOAT, 32));
+        if let Some(lse) = &mut t.lse {
+            lse.read_only = true;
+        }
+        assert_eq!(t.check(Layout::Bhsd), Err(ArgError::ReadOnly("lse")));
+    }
+
+    #[test]
     fn a_half_precision_input_is_a_type_error() {
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.k = tensor(&[1, 2, 16, 64], CODE_FLOAT, 16);
-        let e = t.check().unwrap_err();
+        let e = t.check(Layout::Bhsd).unwrap_err();
         assert!(e.is_type_error());
         assert!(e.to_string().starts_with("k must be float8_e4m3fn"), "{e}");
     }
@@ -331,41 +432,41 @@ mod tests {
     fn a_transposed_input_is_not_contiguous() {
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.q.strides = vec![2048, 64, 128, 1];
-        assert!(matches!(t.check(), Err(ArgError::NotContiguous { what: "q", .. })));
+        assert!(matches!(t.check(Layout::Bhsd), Err(ArgError::NotContiguous { what: "q", .. })));
     }
 
     #[test]
     fn size_one_dimensions_may_have_any_stride() {
         let mut t = call(&[1, 1, 16, 64], &[1, 1, 16, 64], &[1, 1]);
         t.q.strides = vec![7, 9, 64, 1];
-        assert!(t.check().is_ok());
+        assert!(t.check(Layout::Bhsd).is_ok());
     }
 
     #[test]
     fn mismatched_shapes_and_descales_are_refused() {
-        let e = call(&[1, 4, 16, 64], &[1, 2, 16, 128], &[1, 2]).check().unwrap_err();
+        let e = call(&[1, 4, 16, 64], &[1, 2, 16, 128], &[1, 2]).check(Layout::Bhsd).unwrap_err();
         assert!(e.to_string().contains("agree on batch and head_dim"), "{e}");
-        let e = call(&[1, 4, 16, 64], &[1, 2, 16, 64], &[1, 4]).check().unwrap_err();
+        let e = call(&[1, 4, 16, 64], &[1, 2, 16, 64], &[1, 4]).check(Layout::Bhsd).unwrap_err();
         assert!(e.to_string().starts_with("q_descale must have shape (batch, num_heads_k) = [1, 2]"), "{e}");
         let mut t = call(&[1, 4, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.v = tensor(&[1, 2, 17, 64], CODE_UINT, 8);
-        assert!(t.check().unwrap_err().to_string().starts_with("k and v must have the same shape"));
+        assert!(t.check(Layout::Bhsd).unwrap_err().to_string().starts_with("k and v must have the same shape"));
     }
 
     #[test]
     fn host_tensors_and_mixed_devices_are_refused_after_the_shape_checks() {
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.v.device = DlDevice { device_type: 1, device_id: 0 };
-        assert_eq!(t.check(), Err(ArgError::NotCuda { what: "v", device_type: 1 }));
+        assert_eq!(t.check(Layout::Bhsd), Err(ArgError::NotCuda { what: "v", device_type: 1 }));
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.descales[2].device.device_id = 1;
-        assert_eq!(t.check(), Err(ArgError::Devices { what: "v_descale", ordinal: 1, expected: 0 }));
+        assert_eq!(t.check(Layout::Bhsd), Err(ArgError::Devices { what: "v_descale", ordinal: 1, expected: 0 }));
     }
 
     #[test]
     fn a_read_only_output_is_refused() {
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.out.read_only = true;
-        assert_eq!(t.check(), Err(ArgError::ReadOnly));
+        assert_eq!(t.check(Layout::Bhsd), Err(ArgError::ReadOnly("out")));
     }
 }

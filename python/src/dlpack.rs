@@ -82,6 +82,8 @@ struct DlManagedTensorVersioned {
 
 /// `kDLCUDA`.
 pub const DEVICE_CUDA: i32 = 2;
+/// `kDLInt`.
+pub const CODE_INT: u8 = 0;
 /// `kDLUInt`.
 pub const CODE_UINT: u8 = 1;
 /// `kDLFloat`.

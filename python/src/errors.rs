@@ -40,6 +40,7 @@ fn from_attn(e: AttnError) -> PyErr {
             | AttnError::Misaligned { .. }
             | AttnError::NotDeviceMemory { .. }
             | AttnError::NotPlanned(_)
+            | AttnError::UnsupportedScores { .. }
     );
     if invalid_input { PyValueError::new_err(e.to_string()) } else { PyRuntimeError::new_err(e.to_string()) }
 }

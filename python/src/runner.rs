@@ -1,9 +1,9 @@
 //! The GPU side of a call. Per device: the kernels, loaded once
 //! (`sdpa::Attention::on_stream`); per (device, stream): those kernels on
 //! the caller's stream (`Attention::for_stream`), the plans made so far (one
-//! per shape, causality, scale and output type) and one workspace, grown as
-//! plans need; so a call in the steady state plans, allocates and copies
-//! nothing but its tensor maps when the inputs moved.
+//! per shape, causality, scale, window, score cap and output type) and one
+//! workspace, grown as plans need; so a call in the steady state plans,
+//! allocates and copies nothing but its tensor maps when the inputs moved.
 //!
 //! CUDA graphs: a run captured into a graph uses its workspace at every
 //! replay, so a captured workspace is kept (for the graph) and never run
@@ -16,17 +16,30 @@
 //! before capturing, so no earlier work still uses it). So one run of the
 //! same shapes anywhere on the device before the capture is enough.
 //!
-//! This module and `dlpack` hold the binding's `unsafe`: raw device
-//! addresses and a raw stream handle, from PyTorch, turned into the `sdpa`
-//! crate's views.
+//! A packed variable-length call (`run_packed`) shares all of this: its
+//! plans are keyed by its row totals, batch and longest lengths.
+//!
+//! `[B, S, H, D]` tensors: the library is asked to read them in place with
+//! the variant it recommends for the problem (`Options::layout`); where
+//! that variant cannot (`AttnError::LayoutUnavailable`, remembered per
+//! plan key), the call launches nothing and says so, and the caller copies
+//! into `[B, H, S, D]`.
+//!
+//! This module and `dlpack` hold the binding's `unsafe`: raw
+//! device addresses and a raw stream handle, from PyTorch, turned into the
+//! `sdpa` crate's views.
 
-use crate::args::Call;
+use crate::args::{Call, Operand};
+use crate::packed_args::PackedCall;
+use crate::scores::Scores;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
-use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace, WorkspaceSize};
+use sdpa::device::{
+    DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace, WorkspaceSize,
+};
 use sdpa::raw;
-use sdpa::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan};
-use std::collections::HashMap;
+use sdpa::{Attention, AttnError, ImageChoice, Layout, Options, OutputDtype, Plan, Problem};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -61,14 +74,27 @@ const FIRST_CALL_IN_CAPTURE: &str = "the first call on a CUDA device loads the k
 /// enough workspace.
 const WORKSPACE_IN_CAPTURE: &str = "this call needs a larger workspace, which a graph capture cannot allocate";
 
+/// The shapes a plan is made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Shapes {
+    /// Q `[B, Hq, Sq, D]`, K and V `[B, Hkv, Skv, D]`.
+    Dense { q: [usize; 4], kv: [usize; 4] },
+    /// A packed batch: Q `[total_q, Hq, D]`, K and V `[total_k, Hkv, D]`,
+    /// `batch` sequences of at most `max_seqlen` (queries, keys) rows.
+    Packed { q: [usize; 3], kv: [usize; 3], batch: usize, max_seqlen: [usize; 2] },
+}
+
 /// What selects a plan on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct PlanKey {
-    q: [usize; 4],
-    kv: [usize; 4],
+    shapes: Shapes,
+    /// How the dense tensors lie in memory (`Bhsd` for a packed batch).
+    layout: Layout,
     causal: bool,
     /// The softmax scale's bits.
     scale: u32,
+    /// The sliding window and the score cap.
+    scores: Scores,
     output: OutputDtype,
 }
 
@@ -76,6 +102,9 @@ struct PlanKey {
 struct Runner {
     attention: Attention,
     plans: HashMap<PlanKey, Arc<Plan>>,
+    /// `[B, S, H, D]` keys whose recommended variant cannot read that
+    /// layout.
+    layout_refused: HashSet<PlanKey>,
     workspace: Option<Workspace>,
     /// `workspace` has been captured into a CUDA graph.
     workspace_captured: bool,
@@ -100,35 +129,73 @@ static RUNNERS: LazyLock<Mutex<Runners>> = LazyLock::new(|| Mutex::new(Runners::
 /// The caller (the Python op) keeps every tensor of `call` alive for the
 /// duration of the call, and the caching allocator of PyTorch keeps their
 /// memory until the work queued on the stream has finished.
-pub fn run(call: &Call, softmax_scale: f32, causal: bool, stream: usize) -> Result<(), RunError> {
+///
+/// Returns whether it queued the work: `false`, having queued nothing, for
+/// `[B, S, H, D]` tensors ([`Call::layout`]) that the variant the library
+/// recommends for the problem cannot read (the caller then copies them
+/// into `[B, H, S, D]`); always `true` for `[B, H, S, D]` tensors.
+pub fn run(call: &Call, softmax_scale: f32, causal: bool, scores: Scores, stream: usize) -> Result<bool, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let key =
-        PlanKey { q: call.q.shape, kv: call.k.shape, causal, scale: softmax_scale.to_bits(), output: call.out_dtype };
-    runners.run(call, key, stream)
+    let shapes = Shapes::Dense { q: call.q.shape, kv: call.k.shape };
+    let scale = softmax_scale.to_bits();
+    let key = PlanKey { shapes, layout: call.layout, causal, scale, scores, output: call.out_dtype };
+    if !runners.runner(call.ordinal, stream)?.reads_layout(key)? {
+        return Ok(false);
+    }
+    let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
+    runner.run(call, &plan, capturing)?;
+    Ok(true)
 }
 
-/// The variant the plan for these shapes runs on device `ordinal` (with the
-/// kernels loaded for stream `stream`).
+/// Runs the packed batch `call` of sequences of at most `max_seqlen`
+/// (queries, keys) rows on the caller's stream `stream`, as [`run`].
+pub fn run_packed(
+    call: &PackedCall,
+    max_seqlen: [usize; 2],
+    softmax_scale: f32,
+    causal: bool,
+    scores: Scores,
+    stream: usize,
+) -> Result<(), RunError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let shapes = Shapes::Packed { q: call.q.shape, kv: call.k.shape, batch: call.batch(), max_seqlen };
+    let (layout, scale) = (Layout::Bhsd, softmax_scale.to_bits());
+    let key = PlanKey { shapes, layout, causal, scale, scores, output: call.out_dtype };
+    let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
+    runner.run_packed(call, max_seqlen, &plan, capturing)
+}
+
+/// The variant the plan for these shapes and scores runs on device
+/// `ordinal` (with the kernels loaded for stream `stream`).
 pub fn recommended_variant(
     ordinal: usize,
     stream: usize,
     q: [usize; 4],
     kv: [usize; 4],
     causal: bool,
+    scores: Scores,
     output: OutputDtype,
 ) -> Result<&'static str, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let runner = runners.runner(ordinal, stream)?;
-    let plan = runner.attention.plan_shapes(q, kv, kv, &Options::new().causal(causal).output(output))?;
+    let opts = scores.apply(Options::new().causal(causal).output(output));
+    let plan = runner.attention.plan_shapes(q, kv, kv, &opts)?;
     Ok(plan.variant().name())
 }
 
 impl Runners {
-    /// Plans, finds a workspace (taking one over from another stream of the
-    /// device during a capture, where none here is large enough), and runs.
-    fn run(&mut self, call: &Call, key: PlanKey, stream: usize) -> Result<(), RunError> {
-        let id = (call.ordinal, stream);
-        let runner = self.runner(call.ordinal, stream)?;
+    /// The runner of (`ordinal`, `stream`), with `key`'s plan and a
+    /// workspace that holds it (taken over from another stream of the
+    /// device during a capture, where none here is large enough), and
+    /// whether the stream is being captured.
+    fn prepare(
+        &mut self,
+        ordinal: usize,
+        stream: usize,
+        key: PlanKey,
+    ) -> Result<(&mut Runner, Arc<Plan>, bool), RunError> {
+        let id = (ordinal, stream);
+        let runner = self.runner(ordinal, stream)?;
         let plan = runner.plan(key)?;
         let capturing = capturing(runner.attention.stream())?;
         let needed = WorkspaceSize::of(&plan, runner.attention.target());
@@ -139,7 +206,9 @@ impl Runners {
             runner.captured.extend(runner.workspace.replace(adopted));
             runner.workspace_captured = true;
         }
-        self.runners.get_mut(&id).expect("made above").run(call, &plan, capturing, needed)
+        let runner = self.runners.get_mut(&id).expect("made above");
+        runner.ready_workspace(&plan, capturing, needed)?;
+        Ok((runner, plan, capturing))
     }
 
     /// A workspace that holds `needed`, taken from another stream's runner
@@ -173,6 +242,7 @@ impl Runners {
             let runner = Runner {
                 attention,
                 plans: HashMap::new(),
+                layout_refused: HashSet::new(),
                 workspace: None,
                 workspace_captured: false,
                 captured: Vec::new(),
@@ -209,20 +279,68 @@ impl Runners {
 }
 
 impl Runner {
-    /// The plan for `key`, made once.
+    /// Whether the library reads `key`'s tensors in their layout: always
+    /// for `[B, H, S, D]`; for `[B, S, H, D]`, whether it plans them
+    /// ([`Runner::plan`]; a refusal, `AttnError::LayoutUnavailable`, is
+    /// remembered).
+    fn reads_layout(&mut self, key: PlanKey) -> Result<bool, AttnError> {
+        if key.layout == Layout::Bhsd {
+            return Ok(true);
+        }
+        if self.layout_refused.contains(&key) {
+            return Ok(false);
+        }
+        match self.plan(key) {
+            Ok(_) => Ok(true),
+            Err(AttnError::LayoutUnavailable { .. }) => {
+                self.layout_refused.insert(key);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The plan for `key`, made once. `[B, S, H, D]` tensors are planned
+    /// with the variant recommended for the problem, which refuses the
+    /// layout (`AttnError::LayoutUnavailable`) where it cannot read it.
     fn plan(&mut self, key: PlanKey) -> Result<Arc<Plan>, AttnError> {
         if let Some(plan) = self.plans.get(&key) {
             return Ok(plan.clone());
         }
         let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
-        let plan = Arc::new(self.attention.plan_shapes(key.q, key.kv, key.kv, &opts)?);
+        let opts = key.scores.apply(opts);
+        let plan = match (key.shapes, key.layout) {
+            (Shapes::Dense { q, kv }, Layout::Bhsd) => self.attention.plan_shapes(q, kv, kv, &opts)?,
+            (Shapes::Dense { q, kv }, Layout::Bshd) => {
+                let recommended = self.plan(PlanKey { layout: Layout::Bhsd, ..key })?.variant();
+                self.attention.plan_shapes(q, kv, kv, &opts.variant(recommended).layout(Layout::Bshd))?
+            }
+            (Shapes::Packed { q, kv, batch, max_seqlen }, _) => self.plan_packed(q, kv, batch, max_seqlen, &opts)?,
+        };
+        let plan = Arc::new(plan);
         self.plans.insert(key, plan.clone());
         Ok(plan)
     }
 
-    /// Makes sure of a workspace that holds `needed` (outside a capture:
-    /// a new one after a capture, grown as needed), and runs `plan`.
-    fn run(&mut self, call: &Call, plan: &Plan, capturing: bool, needed: WorkspaceSize) -> Result<(), RunError> {
+    /// A packed batch's plan, as `Attention::plan_packed` makes it from
+    /// the prefix sums' batch and the longest lengths (which is all it
+    /// reads of them: a plan needs no device memory, and so can be made
+    /// during a capture).
+    fn plan_packed(
+        &self,
+        q: [usize; 3],
+        kv: [usize; 3],
+        batch: usize,
+        max_seqlen: [usize; 2],
+        opts: &Options,
+    ) -> Result<Plan, AttnError> {
+        let problem = Problem::packed(q, kv, kv, batch, max_seqlen, opts)?;
+        Plan::new(problem, opts.variant, self.attention.target())
+    }
+
+    /// Makes sure of a workspace that holds `needed` for `plan` (outside a
+    /// capture: a new one after a capture, grown as needed).
+    fn ready_workspace(&mut self, plan: &Plan, capturing: bool, needed: WorkspaceSize) -> Result<(), RunError> {
         if !capturing && self.workspace_captured {
             self.captured.extend(self.workspace.take());
             self.workspace_captured = false;
@@ -233,34 +351,115 @@ impl Runner {
             (Some(ws), true) if ws.size().holds(needed) => {}
             (_, true) => return Err(RunError::Capture(WORKSPACE_IN_CAPTURE)),
         }
-        let ws = self.workspace.as_mut().expect("made above");
+        Ok(())
+    }
+
+    /// Runs `plan` on `call`'s tensors, in the workspace
+    /// [`Runner::ready_workspace`] made sure of.
+    fn run(&mut self, call: &Call, plan: &Plan, capturing: bool) -> Result<(), RunError> {
+        let ws = self.workspace.as_mut().expect("made by ready_workspace");
         let stream = self.attention.stream();
-        let [qs, ks, vs] = call.descales;
         // SAFETY: the addresses are the first elements of live PyTorch CUDA
         // tensors on this device of exactly these shapes (checked from
         // their DLPack descriptions; `from_raw` checks them again against
         // the driver's records), which the caller keeps alive during the
         // call and PyTorch's allocator keeps until the stream's work ends;
-        // the output is a fresh tensor nothing else reads or writes.
-        let (q, k, v, scales, mut out) = unsafe {
+        // the output (and the log-sum-exp) a fresh tensor nothing else reads
+        // or writes. The `bshd` constructors take the shapes in that
+        // layout's memory order.
+        let (q, k, v, scales, mut out, extras) = unsafe {
+            let input = |operand: &Operand<4>| match call.layout {
+                Layout::Bhsd => Fp8View::from_raw(stream, operand.address, operand.shape),
+                Layout::Bshd => {
+                    Fp8View::from_raw_bshd(stream, operand.address, call.layout.memory_order(operand.shape))
+                }
+            };
+            let (out, dtype) = (call.out, call.out_dtype);
             (
-                Fp8View::from_raw(stream, call.q.address, call.q.shape)?,
-                Fp8View::from_raw(stream, call.k.address, call.k.shape)?,
-                Fp8View::from_raw(stream, call.v.address, call.v.shape)?,
-                DeviceScales::from_raw(
-                    stream,
-                    [qs.address, ks.address, vs.address],
-                    [qs.shape[0] * qs.shape[1], ks.shape[0] * ks.shape[1], vs.shape[0] * vs.shape[1]],
-                    ScaleLayout::PerBatchHead,
-                )?,
-                OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, call.out.shape)?,
+                input(&call.q)?,
+                input(&call.k)?,
+                input(&call.v)?,
+                descale_views(stream, &call.descales)?,
+                match call.layout {
+                    Layout::Bhsd => OutputViewMut::from_raw(stream, out.address, dtype, out.shape)?,
+                    Layout::Bshd => {
+                        OutputViewMut::from_raw_bshd(stream, out.address, dtype, call.layout.memory_order(out.shape))?
+                    }
+                },
+                match call.lse {
+                    Some(lse) => RunExtras::new().lse_from_raw(stream, lse.address, lse.shape.iter().product())?,
+                    None => RunExtras::new(),
+                },
             )
         };
-        self.attention.run_views(plan, &q, &k, &v, &scales, &mut out, ws)?;
+        self.attention.run_views_with(plan, &q, &k, &v, &scales, &mut out, ws, extras)?;
         if capturing && ws.size().bytes() > 0 {
             self.workspace_captured = true;
         }
         Ok(())
+    }
+
+    /// Runs the packed `plan` on `call`'s tensors, sequences of at most
+    /// `max_q` queries and `max_k` keys, as [`Runner::run`].
+    fn run_packed(
+        &mut self,
+        call: &PackedCall,
+        [max_q, max_k]: [usize; 2],
+        plan: &Plan,
+        capturing: bool,
+    ) -> Result<(), RunError> {
+        let ws = self.workspace.as_mut().expect("made by ready_workspace");
+        let stream = self.attention.stream();
+        let packed = |[rows, heads, head_dim]: [usize; 3]| [1, rows, heads, head_dim];
+        let (cu_q, cu_k) = (call.cu_seqlens_q, call.cu_seqlens_k);
+        // SAFETY: as in `Runner::run`; Q, K, V and O are the packed views
+        // `Fp8View::packed` and `OutputViewMut::packed` make (`[1, rows,
+        // heads, head_dim]`), the prefix sums `batch + 1` int32 each and
+        // the log-sum-exp a fresh `[total_q, Hq]` f32 tensor nothing else
+        // reads or writes.
+        let (q, k, v, scales, mut out, seqs, extras) = unsafe {
+            (
+                Fp8View::from_raw(stream, call.q.address, packed(call.q.shape))?,
+                Fp8View::from_raw(stream, call.k.address, packed(call.k.shape))?,
+                Fp8View::from_raw(stream, call.v.address, packed(call.v.shape))?,
+                descale_views(stream, &call.descales)?,
+                OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, packed(call.out.shape))?,
+                PackedSeqs::from_raw(
+                    stream,
+                    [cu_q.address, cu_k.address],
+                    [cu_q.shape[0], cu_k.shape[0]],
+                    [max_q, max_k],
+                )?,
+                match call.lse {
+                    Some(lse) => RunExtras::new().lse_from_raw(stream, lse.address, lse.shape[0] * lse.shape[1])?,
+                    None => RunExtras::new(),
+                },
+            )
+        };
+        self.attention.run_packed(plan, &q, &k, &v, &seqs, &scales, &mut out, ws, extras)?;
+        if capturing && ws.size().bytes() > 0 {
+            self.workspace_captured = true;
+        }
+        Ok(())
+    }
+}
+
+/// Q's, K's and V's `(B, Hkv)` descales at their raw addresses.
+///
+/// # Safety
+/// As `DeviceScales::from_raw`: each address the first of its shape's f32
+/// elements, live for the call.
+unsafe fn descale_views<'a>(stream: &CudaStream, descales: &[Operand<2>; 3]) -> Result<DeviceScales<'a>, AttnError> {
+    let [qs, ks, vs] = descales;
+    let len = |s: &Operand<2>| s.shape[0] * s.shape[1];
+    // SAFETY: the caller's promise.
+    unsafe {
+        DeviceScales::from_raw(
+            stream,
+            [qs.address, ks.address, vs.address],
+            [len(qs), len(ks), len(vs)],
+            ScaleLayout::PerBatchHead,
+        )
     }
 }
 

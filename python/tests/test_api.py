@@ -4,6 +4,7 @@ shapes, and ``quantize``."""
 
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,25 @@ def test_the_fake_implementation_gives_the_output_shape_and_type(layout, out_dty
         q, k = meta(2, 8, 100, 64), meta(2, 2, 300, 64)
         expected = (2, 8, 100, 64)
     o = sdpa_fp8.attention(q, k, k, causal=True, out_dtype=out_dtype, layout=layout)
-    assert tuple(o.shape) == expected
+    assert tuple(o.shape) == expected and o.is_contiguous()
     assert o.dtype == out_dtype
     assert o.device.type == "meta"
+    # The log-sum-exp follows the output's rows: [B, Sq, Hq] or [B, Hq, Sq].
+    o, lse = sdpa_fp8.attention(q, k, k, causal=True, out_dtype=out_dtype, layout=layout, return_lse=True)
+    assert tuple(o.shape) == expected
+    assert tuple(lse.shape) == expected[:3] and lse.is_contiguous() and lse.dtype == torch.float32
+
+
+def test_strided_bshd_inputs_give_a_view_of_a_bhsd_result():
+    # Contiguous [B, S, H, D] inputs go to the bshd op, whose output is
+    # [B, Sq, Hq, D] contiguous; strided ones (here [B, H, S, D] memory
+    # seen as [B, S, H, D]) are copied into [B, H, S, D] for the bhsd op,
+    # whose result comes back transposed.
+    q, k = meta(2, 8, 100, 64).transpose(1, 2), meta(2, 2, 300, 64).transpose(1, 2)
+    o, lse = sdpa_fp8.attention(q, k, k, return_lse=True)
+    assert tuple(o.shape) == (2, 100, 8, 64) and not o.is_contiguous()
+    assert o.transpose(1, 2).is_contiguous()
+    assert tuple(lse.shape) == (2, 100, 8) and lse.transpose(1, 2).is_contiguous()
 
 
 def test_the_op_traces_with_fake_tensors():
@@ -49,15 +66,70 @@ def test_the_op_traces_with_fake_tensors():
     with FakeTensorMode():
         q, k = torch.empty(1, 4, 33, 128, dtype=E4M3), torch.empty(1, 4, 65, 128, dtype=E4M3)
         s = torch.empty(1, 4)
-        o = torch.ops.sdpa_fp8.attention(q, k, k, s, s, s, 0.5, False, torch.bfloat16)
+        o, lse = torch.ops.sdpa_fp8.attention(q, k, k, s, s, s, 0.5, False, torch.bfloat16, True)
     assert tuple(o.shape) == (1, 4, 33, 128)
     assert o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == (1, 4, 33) and lse.dtype == torch.float32
 
 
-def test_the_op_schema_takes_fa3s_arguments():
-    schema = str(torch.ops.sdpa_fp8.attention.default._schema)
-    assert schema.startswith("sdpa_fp8::attention(Tensor q, Tensor k, Tensor v, Tensor q_descale")
-    assert "float softmax_scale, bool causal, ScalarType out_dtype) -> Tensor" in schema
+def test_the_bshd_op_traces_with_fake_tensors():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        q, k = torch.empty(2, 33, 8, 128, dtype=E4M3), torch.empty(2, 65, 4, 128, dtype=E4M3)
+        s = torch.empty(2, 4)
+        o, lse = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16, True)
+        _, empty = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16, False)
+    assert tuple(o.shape) == (2, 33, 8, 128) and o.is_contiguous()
+    assert o.dtype == torch.float16
+    assert tuple(lse.shape) == (2, 33, 8) and lse.is_contiguous() and lse.dtype == torch.float32
+    assert tuple(empty.shape) == (0,)
+
+
+# The ops' last arguments: FlashAttention's window and softcap, off by
+# default (the schema spells the ints SymInt, and the float 0 as 0.).
+SCORES_SCHEMA = (
+    r"(Sym)?[Ii]nt window_left=-1, (Sym)?[Ii]nt window_right=-1, float softcap=0(\.0?)?\) -> \(Tensor, Tensor\)$"
+)
+
+
+@pytest.mark.parametrize("op", ["attention", "attention_bshd"])
+def test_the_op_schema_takes_fa3s_arguments(op):
+    schema = str(getattr(torch.ops.sdpa_fp8, op).default._schema)
+    assert schema.startswith(f"sdpa_fp8::{op}(Tensor q, Tensor k, Tensor v, Tensor q_descale")
+    tail = r"float softmax_scale, bool causal, ScalarType out_dtype, bool return_lse, " + SCORES_SCHEMA
+    assert re.search(tail, schema), schema
+
+
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+def test_a_window_and_a_softcap_keep_the_output_shapes(layout):
+    if layout == "bshd":
+        q, k = meta(2, 100, 8, 64), meta(2, 300, 2, 64)
+    else:
+        q, k = meta(2, 8, 100, 64), meta(2, 2, 300, 64)
+    options = {"causal": True, "window_size": (128, 0), "softcap": 30.0, "layout": layout}
+    o, lse = sdpa_fp8.attention(q, k, k, **options, return_lse=True)
+    assert tuple(o.shape) == tuple(q.shape) and o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == tuple(q.shape[:3]) and lse.dtype == torch.float32
+
+
+def test_the_ops_take_the_window_and_the_softcap_last():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        q, k = torch.empty(2, 33, 8, 128, dtype=E4M3), torch.empty(2, 65, 4, 128, dtype=E4M3)
+        s = torch.empty(2, 4)
+        o, lse = torch.ops.sdpa_fp8.attention_bshd(q, k, k, s, s, s, 0.5, True, torch.float16, True, 64, 0, 30.0)
+        o_bhsd, _ = torch.ops.sdpa_fp8.attention(
+            q, k, k, s, s, s, 0.5, False, torch.bfloat16, False, window_left=-1, window_right=16, softcap=5.0
+        )
+        packed, cu = torch.empty(40, 8, 128, dtype=E4M3), torch.empty(3, dtype=torch.int32)
+        o_varlen, lse_varlen = torch.ops.sdpa_fp8.attention_varlen(
+            packed, packed, packed, cu, cu, s, s, s, 20, 20, 0.5, False, torch.bfloat16, True, 8, 8, 1.0
+        )
+    assert tuple(o.shape) == (2, 33, 8, 128) and tuple(lse.shape) == (2, 33, 8)
+    assert tuple(o_bhsd.shape) == (2, 33, 8, 128) and o_bhsd.dtype == torch.bfloat16
+    assert tuple(o_varlen.shape) == (40, 8, 128) and tuple(lse_varlen.shape) == (40, 8)
 
 
 def test_a_wrong_dtype_is_a_type_error():
@@ -127,16 +199,36 @@ def native_capsules(q_shape, kv_shape, descale_shape, *, q_dtype=torch.uint8, ou
 def test_the_native_module_checks_types_and_shapes_before_the_device():
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2), q_dtype=torch.float16)
     with pytest.raises(TypeError, match=r"q must be float8_e4m3fn \(or its uint8 bits\)"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 4))
     with pytest.raises(ValueError, match="q_descale must have shape"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2), out_dtype=torch.float32)
     with pytest.raises(TypeError, match="out must be float16 or bfloat16"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2))
     with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
+
+
+def test_the_native_bshd_call_checks_its_shapes_in_bshd_order_before_the_device():
+    # B=1, Sq=16, Hq=4, Skv=16, Hkv=2, D=64 laid out [B, S, H, D].
+    args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 16))
+    with pytest.raises(ValueError, match=r"q_descale must have shape \(batch, num_heads_k\) = \[1, 2\], got \[1, 16\]"):
+        _native.attention_bshd(*args, None, 0.125, False, 0)
+    args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
+    args[6] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match=r"out must have q's shape \[1, 16, 4, 64\], got \[1, 4, 16, 64\]"):
+        _native.attention_bshd(*args, None, 0.125, False, 0)
+    args[0] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.uint8).transpose(1, 2))
+    with pytest.raises(ValueError, match="q must be contiguous row-major"):
+        _native.attention_bshd(*args, None, 0.125, False, 0)
+    args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
+    fa3s = to_dlpack(torch.zeros(1, 4, 16))
+    with pytest.raises(ValueError, match=r"lse must have shape \(batch, seqlen_q, num_heads\) = \[1, 16, 4\]"):
+        _native.attention_bshd(*args, fa3s, 0.125, False, 0)
+    with pytest.raises(ValueError, match=r"q must be a CUDA tensor, got DLPack device type 1"):
+        _native.attention_bshd(*args, to_dlpack(torch.zeros(1, 16, 4)), 0.125, False, 0)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where no CUDA driver is")
@@ -159,10 +251,10 @@ def test_the_native_module_refuses_strided_tensors_and_non_capsules():
     s, out = torch.ones(1, 2), torch.zeros(1, 4, 16, 64, dtype=torch.float16)
     args = [to_dlpack(t) for t in (q, kv, kv, s, s, s, out)]
     with pytest.raises(ValueError, match="q must be contiguous row-major"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
     args[1] = kv
     with pytest.raises(TypeError, match="k: expected a DLPack capsule"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
 
 
 def test_the_native_module_reads_versioned_capsules_and_float8_codes():
@@ -176,7 +268,7 @@ def test_the_native_module_reads_versioned_capsules_and_float8_codes():
     args = [q_capsule] + [t.__dlpack__(max_version=(1, 0)) for t in (kv, kv, s, s, s, out)]
     # Every check but the device's passes: the dtype code and layout were read.
     with pytest.raises(ValueError, match="q must be a CUDA tensor"):
-        _native.attention(*args, 0.125, False, 0)
+        _native.attention(*args, None, 0.125, False, 0)
 
 
 @pytest.mark.parametrize("layout", ["bshd", "bhsd"])
@@ -238,3 +330,170 @@ def test_the_example_runs_or_says_it_needs_a_gpu(capsys):
         assert code == 0 and "relative L2 difference" in printed.out
     else:
         assert code == 1 and "needs a CUDA GPU" in printed.err
+
+
+# attention_varlen: three sequences of 300 query and 500 key rows in all,
+# Hq = 8, Hkv = 2, D = 64, as meta tensors.
+def varlen_args(**overrides):
+    args = {
+        "q": meta(300, 8, 64),
+        "k": meta(500, 2, 64),
+        "v": meta(500, 2, 64),
+        "cu_seqlens_q": meta(4, dtype=torch.int32),
+        "cu_seqlens_k": meta(4, dtype=torch.int32),
+        "max_seqlen_q": 200,
+        "max_seqlen_k": 250,
+    }
+    return {**args, **overrides}
+
+
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16])
+def test_the_varlen_fake_gives_the_output_and_log_sum_exp_shapes(out_dtype):
+    o = sdpa_fp8.attention_varlen(**varlen_args(), causal=True, out_dtype=out_dtype)
+    assert tuple(o.shape) == (300, 8, 64) and o.dtype == out_dtype and o.device.type == "meta"
+    o, lse = sdpa_fp8.attention_varlen(**varlen_args(), return_lse=True)
+    assert tuple(o.shape) == (300, 8, 64)
+    assert tuple(lse.shape) == (300, 8) and lse.dtype == torch.float32
+
+
+def test_the_varlen_op_schema_takes_fa3s_arguments():
+    schema = str(torch.ops.sdpa_fp8.attention_varlen.default._schema)
+    assert schema.startswith(
+        "sdpa_fp8::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k"
+    )
+    assert re.search(r"bool return_lse, " + SCORES_SCHEMA, schema), schema
+
+
+def test_the_varlen_fake_takes_a_window_and_a_softcap():
+    o, lse = sdpa_fp8.attention_varlen(**varlen_args(), window_size=(-1, 16), softcap=50, return_lse=True)
+    assert tuple(o.shape) == (300, 8, 64) and tuple(lse.shape) == (300, 8)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"window_size": (-2, 0)}, ValueError, r"window_size\[0\] must be -1 \(no limit\) or at least 0, got -2"),
+        ({"window_size": (64, -5)}, ValueError, r"window_size\[1\] must be -1 \(no limit\) or at least 0, got -5"),
+        ({"window_size": (64.0, 0)}, TypeError, r"window_size\[0\] must be an int, got float"),
+        ({"window_size": (0, True)}, TypeError, r"window_size\[1\] must be an int, got bool"),
+        ({"window_size": 64}, TypeError, r"window_size must be a \(left, right\) tuple of ints, got 64"),
+        ({"window_size": (1, 2, 3)}, TypeError, r"window_size must be a \(left, right\) tuple of ints"),
+        ({"softcap": -1.0}, ValueError, r"softcap must be finite and at least 0 \(0: no cap\), got -1.0"),
+        ({"softcap": math.nan}, ValueError, "softcap must be finite and at least 0"),
+        ({"softcap": math.inf}, ValueError, "softcap must be finite and at least 0"),
+        ({"softcap": 1e6}, ValueError, r"softcap must be at most 65536.0, got 1000000.0"),
+        ({"softcap": "30"}, TypeError, "softcap must be a float, got str"),
+    ],
+)
+def test_bad_windows_and_softcaps_are_refused_before_anything_runs(options, error, message):
+    q = meta(1, 16, 2, 64)
+    with pytest.raises(error, match=message):
+        sdpa_fp8.attention(q, q, q, **options)
+    with pytest.raises(error, match=message):
+        sdpa_fp8.attention_varlen(**varlen_args(), **options)
+    with pytest.raises(error, match=message):
+        sdpa_fp8.recommended_variant(q.shape, q.shape, **options)
+
+
+def test_varlen_prefix_sums_must_be_int32_on_qs_device():
+    with pytest.raises(TypeError, match="cu_seqlens_q must be torch.int32, got torch.int64"):
+        sdpa_fp8.attention_varlen(**varlen_args(cu_seqlens_q=meta(4, dtype=torch.int64)))
+    with pytest.raises(TypeError, match="cu_seqlens_k must be a torch.Tensor"):
+        sdpa_fp8.attention_varlen(**varlen_args(cu_seqlens_k=[0, 100, 200, 300]))
+    with pytest.raises(ValueError, match="cu_seqlens_k is on cpu, but q is on meta"):
+        sdpa_fp8.attention_varlen(**varlen_args(cu_seqlens_k=torch.zeros(4, dtype=torch.int32)))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cu_seqlens_k": meta(5, dtype=torch.int32)}, r"must have the same length \(batch \+ 1\), got 4 and 5"),
+        ({"cu_seqlens_q": meta(1, dtype=torch.int32)}, r"cu_seqlens_q must have shape \(batch \+ 1,\)"),
+        ({"cu_seqlens_q": meta(2, 2, dtype=torch.int32)}, r"cu_seqlens_q must have shape \(batch \+ 1,\)"),
+        ({"q": meta(1, 300, 8, 64)}, "q must have 3 dimensions"),
+        ({"v": meta(499, 2, 64)}, "k and v must have the same shape"),
+        ({"k": meta(500, 2, 128), "v": meta(500, 2, 128)}, "must agree on head_dim"),
+        ({"k": meta(500, 3, 64), "v": meta(500, 3, 64)}, r"query heads \(8\) must be a multiple"),
+        ({"q": meta(0, 8, 64)}, "zero-sized dimension"),
+        ({"max_seqlen_q": 0}, "max_seqlen_q must be positive"),
+    ],
+)
+def test_varlen_shapes_that_do_not_fit_are_value_errors(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        sdpa_fp8.attention_varlen(**varlen_args(**overrides))
+
+
+def test_varlen_descales_are_per_sequence_and_kv_head():
+    with pytest.raises(ValueError, match=r"k_descale must have shape \(batch, num_heads_k\) = \(3, 2\), got \(1, 2\)"):
+        sdpa_fp8.attention_varlen(**varlen_args(), k_descale=meta(1, 2, dtype=torch.float32))
+    with pytest.raises(TypeError, match="max_seqlen_k must be an int, got float"):
+        sdpa_fp8.attention_varlen(**varlen_args(max_seqlen_k=250.0))
+    with pytest.raises(ValueError, match="softmax_scale must be finite and positive"):
+        sdpa_fp8.attention_varlen(**varlen_args(), softmax_scale=-1.0)
+    with pytest.raises(ValueError, match="out_dtype must be"):
+        sdpa_fp8.attention_varlen(**varlen_args(), out_dtype=torch.float32)
+
+
+def varlen_capsules(*, cu_dtype=torch.int32, lse_shape=(300, 8)):
+    """DLPack capsules of host tensors, in the native varlen call's order."""
+    q, kv = torch.zeros(300, 8, 64, dtype=torch.uint8), torch.zeros(500, 2, 64, dtype=torch.uint8)
+    cu, s = torch.zeros(4, dtype=cu_dtype), torch.ones(3, 2)
+    out, lse = torch.zeros(300, 8, 64, dtype=torch.bfloat16), torch.zeros(lse_shape)
+    return [to_dlpack(t) for t in (q, kv, kv, cu, cu, s, s, s, out, lse)]
+
+
+def test_the_native_varlen_call_checks_types_and_shapes_before_the_device():
+    with pytest.raises(TypeError, match="cu_seqlens_q must be int32"):
+        _native.attention_varlen(*varlen_capsules(cu_dtype=torch.int64), 200, 250, 0.125, False, 0)
+    with pytest.raises(ValueError, match=r"lse must have shape \(total_q, num_heads\)"):
+        _native.attention_varlen(*varlen_capsules(lse_shape=(8, 300)), 200, 250, 0.125, False, 0)
+    with pytest.raises(ValueError, match="q must be a CUDA tensor, got DLPack device type 1"):
+        _native.attention_varlen(*varlen_capsules(), 200, 250, 0.125, False, 0)
+    without_lse = varlen_capsules()[:9] + [None]
+    with pytest.raises(ValueError, match="q must be a CUDA tensor"):
+        _native.attention_varlen(*without_lse, 200, 250, 0.125, False, 0)
+
+
+def test_the_native_calls_check_the_window_and_the_softcap_first():
+    args = native_capsules((1, 4, 16, 64), (1, 2, 16, 64), (1, 2))
+    with pytest.raises(ValueError, match=r"window_size\[0\] must be -1 \(no limit\) or at least 0, got -2"):
+        _native.attention(*args, None, 0.125, False, 0, window_size=(-2, 0))
+    with pytest.raises(ValueError, match=r"softcap must be finite and at least 0 \(0: no cap\), got NaN"):
+        _native.attention_bshd(*args, None, 0.125, False, 0, softcap=math.nan)
+    with pytest.raises(ValueError, match=r"window_size\[1\] must be -1 \(no limit\) or at least 0, got -3"):
+        _native.attention_varlen(*varlen_capsules(), 200, 250, 0.125, False, 0, window_size=(0, -3))
+    # Valid ones pass on to the tensors' checks; they are keyword-only.
+    with pytest.raises(ValueError, match="q must be a CUDA tensor"):
+        _native.attention(*args, None, 0.125, False, 0, window_size=(128, 0), softcap=30.0)
+    with pytest.raises(TypeError):
+        _native.attention(*args, None, 0.125, False, 0, (128, 0))
+    assert _native.MAX_SOFTCAP == 65536.0
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_a_call_with_a_window_and_a_softcap(backend):
+    torch._dynamo.reset()
+
+    def block(q, k, v):
+        return sdpa_fp8.attention(q, k, v, causal=True, window_size=(256, 0), softcap=30.0, return_lse=True)
+
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    o, lse = compiled(meta(2, 100, 8, 64), meta(2, 300, 2, 64), meta(2, 300, 2, 64))
+    assert tuple(o.shape) == (2, 100, 8, 64) and tuple(lse.shape) == (2, 100, 8)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_a_varlen_call_as_one_graph(backend):
+    torch._dynamo.reset()
+
+    def block(q, k, v, cu_q, cu_k, descale):
+        o, lse = sdpa_fp8.attention_varlen(
+            q, k, v, cu_q, cu_k, 200, 250, q_descale=descale, k_descale=descale, v_descale=descale, return_lse=True
+        )
+        return o, lse
+
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    a = varlen_args()
+    o, lse = compiled(a["q"], a["k"], a["v"], a["cu_seqlens_q"], a["cu_seqlens_k"], meta(3, 2, dtype=torch.float32))
+    assert tuple(o.shape) == (300, 8, 64) and o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == (300, 8)
