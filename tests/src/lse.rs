@@ -15,7 +15,6 @@
 //! 1e-3 and pass no slack; the window tests (large scores, rows that see
 //! two or three keys) need it.
 
-use kernels_gpu::fp8::e4m3_to_f32;
 use sdpa::Fp8Tensor;
 use sdpa::reference::ScoreRule;
 
@@ -27,19 +26,22 @@ pub fn close(got: f64, want: f64, slack: f64) -> bool {
 }
 
 /// The largest error the kernels' arithmetic may put in one score that row
-/// `(h, i)` of `q` (`[1, Hq, Sq, D]`) sees under `rule` (see the module
+/// `(b, h, i)` of `q` (`[B, Hq, Sq, D]`) sees under `rule` (see the module
 /// docs); 0 for a row that sees no key.
-pub fn score_error_bound(q: &Fp8Tensor, k: &Fp8Tensor, (h, i): (usize, usize), rule: &ScoreRule, scale: f64) -> f64 {
+pub fn score_error_bound(
+    q: &Fp8Tensor,
+    k: &Fp8Tensor,
+    (b, h, i): (usize, usize, usize),
+    rule: &ScoreRule,
+    scale: f64,
+) -> f64 {
     let [_, hq, sq, d] = q.shape;
     let [_, hkv, skv, _] = k.shape;
     let hk = h / (hq / hkv);
-    let value = |t: &Fp8Tensor, head: usize, row: usize, c: usize| {
-        e4m3_to_f32(t.data[(head * t.shape[2] + row) * d + c]) as f64 * t.scales[head] as f64
-    };
     let key_bound = |j: usize| {
         let (mut dot, mut magnitude) = (0.0, 0.0);
         for c in 0..d {
-            let x = value(q, h, i, c) * value(k, hk, j, c);
+            let x = q.value(b, h, i, c) * k.value(b, hk, j, c);
             dot += x;
             magnitude += x.abs();
         }
@@ -79,7 +81,7 @@ mod tests {
         for i in 2..62 {
             let rule = ScoreRule { left: Some(1), right: Some(1), ..ScoreRule::default() };
             let wider = ScoreRule { left: Some(2), ..rule };
-            let bound = score_error_bound(&q, &k, (1, i), &rule, scale);
+            let bound = score_error_bound(&q, &k, (0, 1, i), &rule, scale);
             assert!(bound > 0.0 && bound < 1e-2, "row {i}: bound {bound}");
             let (want, wrong) = [rule, wider].map(|r| log_sum_exp_scored_f64(&q, &k, (1, i), &r, scale)).into();
             caught += usize::from(!close(wrong, want, bound));

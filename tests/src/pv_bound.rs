@@ -84,9 +84,11 @@
 //! `|O_i|`: an output biased throughout could stay within them, and the
 //! aggregate check fails it.
 
+use crate::lse::score_error_bound;
 use kernels_gpu::variant::OutputDtype;
 use sdpa::Fp8Tensor;
 use sdpa::metrics::{ErrorStats, compare};
+use sdpa::reference::ScoreRule;
 
 /// The largest relative rounding error of a normal E4M3 weight: half the
 /// spacing of 3 mantissa bits, 2^-4.
@@ -121,6 +123,13 @@ pub struct BoundedReference {
     pub pv_bounds: Vec<f64>,
     /// `sum_j p_j |v_ji| / l` per element.
     pub magnitudes: Vec<f64>,
+    /// Per element, the share of `magnitudes` that the scores' own errors
+    /// may move the output by beyond [`WEIGHT_ERROR_SLACK`]: 0 at the
+    /// usual scales; under a score rule with large scores or a cap,
+    /// `4 (exp(2 e) - 1)` for the row's score error bound `e`
+    /// ([`crate::lse::score_error_bound`]: every weight, and the row sum,
+    /// off by at most `exp(2 e) - 1`).
+    pub score_slack: Vec<f64>,
 }
 
 impl BoundedReference {
@@ -129,8 +138,9 @@ impl BoundedReference {
     /// weighted magnitude, plus [`FLUSH_TO_ZERO`], plus the store's half
     /// ulp at the largest value the f32 result can have.
     pub fn allowed_error(&self, i: usize, output: OutputDtype) -> f64 {
-        let before_store =
-            ARITHMETIC_SLACK * self.pv_bounds[i] + WEIGHT_ERROR_SLACK * self.magnitudes[i] + FLUSH_TO_ZERO;
+        let before_store = ARITHMETIC_SLACK * self.pv_bounds[i]
+            + (WEIGHT_ERROR_SLACK + self.score_slack[i]) * self.magnitudes[i]
+            + FLUSH_TO_ZERO;
         before_store + half_ulp(self.values[i].abs() + before_store, output)
     }
 }
@@ -155,12 +165,38 @@ pub fn reference_with_pv_bound(
     causal: bool,
     softmax_scale: f64,
 ) -> BoundedReference {
+    reference_with_pv_bound_scored(q, k, v, &ScoreRule::causal(causal), softmax_scale, false)
+}
+
+/// [`reference_with_pv_bound`] with the keys and scores of `rule` (a
+/// sliding window, a softcap); with `score_errors`, each row's
+/// [`BoundedReference::score_slack`] from its scores' error bound (the
+/// window tests' large scales and caps), else 0.
+///
+/// # Panics
+/// As [`reference_with_pv_bound`].
+pub fn reference_with_pv_bound_scored(
+    q: &Fp8Tensor,
+    k: &Fp8Tensor,
+    v: &Fp8Tensor,
+    rule: &ScoreRule,
+    softmax_scale: f64,
+    score_errors: bool,
+) -> BoundedReference {
     let len = q.data.len();
     let (mut values, mut pv_bounds, mut magnitudes) = (vec![0.0; len], vec![0.0; len], vec![0.0; len]);
-    for_each_row(q, k, v, causal, softmax_scale, |row, weights, l| {
+    let mut score_slack = vec![0.0; len];
+    for_each_row(q, k, v, rule, softmax_scale, |row, weights, l| {
+        let slack = if score_errors {
+            let e = score_error_bound(q, k, (row.batch, row.head, row.query), rule, softmax_scale);
+            4.0 * (2.0 * e).exp_m1()
+        } else {
+            0.0
+        };
         for x in 0..row.len {
             let (mut o, mut bound, mut magnitude) = (0.0, 0.0, 0.0);
-            for (j, &p) in weights.iter().enumerate() {
+            // (Keys the rule hides have weight 0 and no rounding.)
+            for (j, &p) in weights.iter().enumerate().filter(|(_, p)| **p != 0.0) {
                 let value = row.value(j, x);
                 o += p * value;
                 bound += e4m3_rounding_bound(p) * value.abs();
@@ -169,12 +205,12 @@ pub fn reference_with_pv_bound(
             values[row.at + x] = o / l;
             pv_bounds[row.at + x] = bound / l;
             magnitudes[row.at + x] = magnitude / l;
+            score_slack[row.at + x] = slack;
         }
     });
-    BoundedReference { values, pv_bounds, magnitudes }
+    BoundedReference { values, pv_bounds, magnitudes, score_slack }
 }
 
-/// One query row of a problem: where its output starts, and its head's V.
 pub(crate) struct Row<'a> {
     /// The index of its first output element in `[B, Hq, Sq, D]`.
     pub(crate) at: usize,
@@ -183,6 +219,9 @@ pub(crate) struct Row<'a> {
     v: &'a Fp8Tensor,
     batch: usize,
     kv_head: usize,
+    /// Its query head and row.
+    head: usize,
+    query: usize,
 }
 
 impl Row<'_> {
@@ -192,14 +231,15 @@ impl Row<'_> {
     }
 }
 
-/// Calls `each` for every query row that sees a key, with its weights
-/// `p_j = exp(s_j - max)` over the keys it sees (keys `0..weights.len()`)
-/// and their sum `l`: the softmax of `sdpa::reference`, unnormalised.
+/// Calls `each` for every query row that sees a key under `rule`, with
+/// its weights `p_j = exp(s_j - max)` over every key (0 for those the rule
+/// hides) and their sum `l`: the softmax of `sdpa::reference`,
+/// unnormalised.
 pub(crate) fn for_each_row(
     q: &Fp8Tensor,
     k: &Fp8Tensor,
     v: &Fp8Tensor,
-    causal: bool,
+    rule: &ScoreRule,
     softmax_scale: f64,
     mut each: impl FnMut(&Row, &[f64], f64),
 ) {
@@ -218,22 +258,23 @@ pub(crate) fn for_each_row(
         for h in 0..heads_q {
             let kv_head = h / group;
             for i in 0..seq_q {
-                // Keys 0..visible (causal: j <= i + Skv - Sq); none when a
-                // causal row lies above every key.
-                let visible = if causal { (i + seq_kv + 1).saturating_sub(seq_q).min(seq_kv) } else { seq_kv };
-                if visible == 0 {
+                // Weight 0 for the keys the rule hides; rows that see no
+                // key are left out.
+                if !(0..seq_kv).any(|j| rule.sees(i, j, seq_q, seq_kv)) {
                     continue;
                 }
                 weights.clear();
-                weights.extend((0..visible).map(|j| {
-                    softmax_scale * (0..dim).map(|x| q.value(b, h, i, x) * k.value(b, kv_head, j, x)).sum::<f64>()
+                weights.extend((0..seq_kv).map(|j| {
+                    let dot = (0..dim).map(|x| q.value(b, h, i, x) * k.value(b, kv_head, j, x)).sum::<f64>();
+                    if rule.sees(i, j, seq_q, seq_kv) { rule.score(softmax_scale * dot) } else { f64::NEG_INFINITY }
                 }));
                 // A NaN score makes the row NaN, as in `sdpa::reference`.
                 let max = weights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let max = if weights.iter().any(|s| s.is_nan()) { f64::NAN } else { max };
                 weights.iter_mut().for_each(|s| *s = (*s - max).exp());
                 let l: f64 = weights.iter().sum();
-                let row = Row { at: ((b * heads_q + h) * seq_q + i) * dim, len: dim, v, batch: b, kv_head };
+                let at = ((b * heads_q + h) * seq_q + i) * dim;
+                let row = Row { at, len: dim, v, batch: b, kv_head, head: h, query: i };
                 each(&row, &weights, l);
             }
         }

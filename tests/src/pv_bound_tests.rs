@@ -13,6 +13,7 @@ use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::variant::OutputDtype;
 use sdpa::metrics::{LOWER_PRECISION_GATE, LOWER_PRECISION_MAX_REL};
 use sdpa::quant::encode_e4m3;
+use sdpa::reference::ScoreRule;
 use sdpa::reference::attention_f64;
 
 /// Failures under the lower-precision gate's 5e-2 relative L2, all
@@ -73,7 +74,8 @@ fn round_weight(p: f64, mantissa_bits: i32) -> f64 {
 fn rounded_pv(case: &FuzzCase, mantissa_bits: i32) -> Vec<f64> {
     let (q, k, v) = case_inputs(case);
     let mut out = vec![0.0; q.data.len()];
-    for_each_row(&q, &k, &v, case.shape.causal, f64::from(softmax_scale(case)), |row, weights, l| {
+    let rule = ScoreRule::causal(case.shape.causal);
+    for_each_row(&q, &k, &v, &rule, f64::from(softmax_scale(case)), |row, weights, l| {
         for x in 0..row.len {
             let o: f64 =
                 weights.iter().enumerate().map(|(j, &p)| round_weight(p, mantissa_bits) * row.value(j, x)).sum();
