@@ -8,7 +8,7 @@ use crate::attention::{Attention, DeviceOutput, DeviceProblem, Launch, POISON};
 use crate::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
-use crate::options::Options;
+use crate::options::{Layout, Options};
 use crate::plan::Plan;
 use crate::quant::{SplitMix64, from_codes, random_problem};
 use crate::reference::{ScoreRule, attention_rows_f64, attention_rows_scored_f64, sample_rows};
@@ -19,8 +19,10 @@ use kernels_gpu::variant::{OutputDtype, Variant};
 use kernels_gpu::window::KeyWindow;
 use serde::Serialize;
 
+mod layout;
 mod packed;
 
+pub use layout::bench_shape_bshd;
 pub use packed::{PackedInputs, bench_packed, packed_label};
 
 /// How to time one (variant, shape).
@@ -361,6 +363,10 @@ pub struct BenchRow {
     /// has the sequences as its batch and the longest as its lengths);
     /// `None` for every other row.
     pub packed: Option<Vec<usize>>,
+    /// How Q, K, V and O lay in memory: `[B, H, S, D]`, or `[B, S, H, D]`
+    /// ([`bench_shape_bshd`]); by its name in JSON.
+    #[serde(serialize_with = "layout_name")]
+    pub layout: Layout,
     /// "direct", "graph" or "graph-overlap".
     pub mode: &'static str,
     /// Launches per timed sample.
@@ -392,6 +398,11 @@ pub struct BenchRow {
     pub nan_count: usize,
     /// Whether the sampled rows pass the correctness gate's tolerance.
     pub correct: bool,
+}
+
+/// A row's [`Layout`] as its name ("bhsd", "bshd").
+fn layout_name<S: serde::Serializer>(layout: &Layout, to: S) -> Result<S::Ok, S::Error> {
+    to.serialize_str(layout.name())
 }
 
 /// Rows of the reference checked before a shape is timed.
@@ -460,7 +471,14 @@ pub fn bench_shape(
     let mut result = Vec::new();
     for &mode in modes {
         let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;
-        let label = RowLabel { variant, entry: plan.entry(), shape, cache: CacheLayout::default(), packed: None };
+        let label = RowLabel {
+            variant,
+            entry: plan.entry(),
+            shape,
+            cache: CacheLayout::default(),
+            packed: None,
+            layout: Layout::Bhsd,
+        };
         let problem = plan.problem();
         let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
         result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
@@ -475,6 +493,7 @@ pub(crate) struct RowLabel {
     pub(crate) shape: BenchShape,
     pub(crate) cache: CacheLayout,
     pub(crate) packed: Option<Vec<usize>>,
+    pub(crate) layout: Layout,
 }
 
 /// What one call computes and moves, for a row's rates: floating-point
@@ -502,6 +521,7 @@ impl BenchRow {
             shape: label.shape,
             cache: label.cache,
             packed: label.packed,
+            layout: label.layout,
             mode: mode.name(),
             launches_per_sample: launches,
             median_us: t.median_us,
@@ -525,11 +545,13 @@ impl BenchRow {
     }
 
     /// The table's cache column: `packed:N` for a packed batch of N
-    /// sequences, else the cache's [`CacheLayout::label`].
+    /// sequences, `bshd` for `[B, S, H, D]` tensors, else the cache's
+    /// [`CacheLayout::label`].
     pub fn layout_label(&self) -> String {
-        match &self.packed {
-            Some(lens) => format!("packed:{}", lens.len()),
-            None => self.cache.label(),
+        match (&self.packed, self.layout) {
+            (Some(lens), _) => format!("packed:{}", lens.len()),
+            (None, Layout::Bshd) => Layout::Bshd.name().to_string(),
+            (None, _) => self.cache.label(),
         }
     }
 }
@@ -665,6 +687,7 @@ pub fn bench_decode_cache(
             shape,
             cache: layout.clone(),
             packed: None,
+            layout: Layout::Bhsd,
         };
         let work = RowWork { flops, bytes: kv_bytes + q_bytes, kv_bytes };
         rows.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));

@@ -26,8 +26,8 @@ use sdpa::io::InputTensor;
 use sdpa::options::variant_by_name;
 use sdpa::quantize::{DeviceFloatTensor, Quantizer, Rotation};
 use sdpa::{
-    Attention, AttnError, DeviceFp8Tensor, DeviceScales, Fp8Input, Fp8View, Options, OutputDtype, OutputViewMut,
-    PagedKv, Plan, RunExtras, ScaleLayout, Variant, VariantChoice, io, validate,
+    Attention, AttnError, DeviceFp8Tensor, DeviceScales, Fp8Input, Fp8View, Layout, Options, OutputDtype,
+    OutputViewMut, PagedKv, Plan, RunExtras, ScaleLayout, Variant, VariantChoice, io, validate,
 };
 
 /// FP8 (E4M3) scaled-dot-product attention on NVIDIA GPUs, kernels in Rust.
@@ -211,6 +211,13 @@ struct BenchArgs {
     out_dtype: OutputDtype,
     #[command(flatten)]
     scores: ScoresArgs,
+    /// How Q, K, V and O lie in memory: bhsd ([B, H, S, D]) or bshd ([B,
+    /// S, H, D], FlashAttention's flash_attn_func layout; the cache column
+    /// reads `bshd`). bshd times the variants that read it in place
+    /// (`wgmma` and `wgmma-fp8pv` on sm_90a, `decode` with one query row),
+    /// leaves the others out, and takes dense shapes only.
+    #[arg(long, value_name = "LAYOUT", default_value = "bhsd", value_parser = layout_parser())]
+    layout: Layout,
     /// Launch modes, comma-separated: graph, direct, graph-overlap.
     #[arg(long, value_name = "MODES", value_delimiter = ',', default_values_t = ["graph".to_string(), "direct".to_string()])]
     modes: Vec<String>,
@@ -334,6 +341,12 @@ fn out_dtype_parser() -> impl clap::builder::TypedValueParser<Value = OutputDtyp
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(OutputDtype::ALL.map(OutputDtype::name))
         .try_map(|name: String| OutputDtype::from_name(&name).ok_or(format!("unknown output type {name:?}")))
+}
+
+fn layout_parser() -> impl clap::builder::TypedValueParser<Value = Layout> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Layout::ALL.map(Layout::name))
+        .try_map(|name: String| Layout::from_name(&name).ok_or(format!("unknown layout {name:?}")))
 }
 
 /// Why a command failed: the exit code and the one line to print.
@@ -802,6 +815,23 @@ fn cache_layouts(
 /// `--packed`'s lengths checked before any GPU work: rows in all (above
 /// zero, below 2^31), the packed problem at each shape, and no
 /// `graph-overlap` (the device API has no overlapped launch).
+/// `--layout bshd`'s limits, before any GPU work: dense shapes only, and
+/// no overlapped launch (the device API has none).
+fn check_layout(args: &BenchArgs, modes: &[sdpa::bench::LaunchMode]) -> Result<(), Failure> {
+    if args.layout == Layout::Bhsd {
+        return Ok(());
+    }
+    if !args.packed.is_empty() || args.page_size.is_some() || !args.seqused_k.is_empty() {
+        return Err(Failure::usage("--layout bshd times dense shapes only (not --packed, --page-size or --seqused-k)"));
+    }
+    if modes.contains(&sdpa::bench::LaunchMode::GraphOverlap) {
+        return Err(Failure::usage(
+            "--layout bshd times through the device API, which has no overlapped launch: drop graph-overlap from --modes",
+        ));
+    }
+    Ok(())
+}
+
 fn check_packed(
     lens: &[usize],
     shapes: &[sdpa::bench::BenchShape],
@@ -833,7 +863,7 @@ fn check_packed(
 fn bench(args: BenchArgs) -> Result<(), Failure> {
     use sdpa::bench::{
         BenchConfig, BenchInputs, BenchShape, DEFAULT_SHAPES, LaunchMode, PackedInputs, bench_decode_cache,
-        bench_packed, bench_shape, time_copy,
+        bench_packed, bench_shape, bench_shape_bshd, time_copy,
     };
     let shapes: Vec<BenchShape> = if args.shapes.is_empty() {
         DEFAULT_SHAPES.iter().map(|s| BenchShape::parse(s)).collect::<Result<_, _>>()
@@ -861,6 +891,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             "--window and --softcap time dense shapes only (not --packed, --page-size or --seqused-k)",
         ));
     }
+    check_layout(&args, &modes)?;
     let output = args.out_dtype;
     let attn = Attention::with_image(args.device, args.image.choice()).map_err(Failure::attn)?;
     let variants = if named.is_empty() { attn.variants() } else { named };
@@ -933,7 +964,16 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         for variant in shape_variants {
             done += 1;
             eprintln!("[{done}/{total}] {} {} ...", variant.name(), shape.label());
-            rows.extend(bench_shape(&attn, variant, &inputs, &cfg, &modes).map_err(Failure::attn)?);
+            let timed = match args.layout {
+                Layout::Bshd => bench_shape_bshd(&attn, variant, &inputs, &cfg, &modes),
+                _ => bench_shape(&attn, variant, &inputs, &cfg, &modes),
+            };
+            match timed {
+                Err(AttnError::LayoutUnavailable { .. }) => {
+                    eprintln!("{}: does not read bshd at {}, left out", variant.name(), shape.label())
+                }
+                timed => rows.extend(timed.map_err(Failure::attn)?),
+            }
         }
         for layout in shape_layouts {
             done += 1;

@@ -270,3 +270,24 @@ fn run_with_inputs_the_library_refuses_fails_before_the_gpu() {
         assert_input_error(&o, &[needle, input.as_str()]);
     }
 }
+
+/// `sdpa bench --layout`: its names in the help, a wrong name and the
+/// combinations it does not time refused before any GPU work (exit 2, one
+/// line).
+#[test]
+fn bench_layout_is_checked_before_the_gpu() {
+    let o = sdpa(&["bench", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("--layout") && help.contains("bshd") && help.contains("bhsd"), "{help}");
+    for (extra, needle) in [
+        (&["--layout", "sbhd"][..], "sbhd"),
+        (&["--layout", "bshd", "--packed", "64,128"][..], "--layout bshd times dense shapes only"),
+        (&["--layout", "bshd", "--modes", "graph,graph-overlap"][..], "drop graph-overlap from --modes"),
+    ] {
+        let args = [&["bench", "--shapes", "2,8,256,64"][..], extra].concat();
+        let o = sdpa(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{needle:?} not in {err:?}");
+    }
+}

@@ -246,8 +246,14 @@ pub fn bench_packed(
         let counts = (cfg.warmup_launches.max(1), cfg.launches_per_sample);
         let t = time_calls(attn.stream(), cfg.samples, counts, mode, || run.call())?;
         let cache = CacheLayout::default();
-        let label =
-            RowLabel { variant, entry: run.plan.kernel().entry, shape, cache, packed: Some(inputs.lens.clone()) };
+        let label = RowLabel {
+            variant,
+            entry: run.plan.kernel().entry,
+            shape,
+            cache,
+            packed: Some(inputs.lens.clone()),
+            layout: crate::options::Layout::Bhsd,
+        };
         let work = RowWork { flops: inputs.flops(), bytes: kv_bytes + q_bytes, kv_bytes };
         rows.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
     }

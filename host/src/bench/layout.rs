@@ -1,0 +1,161 @@
+//! Dense shapes timed with `[B, S, H, D]` tensors (`sdpa bench --layout
+//! bshd`, [`Layout::Bshd`]) through the device API
+//! ([`Attention::run_views`]): the same values as the `[B, H, S, D]` rows,
+//! laid out as FlashAttention's `flash_attn_func` takes them, checked on
+//! sampled rows against the f64 reference before they are timed.
+
+use super::{
+    BenchConfig, BenchInputs, BenchRow, CHECK_ROWS, CacheLayout, LaunchMode, RowLabel, RowWork, time_calls,
+    time_on_stream,
+};
+use crate::attention::Attention;
+use crate::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace};
+use crate::error::AttnError;
+use crate::metrics::{Tolerance, compare};
+use crate::options::{Layout, Options};
+use crate::plan::Plan;
+use crate::reference::{attention_rows_scored_f64, sample_rows};
+use crate::tensor::Fp8Tensor;
+use cudarc::driver::CudaSlice;
+use kernels_gpu::variant::Variant;
+
+/// A `[B, H, S, D]` tensor's codes in `[B, S, H, D]` order.
+fn bshd_codes(t: &Fp8Tensor) -> Vec<u8> {
+    let [batch, heads, seq, d] = t.shape;
+    let mut out = Vec::with_capacity(t.data.len());
+    for b in 0..batch {
+        for s in 0..seq {
+            for h in 0..heads {
+                out.extend_from_slice(&t.data[((b * heads + h) * seq + s) * d..][..d]);
+            }
+        }
+    }
+    out
+}
+
+/// One `[B, S, H, D]` call's buffers on the device.
+struct BshdRun<'a> {
+    attn: &'a Attention,
+    plan: Plan,
+    /// Q, K and V codes in `[B, S, H, D]` order.
+    codes: [CudaSlice<u8>; 3],
+    /// Q's and K's (= V's) shapes in memory order.
+    memory: [[usize; 4]; 2],
+    scales: [CudaSlice<f32>; 3],
+    ws: Workspace,
+    o: CudaSlice<u16>,
+}
+
+impl<'a> BshdRun<'a> {
+    /// Plans `variant` for `inputs` laid out `[B, S, H, D]` and uploads them
+    /// so.
+    fn new(attn: &'a Attention, variant: Variant, inputs: &BenchInputs, opts: &Options) -> Result<Self, AttnError> {
+        let stream = attn.stream();
+        let BenchInputs { shape, q, k, v } = inputs;
+        let opts = Options { variant: variant.into(), layout: Layout::Bshd, ..*opts };
+        let plan = attn.plan_shapes(shape.q_dims(), shape.kv_dims(), shape.kv_dims(), &opts)?;
+        let [qc, kc, vc] = [q, k, v].map(|t| stream.clone_htod(&bshd_codes(t)));
+        let [qs, ks, vs] = [q, k, v].map(|t| stream.clone_htod(&t.scales));
+        Ok(BshdRun {
+            attn,
+            codes: [qc?, kc?, vc?],
+            memory: [Layout::Bshd.memory_order(shape.q_dims()), Layout::Bshd.memory_order(shape.kv_dims())],
+            scales: [qs?, ks?, vs?],
+            ws: attn.workspace(&plan)?,
+            o: stream.alloc_zeros(plan.problem().q_len())?,
+            plan,
+        })
+    }
+
+    /// Launches the call (asynchronously).
+    fn call(&mut self) -> Result<(), AttnError> {
+        let [q_memory, kv_memory] = self.memory;
+        let [q, k, v] = &self.codes;
+        let [qs, ks, vs] = &self.scales;
+        let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
+        let output = self.plan.problem().output;
+        self.attn.run_views(
+            &self.plan,
+            &Fp8View::bshd(q.as_view(), q_memory)?,
+            &Fp8View::bshd(k.as_view(), kv_memory)?,
+            &Fp8View::bshd(v.as_view(), kv_memory)?,
+            &scales,
+            &mut OutputViewMut::bshd(self.o.as_view_mut(), output, q_memory)?,
+            &mut self.ws,
+        )
+    }
+}
+
+/// Checks then times `variant` on `inputs` laid out `[B, S, H, D]`, as
+/// [`super::bench_shape`] does `[B, H, S, D]`: the output poisoned before
+/// the checked run, sampled rows against the f64 reference (with the
+/// window and cap of `cfg`), then each launch mode (not `graph-overlap`,
+/// which the device API has not: the caller refuses it first).
+pub fn bench_shape_bshd(
+    attn: &Attention,
+    variant: Variant,
+    inputs: &BenchInputs,
+    cfg: &BenchConfig,
+    modes: &[LaunchMode],
+) -> Result<Vec<BenchRow>, AttnError> {
+    let shape = inputs.shape;
+    let opts = Options {
+        causal: shape.causal,
+        output: cfg.output,
+        window: cfg.window,
+        softcap: cfg.softcap,
+        ..Options::default()
+    };
+    let mut run = BshdRun::new(attn, variant, inputs, &opts)?;
+    super::poison_output(attn, &mut run.o)?;
+    run.call()?;
+    let o = super::read_output(attn, &run.o, run.plan.problem().output)?;
+    let rows = sample_rows(shape.q_dims(), CHECK_ROWS, 1);
+    let d = shape.head_dim;
+    let got: Vec<f32> =
+        rows.iter().flat_map(|&(b, h, s)| o[((b * shape.seq_q + s) * shape.heads_q + h) * d..][..d].to_vec()).collect();
+    let scale = run.plan.problem().softmax_scale as f64;
+    let (q, k, v) = (&inputs.q, &inputs.k, &inputs.v);
+    let reference = attention_rows_scored_f64(q, k, v, &cfg.score_rule(shape.causal), scale, &rows);
+    let gate = Tolerance::of(variant);
+    let stats = compare(&got, &reference, gate.max_abs);
+
+    let launches = cfg.launches_for(time_on_stream(attn.stream(), || run.call())?);
+    let cfg = cfg.with_launches(launches);
+    let mut result = Vec::new();
+    for &mode in modes {
+        let counts = (cfg.warmup_launches.max(1), cfg.launches_per_sample);
+        let t = time_calls(attn.stream(), cfg.samples, counts, mode, || run.call())?;
+        let label = RowLabel {
+            variant,
+            entry: run.plan.entry(),
+            shape,
+            cache: CacheLayout::default(),
+            packed: None,
+            layout: Layout::Bshd,
+        };
+        let problem = run.plan.problem();
+        let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
+        result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bshd_codes;
+    use crate::quant::from_codes;
+
+    #[test]
+    fn bshd_codes_put_each_row_at_its_batch_sequence_and_head() {
+        let [b, h, s, d] = [2, 3, 4, 2];
+        let data: Vec<u8> = (0..(b * h * s * d) as u8).collect();
+        let t = from_codes(data.clone(), [b, h, s, d], vec![1.0; h]);
+        let out = bshd_codes(&t);
+        for (bi, hi, si, di) in
+            (0..b).flat_map(|x| (0..h).flat_map(move |y| (0..s).flat_map(move |z| (0..d).map(move |w| (x, y, z, w)))))
+        {
+            assert_eq!(out[((bi * s + si) * h + hi) * d + di], data[((bi * h + hi) * s + si) * d + di]);
+        }
+    }
+}
