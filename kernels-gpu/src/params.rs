@@ -153,6 +153,12 @@ pub struct PackedRows {
 }
 
 impl PackedRows {
+    /// Each row and length through `f` (e.g. `arch::shfl::uniform`).
+    #[inline(always)]
+    pub fn map(self, f: impl Fn(u32) -> u32) -> Self {
+        PackedRows { q_row0: f(self.q_row0), seq_q: f(self.seq_q), kv_row0: f(self.kv_row0), seq_kv: f(self.seq_kv) }
+    }
+
     /// Sequence `b` of `p` from the prefix sums' entries `b` and `b + 1`
     /// (`[q_b, q_b1]`, `[k_b, k_b1]`), clamped so that no value the host
     /// could not check reads past a tensor or the launch's geometry: a

@@ -80,3 +80,29 @@ pub unsafe fn ballot(pred: bool) -> u32 {
     }
     out
 }
+
+/// `redux.sync.min.u32` over the whole warp: the smallest `x` of the 32
+/// lanes, in every lane. Given a value that is already the same in every
+/// lane (a sequence index found by [`ballot`], a length loaded by every
+/// lane from one address), it returns that value marked as warp-uniform:
+/// `ptxas` places the result in a uniform register (`REDUX` writes one on
+/// sm_80+), so the addresses, key ranges and loop bounds derived from it
+/// stay on the uniform datapath instead of being recomputed per lane, with
+/// convergence barriers around every branch they decide.
+///
+/// # Safety
+/// All 32 lanes of the warp must execute this call together (full mask).
+#[inline(always)]
+pub unsafe fn uniform(x: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only instruction; convergence is the caller's contract.
+    unsafe {
+        asm!(
+            "redux.sync.min.u32 {out}, {x}, 0xffffffff;",
+            out = out(reg32) out,
+            x = in(reg32) x,
+            options(nomem, nostack, pure)
+        );
+    }
+    out
+}

@@ -88,13 +88,18 @@ impl BlockJob {
             grid_dep::wait();
             let uniform = cu_q.is_null();
             let row0 = |b: u32| if uniform { b * p.seq_q } else { *cu_q.add(b as usize) };
-            let batch = find_packed_sequence(row0, p.batch, block_m, x);
-            if uniform {
-                (batch, PackedRows::uniform(p, batch))
+            // The sequence and its rows as warp-uniform values
+            // (`shfl::uniform`): every lane finds and loads the same ones,
+            // but `ptxas` cannot tell, and would compute everything the key
+            // loop derives from them per lane.
+            let batch = shfl::uniform(find_packed_sequence(row0, p.batch, block_m, x));
+            let rows = if uniform {
+                PackedRows::uniform(p, batch)
             } else {
                 let pair = |cu: *const u32| [*cu.add(batch as usize), *cu.add(batch as usize + 1)];
-                (batch, PackedRows::of(p, pair(cu_q), pair(cu_k)))
-            }
+                PackedRows::of(p, pair(cu_q), pair(cu_k))
+            };
+            (batch, rows.map(|x| shfl::uniform(x)))
         };
         // The block's place among its sequence's blocks (`blocks`: none of
         // them where it lies between two sequences').
