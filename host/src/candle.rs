@@ -51,11 +51,14 @@ pub struct Fp8Scales {
 /// head_dim]`, all contiguous `DType::F8E4M3` on one CUDA device, and
 /// `scales` there too. Returns O `[batch, heads_q, seq_q, head_dim]` in f16
 /// or, with `opts.output`, bf16. `opts` also sets causal masking, the
-/// softmax scale (default `1/sqrt(head_dim)`) and the kernel variant.
+/// softmax scale (default `1/sqrt(head_dim)`), the kernel variant, a
+/// sliding window and a softcap.
 ///
-/// Tensors in `[batch, seq, heads, head_dim]` order go in as
-/// `t.transpose(1, 2)?.contiguous()?`. Invalid inputs come back as candle
-/// errors whose message is the [`AttnError`]'s.
+/// With `opts.layout(Layout::Bshd)` the tensors are `[batch, seq, heads,
+/// head_dim]` (FlashAttention's order; O too), read in place by the
+/// variants that can (`wgmma`, `wgmma-fp8pv`, `decode` with one query
+/// row; others answer [`AttnError::LayoutUnavailable`]). Invalid inputs
+/// come back as candle errors whose message is the [`AttnError`]'s.
 pub fn attention(
     q: &Tensor,
     k: &Tensor,
@@ -103,11 +106,15 @@ impl CustomOp3 for Fp8Attention {
         v_layout: &Layout,
     ) -> candle_core::Result<(CudaStorage, Shape)> {
         let device = &q.device;
-        let q_shape = shape4("q", q_layout)?;
-        let shapes = [q_shape, shape4("k", k_layout)?, shape4("v", v_layout)?];
-        let q_view = fp8_view("q", q, q_layout)?;
-        let k_view = fp8_view("k", k, k_layout)?;
-        let v_view = fp8_view("v", v, v_layout)?;
+        // The tensors' dimensions in memory order, and as the library takes
+        // them (`[batch, heads, seq, head_dim]`).
+        let layout = self.options.layout;
+        let memory = [shape4("q", q_layout, layout)?, shape4("k", k_layout, layout)?, shape4("v", v_layout, layout)?];
+        let shapes = memory.map(|dims| layout.memory_order(dims));
+        let q_shape = shapes[0];
+        let q_view = fp8_view("q", q, q_layout, layout)?;
+        let k_view = fp8_view("k", k, k_layout, layout)?;
+        let v_view = fp8_view("v", v, v_layout, layout)?;
 
         let (q_scale, q_scale_layout) = self.scales.q.storage_and_layout();
         let (k_scale, k_scale_layout) = self.scales.k.storage_and_layout();
@@ -137,17 +144,18 @@ impl CustomOp3 for Fp8Attention {
         let slice = match self.options.output {
             OutputDtype::F16 => {
                 let mut o = device.alloc_zeros::<half::f16>(elements)?;
-                run(OutputViewMut::from_f16(&mut o, q_shape).map_err(wrap)?)?;
+                run(OutputViewMut::from_f16(&mut o, q_shape).map_err(wrap)?.laid_out(layout))?;
                 CudaStorageSlice::F16(o)
             }
             OutputDtype::Bf16 => {
                 let mut o = device.alloc_zeros::<half::bf16>(elements)?;
-                run(OutputViewMut::from_bf16(&mut o, q_shape).map_err(wrap)?)?;
+                run(OutputViewMut::from_bf16(&mut o, q_shape).map_err(wrap)?.laid_out(layout))?;
                 CudaStorageSlice::BF16(o)
             }
         };
         let out = CudaStorage { slice, device: device.clone() };
-        Ok((out, Shape::from_dims(&q_shape)))
+        // O in Q's memory order.
+        Ok((out, Shape::from_dims(&memory[0])))
     }
 }
 
@@ -160,8 +168,8 @@ struct Runner {
     plans: HashMap<PlanKey, Plan>,
 }
 
-/// What a plan depends on: the three shapes and the options (the softmax
-/// scale by its bits, so the key can be hashed).
+/// What a plan depends on: the three shapes and every option (the softmax
+/// scale and the softcap by their bits, so the key can be hashed).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct PlanKey {
     shapes: [[usize; 4]; 3],
@@ -169,6 +177,18 @@ struct PlanKey {
     scale: Option<u32>,
     variant: VariantChoice,
     output: OutputDtype,
+    layout: crate::Layout,
+    window: kernels_gpu::window::KeyWindow,
+    softcap: Option<u32>,
+}
+
+impl PlanKey {
+    /// The key of `shapes` planned with `opts`.
+    fn of(shapes: [[usize; 4]; 3], opts: &Options) -> PlanKey {
+        let Options { causal, scale, variant, output, layout, window, softcap, .. } = *opts;
+        let bits = |x: Option<f32>| x.map(f32::to_bits);
+        PlanKey { shapes, causal, scale: bits(scale), variant, output, layout, window, softcap: bits(softcap) }
+    }
 }
 
 /// One [`Runner`] per candle device, made on its first call.
@@ -195,13 +215,7 @@ impl Runner {
 
     /// The plan of these shapes and options, made on first use.
     fn plan(&mut self, shapes: [[usize; 4]; 3], opts: &Options) -> candle_core::Result<Plan> {
-        let key = PlanKey {
-            shapes,
-            causal: opts.causal,
-            scale: opts.scale.map(f32::to_bits),
-            variant: opts.variant,
-            output: opts.output,
-        };
+        let key = PlanKey::of(shapes, opts);
         if let Some(plan) = self.plans.get(&key) {
             return Ok(plan.clone());
         }
@@ -222,23 +236,33 @@ fn poisoned() -> candle_core::Error {
     candle_core::Error::Msg("sdpa: a previous attention call panicked".into())
 }
 
-/// A rank-4 tensor's dimensions.
-fn shape4(name: &str, layout: &Layout) -> candle_core::Result<[usize; 4]> {
+/// A rank-4 tensor's dimensions, in memory order (`order`'s).
+fn shape4(name: &str, layout: &Layout, order: crate::Layout) -> candle_core::Result<[usize; 4]> {
     <[usize; 4]>::try_from(layout.dims()).map_err(|_| {
-        wrap(AttnError::ShapeMismatch(format!(
-            "{name} must be [batch, heads, seq, head_dim], got shape {:?}",
-            layout.dims()
-        )))
+        let names = match order {
+            crate::Layout::Bshd => "[batch, seq, heads, head_dim]",
+            _ => "[batch, heads, seq, head_dim]",
+        };
+        wrap(AttnError::ShapeMismatch(format!("{name} must be {names}, got shape {:?}", layout.dims())))
     })
 }
 
 /// A contiguous E4M3 tensor's elements, from its layout's offset, as the
-/// library's view of Q, K or V (no copy).
-fn fp8_view<'a>(name: &str, storage: &'a CudaStorage, layout: &Layout) -> candle_core::Result<Fp8View<'a>> {
+/// library's view of Q, K or V laid out in `order` (no copy).
+fn fp8_view<'a>(
+    name: &str,
+    storage: &'a CudaStorage,
+    layout: &Layout,
+    order: crate::Layout,
+) -> candle_core::Result<Fp8View<'a>> {
     let CudaStorageSlice::F8E4M3(slice) = &storage.slice else {
         return Err(candle_core::Error::Msg(format!("{name} must be F8E4M3, got {:?}", storage.dtype())));
     };
-    Fp8View::from_e4m3(slice.slice(contiguous(name, layout)?), shape4(name, layout)?).map_err(wrap)
+    // `[batch, seq, heads, head_dim]` dimensions read back as `[batch,
+    // heads, seq, head_dim]` (`Layout::memory_order` is its own inverse).
+    let shape = order.memory_order(shape4(name, layout, order)?);
+    let view = Fp8View::from_e4m3(slice.slice(contiguous(name, layout)?), shape).map_err(wrap)?;
+    Ok(view.laid_out(order))
 }
 
 /// The element range of a contiguous layout.

@@ -9,10 +9,11 @@
 //! `candle_op --ignored --nocapture --test-threads=1`.
 
 use candle_core::{D, DType, Device, Tensor};
+use kernels_gpu::window::KeyWindow;
 use sdpa::candle::{Fp8Scales, attention};
 use sdpa::metrics::{GATE, compare};
 use sdpa::quant::random_problem;
-use sdpa::{Fp8Tensor, Options, OutputDtype};
+use sdpa::{Fp8Tensor, Layout, Options, OutputDtype, Variant};
 
 /// Q, K and V of one case, on the device, with their scales.
 struct Case {
@@ -103,13 +104,22 @@ fn reference(c: &Case, opts: &Options) -> candle_core::Result<Tensor> {
     let v = repeat_heads(&to_f32(&c.v)?.broadcast_mul(v_scale)?, group)?;
     let softmax_scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
     let mut scores = (q.matmul(&k.t()?.contiguous()?)? * f64::from(softmax_scale))?;
-    if opts.causal {
-        // The last query sees the last key: query i sees keys up to i + seq_kv - seq_q.
-        let mask: Vec<f32> = (0..seq_q)
-            .flat_map(|i| (0..seq_kv).map(move |j| if j > i + seq_kv - seq_q { f32::NEG_INFINITY } else { 0.0 }))
-            .collect();
-        scores = scores.broadcast_add(&Tensor::from_vec(mask, (seq_q, seq_kv), q.device())?)?;
+    if let Some(cap) = opts.softcap {
+        scores = ((scores / f64::from(cap))?.tanh()? * f64::from(cap))?;
     }
+    // Query i sits at key position p = i + seq_kv - seq_q (the last query
+    // sees the last key); causal, it sees no key past p; under a window,
+    // keys p - left ..= p + right.
+    let window = opts.window;
+    let sees = |i: usize, j: usize| {
+        let (p, j) = ((i + seq_kv) as i64 - seq_q as i64, j as i64);
+        (!opts.causal || j <= p)
+            && (window.left == KeyWindow::UNBOUNDED || j >= p - i64::from(window.left))
+            && (window.right == KeyWindow::UNBOUNDED || j <= p + i64::from(window.right))
+    };
+    let mask: Vec<f32> =
+        (0..seq_q).flat_map(|i| (0..seq_kv).map(move |j| if sees(i, j) { 0.0 } else { f32::NEG_INFINITY })).collect();
+    scores = scores.broadcast_add(&Tensor::from_vec(mask, (seq_q, seq_kv), q.device())?)?;
     let max = scores.max_keepdim(D::Minus1)?;
     let exp = scores.broadcast_sub(&max)?.exp()?;
     let probs = exp.broadcast_div(&exp.sum_keepdim(D::Minus1)?)?;
@@ -165,6 +175,54 @@ fn runs_again_with_the_cached_plan_and_gives_the_same_bits() {
     let first = bits(attention(&c.q, &c.k, &c.v, &c.scales, &opts).expect("first call"));
     let second = bits(attention(&c.q, &c.k, &c.v, &c.scales, &opts).expect("second call"));
     assert_eq!(first, second);
+}
+
+/// A candle tensor's values as f32, in its own order.
+fn values(t: &Tensor) -> Vec<f32> {
+    t.to_dtype(DType::F32).and_then(|t| t.flatten_all()?.to_vec1::<f32>()).expect("read")
+}
+
+/// `[batch, seq, heads, head_dim]` tensors (FlashAttention's order, the
+/// transposes of the cases' tensors) give the bits of the `[batch, heads,
+/// seq, head_dim]` run, O in their order: prefill on `wgmma`, and a decode
+/// of one query row.
+#[test]
+#[ignore = "needs an NVIDIA GPU (sm_90a for wgmma) and the CUDA 13 libraries candle links"]
+fn bshd_tensors_give_the_bits_of_bhsd_tensors() {
+    let runs = [
+        ("wgmma GQA 4:1 causal", [2, 8, 300, 128], [2, 2, 300, 128], Variant::Wgmma, true),
+        ("wgmma-fp8pv D = 64", [1, 4, 129, 64], [1, 4, 200, 64], Variant::WgmmaFp8Pv, false),
+        ("decode one query row", [2, 8, 1, 128], [2, 2, 777, 128], Variant::Decode, true),
+    ];
+    for (i, (name, q_shape, kv_shape, variant, causal)) in runs.into_iter().enumerate() {
+        let c = case(q_shape, kv_shape, false, 60 + i as u64);
+        let opts = Options::new().variant(variant).causal(causal);
+        let bhsd = attention(&c.q, &c.k, &c.v, &c.scales, &opts).expect("bhsd");
+        let t = |x: &Tensor| x.transpose(1, 2).and_then(|x| x.contiguous()).expect("transpose");
+        let out = attention(&t(&c.q), &t(&c.k), &t(&c.v), &c.scales, &opts.layout(Layout::Bshd)).expect("bshd");
+        let [b, h, s, d] = q_shape;
+        assert_eq!(out.dims(), [b, s, h, d], "{name}: O in [batch, seq, heads, head_dim]");
+        assert_eq!(values(&t(&out)), values(&bhsd), "{name}: bshd bits against bhsd");
+        println!("{name}: bshd gives the bhsd bits");
+    }
+}
+
+/// A softcap and a sliding window on the same shapes as a plain call
+/// before them: each is planned with its own options (the op caches plans)
+/// and matches candle's attention with the same cap and window.
+#[test]
+#[ignore = "needs an NVIDIA GPU (sm_90a for the score twins) and the CUDA 13 libraries candle links"]
+fn softcaps_and_windows_are_planned_apart_and_match_candle_attention() {
+    let c = case([1, 4, 256, 128], [1, 4, 256, 128], false, 70);
+    let plain = Options::new().scale(0.5);
+    for (name, opts) in [
+        ("plain", plain),
+        ("softcap 5", plain.softcap(5.0)),
+        ("window (64, 0)", plain.window(Some(64), Some(0))),
+        ("causal, window (100, -), softcap 20", plain.causal(true).window(Some(100), None).softcap(20.0)),
+    ] {
+        check(name, &c, &opts);
+    }
 }
 
 /// The message of the error `attention` gives, which must be one.
