@@ -83,6 +83,12 @@ impl BenchConfig {
         }
     }
 
+    /// The options of a dense row: `causal` masking, this output type,
+    /// window and cap (the variant and layout the defaults).
+    fn options(&self, causal: bool) -> Options {
+        Options { causal, output: self.output, window: self.window, softcap: self.softcap, ..Options::default() }
+    }
+
     /// Refuses a window or a cap for `what`, a bench that does not time
     /// them ([`AttnError::UnsupportedScores`]).
     fn plain_scores(&self, what: &'static str) -> Result<(), AttnError> {
@@ -438,14 +444,7 @@ pub fn bench_shape(
 ) -> Result<Vec<BenchRow>, AttnError> {
     let BenchInputs { shape, q, k, v } = inputs;
     let (shape, q_dims) = (*shape, shape.q_dims());
-    let opts = Options {
-        causal: shape.causal,
-        variant: variant.into(),
-        output: cfg.output,
-        window: cfg.window,
-        softcap: cfg.softcap,
-        ..Options::default()
-    };
+    let opts = Options { variant: variant.into(), ..cfg.options(shape.causal) };
     let plan = attn.plan(q, k, v, &opts)?;
     let dev = attn.upload(&plan, q, k, v)?;
     let mut out = attn.alloc_output(&dev)?;

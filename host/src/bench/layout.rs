@@ -99,14 +99,7 @@ pub fn bench_shape_bshd(
     modes: &[LaunchMode],
 ) -> Result<Vec<BenchRow>, AttnError> {
     let shape = inputs.shape;
-    let opts = Options {
-        causal: shape.causal,
-        output: cfg.output,
-        window: cfg.window,
-        softcap: cfg.softcap,
-        ..Options::default()
-    };
-    let mut run = BshdRun::new(attn, variant, inputs, &opts)?;
+    let mut run = BshdRun::new(attn, variant, inputs, &cfg.options(shape.causal))?;
     super::poison_output(attn, &mut run.o)?;
     run.call()?;
     let o = super::read_output(attn, &run.o, run.plan.problem().output)?;
