@@ -43,12 +43,13 @@ pub struct Prepared {
 }
 
 /// Draws `case`'s inputs (`fuzz::case_inputs`) and computes their f64
-/// reference for `judge` (`fuzz::Judge::reference`).
+/// reference for `judge` under the case's scores
+/// (`fuzz::Judge::reference_scored`).
 pub fn prepare(index: usize, case: FuzzCase, judge: Judge) -> Prepared {
     let start = Instant::now();
     let (q, k, v) = case_inputs(&case);
     let softmax_scale = 1.0 / (case.shape.head_dim as f32).sqrt();
-    let expected = judge.reference(&q, &k, &v, case.shape.causal, f64::from(softmax_scale));
+    let expected = judge.reference_scored((&q, &k, &v), &case.rule(), f64::from(softmax_scale));
     Prepared { index, case, q, k, v, softmax_scale, expected, seconds: start.elapsed().as_secs_f64() }
 }
 
@@ -266,7 +267,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emulate::{Inputs, emulate};
+    use crate::emulate::{Inputs, emulate, emulate_scored};
     use crate::release_cases::{case_seeds, release_case};
     use half::{bf16, f16};
     use kernels_gpu::kernels::KERNELS;
@@ -314,6 +315,46 @@ mod tests {
             assert_eq!(report.worst_bound_ratio.is_some(), bounded, "{report}");
             assert_eq!(report.to_string().contains("worst error/bound"), bounded, "{report}");
         }
+    }
+
+    /// The release fuzz's cases of every score twin (windows on and beside
+    /// the tile edges, caps), emulated through the batch and judged as the
+    /// GPU's are: the cases, their references and the judges agree with
+    /// the kernels' arithmetic before a GPU runs them.
+    #[test]
+    fn the_emulated_score_twins_pass_their_release_cases_through_the_batch() {
+        use crate::release_cases::release_scored_case;
+        use kernels_gpu::kernels::ScoreForm;
+        let mut twins = 0;
+        for kernel in KERNELS.iter().filter(|k| k.scores.is_some()) {
+            let round = |x: f32| match kernel.output {
+                OutputDtype::F16 => f16::from_f32(x).to_f32(),
+                OutputDtype::Bf16 => bf16::from_f32(x).to_f32(),
+            };
+            for form in [ScoreForm::Window, ScoreForm::Softcap] {
+                if kernel.entry_for(false, form).is_none() {
+                    continue;
+                }
+                let cases: Vec<FuzzCase> =
+                    case_seeds(11, kernel, 6).into_iter().map(|s| release_scored_case(kernel, s, form)).collect();
+                assert!(cases.iter().all(|c| c.scores.is_some_and(|s| s.causal == c.shape.causal)));
+                let emulated = |p: &Prepared| {
+                    let x = Inputs {
+                        q: &p.q,
+                        k: &p.k,
+                        v: &p.v,
+                        causal: p.case.shape.causal,
+                        softmax_scale: p.softmax_scale,
+                    };
+                    let scores = p.case.scores.expect("a scored case").emulated();
+                    Ok(emulate_scored(kernel, &x, scores).into_iter().map(round).collect())
+                };
+                let report = run_batch(kernel, &cases, 2, Judge::of(kernel, EMULATION), emulated);
+                assert!(report.failures.is_empty(), "{} {form:?}: {report}: {:?}", kernel.entry, report.failures);
+                twins += 1;
+            }
+        }
+        assert!(twins >= 16, "only {twins} score twins emulated");
     }
 
     #[test]

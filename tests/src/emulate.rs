@@ -468,7 +468,10 @@ fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32])
                     .map(|g| {
                         let mut state = RowState::new(head.dim);
                         for j in (g..blocks(keys, t.block_n)).step_by(t.splits as usize) {
-                            state.visit(t, head, x, 0, row, begin / t.block_n + j);
+                            // The kernel masks every row itself (`Decode::prepare_scores`):
+                            // a block of rows from this one decides the mask, so it
+                            // covers the row whatever its query block.
+                            state.visit(t, head, x, row, row, begin / t.block_n + j);
                         }
                         state
                     })

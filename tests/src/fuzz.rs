@@ -2,14 +2,14 @@
 //! reference: with tolerances that follow the case's scales, or, for the
 //! lower-precision variants, with each element's bound (`pv_bound`).
 
-use crate::pv_bound::{AGGREGATE_REL_L2, BoundedReference, judge_within_bounds, reference_with_pv_bound};
+use crate::pv_bound::{AGGREGATE_REL_L2, BoundedReference, judge_within_bounds, reference_with_pv_bound_scored};
 use crate::shapes::FuzzCase;
 use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::variant::OutputDtype;
 use sdpa::Fp8Tensor;
 use sdpa::metrics::{ErrorStats, LOWER_PRECISION_GATE, LOWER_PRECISION_MAX_REL, compare};
 use sdpa::quant::random_problem;
-use sdpa::reference::attention_f64;
+use sdpa::reference::{ScoreRule, attention_scored_f64};
 
 /// `(rel_l2, max_rel)` a suite allows `kernel`: the suite's `usual` pair,
 /// or for a lower-precision variant (`Variant::lower_precision`) its own
@@ -85,12 +85,28 @@ impl Judge {
     /// judge needs beside it: `sdpa::reference::attention_f64`, or
     /// `pv_bound::reference_with_pv_bound` (the values and their bounds).
     pub fn reference(self, q: &Fp8Tensor, k: &Fp8Tensor, v: &Fp8Tensor, causal: bool, softmax_scale: f64) -> Expected {
+        self.reference_scored((q, k, v), &ScoreRule::causal(causal), softmax_scale)
+    }
+
+    /// [`Judge::reference`] with the keys and scores of `rule` (a sliding
+    /// window, a softcap): `sdpa::reference::attention_scored_f64`, or
+    /// `pv_bound::reference_with_pv_bound_scored`, with each row's score
+    /// error slack where `rule` has a window or a cap (rows of few keys,
+    /// `tanh.approx`).
+    pub fn reference_scored(
+        self,
+        (q, k, v): (&Fp8Tensor, &Fp8Tensor, &Fp8Tensor),
+        rule: &ScoreRule,
+        softmax_scale: f64,
+    ) -> Expected {
         match self {
             Judge::Tolerance { rel_l2, max_rel } => {
-                Expected::Values { values: attention_f64(q, k, v, causal, softmax_scale), rel_l2, max_rel }
+                Expected::Values { values: attention_scored_f64(q, k, v, rule, softmax_scale), rel_l2, max_rel }
             }
             Judge::PvBound { output } => {
-                Expected::Bounded { reference: reference_with_pv_bound(q, k, v, causal, softmax_scale), output }
+                let plain = *rule == ScoreRule::causal(rule.causal);
+                let reference = reference_with_pv_bound_scored(q, k, v, rule, softmax_scale, !plain);
+                Expected::Bounded { reference, output }
             }
         }
     }

@@ -10,8 +10,10 @@
 //! reference stays cheap. Each case's reference work is capped
 //! ([`MAX_CASE_COST`]); heads and batch fill what the lengths leave.
 
-use kernels_gpu::kernels::KernelInfo;
+use kernels_gpu::kernels::{KernelInfo, ScoreForm};
 use sdpa::quant::SplitMix64;
+
+use crate::scores::Scores;
 
 use crate::shapes::{
     CaseShape, FuzzCase, QK_EXPONENT_MAX, SCALE_EXPONENT_MIN, key_edges, query_edges, runnable_length, v_exponent_max,
@@ -68,8 +70,39 @@ pub fn release_case(kernel: &KernelInfo, seed: u64) -> FuzzCase {
     let one_head = CaseShape { batch: 1, heads_q: 1, heads_kv: 1, seq_q, seq_kv, head_dim, causal };
     let (batch, heads_q, heads_kv) = heads(&mut rng, case_cost(&one_head));
     let shape = CaseShape { batch, heads_q, heads_kv, ..one_head };
-    FuzzCase { shape, scale_exponents: scale_exponents(kernel, &mut rng), seed }
+    FuzzCase { shape, scale_exponents: scale_exponents(kernel, &mut rng), seed, scores: None }
 }
+
+/// The case of `kernel`'s score twin for `form` that `seed` makes: the
+/// shape, scales and inputs of [`release_case`] with a sliding window
+/// (every `ScoreForm::Window` case; half the `Softcap` ones) and a cap
+/// (every `Softcap` case), drawn from a stream of its own so the shape is
+/// the plain case's. Each side of a window sits on or beside a tile edge
+/// (0, 1, 63-65, 127-129, 191-193) or anywhere up to 300, or is unbounded;
+/// the cap is 1, 5 or 30 (`None` for `Plain`).
+pub fn release_scored_case(kernel: &KernelInfo, seed: u64, form: ScoreForm) -> FuzzCase {
+    let case = release_case(kernel, seed);
+    let mut rng = SplitMix64::new(seed ^ SCORES_STREAM);
+    let mut side = || match rng.below(8) {
+        0 => None,
+        1 => Some(rng.below(2) as u32),
+        2..=4 => Some([63u32, 64, 65, 127, 128, 129, 191, 192, 193][rng.below(9) as usize]),
+        _ => Some(rng.below(301) as u32),
+    };
+    let (left, right) = match (side(), side()) {
+        // A window twin's case bounds at least one side.
+        (None, None) => (Some(rng.below(301) as u32), None),
+        sides => sides,
+    };
+    let windowed = form == ScoreForm::Window || (form == ScoreForm::Softcap && rng.below(2) == 0);
+    let (left, right) = if windowed { (left, right) } else { (None, None) };
+    let softcap = (form == ScoreForm::Softcap).then(|| [1.0f32, 5.0, 30.0][rng.below(3) as usize]);
+    let scores = Scores { left, right, causal: case.shape.causal, softcap };
+    FuzzCase { scores: (form != ScoreForm::Plain).then_some(scores), ..case }
+}
+
+/// Mixed into a case's seed for its scores' stream.
+const SCORES_STREAM: u64 = 0x5C0E_5C0E_5C0E_5C0E;
 
 /// `(seq_q, seq_kv)`, by one of five draws (in sixteenths): the query
 /// length on a query edge and the key length log-uniform up to two key

@@ -6,6 +6,9 @@ use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::params::TILE_KEYS;
 use kernels_gpu::variant::OutputDtype;
 use proptest::prelude::*;
+use sdpa::reference::ScoreRule;
+
+use crate::scores::Scores;
 
 /// The sizes of one attention problem, shared by the gate cases and the
 /// fuzz cases.
@@ -49,6 +52,18 @@ pub struct FuzzCase {
     pub scale_exponents: [i8; 3],
     /// Seed of the random inputs.
     pub seed: u64,
+    /// A sliding window and a softcap (their `causal` the shape's), for
+    /// the cases of a kernel's score twins
+    /// (`release_cases::release_scored_case`); `None`: scores as they are.
+    pub scores: Option<Scores>,
+}
+
+impl FuzzCase {
+    /// Which keys each row sees and how its scores are capped, as the f64
+    /// reference takes them.
+    pub fn rule(&self) -> ScoreRule {
+        self.scores.map_or(ScoreRule::causal(self.shape.causal), |s| s.rule())
+    }
 }
 
 /// The smallest scale exponent of Q, K and V (factor 10^-3).
@@ -116,6 +131,7 @@ pub fn fuzz_cases(kernel: &KernelInfo, max_multiple: usize, max_heads_q: usize) 
                 shape: CaseShape { batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal },
                 scale_exponents,
                 seed,
+                scores: None,
             }
         },
     )
