@@ -1,6 +1,7 @@
 //! `cargo xtask gate [--update-budgets] [--no-gpu] [--record] [--bench FILE] [--baseline FILE] [--update]`:
 //! the resource gate (ptxas figures of every entry on every arch against
-//! `budgets.toml`), then, where a GPU is present, the GPU correctness suite,
+//! `budgets.toml`, and the packed twins' step loops against their dense
+//! kernels' in SASS: `sass::twin_step_violations`), then, where a GPU is present, the GPU correctness suite,
 //! then the speed gate (`speed.rs`) on a fresh bench.
 
 use kernel_builder::report::{self, EntryReport};
@@ -10,7 +11,7 @@ use kernels_gpu::kernels::KERNELS;
 use crate::occupancy::blocks_per_sm;
 use crate::resources::{Row, by_entry};
 use crate::util::{self, Args, Result};
-use crate::{budgets, check, gpu, ptx, record, setup, speed};
+use crate::{budgets, check, gpu, ptx, record, sass, setup, speed};
 
 /// Runs the command.
 pub fn run(args: &[String]) -> Result<()> {
@@ -34,8 +35,15 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut rows = Vec::new();
     let mut functions = Vec::new();
     let mut advisories = Vec::new();
+    let mut twin_steps = Vec::new();
     for arch in ARCHS {
         let built = ptx::build(&ws, &ptxas, arch)?;
+        // The packed twins' step loops against their dense kernels' (SASS:
+        // `nvdisasm`), where the twins are built.
+        if arch.name == "sm_90a" {
+            let listing = sass::disassemble(&ws, &built.cubin)?;
+            twin_steps = sass::twin_step_violations(&listing, &sass::twin_pairs());
+        }
         let parsed = report::parse_report(&built.report).map_err(|e| format!("ptxas report for {}: {e}", arch.name))?;
         rows.extend(rows_for(arch, parsed.entries));
         functions.extend(parsed.functions.into_iter().map(|f| (arch, f)));
@@ -56,6 +64,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let at = a.function.as_deref().unwrap_or("(no function named)");
         format!("{at} {}: ptxas {}: {}", arch.name, a.code, a.text)
     }));
+    violations.extend(twin_steps);
     print_table(&rows, &budgets);
     if record {
         let path = record::write(&ws, &rows, &budgets, &violations, &setup::version(&ptxas))?;

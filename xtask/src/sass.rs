@@ -162,6 +162,68 @@ fn loops(code: &[Instruction]) -> Vec<Loop> {
     out
 }
 
+/// How much longer a packed twin's step loop may be than its dense
+/// kernel's: 2%. The twins' steps are the same algorithm; a longer loop is
+/// values `ptxas` could not keep warp-uniform (the packed twins once ran
+/// 8% more instructions a step, 20% more time: docs/design.md).
+pub const TWIN_STEP_SLACK: f64 = 0.02;
+
+/// An entry's step loops: the innermost loops of at least
+/// [`MIX_MIN_LOOP`] instructions that hold a `wgmma` (`HGMMA`), as lengths,
+/// shortest first.
+fn step_loops(code: &[Instruction]) -> Vec<usize> {
+    let long: Vec<Loop> = loops(code).into_iter().filter(|l| l.len >= MIX_MIN_LOOP).collect();
+    let inside = |outer: &Loop, inner: &Loop| inner != outer && outer.start <= inner.start && inner.end <= outer.end;
+    let mut out: Vec<usize> = long
+        .iter()
+        .filter(|l| !long.iter().any(|m| inside(l, m)))
+        .filter(|l| code.iter().any(|i| (l.start..=l.end).contains(&i.addr) && i.opcode == "HGMMA"))
+        .map(|l| l.len)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// The pairs `(dense entry, packed twin)` whose step loops must match:
+/// each kernel's plain and score entries and their packed twins.
+pub fn twin_pairs() -> Vec<(&'static str, &'static str)> {
+    use kernels_gpu::kernels::{KERNELS, ScoreForm};
+    let forms = [ScoreForm::Plain, ScoreForm::Window, ScoreForm::Softcap];
+    KERNELS
+        .iter()
+        .flat_map(|k| forms.into_iter().filter_map(move |f| Some((k.entry_for(false, f)?, k.entry_for(true, f)?))))
+        .collect()
+}
+
+/// The twin pairs of `listing` (an `nvdisasm -c` listing of a whole cubin)
+/// whose packed step loops are longer than their dense kernel's by more
+/// than [`TWIN_STEP_SLACK`], or differ in number, each as one line.
+pub fn twin_step_violations(listing: &str, pairs: &[(&str, &str)]) -> Vec<String> {
+    let steps = |entry: &str| entry_text(listing, entry).map(|t| step_loops(&parse(t)));
+    let mut out = Vec::new();
+    for &(dense, packed) in pairs {
+        let (Some(d), Some(p)) = (steps(dense), steps(packed)) else {
+            out.push(format!("{packed}: no SASS for it or for {dense} in the cubin"));
+            continue;
+        };
+        let longer =
+            d.len() != p.len() || d.iter().zip(&p).any(|(&d, &p)| p as f64 > d as f64 * (1.0 + TWIN_STEP_SLACK));
+        if longer {
+            out.push(format!(
+                "{packed}: step loops {p:?} instructions against {dense}'s {d:?} (more than {:.0}% longer: values not warp-uniform? see docs/design.md)",
+                TWIN_STEP_SLACK * 100.0
+            ));
+        }
+    }
+    out
+}
+
+/// Disassembles `cubin` (all entries) with the workspace's `nvdisasm`.
+pub fn disassemble(ws: &Path, cubin: &Path) -> Result<String> {
+    let nvdisasm = ensure_nvdisasm(ws)?;
+    util::output(Command::new(&nvdisasm).arg("-c").arg(cubin))
+}
+
 /// Opcode counts, most frequent first.
 fn opcode_mix<'a>(code: impl Iterator<Item = &'a Instruction>) -> Vec<(String, usize)> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -220,5 +282,50 @@ mod tests {
         let mix = opcode_mix(code.iter().filter(|i| (0x10..=0x40).contains(&i.addr)));
         assert_eq!(mix[0], ("HMMA".to_string(), 2));
         assert_eq!(mix.len(), 3);
+    }
+
+    /// A listing of two entries whose one step loop (`HGMMA` inside a
+    /// loop of `len` instructions, inside an outer loop) is `dense` and
+    /// `packed` instructions long.
+    fn twins(dense: usize, packed: usize) -> String {
+        let entry = |name: &str, len: usize| {
+            let mut text =
+                format!(".text.{name}:\n.L_x_0:\n        /*0000*/                   MOV R0, R1 ;\n.L_x_1:\n");
+            let mut addr = 0x10;
+            text += &format!(
+                "        /*{addr:04x}*/                   HGMMA.64x64x32.F32.E4M3.E4M3 R0, gdesc[UR4], RZ ;\n"
+            );
+            for _ in 0..len - 2 {
+                addr += 0x10;
+                text += &format!("        /*{addr:04x}*/                   FADD R2, R2, R3 ;\n");
+            }
+            addr += 0x10;
+            text += &format!("        /*{addr:04x}*/               @P0 BRA `(.L_x_1) ;\n");
+            addr += 0x10;
+            text += &format!("        /*{addr:04x}*/               @P1 BRA `(.L_x_0) ;\n");
+            addr += 0x10;
+            text += &format!("        /*{addr:04x}*/                   EXIT ;\n//-----\n");
+            text
+        };
+        entry("dense", dense) + &entry("packed", packed)
+    }
+
+    #[test]
+    fn a_packed_step_loop_longer_than_its_dense_one_is_a_violation() {
+        let pairs = [("dense", "packed")];
+        // The inner loop only: the outer one holds it.
+        assert_eq!(step_loops(&parse(entry_text(&twins(540, 540), "dense").unwrap())), vec![540]);
+        assert!(twin_step_violations(&twins(540, 539), &pairs).is_empty());
+        assert!(twin_step_violations(&twins(540, 550), &pairs).is_empty());
+        let v = twin_step_violations(&twins(540, 583), &pairs);
+        assert!(v.len() == 1 && v[0].contains("[583]") && v[0].contains("[540]"), "{v:?}");
+        assert!(twin_step_violations(&twins(540, 540), &[("dense", "missing")])[0].contains("no SASS"));
+    }
+
+    #[test]
+    fn every_packed_twin_has_a_dense_pair() {
+        let pairs = twin_pairs();
+        assert_eq!(pairs.len(), 24, "{pairs:?}");
+        assert!(pairs.iter().all(|(d, p)| p.contains("packed") && !d.contains("packed")));
     }
 }
