@@ -90,6 +90,50 @@ impl Layout {
             Layout::Bshd => [b, s, h, d],
         }
     }
+
+    /// The elements of a `[batch, heads, seq, head_dim]` tensor of `shape`
+    /// in `[batch, heads, seq, head_dim]` order, laid out as this layout
+    /// lays them in memory (e.g. a host tensor's E4M3 codes to upload for
+    /// `Fp8View::bshd`; a one-batch tensor's `Bshd` order is a packed
+    /// batch's `[rows, heads, head_dim]`).
+    pub fn arrange<T: Copy>(self, values: &[T], shape: [usize; 4]) -> Vec<T> {
+        self.reorder(values, shape, false)
+    }
+
+    /// The inverse of [`Layout::arrange`]: elements laid out as this
+    /// layout lays them (e.g. an output read back from `OutputViewMut::bshd`)
+    /// in `[batch, heads, seq, head_dim]` order.
+    pub fn to_bhsd<T: Copy>(self, values: &[T], shape: [usize; 4]) -> Vec<T> {
+        self.reorder(values, shape, true)
+    }
+
+    /// Rows of `head_dim` elements moved between `[B, H, S, D]` order and
+    /// this layout's (`back`: from it).
+    fn reorder<T: Copy>(self, values: &[T], [batch, heads, seq, d]: [usize; 4], back: bool) -> Vec<T> {
+        assert_eq!(
+            values.len(),
+            batch * heads * seq * d,
+            "Layout: {} elements for shape {:?}",
+            values.len(),
+            [batch, heads, seq, d]
+        );
+        if self == Layout::Bhsd {
+            return values.to_vec();
+        }
+        let mut out = Vec::with_capacity(values.len());
+        // Row `(b, i, j)` of the order written: `(b, h, s)` from `[B, S,
+        // H, D]` (back) or `(b, s, h)` from `[B, H, S, D]`.
+        let (outer, inner) = if back { (heads, seq) } else { (seq, heads) };
+        for b in 0..batch {
+            for i in 0..outer {
+                for j in 0..inner {
+                    let row = (b * inner + j) * outer + i;
+                    out.extend_from_slice(&values[row * d..][..d]);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// How to run attention: `Options::new()` (the defaults) and its setters,
@@ -176,4 +220,25 @@ fn unknown_variant(name: &str, with_auto: bool) -> AttnError {
     let names = Variant::ALL.map(Variant::name);
     let known = if with_auto { [&[VariantChoice::AUTO][..], &names].concat() } else { names.to_vec() };
     AttnError::UnknownVariant { name: name.to_string(), known: known.join(", ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Layout;
+
+    #[test]
+    fn bshd_puts_each_row_at_its_batch_position_and_head_and_back() {
+        let shape = [2, 3, 4, 2];
+        let [b, h, s, d] = shape;
+        let values: Vec<u32> = (0..(b * h * s * d) as u32).collect();
+        let laid = Layout::Bshd.arrange(&values, shape);
+        for (bi, hi, si, di) in
+            (0..b).flat_map(|x| (0..h).flat_map(move |y| (0..s).flat_map(move |z| (0..d).map(move |w| (x, y, z, w)))))
+        {
+            assert_eq!(laid[((bi * s + si) * h + hi) * d + di], values[((bi * h + hi) * s + si) * d + di]);
+        }
+        assert_eq!(Layout::Bshd.to_bhsd(&laid, shape), values);
+        assert_eq!(Layout::Bhsd.arrange(&values, shape), values);
+        assert_eq!(Layout::Bhsd.to_bhsd(&values, shape), values);
+    }
 }

@@ -335,7 +335,7 @@ impl BshdRun {
     ) -> Result<BshdRun, AttnError> {
         let stream = attn.stream();
         let ws = attn.workspace(&plan)?;
-        let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&packing::bshd_codes(t)));
+        let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&Layout::Bshd.arrange(&t.data, t.shape)));
         let [qs, ks, vs] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s));
         let o = stream.alloc_zeros::<u16>(q.data.len())?;
         Ok(BshdRun {
@@ -364,7 +364,7 @@ impl BshdRun {
         let output = self.plan.problem().output;
         let mut out = OutputViewMut::bshd(self.o.as_view_mut(), output, memory(0))?;
         attn.run_views(&self.plan, &q, &k, &v, &scales, &mut out, &mut self.ws)?;
-        Ok(packing::from_bshd(&stream.clone_dtoh(&self.o)?, self.shapes[0]))
+        Ok(Layout::Bshd.to_bhsd(&stream.clone_dtoh(&self.o)?, self.shapes[0]))
     }
 }
 

@@ -1,14 +1,14 @@
 //! Packed batches for the tests (`packed`, `packed_schedule`, `cli_packed`,
 //! `layouts`): prefix sums, one-batch `[1, H, total, D]` tensors (the
 //! sequences' rows back to back, heads first as the reference reads them)
-//! to and from the packed `[total, H, D]` layout, and `[B, H, S, D]`
-//! tensors as `[B, S, H, D]`.
+//! to and from the packed `[total, H, D]` layout (`[B, H, S, D]` tensors
+//! as `[B, S, H, D]` are `sdpa::Layout::arrange`'s).
 
 use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
 use sdpa::quant::from_codes;
 use sdpa::tensor::to_f32;
-use sdpa::{Attention, AttnError, Fp8Tensor, Options};
+use sdpa::{Attention, AttnError, Fp8Tensor, Layout, Options};
 use std::sync::Arc;
 
 /// Prefix sums of `lens`, from 0.
@@ -21,10 +21,10 @@ pub fn prefix_sums(lens: impl IntoIterator<Item = usize>) -> Vec<i32> {
         .collect()
 }
 
-/// A one-batch `[1, H, total, D]` tensor's codes as `[total, H, D]`.
+/// A one-batch `[1, H, total, D]` tensor's codes as `[total, H, D]`: its
+/// `[B, S, H, D]` order.
 pub fn packed_codes(t: &Fp8Tensor) -> Vec<u8> {
-    let [_, heads, rows, d] = t.shape;
-    (0..rows).flat_map(|r| (0..heads).flat_map(move |h| t.data[(h * rows + r) * d..][..d].iter().copied())).collect()
+    Layout::Bshd.arrange(&t.data, t.shape)
 }
 
 /// Rows `first .. first + len` of every head of a one-batch tensor, as a
@@ -52,30 +52,6 @@ pub fn sequence_rows_f16(values: &[f32], [heads, total, d]: [usize; 3], first: u
     (0..heads)
         .flat_map(|h| values[(h * total + first) * d..][..len * d].iter())
         .map(|&x| half::f16::from_f32(x).to_f32())
-        .collect()
-}
-
-/// A `[B, H, S, D]` tensor's codes laid out `[B, S, H, D]`.
-pub fn bshd_codes(t: &Fp8Tensor) -> Vec<u8> {
-    let [batch, heads, rows, d] = t.shape;
-    (0..batch)
-        .flat_map(|b| {
-            (0..rows).flat_map(move |r| {
-                (0..heads).flat_map(move |h| t.data[((b * heads + h) * rows + r) * d..][..d].iter().copied())
-            })
-        })
-        .collect()
-}
-
-/// `[B, S, H, D]` values (`shape` given as `[B, H, S, D]`) back in `[B, H,
-/// S, D]` order.
-pub fn from_bshd<T: Copy>(values: &[T], [batch, heads, rows, d]: [usize; 4]) -> Vec<T> {
-    (0..batch)
-        .flat_map(|b| {
-            (0..heads).flat_map(move |h| {
-                (0..rows).flat_map(move |r| values[((b * rows + r) * heads + h) * d..][..d].iter().copied())
-            })
-        })
         .collect()
 }
 

@@ -1,7 +1,6 @@
 //! Runs through the device API on views of host tensors, with the
 //! log-sum-exp: the GPU tests of layouts and windows.
 
-use crate::packing::{bshd_codes, from_bshd};
 use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, RunExtras, ScaleLayout};
 use sdpa::{Attention, AttnError, Fp8Tensor, Layout, Options};
@@ -26,7 +25,7 @@ pub fn run_with_lse(
     opts: &Options,
 ) -> Result<RunOutput, AttnError> {
     let layout = opts.layout;
-    let memory = |t: &Fp8Tensor| if layout == Layout::Bshd { bshd_codes(t) } else { t.data.clone() };
+    let memory = |t: &Fp8Tensor| layout.arrange(&t.data, t.shape);
     let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&memory(t)).expect("codes"));
     let plan = attn.plan_shapes(q.shape, k.shape, v.shape, opts)?;
     let mut ws = attn.workspace(&plan)?;
@@ -55,6 +54,6 @@ pub fn run_with_lse(
     let bits = stream.clone_dtoh(&o).expect("o back");
     let lse = stream.clone_dtoh(&lse).expect("lse back");
     stream.synchronize().expect("sync");
-    let o_bits = if layout == Layout::Bshd { from_bshd(&bits, q.shape) } else { bits };
+    let o_bits = layout.to_bhsd(&bits, q.shape);
     Ok(RunOutput { o_bits, lse })
 }

@@ -15,23 +15,8 @@ use crate::metrics::{Tolerance, compare};
 use crate::options::{Layout, Options};
 use crate::plan::Plan;
 use crate::reference::{attention_rows_scored_f64, sample_rows};
-use crate::tensor::Fp8Tensor;
 use cudarc::driver::CudaSlice;
 use kernels_gpu::variant::Variant;
-
-/// A `[B, H, S, D]` tensor's codes in `[B, S, H, D]` order.
-fn bshd_codes(t: &Fp8Tensor) -> Vec<u8> {
-    let [batch, heads, seq, d] = t.shape;
-    let mut out = Vec::with_capacity(t.data.len());
-    for b in 0..batch {
-        for s in 0..seq {
-            for h in 0..heads {
-                out.extend_from_slice(&t.data[((b * heads + h) * seq + s) * d..][..d]);
-            }
-        }
-    }
-    out
-}
 
 /// One `[B, S, H, D]` call's buffers on the device.
 struct BshdRun<'a> {
@@ -54,7 +39,7 @@ impl<'a> BshdRun<'a> {
         let BenchInputs { shape, q, k, v } = inputs;
         let opts = Options { variant: variant.into(), layout: Layout::Bshd, ..*opts };
         let plan = attn.plan_shapes(shape.q_dims(), shape.kv_dims(), shape.kv_dims(), &opts)?;
-        let [qc, kc, vc] = [q, k, v].map(|t| stream.clone_htod(&bshd_codes(t)));
+        let [qc, kc, vc] = [q, k, v].map(|t| stream.clone_htod(&Layout::Bshd.arrange(&t.data, t.shape)));
         let [qs, ks, vs] = [q, k, v].map(|t| stream.clone_htod(&t.scales));
         Ok(BshdRun {
             attn,
@@ -132,23 +117,4 @@ pub fn bench_shape_bshd(
         result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
     }
     Ok(result)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bshd_codes;
-    use crate::quant::from_codes;
-
-    #[test]
-    fn bshd_codes_put_each_row_at_its_batch_sequence_and_head() {
-        let [b, h, s, d] = [2, 3, 4, 2];
-        let data: Vec<u8> = (0..(b * h * s * d) as u8).collect();
-        let t = from_codes(data.clone(), [b, h, s, d], vec![1.0; h]);
-        let out = bshd_codes(&t);
-        for (bi, hi, si, di) in
-            (0..b).flat_map(|x| (0..h).flat_map(move |y| (0..s).flat_map(move |z| (0..d).map(move |w| (x, y, z, w)))))
-        {
-            assert_eq!(out[((bi * s + si) * h + hi) * d + di], data[((bi * h + hi) * s + si) * d + di]);
-        }
-    }
 }

@@ -11,7 +11,7 @@ use crate::attention::Attention;
 use crate::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace};
 use crate::error::AttnError;
 use crate::metrics::{ErrorStats, Tolerance, compare};
-use crate::options::Options;
+use crate::options::{Layout, Options};
 use crate::plan::Plan;
 use crate::quant::{from_codes, random_problem};
 use crate::reference::{attention_rows_f64, sample_rows};
@@ -89,10 +89,10 @@ pub fn packed_label(shape: &BenchShape) -> String {
     format!("{},{heads},<={},{}{causal}", shape.batch, shape.seq_q, shape.head_dim)
 }
 
-/// A one-batch `[1, H, total, D]` tensor's codes as `[total, H, D]`.
+/// A one-batch `[1, H, total, D]` tensor's codes as the packed `[total,
+/// H, D]`: its `[B, S, H, D]` order.
 fn packed_codes(t: &Fp8Tensor) -> Vec<u8> {
-    let [_, heads, rows, d] = t.shape;
-    (0..rows).flat_map(|r| (0..heads).flat_map(move |h| t.data[(h * rows + r) * d..][..d].iter().copied())).collect()
+    Layout::Bshd.arrange(&t.data, t.shape)
 }
 
 /// Rows `first .. first + len` of every head of a one-batch tensor, as a
