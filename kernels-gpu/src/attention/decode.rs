@@ -136,6 +136,21 @@ impl FoldedHead {
         self.group * p.seq_q
     }
 
+    /// K's and V's dequantization scales of the folded head's key/value
+    /// head.
+    ///
+    /// # Safety
+    /// `p.k_scale` and `p.v_scale` hold the entry `params::scale_index`
+    /// names (host-validated).
+    #[inline(always)]
+    unsafe fn kv_scales(&self, p: &AttnParams) -> (f32, f32) {
+        let (_, kv_index) = params::scale_index(p.scale_batch_stride, self.batch, 0, self.kv_head);
+        // SAFETY: the caller's contract.
+        unsafe {
+            (*(p.k_scale as *const f32).add(kv_index as usize), *(p.v_scale as *const f32).add(kv_index as usize))
+        }
+    }
+
     /// The batch's key length: `seq_used_k[batch]` clamped to `0 ..=
     /// seq_kv`, or `seq_kv`.
     ///
@@ -191,11 +206,8 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         } else {
             (key_begin, key_end)
         };
-        let (_, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, 0, at.kv_head);
-        // SAFETY: the scale arrays hold this entry (host-validated).
-        let (k_scale, v_scale) = unsafe {
-            (*(p.k_scale as *const f32).add(kv_index as usize), *(p.v_scale as *const f32).add(kv_index as usize))
-        };
+        // SAFETY: host-validated scale arrays.
+        let (k_scale, v_scale) = unsafe { at.kv_scales(p) };
         BlockJob {
             q: (p.q + q_offset) as *const u8,
             k: (p.k + kv_offset) as *const u8,
@@ -310,9 +322,8 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         };
         if K::CAPPED {
             // The rows' factors to their tanh's argument.
-            let (_, kv_index) = params::scale_index(p.scale_batch_stride, at.batch, 0, at.kv_head);
-            // SAFETY: the K scale array holds this entry (host-validated).
-            let k_scale = unsafe { *(p.k_scale as *const f32).add(kv_index as usize) };
+            // SAFETY: host-validated scale arrays.
+            let (k_scale, _) = unsafe { at.kv_scales(p) };
             let to_tanh =
                 window::softcap_input_scale(softmax::score_scale_log2(p.softmax_scale, 1.0, k_scale), p.softcap);
             q_scales = q_scales.map(|s| s * to_tanh);
