@@ -87,7 +87,7 @@ impl BlockJob {
         let (batch, rows) = unsafe {
             grid_dep::wait();
             let uniform = cu_q.is_null();
-            let row0 = |b: u32| if uniform { b * p.seq_q } else { *cu_q.add(b as usize) };
+            let row0 = |b: u32| if uniform { PackedRows::uniform(p, b).q_row0 } else { *cu_q.add(b as usize) };
             // The sequence and its rows as warp-uniform values
             // (`shfl::uniform`): every lane finds and loads the same ones,
             // but `ptxas` cannot tell, and would compute everything the key
