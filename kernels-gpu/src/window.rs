@@ -105,6 +105,17 @@ impl KeyWindow {
         if end <= begin { (0, 0) } else { (begin as u32, end as u32) }
     }
 
+    /// The keys a `decode` problem's splits share out (`seq_q` query
+    /// positions, `seq_kv` keys): [`KeyWindow::key_range`] of every
+    /// position, its start moved down to a whole key block of `block_n`
+    /// (the blocks stay whole and inside one page). `(0, 0)` when no
+    /// position sees a key.
+    #[inline(always)]
+    pub fn decode_keys(self, seq_q: u32, seq_kv: u32, block_n: u32) -> (u32, u32) {
+        let (first, end) = self.key_range(0, seq_q, seq_q, seq_kv);
+        (first - first % block_n, end)
+    }
+
     /// Whether the key block `key_start .. key_start + block_n` may hide a
     /// key from some row of the query block of `block_m` rows from
     /// `row_start`: past the end of the keys, before the last row's first

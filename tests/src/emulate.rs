@@ -442,7 +442,16 @@ pub const EMULATED_SMS: u32 = 132;
 /// The key splits `decode` (`kernel`) runs Q `q` and K, V `kv` with on an
 /// [`EMULATED_SMS`]-SM GPU: `(splits, keys per split)`.
 pub fn decode_splits(kernel: &KernelInfo, q: [usize; 4], kv: [usize; 4]) -> (u32, u32) {
-    let problem = sdpa::validate::Problem::new(q, kv, kv, &sdpa::Options::default()).expect("a valid problem");
+    decode_splits_under(kernel, q, kv, KeyWindow::FULL)
+}
+
+/// [`decode_splits`] of a problem under `window` (causal masking folded
+/// in): the splits share the keys the window twin walks
+/// (`KeyWindow::decode_keys`).
+fn decode_splits_under(kernel: &KernelInfo, q: [usize; 4], kv: [usize; 4], window: KeyWindow) -> (u32, u32) {
+    let side = |n: u32| (n < KeyWindow::UNBOUNDED).then_some(n);
+    let opts = sdpa::Options::new().window(side(window.left), side(window.right));
+    let problem = sdpa::validate::Problem::new(q, kv, kv, &opts).expect("a valid problem");
     sdpa::plan::key_splits::key_splits(&problem, kernel, EMULATED_SMS)
 }
 
@@ -456,14 +465,21 @@ pub fn decode_splits(kernel: &KernelInfo, q: [usize; 4], kv: [usize; 4]) -> (u32
 /// by one.
 fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32]) {
     let t = kernel.tiles;
-    let (splits, split_keys) = decode_splits(kernel, x.q.shape, x.k.shape);
+    // Under a window the splits share its keys from a whole key block
+    // (`KeyWindow::decode_keys`), as the window twin walks them.
+    let window = head.window.unwrap_or(KeyWindow::FULL);
+    let (splits, split_keys) = decode_splits_under(kernel, x.q.shape, x.k.shape, window);
+    let (first, end) = match head.window {
+        Some(w) => w.decode_keys(head.seq_q, head.seq_kv, t.block_n),
+        None => (0, head.seq_kv),
+    };
     for row in 0..head.seq_q {
         // Per split: its statistics (base-2 maximum or 0, sum against it)
         // and its normalized output.
         let parts: Vec<(f32, f32, Vec<f32>)> = (0..splits)
             .map(|split| {
-                let begin = split * split_keys;
-                let keys = (begin + split_keys).min(head.seq_kv).saturating_sub(begin);
+                let begin = first + split * split_keys;
+                let keys = (begin + split_keys).min(end).saturating_sub(begin);
                 let groups: Vec<RowState> = (0..t.splits)
                     .map(|g| {
                         let mut state = RowState::new(head.dim);

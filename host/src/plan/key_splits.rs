@@ -23,16 +23,34 @@ pub const BLOCKS_PER_SM: u32 = 2;
 /// The key splits of `problem` under `kernel` (a `decode` kernel) on a GPU
 /// of `multiprocessors` SMs: `(splits, keys per split)`, the keys per split
 /// a multiple of the kernel's key block. One split (keys per split: every
-/// key, rounded up) where the folded heads fill the GPU.
+/// key, rounded up) where the folded heads fill the GPU. Under a sliding
+/// window the splits share only the keys some query position sees
+/// ([`decode_keys`]), as the kernel walks them.
 pub fn key_splits(problem: &Problem, kernel: &KernelInfo, multiprocessors: u32) -> (u32, u32) {
     let p = problem;
     let block_n = kernel.tiles.block_n;
+    let keys = decode_keys(p, block_n).max(1);
     let unsplit = blocks(p.fold_rows() as u32, kernel.tiles.block_m) as u64 * p.folded_heads() as u64;
     let target = (BLOCKS_PER_SM * multiprocessors) as u64;
-    let most = blocks(p.seq_kv as u32, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
+    let most = blocks(keys, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
     let splits = (target / unsplit.max(1)).clamp(1, most) as u32;
-    let split_keys = blocks(blocks(p.seq_kv as u32, splits), block_n) * block_n;
-    (blocks(p.seq_kv as u32, split_keys), split_keys)
+    let split_keys = blocks(blocks(keys, splits), block_n) * block_n;
+    (blocks(keys, split_keys), split_keys)
+}
+
+/// How many keys `problem`'s `decode` splits share: every key, or under a
+/// window enough for any batch entry's `KeyWindow::decode_keys`: the span
+/// its positions' windows cover at the longest cache (a shorter cache's,
+/// per `seq_used_k`, is no longer), plus a key block less one for the
+/// kernel's move of the span's start down to a whole key block; at most
+/// every key.
+pub fn decode_keys(problem: &Problem, block_n: u32) -> u32 {
+    let (seq_q, seq_kv) = (problem.seq_q as u32, problem.seq_kv as u32);
+    if problem.window.is_full() {
+        return seq_kv;
+    }
+    let (first, end) = problem.key_window().key_range(0, seq_q, seq_q, seq_kv);
+    (end - first + block_n - 1).min(seq_kv)
 }
 
 #[cfg(test)]
@@ -57,6 +75,38 @@ mod tests {
         assert_eq!(splits([8, 32, 1, 128], [8, 8, 32768, 128]), (4, 8192));
         // 512 folded heads fill the GPU alone.
         assert_eq!(splits([64, 32, 1, 128], [64, 8, 8192, 128]), (1, 8192));
+    }
+
+    /// Under a window the splits share the window's keys, not the cache's,
+    /// and cover the span the kernel walks at every cache length up to
+    /// the longest (`seq_used_k`), however it aligns the span's start.
+    #[test]
+    fn windowed_splits_share_the_window_and_cover_it_at_every_cache_length() {
+        use kernels_gpu::window::KeyWindow;
+        let kernel = find(Variant::Decode, 128).unwrap();
+        let block_n = kernel.tiles.block_n;
+        let (q, kv) = ([8, 32, 1, 128], [8, 8, 32768, 128]);
+        let windowed = Problem::new(q, kv, kv, &Options::new().window(Some(1024), Some(0))).unwrap();
+        assert_eq!(decode_keys(&windowed, block_n), 1025 + block_n - 1);
+        let (n, keys) = key_splits(&windowed, kernel, 132);
+        assert!(n * keys >= 1025 + block_n - 1 && (n - 1) * keys < 1025 + block_n - 1, "{n} x {keys}");
+        assert_eq!(key_splits(&Problem::new(q, kv, kv, &Options::new()).unwrap(), kernel, 132), (4, 8192));
+        let kernel = find(Variant::Decode, 64).unwrap();
+        for (left, right, causal, seq_q) in
+            [(1024, 0, false, 1), (100, 5, true, 16), (31, 31, false, 3), (0, 0, false, 1)]
+        {
+            let opts = Options::new().window(Some(left), Some(right)).causal(causal);
+            let (q, kv) = ([2, 8, seq_q, 64], [2, 2, 5000, 64]);
+            let (n, keys) = key_splits(&Problem::new(q, kv, kv, &opts).unwrap(), kernel, 132);
+            let window = KeyWindow::new(Some(left), Some(right)).with_causal(causal);
+            for seq_kv in (1..=5000).step_by(7) {
+                let (first, end) = window.decode_keys(seq_q as u32, seq_kv, kernel.tiles.block_n);
+                assert!(
+                    n * keys >= end - first,
+                    "({left}, {right}) Sq={seq_q} Skv={seq_kv}: {n} x {keys} < {first}..{end}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -193,19 +193,13 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         unsafe { grid_dep::wait() };
         // SAFETY: host-validated `seq_used_k`.
         let seq_kv = unsafe { at.seq_kv(p) };
-        let key_begin = split * p.split_keys;
-        let key_end = (key_begin + p.split_keys).min(seq_kv).max(key_begin);
-        // Under a window, the split's keys that some position's window
-        // holds, from the key block of the first (the blocks stay whole
-        // and inside one page).
-        let (key_begin, key_end) = if K::WINDOWED {
-            let (first, end) = window_of(p).key_range(0, p.seq_q, p.seq_q, seq_kv);
-            let first = first - first % DECODE_KEY_BLOCK;
-            let begin = key_begin.max(first);
-            (begin, key_end.min(end).max(begin))
-        } else {
-            (key_begin, key_end)
-        };
+        // The keys the splits share: every key, or under a window the
+        // ones some position's window holds (`KeyWindow::decode_keys`; the
+        // host plans the splits over as many).
+        let (first, end) =
+            if K::WINDOWED { window_of(p).decode_keys(p.seq_q, seq_kv, DECODE_KEY_BLOCK) } else { (0, seq_kv) };
+        let key_begin = first + split * p.split_keys;
+        let key_end = (key_begin + p.split_keys).min(end).max(key_begin);
         // SAFETY: host-validated scale arrays.
         let (k_scale, v_scale) = unsafe { at.kv_scales(p) };
         BlockJob {
