@@ -165,14 +165,3 @@ pub fn opaque_u32(value: u32) -> u32 {
     unsafe { asm!("mov.b32 {o}, {v};", o = out(reg32) out, v = in(reg32) value, options(pure, nomem, nostack)) };
     out
 }
-
-/// `prefetch.global.L2`: starts bringing the 128-byte line holding `address`
-/// into L2, without waiting and without registers.
-///
-/// # Safety
-/// `address` must lie inside a live global allocation.
-#[inline(always)]
-pub unsafe fn prefetch_l2(address: *const u8) {
-    // SAFETY: the caller guarantees a valid global address; a hint only.
-    unsafe { asm!("prefetch.global.L2 [{a}];", a = in(reg64) address as u64, options(nostack, readonly)) }
-}

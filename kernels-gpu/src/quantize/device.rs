@@ -8,7 +8,7 @@ use super::{
 use crate::arch::cvt::pack_e4m3x4;
 use crate::arch::quant::{
     count_acq_rel_u32, f16x2_to_f32x2, load_acquire_u32, load_relaxed_u32, nanosleep, opaque_u32, opaque_u64,
-    prefetch_l2, red_add_release_u32, red_max_u32, store_relaxed_u32, ticket_u32,
+    red_add_release_u32, red_max_u32, store_relaxed_u32, ticket_u32,
 };
 use crate::arch::shfl::{broadcast_lane0_u32, shfl_xor_f32};
 use crate::arch::sreg::{block_idx_x, lane_id, warp_id};
@@ -43,6 +43,13 @@ unsafe fn load16<const ELEMENT_BYTES: usize>(base: u64, at: usize) -> [u32; 4] {
 trait Input {
     /// Elements in one 16-byte chunk.
     const CHUNK: u32;
+
+    /// Steps of a tile whose loads a lane has in flight at once
+    /// ([`each_step`]): all [`TILE_STEPS`], or half of them where a whole
+    /// tile's chunks (128 registers of f32) would leave an L4 room for one
+    /// block of [`super::THREADS`] threads, not the two the sm_89 build
+    /// promises.
+    const STEPS_IN_FLIGHT: u32;
 
     /// The lane's chunks as read (zeros: a row past `S`, whose values are
     /// zeros).
@@ -100,6 +107,7 @@ struct F16In;
 
 impl Input for F16In {
     const CHUNK: u32 = 8;
+    const STEPS_IN_FLIGHT: u32 = TILE_STEPS;
     type Raw = [[u32; 4]; 4];
 
     unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
@@ -117,6 +125,7 @@ struct Bf16In;
 
 impl Input for Bf16In {
     const CHUNK: u32 = 8;
+    const STEPS_IN_FLIGHT: u32 = TILE_STEPS;
     type Raw = [[u32; 4]; 4];
 
     unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
@@ -134,6 +143,7 @@ struct F32In;
 
 impl Input for F32In {
     const CHUNK: u32 = 4;
+    const STEPS_IN_FLIGHT: u32 = TILE_STEPS / 2;
     type Raw = [[u32; 4]; 8];
 
     unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
@@ -281,31 +291,6 @@ impl Tile {
         }
     }
 
-    /// Asks L2 for the whole tile's input at once (each lane its share of
-    /// the 128-byte lines of the tile's rows that exist), so that DRAM
-    /// serves a tile's every step together rather than one step per round
-    /// trip.
-    ///
-    /// # Safety
-    /// The tile's tensor holds the shape `p` describes.
-    #[inline(always)]
-    unsafe fn prefetch<I: Input, const HEAD_DIM: u32>(&self, p: &QuantizeParams) {
-        const LINE: u32 = 128;
-        // Sixteen bytes per chunk.
-        let element_bytes = 16 / I::CHUNK;
-        let rows = super::tile_rows(HEAD_DIM);
-        let lines = rows * HEAD_DIM * element_bytes / LINE;
-        let row_bytes = HEAD_DIM * element_bytes;
-        let base = (self.tensor.input as *const u8).wrapping_add(self.tile_at * element_bytes as usize);
-        for k in 0..lines / 32 {
-            let line = lane_id() + 32 * k;
-            if self.tile_row + line * LINE / row_bytes < p.seq {
-                // SAFETY: a line of a row that exists lies inside the tensor.
-                unsafe { prefetch_l2(base.wrapping_add((line * LINE) as usize)) };
-            }
-        }
-    }
-
     /// Whether this lane's row of step `step` exists (a slice's last tile
     /// may reach past `S`), and its first element.
     fn at<const HEAD_DIM: u32>(&self, p: &QuantizeParams, step: u32) -> (bool, usize) {
@@ -368,8 +353,12 @@ unsafe fn step_chunks<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &
 }
 
 /// Calls `work(step, values)` for each step of `tile` in order, `values`
-/// this lane's values of the step (read when the step starts) rotated by `R`
-/// (zeros for a row past `S`, which the rotation keeps zero).
+/// this lane's values of the step rotated by `R` (zeros for a row past `S`,
+/// which the rotation keeps zero). The loads of [`Input::STEPS_IN_FLIGHT`]
+/// steps are issued before the first of them is worked on: a warp keeps its
+/// whole tile in flight (8 KiB of f16), or half of it, not one step at a
+/// time, since the warps an SM holds are too few to cover the memory's
+/// latency with one step each.
 ///
 /// # Safety
 /// The whole warp calls it together; the tile's tensor holds the shape `p`
@@ -380,12 +369,30 @@ unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
     tile: &Tile,
     mut work: impl FnMut(u32, LaneValues),
 ) {
-    for step in 0..TILE_STEPS {
-        // SAFETY: the caller's contract.
-        let mut x = I::widen(unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) });
+    // Written out step by step: as a loop, LLVM keeps the loaded chunks in
+    // local memory.
+    const _: () = assert!(TILE_STEPS == 4, "each_step writes out four steps");
+    // SAFETY: the caller's contract.
+    let load = |step| unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) };
+    let mut step_work = |step, chunks| {
+        let mut x = I::widen(chunks);
         // SAFETY: the whole warp is here (the caller's contract).
         unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
         work(step, x);
+    };
+    if I::STEPS_IN_FLIGHT == TILE_STEPS {
+        let [r0, r1, r2, r3] = [load(0), load(1), load(2), load(3)];
+        step_work(0, r0);
+        step_work(1, r1);
+        step_work(2, r2);
+        step_work(3, r3);
+    } else {
+        let [r0, r1] = [load(0), load(1)];
+        step_work(0, r0);
+        step_work(1, r1);
+        let [r2, r3] = [load(2), load(3)];
+        step_work(2, r2);
+        step_work(3, r3);
     }
 }
 
@@ -419,8 +426,6 @@ fn unit_words(p: &QuantizeParams, unit: usize) -> [*mut u32; 3] {
 /// The whole warp calls it; `p` holds the tensors and scratch it describes.
 #[inline(always)]
 unsafe fn amax_tile<I: Input, R: RowRotation, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &Tile) {
-    // SAFETY: the caller's contract.
-    unsafe { tile.prefetch::<I, HEAD_DIM>(p) };
     let mut largest = 0u32;
     // SAFETY: every lane of the warp runs every step (the caller's contract).
     unsafe {
