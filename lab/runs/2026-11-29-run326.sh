@@ -5,6 +5,7 @@
 # bundle), alternated twice; and run 324's unfinished bench, decode with a
 # (1024, 0) window, main (splits over the window's keys) against run 323's
 # main, at B = 1 (the B = 8 and 64 caches take minutes to draw on the CPU).
+# Last, the small decode beside its torch peers (issue 42's table).
 # Predictions: lab/quantizer.md step 5; lab/predictions/2026-11-29-predictions-run326.md.
 #   carry: gpu-bundle-diag/r326 (new-*.xz from this commit, old-*.xz from f3405a8)
 set -uo pipefail
@@ -32,6 +33,10 @@ for x in new old; do
   timeout 120 /tmp/b326/$x-sdpa bench --shapes $SH --variants decode --window 1024,0 --modes graph > $W/bench-$x.log 2>&1
   echo "== decode window $x rc=$? ${SECONDS}s" >> $S; grep -E "^decode" $W/bench-$x.log | cut -c1-120 >> $S
 done
+timeout 60 /tmp/b326/new-sdpa bench --shapes 1,32:8,1:4096,128 --variants decode --modes graph,graph-overlap > $W/small.log 2>&1
+echo "== small decode rc=$?" >> $S; grep -E "copy:|^decode" $W/small.log | cut -c1-120 >> $S
+timeout 90 python3 scripts/peers.py 1,32:8,1:4096,128 > $W/peers.jsonl 2> $W/peers.err
+echo "== peers rc=$?" >> $S; python3 scripts/peers.py --summarize $W/peers.jsonl 2>&1 | grep -E "torch|copy" | head -6 >> $S
 pack
 echo "elapsed ${SECONDS}s" >> $S
 cat $S
