@@ -44,11 +44,8 @@ trait Input {
     /// Elements in one 16-byte chunk.
     const CHUNK: u32;
 
-    /// Steps of a tile whose loads a lane has in flight at once
-    /// ([`each_step`]): all [`TILE_STEPS`], or half of them where a whole
-    /// tile's chunks (128 registers of f32) would leave an L4 room for one
-    /// block of [`super::THREADS`] threads, not the two the sm_89 build
-    /// promises.
+    /// Steps whose loads a lane has in flight at once ([`each_step`]): 4
+    /// or 2 (see [`PAIR_STEPS_IN_FLIGHT`]).
     const STEPS_IN_FLIGHT: u32;
 
     /// The lane's chunks as read (zeros: a row past `S`, whose values are
@@ -102,12 +99,22 @@ fn widen_pairs(raw: [[u32; 4]; 4], widen: impl Fn(u32) -> [f32; 2]) -> LaneValue
     x
 }
 
+/// Steps in flight for a two-byte input (16 registers of chunks a step):
+/// 4 on sm_90a; 2 in the sm_89 build, where 4 would leave an L4 room for
+/// one block of [`super::THREADS`] threads, not the two it promises. An f32
+/// input (32 registers a step) keeps 2 on either.
+#[cfg(target_feature = "sm_90a")]
+const PAIR_STEPS_IN_FLIGHT: u32 = 4;
+/// See the sm_90a definition.
+#[cfg(not(target_feature = "sm_90a"))]
+const PAIR_STEPS_IN_FLIGHT: u32 = 2;
+
 /// IEEE half precision input.
 struct F16In;
 
 impl Input for F16In {
     const CHUNK: u32 = 8;
-    const STEPS_IN_FLIGHT: u32 = TILE_STEPS;
+    const STEPS_IN_FLIGHT: u32 = PAIR_STEPS_IN_FLIGHT;
     type Raw = [[u32; 4]; 4];
 
     unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
@@ -125,7 +132,7 @@ struct Bf16In;
 
 impl Input for Bf16In {
     const CHUNK: u32 = 8;
-    const STEPS_IN_FLIGHT: u32 = TILE_STEPS;
+    const STEPS_IN_FLIGHT: u32 = PAIR_STEPS_IN_FLIGHT;
     type Raw = [[u32; 4]; 4];
 
     unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
@@ -143,7 +150,7 @@ struct F32In;
 
 impl Input for F32In {
     const CHUNK: u32 = 4;
-    const STEPS_IN_FLIGHT: u32 = TILE_STEPS / 2;
+    const STEPS_IN_FLIGHT: u32 = 2;
     type Raw = [[u32; 4]; 8];
 
     unsafe fn load_raw(input: u64, at: usize, chunk_stride: usize) -> Self::Raw {
@@ -355,10 +362,9 @@ unsafe fn step_chunks<I: Input, const HEAD_DIM: u32>(p: &QuantizeParams, tile: &
 /// Calls `work(step, values)` for each step of `tile` in order, `values`
 /// this lane's values of the step rotated by `R` (zeros for a row past `S`,
 /// which the rotation keeps zero). The loads of [`Input::STEPS_IN_FLIGHT`]
-/// steps are issued before the first of them is worked on: a warp keeps its
-/// whole tile in flight (8 KiB of f16), or half of it, not one step at a
-/// time, since the warps an SM holds are too few to cover the memory's
-/// latency with one step each.
+/// steps are issued before the first of them is worked on (8 KiB of f16 a
+/// warp), not one step at a time, since the warps an SM holds are too few
+/// to cover the memory's latency with one step each.
 ///
 /// # Safety
 /// The whole warp calls it together; the tile's tensor holds the shape `p`
@@ -369,9 +375,9 @@ unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
     tile: &Tile,
     mut work: impl FnMut(u32, LaneValues),
 ) {
-    // Written out step by step: as a loop, LLVM keeps the loaded chunks in
-    // local memory.
-    const _: () = assert!(TILE_STEPS == 4, "each_step writes out four steps");
+    // The steps in flight written out one by one: as a loop, LLVM keeps
+    // the loaded chunks in local memory.
+    const _: () = assert!(TILE_STEPS % 4 == 0, "each_step takes 4 or 2 steps at a time");
     // SAFETY: the caller's contract.
     let load = |step| unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) };
     let mut step_work = |step, chunks| {
@@ -380,19 +386,20 @@ unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
         unsafe { R::rotate::<I, HEAD_DIM>(&mut x) };
         work(step, x);
     };
-    if I::STEPS_IN_FLIGHT == TILE_STEPS {
-        let [r0, r1, r2, r3] = [load(0), load(1), load(2), load(3)];
-        step_work(0, r0);
-        step_work(1, r1);
-        step_work(2, r2);
-        step_work(3, r3);
-    } else {
-        let [r0, r1] = [load(0), load(1)];
-        step_work(0, r0);
-        step_work(1, r1);
-        let [r2, r3] = [load(2), load(3)];
-        step_work(2, r2);
-        step_work(3, r3);
+    let mut first = 0;
+    while first < TILE_STEPS {
+        if I::STEPS_IN_FLIGHT == 4 {
+            let [r0, r1, r2, r3] = [load(first), load(first + 1), load(first + 2), load(first + 3)];
+            step_work(first, r0);
+            step_work(first + 1, r1);
+            step_work(first + 2, r2);
+            step_work(first + 3, r3);
+        } else {
+            let [r0, r1] = [load(first), load(first + 1)];
+            step_work(first, r0);
+            step_work(first + 1, r1);
+        }
+        first += I::STEPS_IN_FLIGHT;
     }
 }
 

@@ -50,14 +50,13 @@ pub const THREADS: u32 = 256;
 
 /// Steps of one tile: in each, the warp's lanes hold [`LANE_VALUES`] values
 /// each, 1024 values of `1024 / D` rows.
-pub const TILE_STEPS: u32 = 4;
+pub const TILE_STEPS: u32 = 8;
 
 /// Rows of one (batch, head) slice in one tile at head dim `head_dim` (64 or
-/// 128): [`TILE_STEPS`] x 1024 values, 8 KiB of f16 at either head dim. A
+/// 128): [`TILE_STEPS`] x 1024 values, 16 KiB of f16 at either head dim. A
 /// warp holds a tile from its first load to its last store, so the tile's
-/// size sets how many bytes the warps in flight span: small enough that an
-/// encode tile's unit finished its amax soon after, large enough that the
-/// ticket counter (one atomic per tile) is far from its limit.
+/// size sets how many bytes the warps in flight span, and how many tickets
+/// (each a round trip and a fenced count) a launch pays for its bytes.
 pub const fn tile_rows(head_dim: u32) -> u32 {
     TILE_STEPS * 32 * LANE_VALUES / head_dim
 }
@@ -72,9 +71,11 @@ pub const LANE_VALUES: u32 = 32;
 pub const MAX_TENSORS: usize = 3;
 
 /// Bytes of input whose amax the schedule keeps ahead of their encode
-/// ([`lag_units`]): far less than the L2 (50 MB on an H100/H200), so the
-/// encode tiles' reads hit it, and many times what the SMs hold in flight.
-pub const LAG_BYTES: usize = 8 << 20;
+/// ([`lag_units`]): more than the tiles an H100/H200 holds in flight at
+/// once (~2,100 warps of 16 KiB), so an encode tile rarely waits for its
+/// unit's amax tiles, and less than its L2 (50 MB), so most of the encode
+/// tiles' reads hit it (measured: lab/quantizer.md, step 5).
+pub const LAG_BYTES: usize = 32 << 20;
 
 /// One tensor of a launch.
 #[repr(C)]
