@@ -196,7 +196,8 @@ fn stream_seed(seed: u64, stream: u64) -> u64 {
 
 /// A random attention problem as in the seeds: Q `q_shape`, K and V
 /// `kv_shape`, standard normal, quantized per head by amax. Deterministic
-/// in `seed`; q, k and v come from distinct streams.
+/// in `seed`; q, k and v come from distinct streams, drawn on three
+/// threads (a decode cache of 2^28 values takes seconds a tensor).
 ///
 /// # Panics
 /// When a shape's element count overflows `usize` (it could not be
@@ -206,7 +207,13 @@ pub fn random_problem(q_shape: [usize; 4], kv_shape: [usize; 4], seed: u64) -> (
         let values = random_normal(shape, stream_seed(seed, stream));
         quantize_per_head_named(name, &values, shape).expect("finite values of the right length always quantize")
     };
-    (make("q", q_shape, 0), make("k", kv_shape, 1), make("v", kv_shape, 2))
+    std::thread::scope(|scope| {
+        let k = scope.spawn(|| make("k", kv_shape, 1));
+        let v = scope.spawn(|| make("v", kv_shape, 2));
+        let q = make("q", q_shape, 0);
+        let join = |t: std::thread::ScopedJoinHandle<'_, Fp8Tensor>| t.join().expect("drawing a tensor panicked");
+        (q, join(k), join(v))
+    })
 }
 
 /// Whether the quantizer rotates each row before it quantizes it (the

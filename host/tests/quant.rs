@@ -211,3 +211,18 @@ fn random_problem_is_quantized_per_head_by_amax() {
         }
     }
 }
+
+/// The three tensors, drawn on their own threads, are the same for the same
+/// seed, distinct from one another and from another seed's, and K and V do
+/// not depend on Q's shape.
+#[test]
+fn random_problem_is_deterministic_and_its_tensors_distinct() {
+    let (q_shape, kv_shape) = ([2, 4, 33, 64], [2, 2, 70, 64]);
+    let (q, k, v) = random_problem(q_shape, kv_shape, 7);
+    assert_eq!((q.clone(), k.clone(), v.clone()), random_problem(q_shape, kv_shape, 7));
+    assert_ne!(k.data, v.data);
+    assert_ne!(q, random_problem(q_shape, kv_shape, 8).0);
+    let (q1, k1, v1) = random_problem(kv_shape, kv_shape, 7);
+    assert_eq!((k1, v1), (k, v), "K and V do not depend on Q's shape");
+    assert_eq!(q1.shape, kv_shape);
+}
