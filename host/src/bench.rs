@@ -443,7 +443,7 @@ pub fn bench_shape(
     modes: &[LaunchMode],
 ) -> Result<Vec<BenchRow>, AttnError> {
     let BenchInputs { shape, q, k, v } = inputs;
-    let (shape, q_dims) = (*shape, shape.q_dims());
+    let shape = *shape;
     let opts = Options { variant: variant.into(), ..cfg.options(shape.causal) };
     let plan = attn.plan(q, k, v, &opts)?;
     let dev = attn.upload(&plan, q, k, v)?;
@@ -451,38 +451,61 @@ pub fn bench_shape(
     attn.poison(&mut out)?;
     attn.run(&dev, &mut out)?;
     let o = attn.download(&out)?;
-    let rows = sample_rows(q_dims, CHECK_ROWS, 1);
-    let d = shape.head_dim;
-    let got: Vec<_> = rows
-        .iter()
-        .flat_map(|&(b, h, s)| {
-            let start = ((b * shape.heads_q + h) * shape.seq_q + s) * d;
-            (start..start + d).map(|i| o.value(i))
-        })
-        .collect();
-    let rule = cfg.score_rule(shape.causal);
-    let reference = attention_rows_scored_f64(q, k, v, &rule, plan.problem().softmax_scale as f64, &rows);
-    let gate = Tolerance::of(variant);
-    let stats: ErrorStats = compare(&got, &reference, gate.max_abs);
+    let softmax_scale = plan.problem().softmax_scale as f64;
+    let (stats, gate) = check_dense_rows(inputs, cfg, variant, softmax_scale, Layout::Bhsd, |i| o.value(i));
 
     let launches = cfg.launches_for(attn.time_runs(&dev, &mut out, 1)?);
     let cfg = cfg.with_launches(launches);
     let mut result = Vec::new();
     for &mode in modes {
         let t = time_kernel(attn, &dev, &mut out, &cfg, mode)?;
-        let label = RowLabel {
-            variant,
-            entry: plan.entry(),
-            shape,
-            cache: CacheLayout::default(),
-            packed: None,
-            layout: Layout::Bhsd,
-        };
-        let problem = plan.problem();
-        let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
-        result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
+        result.push(dense_row(variant, &plan, shape, Layout::Bhsd, (mode, launches), &t, (&stats, gate)));
     }
     Ok(result)
+}
+
+/// A dense shape's check before it is timed: the output's sampled rows
+/// (`value(i)`: element `i` of the output as `layout` lays it) against the
+/// f64 reference under `cfg`'s window and cap, judged by `variant`'s gate.
+pub(crate) fn check_dense_rows(
+    inputs: &BenchInputs,
+    cfg: &BenchConfig,
+    variant: Variant,
+    softmax_scale: f64,
+    layout: Layout,
+    value: impl Fn(usize) -> f32,
+) -> (ErrorStats, Tolerance) {
+    let BenchInputs { shape, q, k, v } = inputs;
+    let dims = shape.q_dims();
+    let rows = sample_rows(dims, CHECK_ROWS, 1);
+    let got: Vec<f32> = rows
+        .iter()
+        .flat_map(|&row| {
+            let start = layout.row_offset(dims, row);
+            (start..start + shape.head_dim).map(&value)
+        })
+        .collect();
+    let reference = attention_rows_scored_f64(q, k, v, &cfg.score_rule(shape.causal), softmax_scale, &rows);
+    let gate = Tolerance::of(variant);
+    (compare(&got, &reference, gate.max_abs), gate)
+}
+
+/// The row of a dense shape's call (`plan`, inputs laid out as `layout`)
+/// timed as `t` in `mode` with `launches` calls a sample, its check
+/// `stats` judged by `gate`.
+pub(crate) fn dense_row(
+    variant: Variant,
+    plan: &Plan,
+    shape: BenchShape,
+    layout: Layout,
+    (mode, launches): (LaunchMode, usize),
+    t: &Timing,
+    check: (&ErrorStats, Tolerance),
+) -> BenchRow {
+    let label = RowLabel { variant, entry: plan.entry(), shape, cache: CacheLayout::default(), packed: None, layout };
+    let problem = plan.problem();
+    let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
+    BenchRow::timed(label, (mode, launches), t, work, check)
 }
 
 /// What names a row: the kernel, the shape and how the inputs lie.

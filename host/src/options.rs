@@ -91,6 +91,15 @@ impl Layout {
         }
     }
 
+    /// Where row `(b, h, s)` of a `[batch, heads, seq, head_dim]` tensor of
+    /// `shape` starts (an element index) as this layout lays it in memory.
+    pub const fn row_offset(self, [_, heads, seq, d]: [usize; 4], (b, h, s): (usize, usize, usize)) -> usize {
+        match self {
+            Layout::Bhsd => ((b * heads + h) * seq + s) * d,
+            Layout::Bshd => ((b * seq + s) * heads + h) * d,
+        }
+    }
+
     /// The elements of a `[batch, heads, seq, head_dim]` tensor of `shape`
     /// in `[batch, heads, seq, head_dim]` order, laid out as this layout
     /// lays them in memory (e.g. a host tensor's E4M3 codes to upload for
@@ -236,6 +245,11 @@ mod tests {
             (0..b).flat_map(|x| (0..h).flat_map(move |y| (0..s).flat_map(move |z| (0..d).map(move |w| (x, y, z, w)))))
         {
             assert_eq!(laid[((bi * s + si) * h + hi) * d + di], values[((bi * h + hi) * s + si) * d + di]);
+            for layout in Layout::ALL {
+                let laid = layout.arrange(&values, shape);
+                let at = layout.row_offset(shape, (bi, hi, si)) + di;
+                assert_eq!(laid[at], values[((bi * h + hi) * s + si) * d + di], "{layout:?}");
+            }
         }
         assert_eq!(Layout::Bshd.to_bhsd(&laid, shape), values);
         assert_eq!(Layout::Bhsd.arrange(&values, shape), values);

@@ -4,17 +4,12 @@
 //! laid out as FlashAttention's `flash_attn_func` takes them, checked on
 //! sampled rows against the f64 reference before they are timed.
 
-use super::{
-    BenchConfig, BenchInputs, BenchRow, CHECK_ROWS, CacheLayout, LaunchMode, RowLabel, RowWork, time_calls,
-    time_on_stream,
-};
+use super::{BenchConfig, BenchInputs, BenchRow, LaunchMode, check_dense_rows, dense_row, time_calls, time_on_stream};
 use crate::attention::Attention;
 use crate::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace};
 use crate::error::AttnError;
-use crate::metrics::{Tolerance, compare};
 use crate::options::{Layout, Options};
 use crate::plan::Plan;
-use crate::reference::{attention_rows_scored_f64, sample_rows};
 use cudarc::driver::CudaSlice;
 use kernels_gpu::variant::Variant;
 
@@ -88,15 +83,8 @@ pub fn bench_shape_bshd(
     super::poison_output(attn, &mut run.o)?;
     run.call()?;
     let o = super::read_output(attn, &run.o, run.plan.problem().output)?;
-    let rows = sample_rows(shape.q_dims(), CHECK_ROWS, 1);
-    let d = shape.head_dim;
-    let got: Vec<f32> =
-        rows.iter().flat_map(|&(b, h, s)| o[((b * shape.seq_q + s) * shape.heads_q + h) * d..][..d].to_vec()).collect();
-    let scale = run.plan.problem().softmax_scale as f64;
-    let (q, k, v) = (&inputs.q, &inputs.k, &inputs.v);
-    let reference = attention_rows_scored_f64(q, k, v, &cfg.score_rule(shape.causal), scale, &rows);
-    let gate = Tolerance::of(variant);
-    let stats = compare(&got, &reference, gate.max_abs);
+    let softmax_scale = run.plan.problem().softmax_scale as f64;
+    let (stats, gate) = check_dense_rows(inputs, cfg, variant, softmax_scale, Layout::Bshd, |i| o[i]);
 
     let launches = cfg.launches_for(time_on_stream(attn.stream(), || run.call())?);
     let cfg = cfg.with_launches(launches);
@@ -104,17 +92,7 @@ pub fn bench_shape_bshd(
     for &mode in modes {
         let counts = (cfg.warmup_launches.max(1), cfg.launches_per_sample);
         let t = time_calls(attn.stream(), cfg.samples, counts, mode, || run.call())?;
-        let label = RowLabel {
-            variant,
-            entry: run.plan.entry(),
-            shape,
-            cache: CacheLayout::default(),
-            packed: None,
-            layout: Layout::Bshd,
-        };
-        let problem = run.plan.problem();
-        let work = RowWork { flops: problem.flops(), bytes: problem.min_bytes(), kv_bytes: shape.kv_bytes() };
-        result.push(BenchRow::timed(label, (mode, launches), &t, work, (&stats, gate)));
+        result.push(dense_row(variant, &run.plan, shape, Layout::Bshd, (mode, launches), &t, (&stats, gate)));
     }
     Ok(result)
 }
