@@ -378,6 +378,7 @@ unsafe fn each_step<I: Input, R: RowRotation, const HEAD_DIM: u32>(
     // The steps in flight written out one by one: as a loop, LLVM keeps
     // the loaded chunks in local memory.
     const _: () = assert!(TILE_STEPS % 4 == 0, "each_step takes 4 or 2 steps at a time");
+    const { assert!(I::STEPS_IN_FLIGHT == 4 || I::STEPS_IN_FLIGHT == 2, "each_step writes out 4 or 2 steps") };
     // SAFETY: the caller's contract.
     let load = |step| unsafe { step_chunks::<I, HEAD_DIM>(p, tile, step) };
     let mut step_work = |step, chunks| {
