@@ -1,8 +1,8 @@
 //! The public entry point: load the kernels on a device, move tensors, run.
 
 use crate::device::{
-    DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PackedSeqs, PagedKv, RunExtras, ScaleLayout,
-    TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
+    DeviceScales, Fp8View, MAP_SLOTS, MapSlot, MapSlots, OutputViewMut, PackedSeqs, PagedKv, RowStrides, RunExtras,
+    ScaleLayout, TENSOR_ALIGN, TileMapKey, Workspace, WorkspaceSize, check_align, check_device, kv_tiles_of,
 };
 use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
@@ -21,7 +21,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
 };
 use kernels_gpu::kernels::{KERNELS, KernelInfo};
-use kernels_gpu::params::{AttnParams, TILE_KEYS, padded_keys};
+use kernels_gpu::params::{self, AttnParams, TILE_KEYS, padded_keys};
 use kernels_gpu::schedule::{self, FastDiv};
 use kernels_gpu::variant::{OutputDtype, Variant};
 use std::sync::Arc;
@@ -513,10 +513,11 @@ impl Attention {
         for (name, address) in [("q_scale", q_scale), ("k_scale", k_scale), ("v_scale", v_scale)] {
             check_align(name, address, align_of::<f32>() as u64)?;
         }
+        let strides = row_strides(plan, q, &kv)?;
         let map_key = TileMapKey::of(plan, [q_at, k_at, v_at]);
         let map_key = match &kv {
             KvCache::Paged(paged) => map_key.paged(paged),
-            KvCache::Contiguous(..) | KvCache::Packed(..) => map_key,
+            KvCache::Contiguous(..) | KvCache::Packed(..) => map_key.kv_strides(plan, strides.kv),
         };
         let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, map_key)? } else { 0 };
         let (scratch, _scratch_use) = match ws.scratch.as_ref().filter(|_| needed.scratch_bytes > 0) {
@@ -556,6 +557,7 @@ impl Attention {
             lse,
             paging,
             packed: packing,
+            strides,
         };
         self.launch_buffers(plan, &buffers, Launch::Ordered)
     }
@@ -773,6 +775,7 @@ impl Attention {
             lse: 0,
             paging: Paging::NONE,
             packed: Packing::NONE,
+            strides: Strides::dense(p),
         };
         self.launch_buffers(&dev.plan, &buffers, how)
     }
@@ -831,6 +834,8 @@ impl Attention {
             window_left: p.key_window().left,
             window_right: p.key_window().right,
             softcap: p.softcap.unwrap_or(0.0),
+            q_strides: buffers.strides.q,
+            kv_strides: buffers.strides.kv,
         };
         if let Some(pre) = kernel.prepass {
             let prepass = self.passes.iter().find(|(e, _)| *e == pre.entry).map(|(_, f)| f);
@@ -979,6 +984,64 @@ struct Buffers {
     paging: Paging,
     /// A packed batch's prefix sums and rows, or none.
     packed: Packing,
+    /// Where rows interleave heads, the rows' strides.
+    strides: Strides,
+}
+
+/// Q's and K's and V's row strides as the kernels take them
+/// (`AttnParams::q_strides`, `AttnParams::kv_strides`).
+#[derive(Clone, Copy)]
+struct Strides {
+    q: params::RowStrides,
+    kv: params::RowStrides,
+}
+
+impl Strides {
+    /// Dense rows of `p`'s heads (which `[B, H, S, D]` kernels ignore).
+    fn dense(p: &Problem) -> Strides {
+        let d = p.head_dim as u32;
+        Strides {
+            q: params::RowStrides::dense(p.heads_q as u32, d),
+            kv: params::RowStrides::dense(p.heads_kv as u32, d),
+        }
+    }
+}
+
+/// The row strides of a run's views: dense, or the views' own where the
+/// plan's kernel reads them (rows that interleave heads: `[B, S, H, D]`
+/// and packed plans; `decode`'s K and V only, its Q read dense). K and V
+/// must share theirs.
+fn row_strides(plan: &Plan, q: &Fp8View, kv: &KvCache) -> Result<Strides, AttnError> {
+    let p = plan.problem();
+    let dense = Strides::dense(p);
+    let (k, v) = match kv {
+        KvCache::Contiguous(k, v) | KvCache::Packed(k, v, _) => (k.row_strides(), v.row_strides()),
+        KvCache::Paged(_) => (None, None),
+    };
+    let refuse = |tensor: &str, strides: RowStrides, reason: &str| {
+        Err(AttnError::InvalidStrides { tensor: tensor.into(), strides, reason: reason.into() })
+    };
+    if k != v {
+        let (tensor, strides) = match k {
+            Some(strides) => ("k", strides),
+            None => ("v", v.unwrap_or(RowStrides::dense(p.heads_kv, p.head_dim))),
+        };
+        return refuse(tensor, strides, "K and V must share their row strides");
+    }
+    let interleaved = p.interleaved_rows().is_some();
+    for (tensor, strides) in [("q", q.row_strides()), ("k", k)] {
+        let Some(strides) = strides else { continue };
+        if !interleaved {
+            return refuse(tensor, strides, "strided views run on [B, S, H, D] and packed plans only");
+        }
+        if tensor == "q" && plan.variant() == Variant::Decode {
+            return refuse(tensor, strides, "decode reads Q dense (its K and V may be strided)");
+        }
+    }
+    Ok(Strides {
+        q: q.row_strides().map_or(dense.q, RowStrides::to_params),
+        kv: k.map_or(dense.kv, RowStrides::to_params),
+    })
 }
 
 /// A packed batch's prefix sums and rows as the kernels take them

@@ -51,12 +51,14 @@ pub use packed::PackedSeqs;
 pub use paged::{MAX_PAGE_SIZE, MIN_PAGE_SIZE, PagedKv};
 pub(crate) use size::MAP_SLOTS;
 pub use size::{CAPTURE_MAP_SLOTS, WorkspaceSize};
+pub use strides::{RowStrides, STRIDE_ALIGN};
 
 mod extras;
 mod map_slots;
 mod packed;
 mod paged;
 pub(crate) mod size;
+mod strides;
 
 /// Byte alignment the kernels need of Q, K, V and O (16-byte copies and
 /// tensor copies).
@@ -177,11 +179,14 @@ impl<T> MemoryMut<'_, T> {
 
 /// An E4M3 tensor `[batch, heads, seq, head_dim]` on the device, contiguous
 /// row-major in that order or as `[batch, seq, heads, head_dim]`
-/// ([`Layout`]), borrowed (Q, K or V).
+/// ([`Layout`]), or with its rows strided ([`Fp8View::bshd_strided`],
+/// [`Fp8View::packed_strided`]), borrowed (Q, K or V).
 pub struct Fp8View<'a> {
     pub(crate) codes: Memory<'a, u8>,
     shape: [usize; 4],
     layout: Layout,
+    /// The rows' strides where they are not dense.
+    strides: Option<RowStrides>,
 }
 
 impl<'a> Fp8View<'a> {
@@ -212,9 +217,53 @@ impl<'a> Fp8View<'a> {
         Fp8View::new(codes, [1, rows, heads, head_dim])
     }
 
+    /// [`Fp8View::bshd`] whose rows lie `strides` apart (a slice of a
+    /// larger tensor, e.g. Q of a fused `[batch, seq, 3, heads, head_dim]`
+    /// QKV): `codes` starts at element `[0, 0, 0, 0]` and holds at least the
+    /// elements up to the last one ([`RowStrides::extent`]). Batch `b`'s
+    /// position `s` is row `b * seq + s`. Taken by the plans of
+    /// [`Layout::Bshd`] (Q, K and V; `decode`: K and V) with K and V of
+    /// equal strides ([`AttnError::InvalidStrides`] otherwise).
+    pub fn bshd_strided(
+        codes: CudaView<'a, u8>,
+        [batch, seq, heads, head_dim]: [usize; 4],
+        strides: RowStrides,
+    ) -> Result<Fp8View<'a>, AttnError> {
+        Fp8View::strided(Memory::View(codes), [batch, heads, seq, head_dim], Layout::Bshd, strides)
+    }
+
+    /// [`Fp8View::packed`] whose rows lie `strides` apart, checked as
+    /// [`Fp8View::bshd_strided`].
+    pub fn packed_strided(
+        codes: CudaView<'a, u8>,
+        [rows, heads, head_dim]: [usize; 3],
+        strides: RowStrides,
+    ) -> Result<Fp8View<'a>, AttnError> {
+        Fp8View::strided(Memory::View(codes), [1, rows, heads, head_dim], Layout::Bhsd, strides)
+    }
+
     pub(crate) fn checked(codes: Memory<'a, u8>, shape: [usize; 4]) -> Result<Fp8View<'a>, AttnError> {
         check_len("codes", codes.len(), shape)?;
-        Ok(Fp8View { codes, shape, layout: Layout::Bhsd })
+        Ok(Fp8View { codes, shape, layout: Layout::Bhsd, strides: None })
+    }
+
+    /// A view of `shape` (`[batch, heads, seq, head_dim]` order) whose
+    /// `batch * seq` rows (for `Bhsd`, a packed view's `[1, rows, heads,
+    /// head_dim]`: its rows) lie `strides` apart; dense strides make a dense
+    /// view.
+    pub(crate) fn strided(
+        codes: Memory<'a, u8>,
+        shape: [usize; 4],
+        layout: Layout,
+        strides: RowStrides,
+    ) -> Result<Fp8View<'a>, AttnError> {
+        let [rows, heads, head_dim] = strided_rows(shape, layout);
+        let extent = strides.check("codes", [rows, heads, head_dim])?;
+        if codes.len() < extent {
+            return Err(AttnError::BufferLength { tensor: "codes".into(), expected: extent, actual: codes.len() });
+        }
+        let strides = Some(strides).filter(|s| !s.is_dense(heads, head_dim));
+        Ok(Fp8View { codes, shape, layout, strides })
     }
 
     /// The same codes read as laid out `layout` (the shape stays `[batch,
@@ -231,6 +280,11 @@ impl<'a> Fp8View<'a> {
     /// How the codes lie in memory.
     pub fn layout(&self) -> Layout {
         self.layout
+    }
+
+    /// The rows' strides where they are not dense; `None` for a dense view.
+    pub fn row_strides(&self) -> Option<RowStrides> {
+        self.strides
     }
 
     /// The device the codes live on.
@@ -504,6 +558,16 @@ impl TileMapKey {
 }
 
 impl TileMapKey {
+    /// This key with K's and V's rows `kv` apart where rows interleave
+    /// heads (packed and `[B, S, H, D]` plans; unchanged elsewhere).
+    pub(crate) fn kv_strides(self, plan: &Plan, kv: kernels_gpu::params::RowStrides) -> TileMapKey {
+        if plan.problem().interleaved_rows().is_some() {
+            TileMapKey { kv_strides: [kv.row as u64, kv.head as u64], ..self }
+        } else {
+            self
+        }
+    }
+
     /// This key with K's and V's maps over the pools of `paged`: rows
     /// `pages * page_size`, heads `heads_kv`, interleaved.
     pub(crate) fn paged(self, paged: &PagedKv) -> TileMapKey {
@@ -553,6 +617,16 @@ fn check_len(tensor: &str, len: usize, shape: [usize; 4]) -> Result<(), AttnErro
         Some(expected) if expected == len => Ok(()),
         Some(expected) => Err(AttnError::BufferLength { tensor: tensor.to_string(), expected, actual: len }),
         None => Err(AttnError::TooLarge(format!("{tensor} shape {shape:?} overflows the address space"))),
+    }
+}
+
+/// The rows, heads and head dimension a strided view of `shape` (`[batch,
+/// heads, seq, head_dim]` order) spans: `batch * seq` rows laid out `Bshd`,
+/// a packed view's (`[1, rows, heads, head_dim]`) rows laid out `Bhsd`.
+pub(crate) fn strided_rows([batch, heads, seq, head_dim]: [usize; 4], layout: Layout) -> [usize; 3] {
+    match layout {
+        Layout::Bshd => [batch.saturating_mul(seq), heads, head_dim],
+        Layout::Bhsd => [batch.saturating_mul(heads), seq, head_dim],
     }
 }
 

@@ -181,6 +181,17 @@ pub enum AttnError {
         /// The problem's key length.
         seq_kv: usize,
     },
+    /// Row strides a view cannot have ([`crate::device::RowStrides`]), or
+    /// that the plan's kernel does not read.
+    #[error("{tensor} has row strides {strides:?} the kernels cannot read: {reason}")]
+    InvalidStrides {
+        /// Which view.
+        tensor: String,
+        /// Its strides.
+        strides: crate::device::RowStrides,
+        /// Why not.
+        reason: String,
+    },
     /// A tensor layout the chosen path cannot take (see
     /// [`crate::Layout`]).
     #[error("layout {layout} is not available here: {reason}")]

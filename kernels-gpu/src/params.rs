@@ -136,6 +136,45 @@ pub struct AttnParams {
     /// softcap)` before the softmax (above 0, at most
     /// `window::MAX_SOFTCAP`). Other kernels ignore it.
     pub softcap: f32,
+    /// Where Q's rows lie where rows interleave heads (the packed twins,
+    /// `[batch, seq, heads, HEAD_DIM]` tensors): [`RowStrides::dense`] or
+    /// the caller's strides. O stays dense. `[batch, heads, seq,
+    /// HEAD_DIM]` kernels and `decode` ignore it.
+    pub q_strides: RowStrides,
+    /// Where K's and V's rows lie where rows interleave heads (the packed
+    /// twins' prepass and K maps, `decode`'s `[batch, seq_kv, heads_kv,
+    /// HEAD_DIM]` or paged cache); K and V share them.
+    pub kv_strides: RowStrides,
+}
+
+/// Where the rows of a `[rows, heads, HEAD_DIM]` E4M3 tensor lie (a packed
+/// batch's, or `[batch, seq, heads, HEAD_DIM]` read as `batch * seq`
+/// rows): bytes from one row to the next and from one head to the next, the
+/// last dimension contiguous. Slices of a fused projection, e.g. Q of a
+/// `[batch, seq, 3, heads, HEAD_DIM]` QKV, are rows `3 * heads * HEAD_DIM`
+/// apart. Both are multiples of 16 (host-validated), as `cp.async` and the
+/// bulk and tensor copies need.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowStrides {
+    /// Bytes from one row (position) to the next.
+    pub row: u32,
+    /// Bytes from one head to the next within a row.
+    pub head: u32,
+}
+
+impl RowStrides {
+    /// Rows of `heads` heads of `head_dim` bytes, packed without gaps.
+    pub const fn dense(heads: u32, head_dim: u32) -> Self {
+        Self { row: heads * head_dim, head: head_dim }
+    }
+
+    /// Where head `head` of row `row` starts (bytes; a head's offset
+    /// within a row fits 32 bits, host-validated).
+    #[inline(always)]
+    pub const fn offset(self, row: u32, head: u32) -> u64 {
+        row as u64 * self.row as u64 + (head * self.head) as u64
+    }
 }
 
 /// Where one sequence of a packed batch ([`AttnParams::cu_seqlens_q`])

@@ -5,7 +5,8 @@
 //! buffers (E4M3, f16, bf16) as the bytes and bits the kernels take.
 
 use crate::device::{
-    DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, PackedSeqs, RawMemory, RunExtras, ScaleLayout,
+    DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, PackedSeqs, RawMemory, RowStrides, RunExtras, ScaleLayout,
+    strided_rows,
 };
 use crate::error::AttnError;
 use crate::options::Layout;
@@ -58,6 +59,53 @@ impl<'a> Fp8View<'a> {
         // SAFETY: the caller's promise, for the same bytes in another order.
         let view = unsafe { Fp8View::from_raw(stream, address, [batch, heads, seq, head_dim]) }?;
         Ok(view.laid_out(Layout::Bshd))
+    }
+
+    /// [`Fp8View::bshd_strided`]'s view at device address `address` (the
+    /// element `[0, 0, 0, 0]`), checked as [`Fp8View::from_raw`] over the
+    /// elements it spans ([`RowStrides::extent`]).
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`], for the elements the view spans.
+    pub unsafe fn from_raw_bshd_strided(
+        stream: &CudaStream,
+        address: u64,
+        [batch, seq, heads, head_dim]: [usize; 4],
+        strides: RowStrides,
+    ) -> Result<Fp8View<'a>, AttnError> {
+        // SAFETY: forwarded.
+        unsafe { Fp8View::from_raw_strided(stream, address, [batch, heads, seq, head_dim], Layout::Bshd, strides) }
+    }
+
+    /// [`Fp8View::packed_strided`]'s view at device address `address`,
+    /// checked as [`Fp8View::from_raw_bshd_strided`].
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`], for the elements the view spans.
+    pub unsafe fn from_raw_packed_strided(
+        stream: &CudaStream,
+        address: u64,
+        [rows, heads, head_dim]: [usize; 3],
+        strides: RowStrides,
+    ) -> Result<Fp8View<'a>, AttnError> {
+        // SAFETY: forwarded.
+        unsafe { Fp8View::from_raw_strided(stream, address, [1, rows, heads, head_dim], Layout::Bhsd, strides) }
+    }
+
+    /// A strided view of `shape` (`[batch, heads, seq, head_dim]` order) at
+    /// `address` ([`Fp8View::strided`]).
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`], for the elements the view spans.
+    unsafe fn from_raw_strided(
+        stream: &CudaStream,
+        address: u64,
+        shape: [usize; 4],
+        layout: Layout,
+        strides: RowStrides,
+    ) -> Result<Fp8View<'a>, AttnError> {
+        let extent = strides.check("codes", strided_rows(shape, layout))?;
+        Fp8View::strided(Memory::Raw(raw_memory(stream, "codes", address, extent, 1)?), shape, layout, strides)
     }
 }
 

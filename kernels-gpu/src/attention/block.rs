@@ -25,9 +25,13 @@ pub struct BlockJob {
     /// + kv head`; in a packed batch the key/value head alone, the maps
     /// and the prepass's tiles running over every sequence).
     pub kv_head: u64,
-    /// Elements from one Q row to the next (bytes of Q, 16-bit elements of
-    /// O): `HEAD_DIM`, or `heads_q * HEAD_DIM` in a packed batch.
+    /// Bytes from one Q row to the next: `HEAD_DIM`, or in a packed batch
+    /// `AttnParams::q_strides`' row stride.
     pub q_row_stride: u32,
+    /// 16-bit elements from one O row to the next (and log-sum-exp
+    /// entries times `HEAD_DIM`): `HEAD_DIM`, or `heads_q * HEAD_DIM` in a
+    /// packed batch, whose O is dense.
+    pub o_row_stride: u32,
     /// The block's sequence's query length.
     pub seq_q: u32,
     /// The block's sequence's key length.
@@ -140,20 +144,19 @@ impl BlockJob {
             Some(rows) => rows,
             None => PackedRows { q_row0: 0, seq_q: p.seq_q, kv_row0: 0, seq_kv: p.seq_kv },
         };
-        let (q_offset, q_row_stride, kv_offset, kv_head_index) = match packed {
-            None => (
-                (q_head * p.seq_q as u64 + row0 as u64) * d,
-                HEAD_DIM as u32,
-                batch_kv_head * p.seq_kv as u64 * d,
-                batch_kv_head,
-            ),
+        let (q_offset, o_offset, q_row_stride, o_row_stride, kv_offset, kv_head_index) = match packed {
+            None => {
+                let offset = (q_head * p.seq_q as u64 + row0 as u64) * d;
+                (offset, offset, HEAD_DIM as u32, HEAD_DIM as u32, batch_kv_head * p.seq_kv as u64 * d, batch_kv_head)
+            }
             Some(rows) => {
-                let q_row = (rows.q_row0 + row0) as u64;
-                let kv_row = rows.kv_row0 as u64;
+                let q_row = rows.q_row0 + row0;
                 (
-                    (q_row * p.heads_q as u64 + head as u64) * d,
+                    p.q_strides.offset(q_row, head),
+                    (q_row as u64 * p.heads_q as u64 + head as u64) * d,
+                    p.q_strides.row,
                     p.heads_q * HEAD_DIM as u32,
-                    (kv_row * p.heads_kv as u64 + kv_head as u64) * d,
+                    p.kv_strides.offset(rows.kv_row0, kv_head),
                     kv_head as u64,
                 )
             }
@@ -189,10 +192,11 @@ impl BlockJob {
             q: (p.q + q_offset) as *const u8,
             k: (p.k + kv_offset) as *const u8,
             v: (p.v + kv_offset) as *const u8,
-            o: (p.o + 2 * q_offset) as *mut u16,
+            o: (p.o + 2 * o_offset) as *mut u16,
             q_head,
             kv_head: kv_head_index,
             q_row_stride,
+            o_row_stride,
             seq_q: seq.seq_q,
             seq_kv: seq.seq_kv,
             kv_row0: seq.kv_row0,
@@ -219,7 +223,7 @@ impl BlockJob {
             return None;
         }
         let row = (self.o as u64 - p.o) / (2 * HEAD_DIM as u64);
-        Some(((p.lse as *mut f32).wrapping_add(row as usize), self.q_row_stride / HEAD_DIM as u32))
+        Some(((p.lse as *mut f32).wrapping_add(row as usize), self.o_row_stride / HEAD_DIM as u32))
     }
 
     /// Writes `-inf` (no key seen) as the log-sum-exp of the block's rows
@@ -242,14 +246,14 @@ impl BlockJob {
     ///
     /// # Safety
     /// `self.o` points at `rows` output rows of `HEAD_DIM` f16,
-    /// `q_row_stride` apart.
+    /// `o_row_stride` apart.
     #[inline(always)]
     pub unsafe fn zero_output<const HEAD_DIM: usize>(&self, threads: u32) {
         let words_per_row = HEAD_DIM as u32 / 2;
         let mut c = sreg::thread_idx_x();
         while c < self.rows * words_per_row {
             let (row, word) = (c / words_per_row, c % words_per_row);
-            let at = (row * self.q_row_stride / 2 + word) as usize;
+            let at = (row * self.o_row_stride / 2 + word) as usize;
             // SAFETY: inside the block's output rows (4-byte aligned: D and
             // the stride are even).
             unsafe { *(self.o as *mut u32).add(at) = 0 };

@@ -210,6 +210,7 @@ impl<K: DecodeKeys> Walk for Decode<K> {
             q_head: head as u64,
             kv_head: head as u64,
             q_row_stride: HEAD_DIM as u32,
+            o_row_stride: HEAD_DIM as u32,
             seq_q: at.rows(p),
             seq_kv,
             kv_row0: 0,
@@ -229,7 +230,7 @@ impl<K: DecodeKeys> Walk for Decode<K> {
     }
 
     /// `[B, Hkv, Skv, D]` K and V as prefill's. Otherwise every head's
-    /// rows lie side by side, `heads_kv * HEAD_DIM` bytes apart: paged,
+    /// rows lie side by side, as `AttnParams::kv_strides` says: paged,
     /// the key block's page from the table (a key block never straddles
     /// two pages: pages are whole key blocks); a `[B, Skv, Hkv, D]` cache
     /// (`packed_keys` set, no table), the batch's rows from `batch *
@@ -250,13 +251,13 @@ impl<K: DecodeKeys> Walk for Decode<K> {
             let page = (page.max(0) as u32).min(p.pages - 1);
             (page << p.page_shift) + (key0 & ((1 << p.page_shift) - 1))
         };
-        let offset = (row as usize * p.heads_kv as usize + at.kv_head as usize) * HEAD_DIM;
+        let offset = p.kv_strides.offset(row, at.kv_head) as usize;
         KeyRows {
             row,
             head: at.kv_head,
             k: (p.k as *const u8).wrapping_add(offset),
             v: (p.v as *const u8).wrapping_add(offset),
-            stride: p.heads_kv * HEAD_DIM as u32,
+            stride: p.kv_strides.row,
             valid: (p.seq_kv - key0).min(block_n),
         }
     }

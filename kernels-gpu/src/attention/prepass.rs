@@ -82,7 +82,7 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     let (x, kv_head, batch) = sreg::block_idx();
     let layout = KvTiles::of(p, d, Vt::e4m3());
     // The head's keys: `[batch, heads_kv, seq_kv, D]` rows, or a packed
-    // sequence's rows `heads_kv * D` bytes apart (which this block reads
+    // sequence's rows `kv_strides.row` bytes apart (which this block reads
     // one bulk copy a row, spread over the threads). Packed, block `x` of
     // `KvTiles::packed`'s tiles finds its sequence in the prefix sums, the tile
     // its own index; a tile between two sequences' has no keys. Packed
@@ -98,13 +98,13 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
             let batch = find_packed_sequence(|b| *cu_k.add(b as usize), p.batch, TILE_KEYS, x);
             (batch, PackedRows::of(p, [0, 0], [*cu_k.add(batch as usize), *cu_k.add(batch as usize + 1)]))
         };
-        let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
+        let first = p.kv_strides.offset(rows.kv_row0, kv_head);
         let tile = x.wrapping_sub(KvTiles::first_packed_tile(rows.kv_row0, batch));
-        (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, tile.min(schedule::blocks(rows.seq_kv, TILE_KEYS)), x)
+        (kv_head as u64, first, p.kv_strides.row, rows.seq_kv, tile.min(schedule::blocks(rows.seq_kv, TILE_KEYS)), x)
     } else if p.packed_keys != 0 {
         let rows = PackedRows::uniform(p, batch);
-        let first = (rows.kv_row0 as u64 * p.heads_kv as u64 + kv_head as u64) * d as u64;
-        (kv_head as u64, first, p.heads_kv * d, rows.seq_kv, x, KvTiles::first_packed_tile(rows.kv_row0, batch) + x)
+        let first = p.kv_strides.offset(rows.kv_row0, kv_head);
+        (kv_head as u64, first, p.kv_strides.row, rows.seq_kv, x, KvTiles::first_packed_tile(rows.kv_row0, batch) + x)
     } else {
         let head = batch as u64 * p.heads_kv as u64 + kv_head as u64;
         (head, head * p.seq_kv as u64 * d as u64, d, p.seq_kv, x, x)

@@ -459,6 +459,6 @@ pub unsafe fn forward<
             online::store_lse(lse, &rows.m, row_sums, local_row, job.rows, quad);
         }
         let scales = row_sums.map(|l| softmax::output_scale(l, job.v_scale, math::rcp));
-        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, (local_row, job.q_row_stride), job.rows, quad);
+        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, (local_row, job.o_row_stride), job.rows, quad);
     }
 }

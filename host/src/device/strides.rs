@@ -1,0 +1,122 @@
+//! Row strides of E4M3 views whose rows interleave heads: a `[batch, seq,
+//! heads, head_dim]` tensor read as `batch * seq` rows, or a packed batch's
+//! `[rows, heads, head_dim]`. They let the kernels read a slice of a larger
+//! tensor in place, e.g. Q, K and V of a fused `[batch, seq, 3, heads,
+//! head_dim]` QKV projection, without a copy.
+
+use crate::error::AttnError;
+use kernels_gpu::params;
+
+/// Where the rows of a view lie, in elements (E4M3 elements are bytes):
+/// from one position (row) to the next, and from one head to the next
+/// within a row; the last dimension is contiguous. In a `[batch, seq,
+/// heads, head_dim]` view the batches follow each other: batch `b`'s
+/// position `s` is row `b * seq + s` (true of any slice along the heads'
+/// side of a fused tensor).
+///
+/// ```
+/// use sdpa::device::RowStrides;
+/// // Q of a fused [batch, seq, 3, 8, 64] QKV: 3 * 8 * 64 elements a row.
+/// let q = RowStrides { row: 3 * 8 * 64, head: 64 };
+/// assert_eq!(q.extent(2 * 128, 8, 64), Some((2 * 128 - 1) * 3 * 8 * 64 + 7 * 64 + 64));
+/// assert!(RowStrides::dense(8, 64).is_dense(8, 64));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowStrides {
+    /// Elements from one row (position) to the next.
+    pub row: usize,
+    /// Elements from one head to the next within a row.
+    pub head: usize,
+}
+
+/// What the kernels' copies need of each stride: 16-byte rows and heads.
+pub const STRIDE_ALIGN: usize = 16;
+
+impl RowStrides {
+    /// Rows of `heads` heads of `head_dim` elements without gaps.
+    pub const fn dense(heads: usize, head_dim: usize) -> RowStrides {
+        RowStrides { row: heads * head_dim, head: head_dim }
+    }
+
+    /// Whether these are [`RowStrides::dense`]'s for `heads` and
+    /// `head_dim`.
+    pub fn is_dense(self, heads: usize, head_dim: usize) -> bool {
+        self == RowStrides::dense(heads, head_dim)
+    }
+
+    /// Elements from a view's first element to one past its last, for
+    /// `rows` rows of `heads` heads of `head_dim` (0 for an empty view);
+    /// `None` where that overflows.
+    pub fn extent(self, rows: usize, heads: usize, head_dim: usize) -> Option<usize> {
+        if rows == 0 || heads == 0 || head_dim == 0 {
+            return Some(0);
+        }
+        let last_row = (rows - 1).checked_mul(self.row)?;
+        let last_head = (heads - 1).checked_mul(self.head)?;
+        last_row.checked_add(last_head)?.checked_add(head_dim)
+    }
+
+    /// Refuses strides the kernels cannot read for `tensor`: zero, not a
+    /// multiple of [`STRIDE_ALIGN`], or past what their 32-bit stride
+    /// fields hold; else the elements the view spans
+    /// ([`RowStrides::extent`]).
+    pub(crate) fn check(self, tensor: &str, [rows, heads, head_dim]: [usize; 3]) -> Result<usize, AttnError> {
+        let refuse =
+            |reason: String| Err(AttnError::InvalidStrides { tensor: tensor.to_string(), strides: self, reason });
+        for (name, stride) in [("row", self.row), ("head", self.head)] {
+            if stride == 0 || stride % STRIDE_ALIGN != 0 {
+                return refuse(format!("the {name} stride must be a positive multiple of {STRIDE_ALIGN} elements"));
+            }
+            if u32::try_from(stride).is_err() {
+                return refuse(format!("the {name} stride is past {}", u32::MAX));
+            }
+        }
+        // (The kernels add a head's offset within a row in 32 bits.)
+        let row_span = (heads.max(1) - 1).checked_mul(self.head).and_then(|h| h.checked_add(head_dim));
+        if row_span.is_none_or(|span| u32::try_from(span).is_err()) {
+            return refuse(format!("{heads} heads {} elements apart span more than {} elements", self.head, u32::MAX));
+        }
+        match self.extent(rows, heads, head_dim) {
+            Some(extent) => Ok(extent),
+            None => refuse(format!("{rows} rows of {heads} heads overflow the address space")),
+        }
+    }
+
+    /// As the kernels take them (checked by [`RowStrides::check`]).
+    pub(crate) fn to_params(self) -> params::RowStrides {
+        params::RowStrides { row: self.row as u32, head: self.head as u32 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extent_reaches_the_last_head_of_the_last_row() {
+        let s = RowStrides { row: 3 * 4 * 64, head: 64 };
+        assert_eq!(s.extent(10, 4, 64), Some(9 * 768 + 3 * 64 + 64));
+        assert_eq!(RowStrides::dense(4, 64).extent(10, 4, 64), Some(10 * 4 * 64));
+        assert_eq!(s.extent(0, 4, 64), Some(0));
+        assert_eq!(RowStrides { row: usize::MAX, head: 16 }.extent(3, 1, 16), None);
+    }
+
+    #[test]
+    fn strides_the_copies_cannot_take_are_refused() {
+        let shape = [8, 2, 64];
+        for bad in [
+            RowStrides { row: 0, head: 64 },
+            RowStrides { row: 136, head: 64 },
+            RowStrides { row: 256, head: 8 },
+            RowStrides { row: 1 << 32, head: 64 },
+        ] {
+            let err = bad.check("q", shape).unwrap_err();
+            assert!(matches!(err, AttnError::InvalidStrides { .. }), "{bad:?}: {err}");
+        }
+        // Three heads 2^31 elements apart: a row spans more than 32 bits.
+        let wide = RowStrides { row: 1 << 31, head: 1 << 31 };
+        assert!(wide.check("q", [8, 2, 64]).is_ok());
+        assert!(matches!(wide.check("q", [8, 3, 64]), Err(AttnError::InvalidStrides { .. })));
+        assert_eq!(RowStrides { row: 384, head: 64 }.check("q", shape).unwrap(), 7 * 384 + 64 + 64);
+    }
+}
