@@ -19,7 +19,7 @@ timeout 200 env SDPA_GATE_VARIANTS=wgmma,wgmma-fp8pv,decode /tmp/b333/gpu_gate $
 tar czf $OUT/logs.tgz -C $W .
 for round in 1 2; do
   for x in sdpa main-sdpa; do
-    timeout 60 /tmp/b333/$x bench --shapes 4,16,4096,128 2,16,8192,64 --layout bshd --variants wgmma wgmma-fp8pv --modes graph > $W/bench-$x-$round.log 2>&1
+    timeout 60 /tmp/b333/$x bench --shapes 4,16,4096,128 2,16,8192,64 --layout bshd --variants wgmma,wgmma-fp8pv --modes graph > $W/bench-$x-$round.log 2>&1
     echo "== $x round $round rc=$?" >> $S; grep -E "^wgmma" $W/bench-$x-$round.log | cut -c1-110 >> $S
   done
 done
