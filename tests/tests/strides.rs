@@ -61,7 +61,8 @@ fn strides_the_kernels_cannot_read_are_typed_errors() {
         let refused = strided(bad).err();
         assert!(matches!(refused, Some(AttnError::InvalidStrides { .. })), "{bad:?}: {refused:?}");
     }
-    let short = Fp8View::bshd_strided(codes.slice(..b * s * wide.row - 1), memory, wide).err();
+    let extent = wide.extent(b * s, h, d).expect("extent");
+    let short = Fp8View::bshd_strided(codes.slice(..extent - 1), memory, wide).err();
     assert!(matches!(short, Some(AttnError::BufferLength { .. })), "{short:?}");
     let dense = Fp8View::bshd(codes.slice(..b * s * h * d), memory).expect("dense view");
     assert_eq!(strided(RowStrides::dense(h, d)).expect("dense strides").row_strides(), None);
