@@ -22,7 +22,7 @@
 //! candle device, with a reusable workspace, and each problem shape is
 //! planned once.
 
-use crate::device::{DeviceScales, Fp8View, OutputViewMut, ScaleLayout, Workspace};
+use crate::device::{DeviceScales, Fp8View, OutputViewMut, RowStrides, ScaleLayout, Workspace};
 use crate::{Attention, AttnError, ImageChoice, Options, OutputDtype, Plan, VariantChoice};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, CudaView};
@@ -57,7 +57,9 @@ pub struct Fp8Scales {
 /// With `opts.layout(Layout::Bshd)` the tensors are `[batch, seq, heads,
 /// head_dim]` (FlashAttention's order; O too), read in place by the
 /// variants that can (`wgmma`, `wgmma-fp8pv`, `decode` with one query
-/// row; others answer [`AttnError::LayoutUnavailable`]). Invalid inputs
+/// row; others answer [`AttnError::LayoutUnavailable`]); Q, K and V may
+/// then be strided as [`RowStrides::flattened`] says (e.g. `narrow`ed
+/// slices of a fused QKV; `decode` takes Q contiguous). Invalid inputs
 /// come back as candle errors whose message is the [`AttnError`]'s.
 pub fn attention(
     q: &Tensor,
@@ -248,7 +250,9 @@ fn shape4(name: &str, layout: &Layout, order: crate::Layout) -> candle_core::Res
 }
 
 /// A contiguous E4M3 tensor's elements, from its layout's offset, as the
-/// library's view of Q, K or V laid out in `order` (no copy).
+/// library's view of Q, K or V laid out in `order` (no copy); laid out
+/// `Bshd`, a tensor whose rows are strided ([`RowStrides::flattened`]) as
+/// a strided view.
 fn fp8_view<'a>(
     name: &str,
     storage: &'a CudaStorage,
@@ -260,9 +264,18 @@ fn fp8_view<'a>(
     };
     // `[batch, seq, heads, head_dim]` dimensions read back as `[batch,
     // heads, seq, head_dim]` (`Layout::memory_order` is its own inverse).
-    let shape = order.memory_order(shape4(name, layout, order)?);
-    let view = Fp8View::from_e4m3(slice.slice(contiguous(name, layout)?), shape).map_err(wrap)?;
-    Ok(view.laid_out(order))
+    let dims = shape4(name, layout, order)?;
+    let strided = RowStrides::flattened(&dims, layout.stride()).filter(|_| order == crate::Layout::Bshd);
+    match (layout.contiguous_offsets(), strided) {
+        (None, Some(strides)) => {
+            let bytes = crate::launch::cast::e4m3_as_bytes(slice.slice(layout.start_offset()..));
+            Fp8View::bshd_strided(bytes, dims, strides).map_err(wrap)
+        }
+        _ => {
+            let view = Fp8View::from_e4m3(slice.slice(contiguous(name, layout)?), order.memory_order(dims));
+            Ok(view.map_err(wrap)?.laid_out(order))
+        }
+    }
 }
 
 /// The element range of a contiguous layout.

@@ -208,7 +208,22 @@ fn bshd_tensors_give_the_bits_of_bhsd_tensors() {
         let [b, h, s, d] = q_shape;
         assert_eq!(out.dims(), [b, s, h, d], "{name}: O in [batch, seq, heads, head_dim]");
         assert_eq!(values(&t(&out)), values(&bhsd), "{name}: bshd bits against bhsd");
-        println!("{name}: bshd gives the bhsd bits");
+        // The same tensors as `narrow`ed slices of fused ones, read in
+        // place: K and V the halves of one KV tensor's heads, Q half of a
+        // doubled Q's (`decode` takes Q contiguous).
+        let fused = |a: &Tensor, b: &Tensor| {
+            let cpu = |x: &Tensor| x.to_device(&Device::Cpu).and_then(|x| x.transpose(1, 2)?.contiguous());
+            let both = Tensor::cat(&[cpu(a).expect("a"), cpu(b).expect("b")], 2).expect("cat");
+            both.to_device(c.q.device()).expect("fused")
+        };
+        let kv = fused(&c.k, &c.v);
+        let hkv = kv_shape[1];
+        let (k, v) = (kv.narrow(2, 0, hkv).expect("k"), kv.narrow(2, hkv, hkv).expect("v"));
+        let q = if variant == Variant::Decode { t(&c.q) } else { fused(&c.q, &c.q).narrow(2, 0, h).expect("q") };
+        assert!(!k.is_contiguous() && !v.is_contiguous());
+        let strided = attention(&q, &k, &v, &c.scales, &opts.layout(Layout::Bshd)).expect("strided bshd");
+        assert_eq!(values(&strided), values(&out), "{name}: strided slices against contiguous tensors");
+        println!("{name}: bshd gives the bhsd bits, and so do slices of fused tensors");
     }
 }
 

@@ -158,6 +158,46 @@ def _contiguous_codes(t: torch.Tensor) -> torch.Tensor:
     return t if t.is_contiguous() else t.view(torch.uint8).contiguous().view(E4M3)
 
 
+def _rows_in_place(t: torch.Tensor) -> bool:
+    """Whether the kernels read E4M3 ``t`` (``[B, S, H, D]``, or a packed
+    ``[rows, H, D]``) in place: contiguous, or strided as a slice of a fused
+    QKV is: the last dimension contiguous, the dimensions before the heads
+    one row index (the batches ``S`` rows apart), and the row and head
+    strides positive multiples of 16 elements (the kernels' 16-byte
+    copies)."""
+    if t.is_contiguous():
+        return True
+    *rows, heads, head_dim = t.shape
+    *row_strides, head_stride, dim_stride = t.stride()
+    if head_dim > 1 and dim_stride != 1:
+        return False
+    strides, span = [], None
+    for n, stride in reversed(list(zip(rows, row_strides))):
+        if n == 1:
+            continue
+        if span is None:
+            strides.append(stride)
+        elif stride != span:
+            return False
+        span = n * stride
+    if heads > 1:
+        strides.append(head_stride)
+    return all(0 < s < 2**32 and s % 16 == 0 for s in strides)
+
+
+def _in_place(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """Whether the kernels read ``[B, S, H, D]`` or packed Q, K and V in
+    place (``_rows_in_place``, K and V of equal strides), with Q: itself,
+    or a contiguous copy where it is strided and short enough (at most
+    ``DECODE_MAX_QUERIES`` rows per sequence) that ``decode``, which reads
+    Q dense, may run it; the copy is a few KiB."""
+    if not (_rows_in_place(k) and _rows_in_place(v) and k.stride() == v.stride()):
+        return q, False
+    if not q.is_contiguous() and q.dim() == 4 and q.shape[1] <= _native.DECODE_MAX_QUERIES:
+        q = _contiguous_codes(q)
+    return q, _rows_in_place(q)
+
+
 def attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -201,14 +241,20 @@ def attention(
             raise ``RuntimeError``.
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
         layout: ``"bshd"`` (default) or ``"bhsd"``. Contiguous ``bhsd``
-            inputs are read in place. Contiguous ``bshd`` inputs are read in
-            place, into a contiguous ``[B, Sq, Hq, D]`` output, where the
-            kernel variant the library recommends for the problem reads
-            that layout (``wgmma`` and ``wgmma-fp8pv``, on Hopper);
-            otherwise they are copied into ``[B, H, S, D]`` and the result
-            back into that output. Strided inputs are copied into ``[B, H,
-            S, D]`` (one transpose each), and for ``bshd`` the output is
-            then a ``[B, Sq, Hq, D]`` view of the ``[B, Hq, Sq, D]`` result.
+            inputs are read in place. ``bshd`` inputs, contiguous or with
+            strided rows (slices of a fused QKV such as ``qkv[:, :, 0]`` of
+            a ``[B, S, 3, H, D]`` tensor: the last dimension contiguous,
+            the batches ``S`` rows apart, row and head strides multiples of
+            16 elements, K and V of equal strides), are read in place, into
+            a contiguous ``[B, Sq, Hq, D]`` output, where the kernel variant
+            the library recommends for the problem reads that layout
+            (``wgmma`` and ``wgmma-fp8pv``, and ``decode`` with one query
+            row, on Hopper); otherwise they are copied into ``[B, H, S, D]``
+            and the result back into that output. A strided Q of at most 16
+            rows per sequence is copied (``decode`` reads Q dense). Other
+            strided inputs are copied into ``[B, H, S, D]`` (one transpose
+            each), and for ``bshd`` the output is then a ``[B, Sq, Hq, D]``
+            view of the ``[B, Hq, Sq, D]`` result.
         return_lse: also return each query row's softmax log-sum-exp. The
             ``decode`` and ``wgmma`` variants write it (on Hopper: decode
             shapes and most prefill); another raises ``RuntimeError``
@@ -245,8 +291,9 @@ def attention(
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
     options = (softmax_scale, bool(causal), out_dtype, bool(return_lse), window_left, window_right, softcap)
-    if layout == "bshd" and q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
-        out, lse = attention_bshd_op(q, k, v, *scales, *options)
+    q_in_place, in_place = _in_place(q, k, v) if layout == "bshd" else (q, False)
+    if in_place:
+        out, lse = attention_bshd_op(q_in_place, k, v, *scales, *options)
     else:
         bhsd = [_contiguous_bhsd(t, layout) for t in (q, k, v)]
         out, lse = attention_op(*bhsd, *scales, *options)
@@ -342,7 +389,10 @@ def attention_varlen(
             device.
         k, v: E4M3 ``[total_k, Hkv, D]``, ``Hq`` a multiple of ``Hkv``
             (query head ``h`` reads key/value head ``h // (Hq // Hkv)``).
-            ``D`` is 64 or 128.
+            ``D`` is 64 or 128. Q, K and V may have strided rows (slices of
+            a fused ``[total, 3, H, D]`` QKV: the last dimension contiguous,
+            row and head strides multiples of 16 elements, K and V of equal
+            strides), read in place; other strided inputs are copied.
         cu_seqlens_q, cu_seqlens_k: ``torch.int32`` ``[B + 1]`` prefix sums
             of the query and key lengths (from 0, non-decreasing), on q's
             device. They are read on the GPU only, never on the host: a bad
@@ -395,10 +445,15 @@ def attention_varlen(
         _descale(name, t, (batch, heads_kv), q.device)
         for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
     ]
+    # Strided rows (slices of a fused QKV) are read in place where the
+    # kernels can; anything else is copied contiguous first.
+    in_place = _rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v) and k.stride() == v.stride()
+    if not in_place:
+        q, k, v = (_contiguous_codes(t) for t in (q, k, v))
     out, lse = attention_varlen_op(
-        _contiguous_codes(q),
-        _contiguous_codes(k),
-        _contiguous_codes(v),
+        q,
+        k,
+        v,
         cu_seqlens_q.contiguous(),
         cu_seqlens_k.contiguous(),
         *scales,

@@ -7,6 +7,8 @@ RECORD_SHAPES: tuple[str, ...]
 """The record set's shapes, ``B,H,S,D[,causal]`` (what ``sdpa bench`` takes by default)."""
 MAX_SOFTCAP: float
 """The largest ``softcap`` the kernels take."""
+DECODE_MAX_QUERIES: int
+"""The most query rows per sequence the ``decode`` kernels take (they read Q dense)."""
 
 def attention(
     q: object,

@@ -4,10 +4,12 @@
 CUDA stream, and their fake implementations for tracing.
 
 ``attention`` takes ``[batch, heads, seq, head_dim]`` contiguous tensors,
-``attention_bshd`` ``[batch, seq, heads, head_dim]`` contiguous ones (read
-in place where the library can, copied otherwise; its outputs are always
-``[batch, seq, heads, head_dim]`` and ``[batch, seq, heads]`` contiguous),
-``attention_varlen`` packed ``[total_rows, heads, head_dim]`` contiguous,
+``attention_bshd`` ``[batch, seq, heads, head_dim]`` ones, contiguous or
+with strided rows as ``sdpa_fp8.attention`` describes (read in place where
+the library can, copied otherwise; its outputs are always ``[batch, seq,
+heads, head_dim]`` and ``[batch, seq, heads]`` contiguous),
+``attention_varlen`` packed ``[total_rows, heads, head_dim]``, contiguous
+or with strided rows,
 all float32 descales ``(batch, num_heads_k)`` contiguous; each returns O
 and the log-sum-exp of its rows (an empty tensor unless ``return_lse``).
 Their last arguments, with defaults that leave them off, are
@@ -147,7 +149,8 @@ def attention_bshd_op(
     window_right: int = -1,
     softcap: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``attention`` on ``[B, S, H, D]`` contiguous E4M3 inputs into a
+    """``attention`` on ``[B, S, H, D]`` E4M3 inputs (contiguous, or rows
+    strided as the kernels read them) into a
     ``[B, Sq, Hq, D]`` contiguous output and a ``[B, Sq, Hq]`` log-sum-exp.
     The library reads and writes them in place where the kernel variant it
     recommends for the problem can (the ``wgmma`` variants, on Hopper);

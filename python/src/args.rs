@@ -5,6 +5,7 @@
 use crate::dlpack::{
     CODE_BFLOAT, CODE_FLOAT, CODE_FLOAT8_E4M3FN, CODE_INT, CODE_UINT, DEVICE_CUDA, TensorInfo, row_major_strides,
 };
+use sdpa::device::RowStrides;
 use sdpa::{Layout, OutputDtype};
 use std::fmt;
 
@@ -112,7 +113,12 @@ impl fmt::Display for ArgError {
                 write!(f, "{what} must have {expected} dimensions, got shape {shape:?}")
             }
             ArgError::NotContiguous { what, shape, strides } => {
-                write!(f, "{what} must be contiguous row-major, got shape {shape:?} with strides {strides:?}")
+                write!(f, "{what} must be contiguous row-major, got shape {shape:?} with strides {strides:?}")?;
+                if ["q", "k", "v"].contains(what) {
+                    write!(f, " ([B, S, H, D] and packed inputs may have strided rows: the last dimension")?;
+                    write!(f, " contiguous, the batches S rows apart)")?;
+                }
+                Ok(())
             }
             ArgError::ReadOnly(what) => write!(f, "{what} is read-only"),
             ArgError::Shape(why) => write!(f, "{why}"),
@@ -171,6 +177,8 @@ pub struct Call {
     pub out_dtype: OutputDtype,
     /// The log-sum-exp output, where asked for.
     pub lse: Option<Operand<3>>,
+    /// Q's, K's and V's row strides where not dense (`[B, S, H, D]` only).
+    pub row_strides: [Option<RowStrides>; 3],
 }
 
 /// The tensors of one call, as their capsules described them.
@@ -194,14 +202,17 @@ pub const DESCALE_NAMES: [&str; 3] = ["q_descale", "k_descale", "v_descale"];
 
 impl Tensors {
     /// Checks the tensors, contiguous in `layout` (the 4-dimensional ones
-    /// given in its memory order): types and contiguity first, then how
+    /// given in its memory order; Q, K and V of `Bshd` may have strided
+    /// rows, [`e4m3_rows`]): types and contiguity first, then how
     /// their shapes fit together, then their devices (so that the checks
     /// that need no GPU come first).
     pub fn check(&self, layout: Layout) -> Result<Call, ArgError> {
-        let e4m3 = |info, what| {
-            operand::<4>(info, what, &[Element::E4m3], "float8_e4m3fn (or its uint8 bits)").map(|o| bhsd(o, layout))
+        let e4m3 = |info, what| match layout {
+            Layout::Bhsd => operand::<4>(info, what, &[Element::E4m3], E4M3).map(|o| (o, None)),
+            Layout::Bshd => e4m3_rows::<4>(info, what).map(|(o, strides)| (bhsd(o, layout), strides)),
         };
-        let (q, k, v) = (e4m3(&self.q, "q")?, e4m3(&self.k, "k")?, e4m3(&self.v, "v")?);
+        let ((q, q_strides), (k, k_strides), (v, v_strides)) =
+            (e4m3(&self.q, "q")?, e4m3(&self.k, "k")?, e4m3(&self.v, "v")?);
         let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
         for (i, info) in self.descales.iter().enumerate() {
             descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
@@ -227,7 +238,8 @@ impl Tensors {
             check_lse_shape(layout, q.shape, lse.shape)?;
         }
         let ordinal = self.check_devices()?;
-        Ok(Call { ordinal, layout, q, k, v, descales, out, out_dtype, lse })
+        let row_strides = [q_strides, k_strides, v_strides];
+        Ok(Call { ordinal, layout, q, k, v, descales, out, out_dtype, lse, row_strides })
     }
 
     /// Every tensor on the CUDA device Q is on; that device's ordinal.
@@ -275,6 +287,45 @@ pub fn operand<const N: usize>(
     elements: &[Element],
     expected: &'static str,
 ) -> Result<Operand<N>, ArgError> {
+    let operand = typed::<N>(info, what, elements, expected)?;
+    if !is_contiguous(&info.shape, &info.strides) {
+        return Err(not_contiguous(info, what));
+    }
+    Ok(operand)
+}
+
+/// An E4M3 tensor of rank `N` whose rows interleave heads (`[B, S, H, D]`,
+/// or a packed batch's `[rows, H, D]`): contiguous row-major, or strided
+/// as the kernels read in place: the last dimension contiguous and the
+/// dimensions before the heads one row index (`B` batches `S` rows apart),
+/// as slices of a fused QKV are. Its row strides, `None` where dense (the
+/// library checks what it can read: [`sdpa::device::RowStrides`]).
+pub fn e4m3_rows<const N: usize>(
+    info: &TensorInfo,
+    what: &'static str,
+) -> Result<(Operand<N>, Option<RowStrides>), ArgError> {
+    let operand = typed::<N>(info, what, &[Element::E4m3], E4M3)?;
+    if is_contiguous(&info.shape, &info.strides) {
+        return Ok((operand, None));
+    }
+    let (shape, strides) = (&operand.shape, &info.strides);
+    let strides: Option<Vec<usize>> = strides.iter().map(|&s| usize::try_from(s).ok()).collect();
+    let rows = strides.and_then(|strides| RowStrides::flattened(shape, &strides));
+    let Some(rows) = rows else { return Err(not_contiguous(info, what)) };
+    Ok((operand, Some(rows).filter(|s| !s.is_dense(shape[N - 2], shape[N - 1]))))
+}
+
+/// What E4M3 arguments say they take.
+pub const E4M3: &str = "float8_e4m3fn (or its uint8 bits)";
+
+/// `info`'s address and shape, its element one of `elements` and its rank
+/// `N`.
+fn typed<const N: usize>(
+    info: &TensorInfo,
+    what: &'static str,
+    elements: &[Element],
+    expected: &'static str,
+) -> Result<Operand<N>, ArgError> {
     if !Element::of(info).is_some_and(|e| elements.contains(&e)) {
         let d = info.dtype;
         return Err(ArgError::Dtype { what, expected, found: (d.code, d.bits, d.lanes) });
@@ -286,10 +337,12 @@ pub fn operand<const N: usize>(
     for (to, &from) in shape.iter_mut().zip(&info.shape) {
         *to = from as usize;
     }
-    if !is_contiguous(&info.shape, &info.strides) {
-        return Err(ArgError::NotContiguous { what, shape: info.shape.clone(), strides: info.strides.clone() });
-    }
     Ok(Operand { address: info.address, shape })
+}
+
+/// The error for a tensor laid out as no argument takes.
+fn not_contiguous(info: &TensorInfo, what: &'static str) -> ArgError {
+    ArgError::NotContiguous { what, shape: info.shape.clone(), strides: info.strides.clone() }
 }
 
 /// Whether `strides` lay `shape` out compactly in row-major order (the
@@ -432,6 +485,41 @@ mod tests {
     fn a_transposed_input_is_not_contiguous() {
         let mut t = call(&[1, 2, 16, 64], &[1, 2, 16, 64], &[1, 2]);
         t.q.strides = vec![2048, 64, 128, 1];
+        assert!(matches!(t.check(Layout::Bhsd), Err(ArgError::NotContiguous { what: "q", .. })));
+    }
+
+    #[test]
+    fn bshd_slices_of_a_fused_qkv_keep_their_row_strides() {
+        // Q, K and V of a fused [B=2, S=16, 3, H=4, D=64] QKV.
+        let mut t = call(&[2, 16, 4, 64], &[2, 16, 4, 64], &[2, 4]);
+        for info in [&mut t.q, &mut t.k, &mut t.v] {
+            info.strides = vec![16 * 768, 768, 64, 1];
+        }
+        let checked = t.check(Layout::Bshd).unwrap();
+        assert_eq!(checked.row_strides, [Some(RowStrides { row: 768, head: 64 }); 3]);
+        // Dense ones have none, and size-one dimensions' strides do not matter.
+        let mut t = call(&[1, 16, 4, 64], &[1, 1, 4, 64], &[1, 4]);
+        t.q.strides = vec![5, 256, 64, 1];
+        t.k.strides = vec![256, 3, 64, 1];
+        assert_eq!(t.check(Layout::Bshd).map(|c| c.row_strides), Ok([None; 3]));
+    }
+
+    #[test]
+    fn rows_that_do_not_flatten_are_not_contiguous() {
+        let strided = |strides: Vec<i64>| {
+            let mut t = call(&[2, 16, 4, 64], &[2, 16, 4, 64], &[2, 4]);
+            t.q.strides = strides;
+            t.check(Layout::Bshd)
+        };
+        // Batches not S rows apart (a slice along S), the last dimension
+        // strided, a negative stride; the `bhsd` layout takes no strides.
+        for bad in [vec![32 * 256, 256, 64, 1], vec![16 * 512, 512, 128, 2], vec![-4096, 256, 64, 1]] {
+            let e = strided(bad.clone()).unwrap_err();
+            assert!(matches!(e, ArgError::NotContiguous { what: "q", .. }), "{bad:?}: {e}");
+            assert!(e.to_string().contains("batches S rows apart"), "{e}");
+        }
+        let mut t = call(&[2, 4, 16, 64], &[2, 4, 16, 64], &[2, 4]);
+        t.q.strides = vec![4 * 16 * 128, 16 * 128, 128, 1];
         assert!(matches!(t.check(Layout::Bhsd), Err(ArgError::NotContiguous { what: "q", .. })));
     }
 

@@ -34,6 +34,7 @@ fn from_attn(e: AttnError) -> PyErr {
             | AttnError::InvalidScale { .. }
             | AttnError::ScaleOutOfRange { .. }
             | AttnError::BufferLength { .. }
+            | AttnError::InvalidStrides { .. }
             | AttnError::TooLarge(_)
             | AttnError::UnknownVariant { .. }
             | AttnError::WrongDevice { .. }

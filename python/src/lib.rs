@@ -204,6 +204,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HEAD_DIMS", PyTuple::new(m.py(), kernels_gpu::kernels::HEAD_DIMS)?)?;
     m.add("RECORD_SHAPES", PyTuple::new(m.py(), kernels_gpu::record::SHAPES)?)?;
     m.add("MAX_SOFTCAP", kernels_gpu::window::MAX_SOFTCAP)?;
+    m.add("DECODE_MAX_QUERIES", kernels_gpu::record::DECODE_MAX_QUERIES)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(attention_bshd, m)?)?;
     m.add_function(wrap_pyfunction!(attention_varlen, m)?)?;

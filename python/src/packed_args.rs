@@ -3,12 +3,10 @@
 //! checked before any GPU work, in the order `args` checks a dense call's:
 //! element types, ranks and contiguity, then the shapes, then the devices.
 
-use crate::args::{ArgError, DESCALE_NAMES, Element, Operand, on_one_device, operand};
+use crate::args::{ArgError, DESCALE_NAMES, Element, Operand, e4m3_rows, on_one_device, operand};
 use crate::dlpack::TensorInfo;
 use sdpa::OutputDtype;
-
-/// What E4M3 arguments may be.
-const E4M3: &str = "float8_e4m3fn (or its uint8 bits)";
+use sdpa::device::RowStrides;
 
 /// A packed call's checked arguments: Q `[total_q, Hq, D]` and K, V
 /// `[total_k, Hkv, D]` E4M3, the int32 prefix sums `[B + 1]` of the query
@@ -37,6 +35,8 @@ pub struct PackedCall {
     pub out_dtype: OutputDtype,
     /// The log-sum-exp output, where asked for.
     pub lse: Option<Operand<2>>,
+    /// Q's, K's and V's row strides where not dense.
+    pub row_strides: [Option<RowStrides>; 3],
 }
 
 impl PackedCall {
@@ -70,9 +70,10 @@ impl PackedTensors {
     /// Checks the tensors: types and layouts, then how their shapes fit
     /// together, then their devices.
     pub fn check(&self) -> Result<PackedCall, ArgError> {
-        let q = operand::<3>(&self.q, "q", &[Element::E4m3], E4M3)?;
-        let k = operand::<3>(&self.k, "k", &[Element::E4m3], E4M3)?;
-        let v = operand::<3>(&self.v, "v", &[Element::E4m3], E4M3)?;
+        let (q, q_strides) = e4m3_rows::<3>(&self.q, "q")?;
+        let (k, k_strides) = e4m3_rows::<3>(&self.k, "k")?;
+        let (v, v_strides) = e4m3_rows::<3>(&self.v, "v")?;
+        let row_strides = [q_strides, k_strides, v_strides];
         let cu_seqlens_q = operand::<1>(&self.cu_seqlens_q, "cu_seqlens_q", &[Element::I32], "int32")?;
         let cu_seqlens_k = operand::<1>(&self.cu_seqlens_k, "cu_seqlens_k", &[Element::I32], "int32")?;
         let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
@@ -94,7 +95,8 @@ impl PackedTensors {
             Some(Element::Bf16) => OutputDtype::Bf16,
             _ => OutputDtype::F16,
         };
-        let call = PackedCall { ordinal: 0, q, k, v, cu_seqlens_q, cu_seqlens_k, descales, out, out_dtype, lse };
+        let call =
+            PackedCall { ordinal: 0, q, k, v, cu_seqlens_q, cu_seqlens_k, descales, out, out_dtype, lse, row_strides };
         check_shapes(&call)?;
         let named = [
             ("q", &self.q),
@@ -243,9 +245,15 @@ mod tests {
     }
 
     #[test]
-    fn strided_inputs_and_prefix_sums_on_another_device_are_refused() {
+    fn strided_rows_are_kept_and_prefix_sums_on_another_device_refused() {
+        // K's heads apart by a whole head's rows (a `[H, rows, D]` tensor
+        // transposed): rows 64 elements apart, heads 32000.
         let mut t = call();
         t.k.strides = vec![64, 32000, 1];
+        let strides = t.check().map(|c| c.row_strides);
+        assert_eq!(strides, Ok([None, Some(RowStrides { row: 64, head: 32000 }), None]));
+        // A strided last dimension the kernels cannot read.
+        t.k.strides = vec![256, 128, 2];
         assert!(matches!(t.check(), Err(ArgError::NotContiguous { what: "k", .. })));
         let mut t = call();
         t.cu_seqlens_q.device.device_id = 1;

@@ -35,7 +35,7 @@ use crate::scores::Scores;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
 use sdpa::cudarc::driver::{CudaContext, CudaStream};
 use sdpa::device::{
-    DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout, Workspace, WorkspaceSize,
+    DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RowStrides, RunExtras, ScaleLayout, Workspace, WorkspaceSize,
 };
 use sdpa::raw;
 use sdpa::{Attention, AttnError, ImageChoice, Layout, Options, OutputDtype, Plan, Problem};
@@ -368,17 +368,20 @@ impl Runner {
         // or writes. The `bshd` constructors take the shapes in that
         // layout's memory order.
         let (q, k, v, scales, mut out, extras) = unsafe {
-            let input = |operand: &Operand<4>| match call.layout {
-                Layout::Bhsd => Fp8View::from_raw(stream, operand.address, operand.shape),
-                Layout::Bshd => {
-                    Fp8View::from_raw_bshd(stream, operand.address, call.layout.memory_order(operand.shape))
+            let input = |operand: &Operand<4>, strides: Option<RowStrides>| {
+                let (address, memory) = (operand.address, call.layout.memory_order(operand.shape));
+                match (call.layout, strides) {
+                    (Layout::Bhsd, _) => Fp8View::from_raw(stream, address, operand.shape),
+                    (Layout::Bshd, None) => Fp8View::from_raw_bshd(stream, address, memory),
+                    (Layout::Bshd, Some(strides)) => Fp8View::from_raw_bshd_strided(stream, address, memory, strides),
                 }
             };
+            let [q_strides, k_strides, v_strides] = call.row_strides;
             let (out, dtype) = (call.out, call.out_dtype);
             (
-                input(&call.q)?,
-                input(&call.k)?,
-                input(&call.v)?,
+                input(&call.q, q_strides)?,
+                input(&call.k, k_strides)?,
+                input(&call.v, v_strides)?,
                 descale_views(stream, &call.descales)?,
                 match call.layout {
                     Layout::Bhsd => OutputViewMut::from_raw(stream, out.address, dtype, out.shape)?,
@@ -411,6 +414,15 @@ impl Runner {
         let ws = self.workspace.as_mut().expect("made by ready_workspace");
         let stream = self.attention.stream();
         let packed = |[rows, heads, head_dim]: [usize; 3]| [1, rows, heads, head_dim];
+        let input = |operand: &Operand<3>, strides: Option<RowStrides>| match strides {
+            // SAFETY: as below.
+            None => unsafe { Fp8View::from_raw(stream, operand.address, packed(operand.shape)) },
+            // SAFETY: as below, over the elements the strides span.
+            Some(strides) => unsafe {
+                Fp8View::from_raw_packed_strided(stream, operand.address, operand.shape, strides)
+            },
+        };
+        let [q_strides, k_strides, v_strides] = call.row_strides;
         let (cu_q, cu_k) = (call.cu_seqlens_q, call.cu_seqlens_k);
         // SAFETY: as in `Runner::run`; Q, K, V and O are the packed views
         // `Fp8View::packed` and `OutputViewMut::packed` make (`[1, rows,
@@ -419,9 +431,9 @@ impl Runner {
         // reads or writes.
         let (q, k, v, scales, mut out, seqs, extras) = unsafe {
             (
-                Fp8View::from_raw(stream, call.q.address, packed(call.q.shape))?,
-                Fp8View::from_raw(stream, call.k.address, packed(call.k.shape))?,
-                Fp8View::from_raw(stream, call.v.address, packed(call.v.shape))?,
+                input(&call.q, q_strides)?,
+                input(&call.k, k_strides)?,
+                input(&call.v, v_strides)?,
                 descale_views(stream, &call.descales)?,
                 OutputViewMut::from_raw(stream, call.out.address, call.out_dtype, packed(call.out.shape))?,
                 PackedSeqs::from_raw(

@@ -60,6 +60,23 @@ def test_strided_bshd_inputs_give_a_view_of_a_bhsd_result():
     assert tuple(lse.shape) == (2, 100, 8) and lse.transpose(1, 2).is_contiguous()
 
 
+def test_slices_of_a_fused_qkv_are_read_in_place_and_other_strides_copied():
+    from sdpa_fp8._api import _in_place, _rows_in_place
+
+    qkv = meta(2, 100, 3 * 8, 64).view(2, 100, 3, 8, 64)  # [B, S, 3, H, D]
+    q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+    assert all(_rows_in_place(t) for t in (q, k, v)) and _in_place(q, k, v)[1]
+    # A decode-length Q is copied dense; K and V stay in place.
+    q1 = qkv[:, :1, 0]
+    assert _in_place(q1, k, v)[0].is_contiguous() and _in_place(q1, k, v)[1]
+    # Batches not S rows apart, a strided last dimension, heads 72 elements
+    # apart: copied. K and V of different strides: copied.
+    assert not _rows_in_place(meta(2, 8, 100, 64).transpose(1, 2))
+    assert not _rows_in_place(meta(2, 100, 8, 128)[..., ::2])
+    assert not _rows_in_place(meta(2, 100, 8, 8 * 9).view(2, 100, 8, 9, 8)[:, :, :, 0])
+    assert not _in_place(q, k, meta(2, 100, 8, 64))[1]
+
+
 def test_the_op_traces_with_fake_tensors():
     from torch._subclasses.fake_tensor import FakeTensorMode
 

@@ -432,20 +432,60 @@ def test_bshd_inputs_are_copied_where_the_recommended_variant_cannot_read_them(b
     assert same_bits(out, expected.transpose(1, 2))
 
 
-def test_strided_bshd_inputs_are_copied_into_bhsd():
-    q8, k8, v8, qd, kd, vd = make_inputs(2, 8, 2, 300, 300, 64, "bshd", seed=32)
+@pytest.mark.parametrize(
+    ("b", "hq", "hkv", "sq", "skv", "d"),
+    [
+        (2, 8, 2, 300, 300, 64),  # split: copied
+        (1, 4, 2, 4096, 3000, 128),  # wgmma: in place
+    ],
+)
+def test_strided_bshd_inputs_are_read_in_place_where_the_variant_can(b, hq, hkv, sq, skv, d):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=32)
     kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
     expected = sdpa_fp8.attention(*bhsd_copies(q8, k8, v8), **kwargs, layout="bhsd")
+    in_place = reads_in_place(sdpa_fp8.recommended_variant(q8.shape, k8.shape, causal=True), sq)
+    # Half of the heads of tensors of twice as many: rows strided.
     inputs = [strided(t) for t in (q8, k8, v8)]
+    sdpa_fp8.attention(*inputs, **kwargs)
     out, copies = copies_made(lambda: sdpa_fp8.attention(*inputs, **kwargs))
-    assert copies == 3, "one copy per input into [B, H, S, D]"
-    assert tuple(out.shape) == (2, 300, 8, 64) and not out.is_contiguous()
+    # In place: no copy; otherwise Q, K, V in and the output back.
+    assert copies == (0 if in_place else 4)
+    assert tuple(out.shape) == (b, sq, hq, d) and out.is_contiguous()
     assert same_bits(out, expected.transpose(1, 2))
-    # [B, H, S, D] memory seen as [B, S, H, D] is read in place by the
-    # [B, H, S, D] kernels: no copy.
+    # [B, H, S, D] memory seen as [B, S, H, D] (batches not S rows apart)
+    # is read in place by the [B, H, S, D] kernels: no copy.
     transposed = bhsd_copies(q8, k8, v8)
     out, copies = copies_made(lambda: sdpa_fp8.attention(*(t.transpose(1, 2) for t in transposed), **kwargs))
     assert copies == 0 and same_bits(out, expected.transpose(1, 2))
+
+
+@hopper_only
+@pytest.mark.parametrize(
+    ("b", "h", "sq", "skv", "d"),
+    [
+        (2, 8, 3000, 3000, 128),  # wgmma
+        (4, 8, 1, 4096, 64),  # decode: Q copied, K and V read in place
+    ],
+)
+def test_slices_of_a_fused_qkv_are_read_in_place(b, h, sq, skv, d):
+    q8, k8, v8, qd, kd, vd = make_inputs(b, h, h, sq, skv, d, "bshd", seed=34)
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    expected = sdpa_fp8.attention(q8, k8, v8, **kwargs)
+
+    def fused(*tensors):
+        """The tensors' rows side by side, as one fused projection's."""
+        return torch.stack([t.view(torch.uint8) for t in tensors], dim=2).view(E4M3)
+
+    kv = fused(k8, v8)  # [B, Skv, 2, H, D]
+    q = fused(q8, q8)[:, :, 0]
+    k, v = kv[:, :, 0], kv[:, :, 1]
+    assert not (q.is_contiguous() or k.is_contiguous() or v.is_contiguous())
+    sdpa_fp8.attention(q, k, v, **kwargs)
+    (out, lse), copies = copies_made(lambda: sdpa_fp8.attention(q, k, v, **kwargs, return_lse=True))
+    assert copies == (1 if sq <= 16 else 0), "a fused QKV's slices are read in place (decode copies Q)"
+    assert same_bits(out, expected)
+    _, expected_lse = sdpa_fp8.attention(q8, k8, v8, **kwargs, return_lse=True)
+    assert torch.equal(lse, expected_lse)
 
 
 @hopper_only
@@ -694,17 +734,24 @@ def test_varlen_default_descales_f16_and_a_longer_max_seqlen():
 
 
 @hopper_only
-def test_varlen_strided_inputs_are_copied_and_give_the_same_output():
+def test_varlen_strided_inputs_give_the_same_output_in_place_where_they_can():
     q8, k8, v8, cu_q, cu_k, qd, kd, vd = make_packed([(50, 70), (90, 40)], 4, 4, 64, seed=22)
     kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
     contiguous = sdpa_fp8.attention_varlen(q8, k8, v8, cu_q, cu_k, 90, 70, **kwargs)
-    # The same Q and K as every other [rows, 2, H, D] slice and as half of
-    # each row's heads: strided views.
+    # The same Q as every other [rows, 2, H, D] slice, K as half of each
+    # row's heads, V contiguous: K's and V's strides differ, so all three
+    # are copied (Q and K: two copies).
     q_strided = torch.stack([q8.view(torch.uint8)] * 2, dim=1).view(E4M3)[:, 0]
     k_strided = torch.cat([k8.view(torch.uint8)] * 2, dim=1).view(E4M3)[:, :4]
     assert not q_strided.is_contiguous() and not k_strided.is_contiguous()
-    out = sdpa_fp8.attention_varlen(q_strided, k_strided, v8, cu_q, cu_k, 90, 70, **kwargs)
-    assert torch.equal(out, contiguous)
+    call = lambda k, v: sdpa_fp8.attention_varlen(q_strided, k, v, cu_q, cu_k, 90, 70, **kwargs)  # noqa: E731
+    out, copies = copies_made(lambda: call(k_strided, v8))
+    assert copies == 2 and torch.equal(out, contiguous)
+    # K and V as the halves of one fused [rows, 2, H, D] tensor: equal
+    # strides, everything read in place.
+    kv = torch.stack([k8.view(torch.uint8), v8.view(torch.uint8)], dim=1).view(E4M3)
+    out, copies = copies_made(lambda: call(kv[:, 0], kv[:, 1]))
+    assert copies == 0 and torch.equal(out, contiguous)
 
 
 @hopper_only

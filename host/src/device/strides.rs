@@ -44,6 +44,52 @@ impl RowStrides {
         self == RowStrides::dense(heads, head_dim)
     }
 
+    /// The row strides of a tensor `[rows.., heads, head_dim]` (e.g.
+    /// `[batch, seq, heads, head_dim]`, or a packed `[rows, heads,
+    /// head_dim]`) with element strides `strides`, where the kernels can
+    /// read it in place: the last dimension contiguous and the dimensions
+    /// before the heads one row index (each the span of those inside it,
+    /// e.g. batches `seq` rows apart). Dimensions of size one may have any
+    /// stride. `None` where the tensor is not so (or has fewer than two
+    /// dimensions); the strides' own limits are [`RowStrides::check`]'s.
+    ///
+    /// ```
+    /// use sdpa::device::RowStrides;
+    /// // K of a fused [2, 100, 2, 8, 64] KV cache: rows 1024 apart.
+    /// let k = RowStrides::flattened(&[2, 100, 8, 64], &[102400, 1024, 64, 1]);
+    /// assert_eq!(k, Some(RowStrides { row: 1024, head: 64 }));
+    /// // [B, H, S, D] memory seen as [B, S, H, D]: batches not S rows apart.
+    /// assert_eq!(RowStrides::flattened(&[2, 100, 8, 64], &[51200, 64, 6400, 1]), None);
+    /// ```
+    pub fn flattened(shape: &[usize], strides: &[usize]) -> Option<RowStrides> {
+        let n = shape.len();
+        if n < 2 || strides.len() != n {
+            return None;
+        }
+        let [heads, head_dim] = [shape[n - 2], shape[n - 1]];
+        if head_dim > 1 && strides[n - 1] != 1 {
+            return None;
+        }
+        let dense = RowStrides::dense(heads, head_dim);
+        // The row dimensions of more than one index, innermost first.
+        let mut rows = shape[..n - 2].iter().zip(&strides[..n - 2]).rev().filter(|(size, _)| **size > 1);
+        let row = match rows.next() {
+            Some((&size, &row)) => {
+                let mut span = size.checked_mul(row)?;
+                for (&size, &outer) in rows {
+                    if outer != span {
+                        return None;
+                    }
+                    span = span.checked_mul(size)?;
+                }
+                row
+            }
+            None => dense.row,
+        };
+        let head = if heads > 1 { strides[n - 2] } else { dense.head };
+        Some(RowStrides { row, head })
+    }
+
     /// Elements from a view's first element to one past its last, for
     /// `rows` rows of `heads` heads of `head_dim` (0 for an empty view);
     /// `None` where that overflows.
