@@ -237,8 +237,13 @@ def test_the_native_bshd_call_checks_its_shapes_in_bshd_order_before_the_device(
     args[6] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.bfloat16))
     with pytest.raises(ValueError, match=r"out must have q's shape \[1, 16, 4, 64\], got \[1, 4, 16, 64\]"):
         _native.attention_bshd(*args, None, 0.125, False, 0)
+    # Rows strided as a fused QKV's pass the layout checks (here they reach
+    # the output's shape); a strided last dimension does not.
     args[0] = to_dlpack(torch.zeros(1, 4, 16, 64, dtype=torch.uint8).transpose(1, 2))
-    with pytest.raises(ValueError, match="q must be contiguous row-major"):
+    with pytest.raises(ValueError, match=r"out must have q's shape"):
+        _native.attention_bshd(*args, None, 0.125, False, 0)
+    args[0] = to_dlpack(torch.zeros(1, 16, 4, 128, dtype=torch.uint8)[..., ::2])
+    with pytest.raises(ValueError, match="q must be contiguous row-major.*last dimension contiguous"):
         _native.attention_bshd(*args, None, 0.125, False, 0)
     args = native_capsules((1, 16, 4, 64), (1, 16, 2, 64), (1, 2))
     fa3s = to_dlpack(torch.zeros(1, 4, 16))
