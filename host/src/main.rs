@@ -959,7 +959,11 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
     let mut rows = Vec::new();
     let mut done = 0;
     for shape in &shapes {
+        // (A decode shape's cache is gigabytes of values to draw: say so.)
+        eprint!("{}: drawing inputs ...", shape.label());
+        let drawing = std::time::Instant::now();
         let inputs = BenchInputs::random(*shape);
+        eprintln!(" {:.1} s", drawing.elapsed().as_secs_f64());
         let (shape_variants, shape_layouts) = timed_at(shape);
         for variant in shape_variants {
             done += 1;

@@ -57,26 +57,31 @@ fn check_length(name: &str, values: &[f32], shape: [usize; 4]) -> Result<usize, 
 /// As [`quantize_per_head`].
 pub fn quantize_per_head_named(name: &str, values: &[f32], shape: [usize; 4]) -> Result<Fp8Tensor, AttnError> {
     let expected = check_length(name, values, shape)?;
-    let [batch, heads, seq, dim] = shape;
+    let [_, heads, seq, dim] = shape;
     let head_len = seq * dim;
-    let head_chunks = |h: usize| (0..batch).map(move |b| (b * heads + h) * head_len..(b * heads + h + 1) * head_len);
-
+    if expected == 0 {
+        return Ok(Fp8Tensor { data: Vec::new(), shape, scales: vec![1.0; heads] });
+    }
+    // Each (batch, head)'s amax, or its first non-finite value, in
+    // parallel; then per head, in head-major order as the error reports.
+    let pieces = in_parallel(values.chunks(head_len).collect(), |piece| {
+        piece.iter().try_fold(0.0f32, |amax, &x| if x.is_finite() { Ok(amax.max(x.abs())) } else { Err(x) })
+    });
     let mut scales = Vec::with_capacity(heads);
     for h in 0..heads {
         let mut amax = 0.0f32;
-        for range in head_chunks(h) {
-            for (offset, &x) in values[range.clone()].iter().enumerate() {
-                if !x.is_finite() {
-                    let flat = range.start + offset;
-                    let s = (flat % head_len) / dim.max(1);
-                    let d = flat % dim.max(1);
-                    let b = flat / (heads * head_len);
+        for (b, piece) in pieces.iter().skip(h).step_by(heads).enumerate() {
+            match *piece {
+                Ok(piece_amax) => amax = amax.max(piece_amax),
+                Err(x) => {
+                    let first = values[(b * heads + h) * head_len..][..head_len].iter().position(|v| !v.is_finite());
+                    let at = first.unwrap_or(0);
+                    let (s, d) = (at / dim.max(1), at % dim.max(1));
                     return Err(AttnError::InvalidScale {
                         what: format!("{name} scale of head {h} (amax / 448; element [{b}, {h}, {s}, {d}] is {x})"),
                         value: x.abs() / kernels_gpu::fp8::E4M3_MAX,
                     });
                 }
-                amax = amax.max(x.abs());
             }
         }
         let scale = if amax == 0.0 { 1.0 } else { amax / kernels_gpu::fp8::E4M3_MAX };
@@ -90,18 +95,36 @@ pub fn quantize_per_head_named(name: &str, values: &[f32], shape: [usize; 4]) ->
     }
 
     let mut data = vec![0u8; expected];
-    for (h, &scale) in scales.iter().enumerate() {
-        let inv = scale as f64;
-        for range in head_chunks(h) {
-            for i in range {
-                let scaled = values[i] as f64 / inv;
-                // |scaled| <= 448 up to rounding; clamp so that rounding can
-                // never reach the saturation path's edge.
-                data[i] = encode_e4m3(scaled.clamp(-E4M3_MAX, E4M3_MAX));
-            }
+    let jobs: Vec<_> = data.chunks_mut(head_len).zip(values.chunks(head_len)).enumerate().collect();
+    in_parallel(jobs, |(piece, (codes, values))| {
+        let inv = scales[piece % heads] as f64;
+        for (code, &x) in codes.iter_mut().zip(values) {
+            // |scaled| <= 448 up to rounding; clamp so that rounding can
+            // never reach the saturation path's edge.
+            *code = encode_e4m3((x as f64 / inv).clamp(-E4M3_MAX, E4M3_MAX));
         }
-    }
+    });
     Ok(Fp8Tensor { data, shape, scales })
+}
+
+/// `work` on each job, on as many threads as the machine has, the results
+/// in the jobs' order.
+fn in_parallel<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
+    let per_thread = jobs.len().div_ceil(threads);
+    let mut batches: Vec<Vec<J>> = Vec::with_capacity(threads);
+    let mut jobs = jobs.into_iter().peekable();
+    while jobs.peek().is_some() {
+        batches.push(jobs.by_ref().take(per_thread).collect());
+    }
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batches
+            .into_iter()
+            .map(|batch| scope.spawn(move || batch.into_iter().map(work).collect::<Vec<R>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a worker thread panicked")).collect()
+    })
 }
 
 /// Wraps existing E4M3 codes and per-head scales as a tensor, unchecked
@@ -124,9 +147,20 @@ impl SplitMix64 {
         Self { state: seed }
     }
 
+    /// The generator `draws` calls of [`SplitMix64::next_u64`] ahead: the
+    /// state advances by one constant a draw, so one stream can be cut into
+    /// pieces drawn apart that give the values it gives whole.
+    pub fn skip(mut self, draws: u64) -> Self {
+        self.state = self.state.wrapping_add(draws.wrapping_mul(Self::GAMMA));
+        self
+    }
+
+    /// What the state advances by each draw (the golden ratio's bits).
+    const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        self.state = self.state.wrapping_add(Self::GAMMA);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -175,15 +209,28 @@ pub fn normal_values(n: usize, outliers: bool, rng: &mut SplitMix64) -> Vec<f32>
 /// values on every machine.
 pub fn random_normal(shape: [usize; 4], seed: u64) -> Vec<f32> {
     let n: usize = shape.iter().product();
-    let mut rng = SplitMix64::new(seed);
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let (a, b) = rng.next_normal_pair();
-        out.push(a as f32);
-        if out.len() < n {
-            out.push(b as f32);
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    normal_in_pieces(n, seed, n.div_ceil(threads).max(1 << 16))
+}
+
+/// `n` values of the standard normal stream of `seed` drawn in pieces of
+/// `piece` values (rounded up to whole pairs, two draws each), each from
+/// its place in the stream (`SplitMix64::skip`) on its own thread: the
+/// same values as one thread drawing them all.
+fn normal_in_pieces(n: usize, seed: u64, piece: usize) -> Vec<f32> {
+    let piece = piece.max(1).next_multiple_of(2);
+    let mut out = vec![0f32; n];
+    let jobs: Vec<_> = out.chunks_mut(piece).enumerate().collect();
+    in_parallel(jobs, |(i, values)| {
+        let mut rng = SplitMix64::new(seed).skip((i * piece) as u64);
+        for pair in values.chunks_mut(2) {
+            let (a, b) = rng.next_normal_pair();
+            pair[0] = a as f32;
+            if let Some(second) = pair.get_mut(1) {
+                *second = b as f32;
+            }
         }
-    }
+    });
     out
 }
 
@@ -364,4 +411,27 @@ pub fn quantize_as_gpu(
         }
     }
     Ok((codes, scales))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_values_drawn_in_pieces_are_the_stream_drawn_whole() {
+        let whole = |n: usize, seed: u64| {
+            let mut rng = SplitMix64::new(seed);
+            let mut out = Vec::new();
+            while out.len() < n {
+                let (a, b) = rng.next_normal_pair();
+                out.extend([a as f32, b as f32]);
+            }
+            out.truncate(n);
+            out
+        };
+        for (n, piece) in [(11, 1), (11, 2), (101, 6), (101, 100), (7, 1000), (0, 4)] {
+            assert_eq!(normal_in_pieces(n, 5, piece), whole(n, 5), "{n} values in pieces of {piece}");
+        }
+        assert_eq!(random_normal([3, 1, 7, 11], 9), whole(231, 9));
+    }
 }
