@@ -3,9 +3,11 @@
 //! and V as the halves of one fused KV buffer, the gaps full of E4M3 NaN
 //! codes) give the bits of the same tensors dense, for the `wgmma` packed
 //! twins and `decode` (strided K and V, dense Q), on and around the tile
-//! edges, GQA, causal; and the strides the kernels cannot read are typed
-//! errors.
+//! edges, GQA, causal, also fuzzed (48 cases by default; `PROPTEST_CASES`
+//! sets it); and the strides the kernels cannot read are typed errors.
 
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, RowStrides, ScaleLayout};
 use sdpa::quant::random_problem;
 use sdpa::{AttnError, Layout, Options, OutputDtype, Variant};
@@ -42,6 +44,69 @@ fn strided_views_give_the_dense_bits() {
         assert_eq!(differing, 0, "{what}: strided views give other bits than dense ones");
         assert_eq!(lse_differing, 0, "{what}: strided views give another log-sum-exp");
     }
+}
+
+/// One fuzzed case: the variant, D, causal, batch, heads, lengths, the
+/// gaps (multiples of 16 elements) and the inputs' seed.
+#[derive(Clone, Debug)]
+struct Case {
+    variant: Variant,
+    head_dim: usize,
+    causal: bool,
+    batch: usize,
+    heads: (usize, usize),
+    lens: (usize, usize),
+    gaps: (usize, usize),
+    seed: u64,
+}
+
+fn length() -> impl Strategy<Value = usize> {
+    prop_oneof![Just(1usize), 62usize..67, 126usize..131, 190usize..195, 1usize..400]
+}
+
+fn cases() -> impl Strategy<Value = Case> {
+    let variant = prop_oneof![Just(Variant::Wgmma), Just(Variant::WgmmaFp8Pv), Just(Variant::Decode)];
+    let heads = prop_oneof![Just((4, 2)), Just((2, 2)), Just((4, 1)), Just((6, 3))];
+    let gap = (0usize..4).prop_map(|n| 16 * n);
+    (variant, prop_oneof![Just(64usize), Just(128)], any::<bool>(), 1usize..4, heads, length(), length())
+        .prop_flat_map(move |(variant, head_dim, causal, batch, heads, sq, skv)| {
+            let sq = if variant == Variant::Decode { 1 } else { sq };
+            (
+                Just(Case { variant, head_dim, causal, batch, heads, lens: (sq, skv), gaps: (0, 0), seed: 0 }),
+                gap.clone(),
+                gap.clone(),
+                any::<u64>(),
+            )
+        })
+        .prop_map(|(case, head_gap, row_gap, seed)| Case { gaps: (head_gap, row_gap), seed, ..case })
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
+fn fuzzed_strides_give_the_dense_bits() {
+    let (stream, attn) = on_own_stream();
+    let cases_run = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48);
+    let mut runner = TestRunner::new(Config { cases: cases_run, failure_persistence: None, ..Config::default() });
+    let result = runner.run(&cases(), |c| {
+        let (hq, hkv) = c.heads;
+        let (sq, skv) = c.lens;
+        let (q, k, v) = random_problem([c.batch, hq, sq, c.head_dim], [c.batch, hkv, skv, c.head_dim], c.seed);
+        let opts = Options::new().causal(c.causal).variant(c.variant).layout(Layout::Bshd).output(OutputDtype::F16);
+        let (head_gap, row_gap) = c.gaps;
+        let placement = Placement::Strided { head_gap, row_gap, strided_q: c.variant != Variant::Decode };
+        let dense = run_placed(&stream, &attn, (&q, &k, &v), &opts, Placement::Dense).expect("dense run");
+        let strided = run_placed(&stream, &attn, (&q, &k, &v), &opts, placement).expect("strided run");
+        let nan = strided.o_bits.iter().any(|&x| x & 0x7C00 == 0x7C00 && x & 0x03FF != 0);
+        prop_assert!(!nan, "{c:?}: NaN in the output (a gap's codes read, or a row not written)");
+        prop_assert!(strided.o_bits == dense.o_bits, "{c:?}: other bits than dense");
+        let same_lse = strided.lse.iter().zip(&dense.lse).all(|(a, b)| a.to_bits() == b.to_bits());
+        prop_assert!(same_lse, "{c:?}: another log-sum-exp than dense");
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    println!("strides fuzz: {cases_run} cases give the dense bits");
 }
 
 #[test]
