@@ -1019,7 +1019,12 @@ fn row_strides(plan: &Plan, q: &Fp8View, kv: &KvCache) -> Result<Strides, AttnEr
         KvCache::Paged(_) => (None, None),
     };
     let refuse = |tensor: &str, strides: RowStrides, reason: &str| {
-        Err(AttnError::InvalidStrides { tensor: tensor.into(), strides, reason: reason.into() })
+        Err(AttnError::InvalidStrides {
+            tensor: tensor.into(),
+            row: strides.row,
+            head: strides.head,
+            reason: reason.into(),
+        })
     };
     if k != v {
         let (tensor, strides) = match k {

@@ -181,14 +181,16 @@ pub enum AttnError {
         /// The problem's key length.
         seq_kv: usize,
     },
-    /// Row strides a view cannot have ([`crate::device::RowStrides`]), or
+    /// Row strides a view cannot have (`sdpa::device::RowStrides`), or
     /// that the plan's kernel does not read.
-    #[error("{tensor} has row strides {strides:?} the kernels cannot read: {reason}")]
+    #[error("{tensor} has row strides (row {row}, head {head} elements) the kernels cannot read: {reason}")]
     InvalidStrides {
         /// Which view.
         tensor: String,
-        /// Its strides.
-        strides: crate::device::RowStrides,
+        /// Elements from one row to the next.
+        row: usize,
+        /// Elements from one head to the next.
+        head: usize,
         /// Why not.
         reason: String,
     },

@@ -107,8 +107,9 @@ impl RowStrides {
     /// fields hold; else the elements the view spans
     /// ([`RowStrides::extent`]).
     pub(crate) fn check(self, tensor: &str, [rows, heads, head_dim]: [usize; 3]) -> Result<usize, AttnError> {
-        let refuse =
-            |reason: String| Err(AttnError::InvalidStrides { tensor: tensor.to_string(), strides: self, reason });
+        let refuse = |reason: String| {
+            Err(AttnError::InvalidStrides { tensor: tensor.into(), row: self.row, head: self.head, reason })
+        };
         for (name, stride) in [("row", self.row), ("head", self.head)] {
             if stride == 0 || stride % STRIDE_ALIGN != 0 {
                 return refuse(format!("the {name} stride must be a positive multiple of {STRIDE_ALIGN} elements"));
