@@ -10,7 +10,7 @@ from typing import Literal, NamedTuple
 import torch
 
 from . import _native
-from ._op import E4M3, attention_bshd_op, attention_op, attention_varlen_op
+from ._op import E4M3, attention_bshd_op, attention_kvcache_op, attention_op, attention_varlen_op
 
 Layout = Literal["bshd", "bhsd"]
 """Where the sequence and head axes are: ``"bshd"`` is ``[batch, seq,
@@ -468,6 +468,147 @@ def attention_varlen(
         softcap,
     )
     return (out, lse) if return_lse else out
+
+
+def _check_int32(name: str, t: torch.Tensor, dims: int, device: torch.device) -> None:
+    """``t`` an int32 tensor of ``dims`` dimensions on ``device``."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != torch.int32:
+        raise TypeError(f"{name} must be torch.int32, got {t.dtype}")
+    if t.dim() != dims:
+        raise ValueError(f"{name} must have {dims} dimension(s), got shape {tuple(t.shape)}")
+    _check_device({name: t}, device)
+
+
+def _identity_pages(k_cache: torch.Tensor, v_cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Contiguous ``[B, Skv, Hkv, D]`` caches as pools of pages of the
+    largest power of two (32 to 65536 keys) that divides ``Skv``, and the
+    page table that names each batch's own pages in order: the same keys,
+    read in place by ``decode``'s paged path, which takes several query
+    rows per sequence."""
+    b, skv, hkv, d = k_cache.shape
+    page_size = min(skv & -skv, 1 << 16)
+    if page_size < 32 or not (k_cache.is_contiguous() and v_cache.is_contiguous()):
+        raise ValueError(
+            "more than one query row per sequence needs a page_table, or contiguous caches whose length is a "
+            f"multiple of 32 (read as pages); got caches of shape {tuple(k_cache.shape)}"
+            + ("" if k_cache.is_contiguous() and v_cache.is_contiguous() else " that are not contiguous")
+        )
+    pages = skv // page_size
+    table = torch.arange(b * pages, dtype=torch.int32, device=k_cache.device).view(b, pages)
+    pool = (b * pages, page_size, hkv, d)
+    return k_cache.view(pool), v_cache.view(pool), table
+
+
+def attention_with_kvcache(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    *,
+    cache_seqlens: torch.Tensor | None = None,
+    page_table: torch.Tensor | None = None,
+    q_descale: torch.Tensor | None = None,
+    k_descale: torch.Tensor | None = None,
+    v_descale: torch.Tensor | None = None,
+    softmax_scale: float | None = None,
+    causal: bool = False,
+    window_size: tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
+    out_dtype: torch.dtype = torch.bfloat16,
+    return_lse: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Decoding against a KV cache, as FlashAttention-3's
+    ``flash_attn_with_kvcache`` takes it (without appending new keys): the
+    ``decode`` kernels, which read each K/V byte once for the query heads
+    that share it and split long caches across the GPU.
+
+    Args:
+        q: E4M3 ``[B, Sq, Hq, D]``, ``Sq`` at most 16 query rows per
+            sequence (e.g. speculative tokens), on a CUDA device.
+        k_cache, v_cache: E4M3 ``[B, Skv, Hkv, D]``, read in place (rows may
+            be strided, e.g. the halves of a fused ``[B, Skv, 2, Hkv, D]``
+            cache); or, with ``page_table``, pools ``[num_pages, page_size,
+            Hkv, D]`` (``page_size`` a power of two from 32 to 65536).
+            ``Hq`` a multiple of ``Hkv``; ``D`` 64 or 128. With more than
+            one query row and no ``page_table`` the caches must be
+            contiguous with ``Skv`` a multiple of 32 (they are read as
+            pages).
+        cache_seqlens: int32 ``[B]``: sequence ``b`` holds its first
+            ``cache_seqlens[b]`` keys (clamped to the cache on the device);
+            ``None``: every key.
+        page_table: int32 ``[B, max_pages]``: sequence ``b``'s keys ``i *
+            page_size ..`` live in page ``page_table[b, i]`` (an entry
+            outside the pool is clamped, never read past).
+        q_descale, k_descale, v_descale, softmax_scale, window_size,
+            softcap, out_dtype: as ``attention``.
+        causal: each sequence's last query sees its last key
+            (``cache_seqlens[b] - 1``), the others one key fewer each.
+        return_lse: also return each query row's log-sum-exp.
+
+    Returns:
+        O ``[B, Sq, Hq, D]`` in ``out_dtype`` (contiguous at one query row,
+        else a view of ``[B, Hq, Sq, D]`` memory); with ``return_lse``,
+        ``(O, lse)``, ``lse`` float32 ``[B, Sq, Hq]`` (the output's rows),
+        ``-inf`` for a row that sees no key. Queued on the current CUDA
+        stream.
+
+    Raises:
+        TypeError, ValueError, RuntimeError: as ``attention``; ``decode``'s
+        limits (``RuntimeError``) where the device cannot run it.
+    """
+    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != E4M3:
+            raise TypeError(f"{name} must be torch.float8_e4m3fn (sdpa_fp8.quantize makes it), got {t.dtype}")
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have 4 dimensions, got shape {tuple(t.shape)}")
+    batch, sq, heads_q, head_dim = q.shape
+    if k_cache.shape != v_cache.shape:
+        raise ValueError(f"k_cache and v_cache must have the same shape, got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
+    heads_kv = k_cache.shape[2]
+    if not 1 <= sq <= _native.DECODE_MAX_QUERIES:
+        raise ValueError(f"q must have 1 to {_native.DECODE_MAX_QUERIES} query rows per sequence, got {sq}")
+    _check_device({"k_cache": k_cache, "v_cache": v_cache}, q.device)
+    if cache_seqlens is not None:
+        _check_int32("cache_seqlens", cache_seqlens, 1, q.device)
+    if page_table is not None:
+        _check_int32("page_table", page_table, 2, q.device)
+    elif sq > 1:
+        k_cache, v_cache, page_table = _identity_pages(k_cache, v_cache)
+    elif not (_rows_in_place(k_cache) and _rows_in_place(v_cache) and k_cache.stride() == v_cache.stride()):
+        # Strides the kernels cannot read: the whole caches copied.
+        k_cache, v_cache = _contiguous_codes(k_cache), _contiguous_codes(v_cache)
+    _check_out_dtype(out_dtype)
+    softmax_scale = _softmax_scale(softmax_scale, head_dim)
+    window_left, window_right = _window_size(window_size)
+    softcap = _softcap(softcap)
+    scales = [
+        _descale(name, t, (batch, heads_kv), q.device)
+        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
+    ]
+    if page_table is not None:
+        k_cache, v_cache, page_table = (_contiguous_codes(k_cache), _contiguous_codes(v_cache), page_table.contiguous())
+    # Q, the output and the log-sum-exp go [B, Hq, Sq, ...]: views at one
+    # query row, a copy of Q (a few KiB) at more.
+    out, lse = attention_kvcache_op(
+        _contiguous_codes(q.transpose(1, 2)),
+        k_cache,
+        v_cache,
+        None if cache_seqlens is None else cache_seqlens.contiguous(),
+        page_table,
+        *scales,
+        softmax_scale,
+        bool(causal),
+        out_dtype,
+        bool(return_lse),
+        window_left,
+        window_right,
+        softcap,
+    )
+    out = out.transpose(1, 2)
+    return (out, lse.transpose(1, 2)) if return_lse else out
 
 
 def quantize(

@@ -1,6 +1,7 @@
 """The custom ops ``torch.ops.sdpa_fp8.attention``,
-``torch.ops.sdpa_fp8.attention_bshd`` and
-``torch.ops.sdpa_fp8.attention_varlen``: the native launches on the current
+``torch.ops.sdpa_fp8.attention_bshd``,
+``torch.ops.sdpa_fp8.attention_varlen`` and
+``torch.ops.sdpa_fp8.attention_kvcache``: the native launches on the current
 CUDA stream, and their fake implementations for tracing.
 
 ``attention`` takes ``[batch, heads, seq, head_dim]`` contiguous tensors,
@@ -9,7 +10,8 @@ with strided rows as ``sdpa_fp8.attention`` describes (read in place where
 the library can, copied otherwise; its outputs are always ``[batch, seq,
 heads, head_dim]`` and ``[batch, seq, heads]`` contiguous),
 ``attention_varlen`` packed ``[total_rows, heads, head_dim]``, contiguous
-or with strided rows,
+or with strided rows, ``attention_kvcache`` Q ``[batch, heads, seq,
+head_dim]`` and a ``[batch, seq, heads, head_dim]`` or paged cache,
 all float32 descales ``(batch, num_heads_k)`` contiguous; each returns O
 and the log-sum-exp of its rows (an empty tensor unless ``return_lse``).
 Their last arguments, with defaults that leave them off, are
@@ -250,6 +252,74 @@ def _attention_varlen_fake(
     v_descale: torch.Tensor,
     max_seqlen_q: int,
     max_seqlen_k: int,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outputs' shapes, types and device, without running anything."""
+    return _outputs(q, out_dtype, return_lse)
+
+
+@torch.library.custom_op("sdpa_fp8::attention_kvcache", mutates_args=(), device_types="cuda", tags=_stride_tags())
+def attention_kvcache_op(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    cache_seqlens: torch.Tensor | None,
+    page_table: torch.Tensor | None,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
+    softmax_scale: float,
+    causal: bool,
+    out_dtype: torch.dtype,
+    return_lse: bool,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``decode`` on a KV cache: Q ``[B, Hq, Sq, D]`` E4M3 contiguous, the
+    caches ``[B, Skv, Hkv, D]`` (one query row; rows may be strided) or,
+    with an int32 ``page_table`` ``[B, max_pages]``, pools ``[pages,
+    page_size, Hkv, D]``, int32 ``cache_seqlens`` ``[B]`` or ``None``;
+    returns O ``[B, Hq, Sq, D]`` and the log-sum-exp ``[B, Hq, Sq]`` float32
+    (an empty ``[0]`` tensor, not written, unless ``return_lse``),
+    launched on the current stream of q's device."""
+    out, lse = _outputs(q, out_dtype, return_lse)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _native.attention_kvcache(
+        _capsule(q),
+        _capsule(k_cache),
+        _capsule(v_cache),
+        _capsule(q_descale),
+        _capsule(k_descale),
+        _capsule(v_descale),
+        _capsule(out),
+        _capsule(lse) if return_lse else None,
+        None if cache_seqlens is None else _capsule(cache_seqlens),
+        None if page_table is None else _capsule(page_table),
+        softmax_scale,
+        causal,
+        stream,
+        **_Scores(window_left, window_right, softcap).native(),
+    )
+    return out, lse
+
+
+@attention_kvcache_op.register_fake
+def _attention_kvcache_fake(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    cache_seqlens: torch.Tensor | None,
+    page_table: torch.Tensor | None,
+    q_descale: torch.Tensor,
+    k_descale: torch.Tensor,
+    v_descale: torch.Tensor,
     softmax_scale: float,
     causal: bool,
     out_dtype: torch.dtype,

@@ -6,12 +6,14 @@
 mod args;
 mod dlpack;
 mod errors;
+mod kvcache_args;
 mod packed_args;
 mod runner;
 mod scores;
 
 use args::Tensors;
 use dlpack::read_capsule;
+use kvcache_args::KvCacheTensors;
 use packed_args::PackedTensors;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -97,6 +99,59 @@ fn attention_bshd(
     let tensors = read_tensors([q, k, v, q_descale, k_descale, v_descale, out], lse)?;
     let call = tensors.check(Layout::Bshd).map_err(errors::from_arg)?;
     runner::run(&call, softmax_scale, causal, scores, stream).map_err(errors::from_run)
+}
+
+/// Runs `decode` on a KV cache into `out` (FlashAttention's
+/// `flash_attn_with_kvcache`): Q `[B, Hq, Sq, D]` E4M3 (`Sq` at most 16),
+/// K and V caches `[B, Skv, Hkv, D]` (rows may be strided as a fused KV
+/// projection's; then `Sq` is 1) or, with `page_table` (int32 `[B,
+/// max_pages]`), pools `[pages, page_size, Hkv, D]` (`page_size` a power of
+/// two from 32 to 65536), `cache_seqlens` (int32 `[B]`, or `None`: every
+/// key), the descales `(B, Hkv)` float32, `out` `[B, Hq, Sq, D]` float16 or
+/// bfloat16 and, unless `None`, `lse` `[B, Hq, Sq]` float32; each a DLPack
+/// capsule as in `attention`, queued on `stream`, with `window_size` and
+/// `softcap` as there. Causal masking aligns each sequence's last query
+/// with its last key (`cache_seqlens[b]`).
+#[pyfunction]
+#[pyo3(signature = (
+    q, k_cache, v_cache, q_descale, k_descale, v_descale, out, lse, cache_seqlens, page_table,
+    softmax_scale, causal, stream, *, window_size = (-1, -1), softcap = 0.0,
+))]
+#[allow(clippy::too_many_arguments)]
+fn attention_kvcache(
+    q: &Bound<'_, PyAny>,
+    k_cache: &Bound<'_, PyAny>,
+    v_cache: &Bound<'_, PyAny>,
+    q_descale: &Bound<'_, PyAny>,
+    k_descale: &Bound<'_, PyAny>,
+    v_descale: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    lse: Option<&Bound<'_, PyAny>>,
+    cache_seqlens: Option<&Bound<'_, PyAny>>,
+    page_table: Option<&Bound<'_, PyAny>>,
+    softmax_scale: f32,
+    causal: bool,
+    stream: usize,
+    window_size: (i64, i64),
+    softcap: f64,
+) -> PyResult<()> {
+    let scores = Scores::new(window_size, softcap).map_err(errors::from_arg)?;
+    let tensors = KvCacheTensors {
+        q: read_capsule(q, "q")?,
+        k: read_capsule(k_cache, "k_cache")?,
+        v: read_capsule(v_cache, "v_cache")?,
+        cache_seqlens: cache_seqlens.map(|t| read_capsule(t, "cache_seqlens")).transpose()?,
+        page_table: page_table.map(|t| read_capsule(t, "page_table")).transpose()?,
+        descales: [
+            read_capsule(q_descale, "q_descale")?,
+            read_capsule(k_descale, "k_descale")?,
+            read_capsule(v_descale, "v_descale")?,
+        ],
+        out: read_capsule(out, "out")?,
+        lse: lse.map(|lse| read_capsule(lse, "lse")).transpose()?,
+    };
+    let call = tensors.check().map_err(errors::from_arg)?;
+    runner::run_kvcache(&call, softmax_scale, causal, scores, stream).map_err(errors::from_run)
 }
 
 /// The tensors of a dense call from their capsules: Q, K, V, Q's, K's and
@@ -208,6 +263,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(attention_bshd, m)?)?;
     m.add_function(wrap_pyfunction!(attention_varlen, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_kvcache, m)?)?;
     m.add_function(wrap_pyfunction!(recommended_variant, m)?)?;
     Ok(())
 }

@@ -30,6 +30,7 @@
 //! `sdpa` crate's views.
 
 use crate::args::{Call, Operand};
+use crate::kvcache_args::{Cache, KvCacheCall};
 use crate::packed_args::PackedCall;
 use crate::scores::Scores;
 use sdpa::cudarc::driver::sys::{self, CUstream, CUstreamCaptureStatus};
@@ -38,7 +39,7 @@ use sdpa::device::{
     DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RowStrides, RunExtras, ScaleLayout, Workspace, WorkspaceSize,
 };
 use sdpa::raw;
-use sdpa::{Attention, AttnError, ImageChoice, Layout, Options, OutputDtype, Plan, Problem};
+use sdpa::{Attention, AttnError, ImageChoice, Layout, Options, OutputDtype, PagedKv, Plan, Problem, Variant};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -82,6 +83,9 @@ enum Shapes {
     /// A packed batch: Q `[total_q, Hq, D]`, K and V `[total_k, Hkv, D]`,
     /// `batch` sequences of at most `max_seqlen` (queries, keys) rows.
     Packed { q: [usize; 3], kv: [usize; 3], batch: usize, max_seqlen: [usize; 2] },
+    /// A KV cache, planned on `decode`: Q `[B, Hq, Sq, D]`, the cache as
+    /// `[B, Hkv, Skv, D]` (a paged cache's `max_pages * page_size` keys).
+    Decode { q: [usize; 4], kv: [usize; 4] },
 }
 
 /// What selects a plan on one device.
@@ -163,6 +167,28 @@ pub fn run_packed(
     let key = PlanKey { shapes, layout, causal, scale, scores, output: call.out_dtype };
     let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
     runner.run_packed(call, max_seqlen, &plan, capturing)
+}
+
+/// Runs the KV-cache call `call` (`decode`, on a `[B, Skv, Hkv, D]` or a
+/// paged cache) on the caller's stream `stream`, as [`run`].
+pub fn run_kvcache(
+    call: &KvCacheCall,
+    softmax_scale: f32,
+    causal: bool,
+    scores: Scores,
+    stream: usize,
+) -> Result<(), RunError> {
+    let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let shapes = Shapes::Decode { q: call.q.shape, kv: call.kv_shape() };
+    // A contiguous cache is `[B, S, H, D]`; a paged one's Q and output are
+    // read `[B, H, S, D]`.
+    let layout = match call.cache {
+        Cache::Contiguous { .. } => Layout::Bshd,
+        Cache::Paged { .. } => Layout::Bhsd,
+    };
+    let key = PlanKey { shapes, layout, causal, scale: softmax_scale.to_bits(), scores, output: call.out_dtype };
+    let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
+    runner.run_kvcache(call, &plan, capturing)
 }
 
 /// The variant the plan for these shapes and scores runs on device
@@ -316,6 +342,9 @@ impl Runner {
                 self.attention.plan_shapes(q, kv, kv, &opts.variant(recommended).layout(Layout::Bshd))?
             }
             (Shapes::Packed { q, kv, batch, max_seqlen }, _) => self.plan_packed(q, kv, batch, max_seqlen, &opts)?,
+            (Shapes::Decode { q, kv }, layout) => {
+                self.attention.plan_shapes(q, kv, kv, &opts.variant(Variant::Decode).layout(layout))?
+            }
         };
         let plan = Arc::new(plan);
         self.plans.insert(key, plan.clone());
@@ -396,6 +425,81 @@ impl Runner {
             )
         };
         self.attention.run_views_with(plan, &q, &k, &v, &scales, &mut out, ws, extras)?;
+        if capturing && ws.size().bytes() > 0 {
+            self.workspace_captured = true;
+        }
+        Ok(())
+    }
+
+    /// Runs the KV-cache `plan` on `call`'s tensors, as [`Runner::run`].
+    fn run_kvcache(&mut self, call: &KvCacheCall, plan: &Plan, capturing: bool) -> Result<(), RunError> {
+        let ws = self.workspace.as_mut().expect("made by ready_workspace");
+        let stream = self.attention.stream();
+        let [b, hq, sq, d] = call.q.shape;
+        // SAFETY: as in `Runner::run`: live PyTorch CUDA tensors of these
+        // shapes on this device (a strided cache over the elements its
+        // strides span, a paged one's pools and table), kept alive during
+        // the call; the output and the log-sum-exp fresh tensors nothing
+        // else touches. With a contiguous cache (one query row) the plan
+        // reads `[B, S, H, D]`, whose Q, output and log-sum-exp at `Sq = 1`
+        // are the bytes of their `[B, H, S, D]` forms.
+        let (q, scales, mut out, extras) = unsafe {
+            let bshd = matches!(call.cache, Cache::Contiguous { .. });
+            let (q, out) = (call.q.address, call.out.address);
+            (
+                if bshd {
+                    Fp8View::from_raw_bshd(stream, q, [b, sq, hq, d])?
+                } else {
+                    Fp8View::from_raw(stream, q, call.q.shape)?
+                },
+                descale_views(stream, &call.descales)?,
+                if bshd {
+                    OutputViewMut::from_raw_bshd(stream, out, call.out_dtype, [b, sq, hq, d])?
+                } else {
+                    OutputViewMut::from_raw(stream, out, call.out_dtype, call.out.shape)?
+                },
+                {
+                    let extras = match call.cache_seqlens {
+                        Some(lens) => RunExtras::new().seq_used_k_from_raw(stream, lens.address, b)?,
+                        None => RunExtras::new(),
+                    };
+                    match call.lse {
+                        Some(lse) => extras.lse_from_raw(stream, lse.address, lse.shape.iter().product())?,
+                        None => extras,
+                    }
+                },
+            )
+        };
+        let (k, v) = (call.k, call.v);
+        match call.cache {
+            Cache::Contiguous { strides } => {
+                // SAFETY: as above.
+                let (k, v) = unsafe {
+                    match strides {
+                        None => (
+                            Fp8View::from_raw_bshd(stream, k.address, k.shape)?,
+                            Fp8View::from_raw_bshd(stream, v.address, v.shape)?,
+                        ),
+                        Some(strides) => (
+                            Fp8View::from_raw_bshd_strided(stream, k.address, k.shape, strides)?,
+                            Fp8View::from_raw_bshd_strided(stream, v.address, v.shape, strides)?,
+                        ),
+                    }
+                };
+                self.attention.run_views_with(plan, &q, &k, &v, &scales, &mut out, ws, extras)?;
+            }
+            Cache::Paged { page_table } => {
+                // SAFETY: as above.
+                let kv = unsafe {
+                    let (k, v) = (
+                        Fp8View::from_raw(stream, k.address, k.shape)?,
+                        Fp8View::from_raw(stream, v.address, v.shape)?,
+                    );
+                    PagedKv::from_raw(stream, k, v, page_table.address, page_table.shape)?
+                };
+                self.attention.run_paged(plan, &q, &kv, &scales, &mut out, ws, extras)?;
+            }
+        }
         if capturing && ws.size().bytes() > 0 {
             self.workspace_captured = true;
         }

@@ -519,3 +519,34 @@ def test_torch_compile_traces_a_varlen_call_as_one_graph(backend):
     o, lse = compiled(a["q"], a["k"], a["v"], a["cu_seqlens_q"], a["cu_seqlens_k"], meta(3, 2, dtype=torch.float32))
     assert tuple(o.shape) == (300, 8, 64) and o.dtype == torch.bfloat16
     assert tuple(lse.shape) == (300, 8)
+
+
+def test_the_kvcache_call_gives_the_output_and_log_sum_exp_shapes():
+    q1, q4 = meta(2, 1, 8, 128), meta(2, 4, 8, 128)
+    cache = meta(2, 256, 2, 128)
+    lens = torch.empty(2, dtype=torch.int32, device="meta")
+    o, lse = sdpa_fp8.attention_with_kvcache(q1, cache, cache, cache_seqlens=lens, return_lse=True)
+    assert tuple(o.shape) == (2, 1, 8, 128) and o.dtype == torch.bfloat16
+    assert tuple(lse.shape) == (2, 1, 8) and lse.dtype == torch.float32
+    # Several query rows: a contiguous cache is read as pages, or a paged one.
+    o = sdpa_fp8.attention_with_kvcache(q4, cache, cache, causal=True, out_dtype=torch.float16)
+    assert tuple(o.shape) == (2, 4, 8, 128) and o.dtype == torch.float16
+    pool, table = meta(10, 64, 2, 128), torch.empty(2, 5, dtype=torch.int32, device="meta")
+    o = sdpa_fp8.attention_with_kvcache(q4, pool, pool, page_table=table, cache_seqlens=lens)
+    assert tuple(o.shape) == (2, 4, 8, 128)
+    schema = str(torch.ops.sdpa_fp8.attention_kvcache.default._schema)
+    assert "Tensor? cache_seqlens, Tensor? page_table" in schema, schema
+
+
+@pytest.mark.parametrize(
+    ("q", "cache", "options", "error", "message"),
+    [
+        ((2, 17, 8, 64), (2, 256, 2, 64), {}, ValueError, "1 to 16 query rows"),
+        ((2, 4, 8, 64), (2, 100, 2, 64), {}, ValueError, "needs a page_table"),
+        ((2, 1, 8, 64), (2, 100, 2, 64), {"cache_seqlens": torch.empty(2, device="meta")}, TypeError, "int32"),
+        ((2, 1, 8, 64), (2, 100, 2, 64), {"page_table": torch.empty(2, dtype=torch.int32, device="meta")}, ValueError, "2 dimension"),
+    ],
+)
+def test_kvcache_arguments_are_checked_before_anything_runs(q, cache, options, error, message):
+    with pytest.raises(error, match=message):
+        sdpa_fp8.attention_with_kvcache(meta(*q), meta(*cache), meta(*cache), **options)

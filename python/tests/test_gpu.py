@@ -845,3 +845,57 @@ def test_varlen_a_window_and_a_softcap_match_a_float64_reference(
     assert rel_l2(out, ref) < TOLERANCE
     assert_lse_close(lse, ref_lse)
     assert_unseen_rows_are_empty(out, lse, ref_lse)
+
+
+# attention_with_kvcache: decode against a cache, contiguous or paged.
+
+
+def kvcache_reference(q8, k8, v8, qd, kd, vd, lens, *, causal):
+    """float64 attention of each sequence's query rows over its first
+    ``lens[b]`` keys, ``[B, Hq, Sq, D]``."""
+    outs = []
+    for b, n in enumerate(lens.tolist()):
+        one = [t[b : b + 1] for t in (q8, k8[:, :n], v8[:, :n], qd, kd, vd)]
+        outs.append(reference(*one[:3], *one[3:], scale=q8.shape[-1] ** -0.5, causal=causal, layout="bshd"))
+    return torch.cat(outs)
+
+
+def paged(cache: torch.Tensor, page_size: int, gen: torch.Generator):
+    """``[B, Skv, Hkv, D]`` ``cache`` scattered over a pool of shuffled
+    pages, with the table that names them: the same keys."""
+    b, skv, hkv, d = cache.shape
+    per_batch = skv // page_size
+    order = torch.randperm(b * per_batch, generator=gen, device="cpu").to(cache.device)
+    pool = torch.empty(b * per_batch, page_size, hkv, d, dtype=torch.uint8, device=cache.device)
+    pool[order] = cache.view(torch.uint8).reshape(b * per_batch, page_size, hkv, d)
+    return pool.view(E4M3), order.view(b, per_batch).to(torch.int32)
+
+
+@hopper_only
+@pytest.mark.parametrize(("sq", "causal"), [(1, False), (1, True), (4, True)])
+def test_kvcache_decode_matches_each_sequences_reference_contiguous_and_paged(poisoned_outputs, sq, causal):
+    b, hq, hkv, skv, d = 3, 16, 4, 1024, 128
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=40 + sq)
+    lens = torch.tensor([1024, 517, 64], dtype=torch.int32, device="cuda")
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": causal, "cache_seqlens": lens}
+    out, lse = sdpa_fp8.attention_with_kvcache(q8, k8, v8, **kwargs, return_lse=True)
+    assert tuple(out.shape) == (b, sq, hq, d) and tuple(lse.shape) == (b, sq, hq)
+    ref = kvcache_reference(q8, k8, v8, qd, kd, vd, lens, causal=causal)
+    assert not out.isnan().any() and rel_l2(out.transpose(1, 2), ref) < TOLERANCE
+    pool_k, table = paged(k8, 64, torch.Generator().manual_seed(1))
+    pool_v, _ = paged(v8, 64, torch.Generator().manual_seed(1))
+    out_paged = sdpa_fp8.attention_with_kvcache(q8, pool_k, pool_v, page_table=table, **kwargs)
+    assert same_bits(out_paged, out), "a paged cache gives the contiguous cache's bits"
+
+
+@hopper_only
+def test_kvcache_reads_the_halves_of_a_fused_kv_cache_in_place():
+    b, hq, hkv, skv, d = 4, 32, 8, 2048, 128
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, 1, skv, d, "bshd", seed=50)
+    lens = torch.tensor([2048, 1500, 1, 999], dtype=torch.int32, device="cuda")
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "cache_seqlens": lens}
+    expected = sdpa_fp8.attention_with_kvcache(q8, k8, v8, **kwargs)
+    kv = torch.stack([k8.view(torch.uint8), v8.view(torch.uint8)], dim=2).view(E4M3)  # [B, Skv, 2, Hkv, D]
+    sdpa_fp8.attention_with_kvcache(q8, kv[:, :, 0], kv[:, :, 1], **kwargs)
+    out, copies = copies_made(lambda: sdpa_fp8.attention_with_kvcache(q8, kv[:, :, 0], kv[:, :, 1], **kwargs))
+    assert copies == 0 and same_bits(out, expected)

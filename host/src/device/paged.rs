@@ -36,6 +36,16 @@ impl<'a> PagedKv<'a> {
         table: CudaView<'a, i32>,
         table_shape: [usize; 2],
     ) -> Result<PagedKv<'a>, AttnError> {
+        PagedKv::checked(k, v, Memory::View(table), table_shape)
+    }
+
+    /// [`PagedKv::new`] on a table in any memory.
+    pub(crate) fn checked(
+        k: Fp8View<'a>,
+        v: Fp8View<'a>,
+        table: Memory<'a, i32>,
+        table_shape: [usize; 2],
+    ) -> Result<PagedKv<'a>, AttnError> {
         let [pages, page_size, _, _] = k.shape();
         if v.shape() != k.shape() {
             return Err(AttnError::ShapeMismatch(format!("k pages are {:?} but v pages {:?}", k.shape(), v.shape())));
@@ -61,7 +71,7 @@ impl<'a> PagedKv<'a> {
         if pages.checked_mul(page_size).is_none_or(|rows| rows >= 1 << 31) {
             return Err(AttnError::ShapeMismatch(format!("{pages} pages of {page_size} keys: 2^31 rows or more")));
         }
-        Ok(PagedKv { k, v, table: Memory::View(table), batch, max_pages })
+        Ok(PagedKv { k, v, table, batch, max_pages })
     }
 
     /// The shape to plan with: `[batch, heads_kv, max_pages * page_size,

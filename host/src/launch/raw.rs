@@ -5,8 +5,8 @@
 //! buffers (E4M3, f16, bf16) as the bytes and bits the kernels take.
 
 use crate::device::{
-    DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, PackedSeqs, RawMemory, RowStrides, RunExtras, ScaleLayout,
-    strided_rows,
+    DeviceScales, Fp8View, Memory, MemoryMut, OutputViewMut, PackedSeqs, PagedKv, RawMemory, RowStrides, RunExtras,
+    ScaleLayout, strided_rows,
 };
 use crate::error::AttnError;
 use crate::options::Layout;
@@ -184,7 +184,37 @@ impl<'a> PackedSeqs<'a> {
     }
 }
 
+impl<'a> PagedKv<'a> {
+    /// [`PagedKv::new`] on K and V pools made by [`Fp8View::from_raw`] and
+    /// the int32 page table (`[batch, max_pages]`, `table_shape`) at device
+    /// address `table`, checked as [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`], for the table.
+    pub unsafe fn from_raw(
+        stream: &CudaStream,
+        k: Fp8View<'a>,
+        v: Fp8View<'a>,
+        table: u64,
+        [batch, max_pages]: [usize; 2],
+    ) -> Result<PagedKv<'a>, AttnError> {
+        let entries = batch.checked_mul(max_pages).ok_or_else(|| AttnError::TooLarge("page table".into()))?;
+        let table = raw_memory(stream, "page_table", table, entries, 4)?;
+        PagedKv::checked(k, v, Memory::Raw(table), [batch, max_pages])
+    }
+}
+
 impl<'a> RunExtras<'a> {
+    /// [`RunExtras::seq_used_k`] from the `len` int32 elements at device
+    /// address `address`, checked as [`Fp8View::from_raw`].
+    ///
+    /// # Safety
+    /// As [`Fp8View::from_raw`].
+    pub unsafe fn seq_used_k_from_raw(self, stream: &CudaStream, address: u64, len: usize) -> Result<Self, AttnError> {
+        let lens = raw_memory(stream, "seq_used_k", address, len, 4)?;
+        Ok(RunExtras { seq_used_k: Some(Memory::Raw(lens)), ..self })
+    }
+
     /// [`RunExtras::lse`] into the `len` f32 elements at device address
     /// `address`, checked as [`Fp8View::from_raw`].
     ///
