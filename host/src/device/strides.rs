@@ -51,7 +51,8 @@ impl RowStrides {
     /// before the heads one row index (each the span of those inside it,
     /// e.g. batches `seq` rows apart). Dimensions of size one may have any
     /// stride. `None` where the tensor is not so (or has fewer than two
-    /// dimensions); the strides' own limits are [`RowStrides::check`]'s.
+    /// dimensions); the views check the strides themselves (multiples of
+    /// [`STRIDE_ALIGN`], 32 bits).
     ///
     /// ```
     /// use sdpa::device::RowStrides;
