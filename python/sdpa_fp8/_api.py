@@ -145,6 +145,41 @@ def _softcap(softcap: float) -> float:
     return cap
 
 
+class _Options(NamedTuple):
+    """A call's checked options: the three descales and what the ops take
+    after the tensors but the causal flag, the output type and the
+    log-sum-exp's."""
+
+    scales: list[torch.Tensor]
+    softmax_scale: float
+    window_left: int
+    window_right: int
+    softcap: float
+
+
+def _options(
+    descales: tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None],
+    descale_shape: tuple[int, int],
+    device: torch.device,
+    head_dim: int,
+    softmax_scale: float | None,
+    window_size: tuple[int, int],
+    softcap: float,
+    out_dtype: torch.dtype,
+) -> _Options:
+    """Checks the options every call shares: the output type, the softmax
+    scale (``1 / sqrt(head_dim)`` by default), the window, the cap and the
+    descales (``descale_shape`` on ``device``, 1 where ``None``)."""
+    _check_out_dtype(out_dtype)
+    names = ("q_descale", "k_descale", "v_descale")
+    return _Options(
+        [_descale(name, t, descale_shape, device) for name, t in zip(names, descales)],
+        _softmax_scale(softmax_scale, head_dim),
+        *_window_size(window_size),
+        _softcap(softcap),
+    )
+
+
 def _contiguous_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
     """``t`` as a contiguous ``[B, H, S, D]`` tensor: a copy for ``bshd``
     (or a strided input), done on the uint8 bits so every backend can copy
@@ -282,15 +317,11 @@ def attention(
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
-    _check_out_dtype(out_dtype)
-    softmax_scale = _softmax_scale(softmax_scale, dims.head_dim)
-    window_left, window_right = _window_size(window_size)
-    softcap = _softcap(softcap)
-    scales = [
-        _descale(name, t, (dims.batch, dims.heads_kv), q.device)
-        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
-    ]
-    options = (softmax_scale, bool(causal), out_dtype, bool(return_lse), window_left, window_right, softcap)
+    descales = (q_descale, k_descale, v_descale)
+    shape = (dims.batch, dims.heads_kv)
+    o = _options(descales, shape, q.device, dims.head_dim, softmax_scale, window_size, softcap, out_dtype)
+    scales = o.scales
+    options = (o.softmax_scale, bool(causal), out_dtype, bool(return_lse), o.window_left, o.window_right, o.softcap)
     q_in_place, in_place = _in_place(q, k, v) if layout == "bshd" else (q, False)
     if in_place:
         out, lse = attention_bshd_op(q_in_place, k, v, *scales, *options)
@@ -437,14 +468,8 @@ def attention_varlen(
     batch = _check_prefix_sums(cu_seqlens_q, cu_seqlens_k, q.device)
     max_q = _max_seqlen("max_seqlen_q", max_seqlen_q)
     max_k = _max_seqlen("max_seqlen_k", max_seqlen_k)
-    _check_out_dtype(out_dtype)
-    softmax_scale = _softmax_scale(softmax_scale, head_dim)
-    window_left, window_right = _window_size(window_size)
-    softcap = _softcap(softcap)
-    scales = [
-        _descale(name, t, (batch, heads_kv), q.device)
-        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
-    ]
+    descales = (q_descale, k_descale, v_descale)
+    o = _options(descales, (batch, heads_kv), q.device, head_dim, softmax_scale, window_size, softcap, out_dtype)
     # Strided rows (slices of a fused QKV) are read in place where the
     # kernels can; anything else is copied contiguous first.
     in_place = _rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v) and k.stride() == v.stride()
@@ -456,16 +481,16 @@ def attention_varlen(
         v,
         cu_seqlens_q.contiguous(),
         cu_seqlens_k.contiguous(),
-        *scales,
+        *o.scales,
         max_q,
         max_k,
-        softmax_scale,
+        o.softmax_scale,
         bool(causal),
         out_dtype,
         bool(return_lse),
-        window_left,
-        window_right,
-        softcap,
+        o.window_left,
+        o.window_right,
+        o.softcap,
     )
     return (out, lse) if return_lse else out
 
@@ -580,14 +605,8 @@ def attention_with_kvcache(
     elif not (_rows_in_place(k_cache) and _rows_in_place(v_cache) and k_cache.stride() == v_cache.stride()):
         # Strides the kernels cannot read: the whole caches copied.
         k_cache, v_cache = _contiguous_codes(k_cache), _contiguous_codes(v_cache)
-    _check_out_dtype(out_dtype)
-    softmax_scale = _softmax_scale(softmax_scale, head_dim)
-    window_left, window_right = _window_size(window_size)
-    softcap = _softcap(softcap)
-    scales = [
-        _descale(name, t, (batch, heads_kv), q.device)
-        for name, t in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale))
-    ]
+    descales = (q_descale, k_descale, v_descale)
+    o = _options(descales, (batch, heads_kv), q.device, head_dim, softmax_scale, window_size, softcap, out_dtype)
     if page_table is not None:
         k_cache, v_cache, page_table = (_contiguous_codes(k_cache), _contiguous_codes(v_cache), page_table.contiguous())
     # Q, the output and the log-sum-exp go [B, Hq, Sq, ...]: views at one
@@ -598,14 +617,14 @@ def attention_with_kvcache(
         v_cache,
         None if cache_seqlens is None else cache_seqlens.contiguous(),
         page_table,
-        *scales,
-        softmax_scale,
+        *o.scales,
+        o.softmax_scale,
         bool(causal),
         out_dtype,
         bool(return_lse),
-        window_left,
-        window_right,
-        softcap,
+        o.window_left,
+        o.window_right,
+        o.softcap,
     )
     out = out.transpose(1, 2)
     return (out, lse.transpose(1, 2)) if return_lse else out

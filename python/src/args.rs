@@ -213,26 +213,9 @@ impl Tensors {
         };
         let ((q, q_strides), (k, k_strides), (v, v_strides)) =
             (e4m3(&self.q, "q")?, e4m3(&self.k, "k")?, e4m3(&self.v, "v")?);
-        let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
-        for (i, info) in self.descales.iter().enumerate() {
-            descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
-        }
-        let out = operand::<4>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
+        let descales = descale_operands(&self.descales)?;
+        let (out, out_dtype, lse) = outputs::<4, 3>(&self.out, self.lse.as_ref())?;
         let out = bhsd(out, layout);
-        let lse = match &self.lse {
-            Some(info) => Some(operand::<3>(info, "lse", &[Element::F32], "float32")?),
-            None => None,
-        };
-        if self.out.read_only {
-            return Err(ArgError::ReadOnly("out"));
-        }
-        if self.lse.as_ref().is_some_and(|info| info.read_only) {
-            return Err(ArgError::ReadOnly("lse"));
-        }
-        let out_dtype = match Element::of(&self.out) {
-            Some(Element::Bf16) => OutputDtype::Bf16,
-            _ => OutputDtype::F16,
-        };
         check_shapes(layout, [q.shape, k.shape, v.shape, out.shape], &descales)?;
         if let Some(lse) = lse {
             check_lse_shape(layout, q.shape, lse.shape)?;
@@ -292,6 +275,40 @@ pub fn operand<const N: usize>(
         return Err(not_contiguous(info, what));
     }
     Ok(operand)
+}
+
+/// The three descales: float32, rank 2, contiguous.
+pub fn descale_operands(infos: &[TensorInfo; 3]) -> Result<[Operand<2>; 3], ArgError> {
+    let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
+    for (i, info) in infos.iter().enumerate() {
+        descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
+    }
+    Ok(descales)
+}
+
+/// The output (float16 or bfloat16, rank `O`) and its element type, and
+/// the log-sum-exp where asked for (float32, rank `L`): contiguous and
+/// writable.
+pub fn outputs<const O: usize, const L: usize>(
+    out: &TensorInfo,
+    lse: Option<&TensorInfo>,
+) -> Result<(Operand<O>, OutputDtype, Option<Operand<L>>), ArgError> {
+    let out_operand = operand::<O>(out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
+    let lse_operand = match lse {
+        Some(info) => Some(operand::<L>(info, "lse", &[Element::F32], "float32")?),
+        None => None,
+    };
+    if out.read_only {
+        return Err(ArgError::ReadOnly("out"));
+    }
+    if lse.is_some_and(|info| info.read_only) {
+        return Err(ArgError::ReadOnly("lse"));
+    }
+    let dtype = match Element::of(out) {
+        Some(Element::Bf16) => OutputDtype::Bf16,
+        _ => OutputDtype::F16,
+    };
+    Ok((out_operand, dtype, lse_operand))
 }
 
 /// An E4M3 tensor of rank `N` whose rows interleave heads (`[B, S, H, D]`,
@@ -400,18 +417,9 @@ fn check_lse_shape(layout: Layout, [b, hq, sq, _]: [usize; 4], lse: [usize; 3]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dlpack::{DlDataType, DlDevice};
+    use crate::dlpack::DlDevice;
 
-    fn tensor(shape: &[i64], code: u8, bits: u8) -> TensorInfo {
-        TensorInfo {
-            address: 0x1000,
-            device: DlDevice { device_type: DEVICE_CUDA, device_id: 0 },
-            dtype: DlDataType { code, bits, lanes: 1 },
-            shape: shape.to_vec(),
-            strides: row_major_strides(shape),
-            read_only: false,
-        }
-    }
+    use crate::dlpack::cuda_tensor as tensor;
 
     fn call(q: &[i64], kv: &[i64], descale: &[i64]) -> Tensors {
         let e4m3 = |s: &[i64]| tensor(s, CODE_UINT, 8);

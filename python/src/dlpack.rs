@@ -147,6 +147,20 @@ impl TensorInfo {
     }
 }
 
+/// A contiguous tensor of `shape` on CUDA device 0 of DLPack type `(code,
+/// bits)`, as a capsule would describe it: the argument checks' tests.
+#[cfg(test)]
+pub fn cuda_tensor(shape: &[i64], code: u8, bits: u8) -> TensorInfo {
+    TensorInfo {
+        address: 0x1000,
+        device: DlDevice { device_type: DEVICE_CUDA, device_id: 0 },
+        dtype: DlDataType { code, bits, lanes: 1 },
+        shape: shape.to_vec(),
+        strides: row_major_strides(shape),
+        read_only: false,
+    }
+}
+
 /// The strides (in elements) of a compact row-major tensor of `shape`.
 pub fn row_major_strides(shape: &[i64]) -> Vec<i64> {
     let mut strides = vec![1; shape.len()];

@@ -7,7 +7,9 @@
 //! query row per sequence) or, with a page table, pools `[pages,
 //! page_size, Hkv, D]`.
 
-use crate::args::{ArgError, DESCALE_NAMES, E4M3, Element, Operand, e4m3_rows, on_one_device, operand};
+use crate::args::{
+    ArgError, DESCALE_NAMES, E4M3, Element, Operand, descale_operands, e4m3_rows, on_one_device, operand, outputs,
+};
 use crate::dlpack::TensorInfo;
 use sdpa::OutputDtype;
 use sdpa::device::RowStrides;
@@ -110,25 +112,8 @@ impl KvCacheTensors {
             Some(info) => Some(operand::<1>(info, "cache_seqlens", &[Element::I32], "int32")?),
             None => None,
         };
-        let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
-        for (i, info) in self.descales.iter().enumerate() {
-            descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
-        }
-        let out = operand::<4>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
-        let lse = match &self.lse {
-            Some(info) => Some(operand::<3>(info, "lse", &[Element::F32], "float32")?),
-            None => None,
-        };
-        if self.out.read_only {
-            return Err(ArgError::ReadOnly("out"));
-        }
-        if self.lse.as_ref().is_some_and(|info| info.read_only) {
-            return Err(ArgError::ReadOnly("lse"));
-        }
-        let out_dtype = match Element::of(&self.out) {
-            Some(Element::Bf16) => OutputDtype::Bf16,
-            _ => OutputDtype::F16,
-        };
+        let descales = descale_operands(&self.descales)?;
+        let (out, out_dtype, lse) = outputs::<4, 3>(&self.out, self.lse.as_ref())?;
         let call = KvCacheCall { ordinal: 0, q, k, v, cache, cache_seqlens, descales, out, out_dtype, lse };
         check_shapes(&call)?;
         let named = [("q", &self.q), ("k_cache", &self.k), ("v_cache", &self.v), ("out", &self.out)]
@@ -205,18 +190,9 @@ fn check_shapes(call: &KvCacheCall) -> Result<(), ArgError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dlpack::{CODE_FLOAT, CODE_INT, CODE_UINT, DEVICE_CUDA, DlDataType, DlDevice, row_major_strides};
+    use crate::dlpack::{CODE_FLOAT, CODE_INT, CODE_UINT};
 
-    fn tensor(shape: &[i64], code: u8, bits: u8) -> TensorInfo {
-        TensorInfo {
-            address: 0x1000,
-            device: DlDevice { device_type: DEVICE_CUDA, device_id: 0 },
-            dtype: DlDataType { code, bits, lanes: 1 },
-            shape: shape.to_vec(),
-            strides: row_major_strides(shape),
-            read_only: false,
-        }
-    }
+    use crate::dlpack::cuda_tensor as tensor;
 
     fn call(q: &[i64], cache: &[i64], page_table: Option<&[i64]>) -> KvCacheTensors {
         let f32s = || tensor(&[q[0], cache[2]], CODE_FLOAT, 32);

@@ -3,7 +3,9 @@
 //! checked before any GPU work, in the order `args` checks a dense call's:
 //! element types, ranks and contiguity, then the shapes, then the devices.
 
-use crate::args::{ArgError, DESCALE_NAMES, Element, Operand, e4m3_rows, on_one_device, operand};
+use crate::args::{
+    ArgError, DESCALE_NAMES, Element, Operand, descale_operands, e4m3_rows, on_one_device, operand, outputs,
+};
 use crate::dlpack::TensorInfo;
 use sdpa::OutputDtype;
 use sdpa::device::RowStrides;
@@ -76,25 +78,8 @@ impl PackedTensors {
         let row_strides = [q_strides, k_strides, v_strides];
         let cu_seqlens_q = operand::<1>(&self.cu_seqlens_q, "cu_seqlens_q", &[Element::I32], "int32")?;
         let cu_seqlens_k = operand::<1>(&self.cu_seqlens_k, "cu_seqlens_k", &[Element::I32], "int32")?;
-        let mut descales = [Operand { address: 0, shape: [0; 2] }; 3];
-        for (i, info) in self.descales.iter().enumerate() {
-            descales[i] = operand::<2>(info, DESCALE_NAMES[i], &[Element::F32], "float32")?;
-        }
-        let out = operand::<3>(&self.out, "out", &[Element::F16, Element::Bf16], "float16 or bfloat16")?;
-        let lse = match &self.lse {
-            Some(info) => Some(operand::<2>(info, "lse", &[Element::F32], "float32")?),
-            None => None,
-        };
-        if self.out.read_only {
-            return Err(ArgError::ReadOnly("out"));
-        }
-        if self.lse.as_ref().is_some_and(|info| info.read_only) {
-            return Err(ArgError::ReadOnly("lse"));
-        }
-        let out_dtype = match Element::of(&self.out) {
-            Some(Element::Bf16) => OutputDtype::Bf16,
-            _ => OutputDtype::F16,
-        };
+        let descales = descale_operands(&self.descales)?;
+        let (out, out_dtype, lse) = outputs::<3, 2>(&self.out, self.lse.as_ref())?;
         let call =
             PackedCall { ordinal: 0, q, k, v, cu_seqlens_q, cu_seqlens_k, descales, out, out_dtype, lse, row_strides };
         check_shapes(&call)?;
@@ -158,20 +143,9 @@ fn check_shapes(call: &PackedCall) -> Result<(), ArgError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dlpack::{
-        CODE_BFLOAT, CODE_FLOAT, CODE_INT, CODE_UINT, DEVICE_CUDA, DlDataType, DlDevice, row_major_strides,
-    };
+    use crate::dlpack::{CODE_BFLOAT, CODE_FLOAT, CODE_INT, CODE_UINT};
 
-    fn tensor(shape: &[i64], code: u8, bits: u8) -> TensorInfo {
-        TensorInfo {
-            address: 0x1000,
-            device: DlDevice { device_type: DEVICE_CUDA, device_id: 0 },
-            dtype: DlDataType { code, bits, lanes: 1 },
-            shape: shape.to_vec(),
-            strides: row_major_strides(shape),
-            read_only: false,
-        }
-    }
+    use crate::dlpack::cuda_tensor as tensor;
 
     /// Three sequences of 300 query and 500 key rows in all, Hq = 8,
     /// Hkv = 2, D = 64, with the log-sum-exp.
