@@ -171,13 +171,12 @@ def _options(
     scale (``1 / sqrt(head_dim)`` by default), the window, the cap and the
     descales (``descale_shape`` on ``device``, 1 where ``None``)."""
     _check_out_dtype(out_dtype)
+    scale = _softmax_scale(softmax_scale, head_dim)
+    left, right = _window_size(window_size)
+    cap = _softcap(softcap)
     names = ("q_descale", "k_descale", "v_descale")
-    return _Options(
-        [_descale(name, t, descale_shape, device) for name, t in zip(names, descales)],
-        _softmax_scale(softmax_scale, head_dim),
-        *_window_size(window_size),
-        _softcap(softcap),
-    )
+    scales = [_descale(name, t, descale_shape, device) for name, t in zip(names, descales)]
+    return _Options(scales, scale, left, right, cap)
 
 
 def _contiguous_bhsd(t: torch.Tensor, layout: Layout) -> torch.Tensor:
