@@ -139,6 +139,53 @@ impl RowStrides {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Where `flattened` finds row strides, every element of the tensor
+        /// sits where its own strides put it: row `r` (the row dimensions'
+        /// indices in row-major order), head `h`, column `x` at `r * row +
+        /// h * head + x`.
+        #[test]
+        fn flattened_rows_address_every_element_where_its_strides_do(
+            rows in prop::collection::vec(1usize..4, 1..4),
+            (heads, head_dim) in (1usize..4, 1usize..5),
+            gaps in prop::collection::vec(0usize..3, 5),
+            flatten in any::<bool>(),
+        ) {
+            // Strides from the inside out: the head dimension contiguous,
+            // each outer one at least its inner span (plus a gap), and the
+            // row dimensions' either exact spans of each other or not.
+            let mut shape = rows.clone();
+            shape.extend([heads, head_dim]);
+            let n = shape.len();
+            let mut strides = vec![0usize; n];
+            strides[n - 1] = 1;
+            strides[n - 2] = head_dim + gaps[0];
+            let mut span = heads * strides[n - 2] + gaps[1];
+            for i in (0..n - 2).rev() {
+                strides[i] = span;
+                span = shape[i] * strides[i] + if flatten { 0 } else { gaps[2 + i % 3] };
+            }
+            if let Some(s) = RowStrides::flattened(&shape, &strides) {
+                let total_rows: usize = rows.iter().product();
+                for r in 0..total_rows {
+                    // `r`'s index in each row dimension.
+                    let mut rest = r;
+                    let mut at = 0;
+                    for i in (0..n - 2).rev() {
+                        at += (rest % shape[i]) * strides[i];
+                        rest /= shape[i];
+                    }
+                    for h in 0..heads {
+                        prop_assert_eq!(r * s.row + h * s.head, at + h * strides[n - 2]);
+                    }
+                }
+            } else {
+                prop_assert!(!flatten, "exact spans flatten: {:?} {:?}", shape, strides);
+            }
+        }
+    }
 
     #[test]
     fn the_extent_reaches_the_last_head_of_the_last_row() {
