@@ -514,10 +514,10 @@ impl Attention {
             check_align(name, address, align_of::<f32>() as u64)?;
         }
         let strides = row_strides(plan, q, &kv)?;
-        let map_key = TileMapKey::of(plan, [q_at, k_at, v_at]);
+        let map_key = TileMapKey::of(plan, [q_at, k_at, v_at], strides.kv);
         let map_key = match &kv {
             KvCache::Paged(paged) => map_key.paged(paged),
-            KvCache::Contiguous(..) | KvCache::Packed(..) => map_key.kv_strides(plan, strides.kv),
+            KvCache::Contiguous(..) | KvCache::Packed(..) => map_key,
         };
         let tile_maps = if needed.tile_maps { self.tile_maps_in(ws, plan, map_key)? } else { 0 };
         let (scratch, _scratch_use) = match ws.scratch.as_ref().filter(|_| needed.scratch_bytes > 0) {
@@ -698,7 +698,11 @@ impl Attention {
         };
         let tile_maps = if size.tile_maps {
             let addresses = [&q, &k, &v].map(|t| t.data.device_ptr(&self.stream).0);
-            Some(self.stream.clone_htod(&encode_tile_maps(&TileMapKey::of(plan, addresses))?)?)
+            Some(self.stream.clone_htod(&encode_tile_maps(&TileMapKey::of(
+                plan,
+                addresses,
+                Strides::dense(plan.problem()).kv,
+            ))?)?)
         } else {
             None
         };

@@ -513,8 +513,10 @@ pub(crate) struct TileMapKey {
 }
 
 impl TileMapKey {
-    /// The maps `plan`'s kernel reads for inputs at `addresses`.
-    pub(crate) fn of(plan: &Plan, addresses: [u64; 3]) -> TileMapKey {
+    /// The maps `plan`'s kernel reads for inputs at `addresses`, K's and
+    /// V's rows `kv` apart where rows interleave heads (packed and `[B, S,
+    /// H, D]` plans; `[B, H, S, D]` ones take their rows dense).
+    pub(crate) fn of(plan: &Plan, addresses: [u64; 3], kv: kernels_gpu::params::RowStrides) -> TileMapKey {
         let (p, kernel) = (plan.problem(), plan.kernel());
         // `decode` reads Q as its folded heads (`params::DecodeSplits`).
         let (q_rows, q_heads) = if kernel.variant == Variant::Decode {
@@ -546,25 +548,13 @@ impl TileMapKey {
         let interleaved_kv = TileMapKey {
             kv_rows: rows.total_k as u32,
             kv_heads: p.heads_kv as u32,
-            kv_strides: [(p.heads_kv * p.head_dim) as u64, p.head_dim as u64],
+            kv_strides: [kv.row as u64, kv.head as u64],
             ..dense
         };
         if kernel.variant == Variant::Decode {
             interleaved_kv
         } else {
             TileMapKey { q_rows: (rows.total_q * p.heads_q) as u32, q_heads: 1, ..interleaved_kv }
-        }
-    }
-}
-
-impl TileMapKey {
-    /// This key with K's and V's rows `kv` apart where rows interleave
-    /// heads (packed and `[B, S, H, D]` plans; unchanged elsewhere).
-    pub(crate) fn kv_strides(self, plan: &Plan, kv: kernels_gpu::params::RowStrides) -> TileMapKey {
-        if plan.problem().interleaved_rows().is_some() {
-            TileMapKey { kv_strides: [kv.row as u64, kv.head as u64], ..self }
-        } else {
-            self
         }
     }
 
