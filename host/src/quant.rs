@@ -243,8 +243,9 @@ fn stream_seed(seed: u64, stream: u64) -> u64 {
 
 /// A random attention problem as in the seeds: Q `q_shape`, K and V
 /// `kv_shape`, standard normal, quantized per head by amax. Deterministic
-/// in `seed`; q, k and v come from distinct streams, drawn on three
-/// threads (a decode cache of 2^28 values takes seconds a tensor).
+/// in `seed`; q, k and v come from distinct streams, drawn side by side,
+/// each on every core (a decode cache of 2^28 values takes seconds a
+/// tensor on one).
 ///
 /// # Panics
 /// When a shape's element count overflows `usize` (it could not be
