@@ -57,17 +57,23 @@ def _check_device(tensors: dict[str, torch.Tensor], device: torch.device) -> Non
             raise ValueError(f"{name} is on {t.device}, but q is on {device}")
 
 
-def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: Layout) -> _Dims:
-    """Types, ranks and shapes of Q, K and V; the sizes as ``[B, H, S, D]``."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
+def _check_e4m3(tensors: dict[str, torch.Tensor], dims: int, axes: str) -> None:
+    """Each of ``tensors`` a ``torch.float8_e4m3fn`` tensor of ``dims``
+    dimensions (``axes`` names them in the error)."""
+    for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
         if t.dtype != E4M3:
             raise TypeError(
                 f"{name} must be torch.float8_e4m3fn (E4M3 codes; sdpa_fp8.quantize makes them), got {t.dtype}"
             )
-        if t.dim() != 4:
-            raise ValueError(f"{name} must have 4 dimensions ({layout}), got shape {tuple(t.shape)}")
+        if t.dim() != dims:
+            raise ValueError(f"{name} must have {dims} dimensions ({axes}), got shape {tuple(t.shape)}")
+
+
+def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: Layout) -> _Dims:
+    """Types, ranks and shapes of Q, K and V; the sizes as ``[B, H, S, D]``."""
+    _check_e4m3({"q": q, "k": k, "v": v}, 4, layout)
     qb, kb, vb = (_as_bhsd(t, layout) for t in (q, k, v))
     batch, heads_q, seq_q, head_dim = qb.shape
     _, heads_kv, seq_kv, _ = kb.shape
@@ -334,15 +340,7 @@ def attention(
 
 def _check_packed_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]:
     """Types, ranks and shapes of packed Q, K and V; ``(Hkv, D)``."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != E4M3:
-            raise TypeError(
-                f"{name} must be torch.float8_e4m3fn (E4M3 codes; sdpa_fp8.quantize makes them), got {t.dtype}"
-            )
-        if t.dim() != 3:
-            raise ValueError(f"{name} must have 3 dimensions (total_rows, heads, head_dim), got shape {tuple(t.shape)}")
+    _check_e4m3({"q": q, "k": k, "v": v}, 3, "total_rows, heads, head_dim")
     total_q, heads_q, head_dim = q.shape
     total_k, heads_kv, _ = k.shape
     if k.shape != v.shape:
@@ -581,13 +579,7 @@ def attention_with_kvcache(
         TypeError, ValueError, RuntimeError: as ``attention``; ``decode``'s
         limits (``RuntimeError``) where the device cannot run it.
     """
-    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != E4M3:
-            raise TypeError(f"{name} must be torch.float8_e4m3fn (sdpa_fp8.quantize makes it), got {t.dtype}")
-        if t.dim() != 4:
-            raise ValueError(f"{name} must have 4 dimensions, got shape {tuple(t.shape)}")
+    _check_e4m3({"q": q, "k_cache": k_cache, "v_cache": v_cache}, 4, "batch, seq, heads, head_dim")
     batch, sq, heads_q, head_dim = q.shape
     if k_cache.shape != v_cache.shape:
         raise ValueError(f"k_cache and v_cache must have the same shape, got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
