@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run 342 (issue 42, small decode): run 341's per-kernel times and stall
-# sites again with warm caches (ncu --cache-control none, 20 launches
-# skipped), and the graph floors. Main's build.
+# sites again with warm caches (ncu --cache-control none, the first launches
+# skipped). (Its first attempt skipped too many launches and named ncu's
+# sampling option wrongly; the graph floors came from it.) Main's build.
 # Predictions: lab/predictions/2026-11-29-predictions-run342.md.
 #   carry: gpu-bundle-diag/r341 (sdpa)
 set -uo pipefail
@@ -11,10 +12,10 @@ S=$OUT/summary.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,serial --format=csv,noheader > $S
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 B=/tmp/b342/sdpa
-echo "== warm per-kernel times (ncu, cache-control none, 20 launches of each skipped)" >> $S
+echo "== warm per-kernel times (ncu, cache-control none, the first 6 launches skipped)" >> $S
 for skv in 64 256 4096 16384; do
-  timeout 90 "$NCU" --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv -s 40 -c 20 \
-    $B bench --shapes 1,32:8,1:$skv,128 --variants decode --modes direct --samples 3 --launches 20 > $W/t-$skv.csv 2> $W/t-$skv.err
+  timeout 90 "$NCU" --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv -s 6 -c 24 \
+    $B bench --shapes 1,32:8,1:$skv,128 --variants decode --modes direct --samples 10 --launches 20 > $W/t-$skv.csv 2> $W/t-$skv.err
   python3 - $W/t-$skv.csv $skv >> $S <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
@@ -28,8 +29,8 @@ PY
 done
 echo "== warm stall sites, 4096 keys" >> $S
 for k in sdpa_decode_d128 sdpa_decode_merge_d128; do
-  timeout 120 "$NCU" --clock-control none --cache-control none --sampling-interval 0 --section SourceCounters --section WarpStateStats \
-    -k regex:"^$k\$" -s 20 -c 1 -o $W/$k -f $B bench --shapes 1,32:8,1:4096,128 --variants decode --modes direct --samples 3 --launches 20 > $W/$k.log 2>&1
+  timeout 120 "$NCU" --clock-control none --cache-control none --warp-sampling-interval 0 --section SourceCounters --section WarpStateStats \
+    -k regex:"^$k\$" -s 6 -c 1 -o $W/$k -f $B bench --shapes 1,32:8,1:4096,128 --variants decode --modes direct --samples 3 --launches 20 > $W/$k.log 2>&1
   "$NCU" -i $W/$k.ncu-rep --page source --csv --print-source sass > $W/$k-sass.csv 2>> $W/$k.log
   python3 - $W/$k-sass.csv $k >> $S <<'PY'
 import csv, sys
@@ -43,9 +44,7 @@ for i in sorted(sorted(range(len(body)), key=lambda i: -num(body[i][smp]))[:15])
     print(f"{i:5d} {num(body[i][smp]):6.0f} {100*num(body[i][smp])/max(tot,1):5.1f}%  {body[i][src].strip()[:80]}")
 PY
 done
-echo "== graph floors" >> $S
-timeout 120 $B bench --shapes 1,32:8,1:64,128 1,32:8,1:256,128 1,32:8,1:4096,128 --variants decode --modes graph,graph-overlap > $W/floors.txt 2>&1
-grep -E "decode|shape" $W/floors.txt | tail -12 >> $S
+echo "== graph floors (done in the first call)" >> $S
 tar czf $OUT/logs.tgz -C $W --exclude='*.ncu-rep' .
 echo "elapsed ${SECONDS}s" >> $S
 cat $S
