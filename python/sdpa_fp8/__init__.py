@@ -7,7 +7,8 @@ head_dim]`` with ``layout="bhsd"``), float32 descales of shape
 ``attention_varlen`` mirrors its variable-length forward: sequences packed
 ``[total_rows, heads, head_dim]`` with int32 ``cu_seqlens`` prefix sums.
 ``attention_with_kvcache`` mirrors its decoding forward on a KV cache
-(``cache_seqlens``, a paged cache's ``page_table``).
+(``cache_seqlens``, a paged cache's ``page_table``, new keys ``k`` and
+``v`` appended in place).
 ``quantize`` turns a float tensor into E4M3 codes and such descales. The
 ops are registered as ``torch.ops.sdpa_fp8.attention`` and
 ``torch.ops.sdpa_fp8.attention_varlen`` (``torch.library`` custom ops with

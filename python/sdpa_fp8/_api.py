@@ -523,11 +523,149 @@ def _identity_pages(k_cache: torch.Tensor, v_cache: torch.Tensor) -> tuple[torch
     return k_cache.view(pool), v_cache.view(pool), table
 
 
+def _cache_capacity(k_cache: torch.Tensor, page_table: torch.Tensor | None) -> int:
+    """How many keys one sequence's part of the cache holds: ``Skv`` of a
+    ``[B, Skv, Hkv, D]`` cache, ``max_pages * page_size`` of a paged one."""
+    return k_cache.shape[1] if page_table is None else page_table.shape[1] * k_cache.shape[1]
+
+
+def _check_new_keys(
+    k: torch.Tensor | None,
+    v: torch.Tensor | None,
+    k_cache: torch.Tensor,
+    cache_seqlens: torch.Tensor | None,
+    page_table: torch.Tensor | None,
+    batch: int,
+    device: torch.device,
+) -> None:
+    """FlashAttention-3's ``k`` and ``v`` to append: given together and with
+    ``cache_seqlens``, E4M3 ``[batch, S_new, Hkv, D]`` of the cache's heads
+    and head dimension, no more rows than a sequence's part of the cache
+    holds, on ``device``."""
+    if k is None or v is None:
+        given, missing = ("k", "v") if v is None else ("v", "k")
+        raise ValueError(f"k and v must be given together (new keys and their values), got {given} without {missing}")
+    if cache_seqlens is None:
+        raise ValueError("appending k and v needs cache_seqlens (each sequence's length before them)")
+    _check_e4m3({"k": k, "v": v}, 4, "batch, seq, heads, head_dim")
+    if k.shape != v.shape:
+        raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+    heads_kv, head_dim = k_cache.shape[2:]
+    if k.shape[0] != batch or k.shape[2:] != k_cache.shape[2:]:
+        raise ValueError(
+            "k must have shape (batch, seqlen_new, num_heads_k, head_dim) = "
+            f"({batch}, seqlen_new, {heads_kv}, {head_dim}) as q and k_cache, got {tuple(k.shape)}"
+        )
+    if k.numel() == 0:
+        raise ValueError(f"zero-sized dimension: k {tuple(k.shape)}")
+    capacity = _cache_capacity(k_cache, page_table)
+    if k.shape[1] > capacity:
+        raise ValueError(f"k has {k.shape[1]} rows per sequence, more than the cache holds ({capacity})")
+    _check_device({"k": k, "v": v}, device)
+
+
+def _check_cache_batch(
+    k_cache: torch.Tensor, cache_seqlens: torch.Tensor, page_table: torch.Tensor | None, batch: int
+) -> None:
+    """The lengths, and the cache or its page table, of ``batch``
+    sequences (and a pool that has pages): an append's indices then lie
+    inside them."""
+    if tuple(cache_seqlens.shape) != (batch,):
+        raise ValueError(f"cache_seqlens must have shape (batch,) = ({batch},), got {tuple(cache_seqlens.shape)}")
+    if page_table is None and k_cache.shape[0] != batch:
+        raise ValueError(f"k_cache must have q's batch {batch}, got shape {tuple(k_cache.shape)}")
+    if page_table is not None and page_table.shape[0] != batch:
+        raise ValueError(
+            f"page_table must have shape (batch, max_pages) with batch {batch}, got {tuple(page_table.shape)}"
+        )
+    if k_cache.shape[0] == 0:
+        raise ValueError(f"k_cache has no pages to append to, got shape {tuple(k_cache.shape)}")
+
+
+class _AppendTargets(NamedTuple):
+    """Where an append writes, for each new row ``[B, S_new]``: the cache
+    row (an index into the uint8 view of a cache), the new row whose bytes
+    go there (an index into ``k`` and ``v``), and whether they do (else the
+    cache row's own bytes go back)."""
+
+    cache_rows: tuple[torch.Tensor, torch.Tensor]
+    new_rows: tuple[torch.Tensor, torch.Tensor]
+    fresh: torch.Tensor
+
+
+def _cache_rows(
+    cache: torch.Tensor, page_table: torch.Tensor | None, positions: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The index of each sequence's cache row at ``positions`` (int64
+    ``[B, S]``, inside the cache): ``(batch, row)`` into ``[B, Skv, Hkv,
+    D]``, or ``(page, slot)`` into a pool ``[pages, page_size, Hkv, D]``, a
+    page-table entry outside the pool clamped into it as ``decode`` reads
+    it."""
+    if page_table is None:
+        batches = torch.arange(positions.shape[0], device=positions.device)[:, None]
+        return batches.expand_as(positions), positions
+    pages, page_size = cache.shape[:2]
+    page = page_table.gather(1, positions // page_size).long().clamp(0, pages - 1)
+    return page, positions % page_size
+
+
+def _append_targets(
+    k_cache: torch.Tensor, page_table: torch.Tensor | None, cache_seqlens: torch.Tensor, s_new: int
+) -> _AppendTargets:
+    """Where new row ``i`` of sequence ``b`` goes: position
+    ``cache_seqlens[b] + i`` of its part of the cache.
+
+    A position outside it (below 0, or at or past the capacity) is clamped
+    onto the nearest row inside, which then gets the same bytes from every
+    write that lands on it: the new row of its own position where there is
+    one, else the bytes it holds. So a new row outside the cache is
+    dropped, every index stays in bounds, and no value is read on the host.
+    """
+    start = cache_seqlens.long()[:, None]
+    positions = start + torch.arange(s_new, device=start.device)
+    clamped = positions.clamp(0, _cache_capacity(k_cache, page_table) - 1)
+    source = clamped - start  # the new row whose position the clamped one is
+    fresh = (source >= 0) & (source < s_new)
+    batches = torch.arange(start.shape[0], device=start.device)[:, None]
+    new_rows = (batches.expand_as(source), source.clamp(0, s_new - 1))
+    return _AppendTargets(_cache_rows(k_cache, page_table, clamped), new_rows, fresh)
+
+
+def _write_rows(cache: torch.Tensor, new: torch.Tensor, targets: _AppendTargets) -> None:
+    """``new``'s rows written into E4M3 ``cache`` in place (strided caches
+    too) at ``targets``, on uint8 views: not every backend index-puts
+    float8."""
+    rows = cache.view(torch.uint8)
+    fresh = new.view(torch.uint8)[targets.new_rows]
+    held = rows[targets.cache_rows]
+    rows[targets.cache_rows] = torch.where(targets.fresh[:, :, None, None], fresh, held)
+
+
+def _append_new_keys(
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cache_seqlens: torch.Tensor,
+    page_table: torch.Tensor | None,
+) -> torch.Tensor:
+    """FlashAttention-3's append: ``k`` and ``v`` (``[B, S_new, Hkv, D]``)
+    written into the caches in place at each sequence's positions
+    ``cache_seqlens[b] ..`` (``_append_targets``); returns the lengths after
+    them, ``cache_seqlens + S_new``, a new tensor."""
+    targets = _append_targets(k_cache, page_table, cache_seqlens, k.shape[1])
+    _write_rows(k_cache, k, targets)
+    _write_rows(v_cache, v, targets)
+    return cache_seqlens + k.shape[1]
+
+
 def attention_with_kvcache(
     q: torch.Tensor,
     k_cache: torch.Tensor,
     v_cache: torch.Tensor,
     *,
+    k: torch.Tensor | None = None,
+    v: torch.Tensor | None = None,
     cache_seqlens: torch.Tensor | None = None,
     page_table: torch.Tensor | None = None,
     q_descale: torch.Tensor | None = None,
@@ -541,9 +679,10 @@ def attention_with_kvcache(
     return_lse: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Decoding against a KV cache, as FlashAttention-3's
-    ``flash_attn_with_kvcache`` takes it (without appending new keys): the
-    ``decode`` kernels, which read each K/V byte once for the query heads
-    that share it and split long caches across the GPU.
+    ``flash_attn_with_kvcache`` takes it (new keys appended with ``k`` and
+    ``v``; no rotary embeddings): the ``decode`` kernels, which read each
+    K/V byte once for the query heads that share it and split long caches
+    across the GPU.
 
     Args:
         q: E4M3 ``[B, Sq, Hq, D]``, ``Sq`` at most 16 query rows per
@@ -556,16 +695,34 @@ def attention_with_kvcache(
             one query row and no ``page_table`` the caches must be
             contiguous with ``Skv`` a multiple of 32 (they are read as
             pages).
+        k, v: new keys and values to append first, E4M3 ``[B, S_new, Hkv,
+            D]`` (rows may be strided), given together and with
+            ``cache_seqlens``. They are written into the caches in place,
+            sequence ``b``'s at positions ``cache_seqlens[b] ..
+            cache_seqlens[b] + S_new`` (in a paged cache, position ``p`` is
+            slot ``p % page_size`` of page ``page_table[b, p //
+            page_size]``), and attention then runs over ``cache_seqlens +
+            S_new`` keys; ``cache_seqlens`` itself is left as it is. Their
+            descales are the caches' (``k_descale``, ``v_descale``):
+            quantize them with those. As in FlashAttention-3, the new rows
+            must fit: ``cache_seqlens[b] + S_new`` at most ``Skv`` (paged:
+            ``max_pages * page_size``). The lengths stay on the GPU, so
+            this is not checked: a new row whose position lies outside the
+            cache is dropped, changing no other byte (every index is clamped
+            into the cache), and the keys seen are clamped to the cache as
+            ever.
         cache_seqlens: int32 ``[B]``: sequence ``b`` holds its first
-            ``cache_seqlens[b]`` keys (clamped to the cache on the device);
-            ``None``: every key.
+            ``cache_seqlens[b]`` keys (clamped to the cache on the device),
+            before ``k`` and ``v`` are appended; ``None``: every key.
         page_table: int32 ``[B, max_pages]``: sequence ``b``'s keys ``i *
             page_size ..`` live in page ``page_table[b, i]`` (an entry
-            outside the pool is clamped, never read past).
+            outside the pool is clamped, never read or written past).
         q_descale, k_descale, v_descale, softmax_scale, window_size,
             softcap, out_dtype: as ``attention``.
         causal: each sequence's last query sees its last key
-            (``cache_seqlens[b] - 1``), the others one key fewer each.
+            (``cache_seqlens[b] - 1``; with ``k``, the last new one,
+            ``cache_seqlens[b] + S_new - 1``), the others one key fewer
+            each.
         return_lse: also return each query row's log-sum-exp.
 
     Returns:
@@ -577,7 +734,8 @@ def attention_with_kvcache(
 
     Raises:
         TypeError, ValueError, RuntimeError: as ``attention``; ``decode``'s
-        limits (``RuntimeError``) where the device cannot run it.
+        limits (``RuntimeError``) where the device cannot run it. Arguments
+        are checked before ``k`` and ``v`` are written.
     """
     _check_e4m3({"q": q, "k_cache": k_cache, "v_cache": v_cache}, 4, "batch, seq, heads, head_dim")
     batch, sq, heads_q, head_dim = q.shape
@@ -591,15 +749,23 @@ def attention_with_kvcache(
         _check_int32("cache_seqlens", cache_seqlens, 1, q.device)
     if page_table is not None:
         _check_int32("page_table", page_table, 2, q.device)
-    elif sq > 1:
+    appends = k is not None or v is not None
+    if appends:
+        _check_new_keys(k, v, k_cache, cache_seqlens, page_table, batch, q.device)
+        _check_cache_batch(k_cache, cache_seqlens, page_table, batch)
+    descales = (q_descale, k_descale, v_descale)
+    o = _options(descales, (batch, heads_kv), q.device, head_dim, softmax_scale, window_size, softcap, out_dtype)
+    if page_table is None and sq > 1:
+        # Views of the caller's caches (an append writes through them).
         k_cache, v_cache, page_table = _identity_pages(k_cache, v_cache)
+    if appends:
+        # Into the caller's caches, before the copies below read them.
+        cache_seqlens = _append_new_keys(k_cache, v_cache, k, v, cache_seqlens, page_table)
+    if page_table is not None:
+        k_cache, v_cache, page_table = (_contiguous_codes(k_cache), _contiguous_codes(v_cache), page_table.contiguous())
     elif not (_rows_in_place(k_cache) and _rows_in_place(v_cache) and k_cache.stride() == v_cache.stride()):
         # Strides the kernels cannot read: the whole caches copied.
         k_cache, v_cache = _contiguous_codes(k_cache), _contiguous_codes(v_cache)
-    descales = (q_descale, k_descale, v_descale)
-    o = _options(descales, (batch, heads_kv), q.device, head_dim, softmax_scale, window_size, softcap, out_dtype)
-    if page_table is not None:
-        k_cache, v_cache, page_table = (_contiguous_codes(k_cache), _contiguous_codes(v_cache), page_table.contiguous())
     # Q, the output and the log-sum-exp go [B, Hq, Sq, ...]: views at one
     # query row, a copy of Q (a few KiB) at more.
     out, lse = attention_kvcache_op(
