@@ -550,3 +550,213 @@ def test_the_kvcache_call_gives_the_output_and_log_sum_exp_shapes():
 def test_kvcache_arguments_are_checked_before_anything_runs(q, cache, options, error, message):
     with pytest.raises(error, match=message):
         sdpa_fp8.attention_with_kvcache(meta(*q), meta(*cache), meta(*cache), **options)
+
+
+# attention_with_kvcache's k and v (FlashAttention-3's new keys): two rows
+# for each of two sequences, Hq = 8, Hkv = 2, D = 64, into a [2, 256, 2,
+# 64] cache, as meta tensors.
+def append_args(**overrides):
+    args = {
+        "q": meta(2, 2, 8, 64),
+        "k_cache": meta(2, 256, 2, 64),
+        "v_cache": meta(2, 256, 2, 64),
+        "k": meta(2, 2, 2, 64),
+        "v": meta(2, 2, 2, 64),
+        "cache_seqlens": meta(2, dtype=torch.int32),
+    }
+    return {**args, **overrides}
+
+
+def test_appending_keys_keeps_the_output_shapes():
+    o, lse = sdpa_fp8.attention_with_kvcache(**append_args(), causal=True, return_lse=True)
+    assert tuple(o.shape) == (2, 2, 8, 64) and tuple(lse.shape) == (2, 2, 8)
+    pool, table = meta(10, 64, 2, 64), meta(2, 5, dtype=torch.int32)
+    o = sdpa_fp8.attention_with_kvcache(**append_args(k_cache=pool, v_cache=pool, page_table=table))
+    assert tuple(o.shape) == (2, 2, 8, 64)
+    kv = meta(2, 256, 2, 2, 64)  # the halves of a fused cache, one query row
+    one = {"q": meta(2, 1, 8, 64), "k": meta(2, 1, 2, 64), "v": meta(2, 1, 2, 64)}
+    o = sdpa_fp8.attention_with_kvcache(**append_args(k_cache=kv[:, :, 0], v_cache=kv[:, :, 1], **one))
+    assert tuple(o.shape) == (2, 1, 8, 64)
+
+
+PAGED = {"k_cache": meta(10, 64, 2, 64), "v_cache": meta(10, 64, 2, 64), "page_table": meta(2, 3, dtype=torch.int32)}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "message"),
+    [
+        ({"v": None}, ValueError, r"k and v must be given together \(new keys and their values\), got k without v"),
+        ({"k": None}, ValueError, "k and v must be given together .* got v without k"),
+        ({"cache_seqlens": None}, ValueError, r"appending k and v needs cache_seqlens \(each sequence's length before"),
+        ({"k": meta(2, 2, 2, 64, dtype=torch.bfloat16)}, TypeError, "k must be torch.float8_e4m3fn"),
+        ({"v": "v"}, TypeError, "v must be a torch.Tensor, got str"),
+        ({"k": meta(2, 2, 64)}, ValueError, r"k must have 4 dimensions \(batch, seq, heads, head_dim\)"),
+        ({"v": meta(2, 3, 2, 64)}, ValueError, r"k and v must have the same shape, got \(2, 2, 2, 64\) and \(2, 3, 2"),
+        (
+            {"k": meta(1, 2, 2, 64), "v": meta(1, 2, 2, 64)},
+            ValueError,
+            r"k must have shape \(batch, seqlen_new, num_heads_k, head_dim\) = \(2, seqlen_new, 2, 64\) as q",
+        ),
+        ({"k": meta(2, 2, 4, 64), "v": meta(2, 2, 4, 64)}, ValueError, r"k must have shape .* got \(2, 2, 4, 64\)"),
+        ({"k": meta(2, 2, 2, 128), "v": meta(2, 2, 2, 128)}, ValueError, r"k must have shape .* got \(2, 2, 2, 128\)"),
+        ({"k": meta(2, 0, 2, 64), "v": meta(2, 0, 2, 64)}, ValueError, r"zero-sized dimension: k \(2, 0, 2, 64\)"),
+        (
+            {"k": meta(2, 257, 2, 64), "v": meta(2, 257, 2, 64)},
+            ValueError,
+            r"k has 257 rows per sequence, more than the cache holds \(256\)",
+        ),
+        (
+            {**PAGED, "k": meta(2, 193, 2, 64), "v": meta(2, 193, 2, 64)},
+            ValueError,
+            r"k has 193 rows per sequence, more than the cache holds \(192\)",
+        ),
+        (
+            {"k": torch.zeros(2, 2, 2, 64, dtype=E4M3), "v": torch.zeros(2, 2, 2, 64, dtype=E4M3)},
+            ValueError,
+            "k is on cpu, but q is on meta",
+        ),
+        (
+            {"cache_seqlens": meta(3, dtype=torch.int32)},
+            ValueError,
+            r"cache_seqlens must have shape \(batch,\) = \(2,\), got \(3,\)",
+        ),
+        (
+            {"k_cache": meta(3, 256, 2, 64), "v_cache": meta(3, 256, 2, 64)},
+            ValueError,
+            r"k_cache must have q's batch 2, got shape \(3, 256, 2, 64\)",
+        ),
+        (
+            {**PAGED, "page_table": meta(3, 3, dtype=torch.int32)},
+            ValueError,
+            r"page_table must have shape \(batch, max_pages\) with batch 2, got \(3, 3\)",
+        ),
+        (
+            {**PAGED, "k_cache": meta(0, 64, 2, 64), "v_cache": meta(0, 64, 2, 64)},
+            ValueError,
+            r"k_cache has no pages to append to, got shape \(0, 64, 2, 64\)",
+        ),
+    ],
+)
+def test_new_keys_are_checked_before_anything_runs(overrides, error, message):
+    with pytest.raises(error, match=message):
+        sdpa_fp8.attention_with_kvcache(**append_args(**overrides))
+
+
+def test_nothing_is_appended_before_every_argument_is_checked(monkeypatch):
+    from sdpa_fp8 import _api
+
+    appended = []
+
+    def append(k_cache, v_cache, k, v, cache_seqlens, page_table):
+        """Records the call instead of writing (meta tensors hold no bytes)."""
+        appended.append(k)
+        return cache_seqlens
+
+    monkeypatch.setattr(_api, "_append_new_keys", append)
+    with pytest.raises(ValueError, match=r"v_descale must have shape \(batch, num_heads_k\)"):
+        sdpa_fp8.attention_with_kvcache(**append_args(), v_descale=meta(2, 8, dtype=torch.float32))
+    with pytest.raises(ValueError, match="softcap must be finite"):
+        sdpa_fp8.attention_with_kvcache(**append_args(), softcap=-1.0)
+    # Two query rows read a contiguous cache as pages: 100 rows cannot be.
+    with pytest.raises(ValueError, match="needs a page_table"):
+        sdpa_fp8.attention_with_kvcache(**append_args(k_cache=meta(2, 100, 2, 64), v_cache=meta(2, 100, 2, 64)))
+    assert not appended
+    sdpa_fp8.attention_with_kvcache(**append_args())
+    assert len(appended) == 1
+
+
+def random_codes(*shape: int, seed: int) -> torch.Tensor:
+    """E4M3 tensor of random bytes on the host (NaN codes included: the
+    append moves bytes)."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 256, shape, generator=gen, dtype=torch.uint8).view(E4M3)
+
+
+def appended_by_loop(cache, new, lens, page_table=None):
+    """The bytes ``cache`` should hold after appending ``new``, one row at
+    a time: new row ``i`` of sequence ``b`` at position ``lens[b] + i`` where
+    that lies inside the cache (a page-table entry outside the pool clamped
+    into it), dropped elsewhere."""
+    out = cache.view(torch.uint8).clone()
+    rows = new.view(torch.uint8)
+    for b, start in enumerate(lens.tolist()):
+        for i in range(new.shape[1]):
+            p = start + i
+            if page_table is None:
+                if 0 <= p < cache.shape[1]:
+                    out[b, p] = rows[b, i]
+            elif 0 <= p < page_table.shape[1] * cache.shape[1]:
+                page = min(max(int(page_table[b, p // cache.shape[1]]), 0), cache.shape[0] - 1)
+                out[page, p % cache.shape[1]] = rows[b, i]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("s_new", "lens"),
+    [
+        (1, [0, 3, 7]),
+        (3, [0, 3, 5]),
+        # Past the end (rows dropped, or all of them) and before the start.
+        (3, [6, 8, 100]),
+        (3, [-2, -5, 7]),
+    ],
+)
+def test_appending_writes_each_new_row_at_its_position_and_nothing_else(s_new, lens):
+    from sdpa_fp8._api import _append_new_keys
+
+    # A contiguous cache [3, 8, 2, 16] and the halves of a fused one.
+    k_cache, v_cache = random_codes(3, 8, 2, 16, seed=0), random_codes(3, 8, 2, 16, seed=1)
+    kv = random_codes(3, 8, 2, 2, 16, seed=2)
+    k, v = random_codes(3, s_new, 2, 16, seed=3), random_codes(3, s_new, 2, 16, seed=4)
+    lens = torch.tensor(lens, dtype=torch.int32)
+    before = lens.clone()
+    expected_k, expected_v = appended_by_loop(k_cache, k, lens), appended_by_loop(v_cache, v, lens)
+    expected_kv = torch.stack([appended_by_loop(kv[:, :, i], new, lens) for i, new in enumerate((k, v))], dim=2)
+    after = _append_new_keys(k_cache, v_cache, k, v, lens, None)
+    assert torch.equal(k_cache.view(torch.uint8), expected_k) and torch.equal(v_cache.view(torch.uint8), expected_v)
+    assert torch.equal(after, before + s_new) and torch.equal(lens, before)
+    _append_new_keys(kv[:, :, 0], kv[:, :, 1], k, v, lens, None)
+    assert torch.equal(kv.view(torch.uint8), expected_kv), "the halves of a fused cache are written in place"
+
+
+@pytest.mark.parametrize(
+    "lens",
+    [
+        # Across a page edge, at a page's start, before the start (table
+        # entries 9 and -1 lie outside the pool: clamped to pages 6 and 0).
+        [3, 7, -1],
+        # Up to the capacity (12) and past it, from the start.
+        [10, 12, 0],
+    ],
+)
+def test_appending_to_a_paged_cache_writes_the_pages_the_table_names(lens):
+    from sdpa_fp8._api import _append_new_keys
+
+    # 7 pages of 4 keys; sequences of up to 3 pages.
+    k_pool, v_pool = random_codes(7, 4, 2, 16, seed=5), random_codes(7, 4, 2, 16, seed=6)
+    table = torch.tensor([[2, 5, 1], [3, 4, 9], [-1, 6, 0]], dtype=torch.int32)
+    k, v = random_codes(3, 3, 2, 16, seed=7), random_codes(3, 3, 2, 16, seed=8)
+    lens = torch.tensor(lens, dtype=torch.int32)
+    expected_k, expected_v = appended_by_loop(k_pool, k, lens, table), appended_by_loop(v_pool, v, lens, table)
+    after = _append_new_keys(k_pool, v_pool, k, v, lens, table)
+    assert torch.equal(k_pool.view(torch.uint8), expected_k) and torch.equal(v_pool.view(torch.uint8), expected_v)
+    assert torch.equal(after, lens + 3)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_traces_a_kvcache_call_that_appends(backend):
+    from sdpa_fp8._api import _append_new_keys
+
+    torch._dynamo.reset()
+
+    def block(q, k_cache, v_cache, k, v, lens):
+        return sdpa_fp8.attention_with_kvcache(q, k_cache, v_cache, k=k, v=v, cache_seqlens=lens, return_lse=True)
+
+    o, lse = torch.compile(block, fullgraph=True, backend=backend)(*append_args().values())
+    assert tuple(o.shape) == (2, 2, 8, 64) and tuple(lse.shape) == (2, 2, 8)
+    # On host tensors the compiled append writes the caller's strided cache.
+    kv, new = random_codes(2, 8, 2, 2, 16, seed=9), random_codes(2, 2, 2, 16, seed=10)
+    lens = torch.tensor([1, 6], dtype=torch.int32)
+    expected = torch.stack([appended_by_loop(kv[:, :, i], new, lens) for i in range(2)], dim=2)
+    torch.compile(_append_new_keys, fullgraph=True, backend=backend)(kv[:, :, 0], kv[:, :, 1], new, new, lens, None)
+    assert torch.equal(kv.view(torch.uint8), expected)
