@@ -899,3 +899,111 @@ def test_kvcache_reads_the_halves_of_a_fused_kv_cache_in_place():
     sdpa_fp8.attention_with_kvcache(q8, kv[:, :, 0], kv[:, :, 1], **kwargs)
     out, copies = copies_made(lambda: sdpa_fp8.attention_with_kvcache(q8, kv[:, :, 0], kv[:, :, 1], **kwargs))
     assert copies == 0 and same_bits(out, expected)
+
+
+# attention_with_kvcache's k and v: new keys appended at cache_seqlens.
+
+
+def same_codes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two E4M3 (or uint8) tensors hold the same bytes."""
+    return torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
+def appended_by_indexing(cache: torch.Tensor, new: torch.Tensor, lens: torch.Tensor) -> torch.Tensor:
+    """A copy of ``[B, Skv, Hkv, D]`` ``cache`` with sequence ``b``'s rows of
+    ``new`` at positions ``lens[b] ..`` (inside the cache), written by plain
+    indexing."""
+    out = cache.view(torch.uint8).clone()
+    for b, n in enumerate(lens.tolist()):
+        out[b, n : n + new.shape[1]] = new[b].view(torch.uint8)
+    return out.view(E4M3)
+
+
+@hopper_only
+@pytest.mark.parametrize(("s_new", "causal"), [(1, False), (1, True), (4, True)])
+def test_kvcache_appends_new_keys_at_cache_seqlens_contiguous_and_paged(poisoned_outputs, s_new, causal):
+    b, hq, hkv, skv, d = 4, 16, 4, 1024, 128
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, s_new, skv, d, "bshd", seed=60 + s_new)
+    _, k_new, v_new, *_ = make_inputs(b, hq, hkv, 1, s_new, d, "bshd", seed=70 + s_new)
+    # An empty sequence, the last key of a page of 64 (across its edge at
+    # s_new = 4), a page's first key, up to the cache's end.
+    lens = torch.tensor([0, 63, 64, skv - s_new], dtype=torch.int32, device="cuda")
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": causal}
+    k_expected, v_expected = appended_by_indexing(k8, k_new, lens), appended_by_indexing(v8, v_new, lens)
+    # What the call should give: attention over the caches appended by hand.
+    expected, expected_lse = sdpa_fp8.attention_with_kvcache(
+        q8, k_expected, v_expected, cache_seqlens=lens + s_new, **kwargs, return_lse=True
+    )
+    ref = kvcache_reference(q8, k_expected, v_expected, qd, kd, vd, lens + s_new, causal=causal)
+    assert rel_l2(expected.transpose(1, 2), ref) < TOLERANCE
+
+    k_cache, v_cache, lens_before = k8.clone(), v8.clone(), lens.clone()
+    out, lse = sdpa_fp8.attention_with_kvcache(
+        q8, k_cache, v_cache, k=k_new, v=v_new, cache_seqlens=lens, **kwargs, return_lse=True
+    )
+    assert torch.equal(lens, lens_before), "cache_seqlens is left as it was"
+    assert same_codes(k_cache, k_expected) and same_codes(v_cache, v_expected), "new rows at cache_seqlens, only"
+    assert not out.isnan().any() and same_bits(out, expected) and torch.equal(lse, expected_lse)
+
+    # The same caches over shuffled pages of 64 keys, and the same pages
+    # of the caches appended by hand.
+    pool_k, table = paged(k8, 64, torch.Generator().manual_seed(2))
+    pool_v, _ = paged(v8, 64, torch.Generator().manual_seed(2))
+    pool_k_expected, _ = paged(k_expected, 64, torch.Generator().manual_seed(2))
+    pool_v_expected, _ = paged(v_expected, 64, torch.Generator().manual_seed(2))
+    expected_paged = sdpa_fp8.attention_with_kvcache(
+        q8, pool_k_expected, pool_v_expected, page_table=table, cache_seqlens=lens + s_new, **kwargs
+    )
+    out_paged = sdpa_fp8.attention_with_kvcache(
+        q8, pool_k, pool_v, k=k_new, v=v_new, page_table=table, cache_seqlens=lens, **kwargs
+    )
+    assert same_codes(pool_k, pool_k_expected) and same_codes(pool_v, pool_v_expected), "new rows in their pages, only"
+    assert not out_paged.isnan().any() and same_bits(out_paged, expected_paged)
+    assert rel_l2(out_paged.transpose(1, 2), ref) < TOLERANCE
+
+
+@hopper_only
+def test_kvcache_appends_into_the_halves_of_a_fused_kv_cache_in_place():
+    b, hq, hkv, skv, d = 4, 32, 8, 2048, 128
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, 1, skv, d, "bshd", seed=80)
+    _, k_new, v_new, *_ = make_inputs(b, hq, hkv, 1, 1, d, "bshd", seed=81)
+    lens = torch.tensor([2047, 1500, 0, 999], dtype=torch.int32, device="cuda")
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd}
+    k_expected, v_expected = appended_by_indexing(k8, k_new, lens), appended_by_indexing(v8, v_new, lens)
+    expected = sdpa_fp8.attention_with_kvcache(q8, k_expected, v_expected, cache_seqlens=lens + 1, **kwargs)
+    kv = torch.stack([k8.view(torch.uint8), v8.view(torch.uint8)], dim=2).view(E4M3)  # [B, Skv, 2, Hkv, D]
+    out = sdpa_fp8.attention_with_kvcache(q8, kv[:, :, 0], kv[:, :, 1], k=k_new, v=v_new, cache_seqlens=lens, **kwargs)
+    assert same_codes(kv, torch.stack([k_expected.view(torch.uint8), v_expected.view(torch.uint8)], dim=2))
+    assert same_bits(out, expected)
+
+
+@hopper_only
+@pytest.mark.parametrize("is_paged", [False, True])
+def test_kvcache_new_keys_outside_the_cache_are_dropped_on_the_device(is_paged):
+    from sdpa_fp8._api import _append_new_keys
+
+    b, hq, hkv, skv, d, s_new = 4, 8, 2, 256, 64, 4
+    q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, s_new, skv, d, "bshd", seed=90)
+    _, k_new, v_new, *_ = make_inputs(b, hq, hkv, 1, s_new, d, "bshd", seed=91)
+    # Two rows past the end, all past it, far past it, two before the start.
+    lens = torch.tensor([254, 256, 1000, -2], dtype=torch.int32, device="cuda")
+    kwargs = {"q_descale": qd, "k_descale": kd, "v_descale": vd, "causal": True}
+    k_cache, v_cache, table = k8.clone(), v8.clone(), None
+    if is_paged:
+        k_cache, table = paged(k8, 64, torch.Generator().manual_seed(3))
+        v_cache, _ = paged(v8, 64, torch.Generator().manual_seed(3))
+        table[3, 0] = -7  # outside the pool: clamped to page 0 (no other write lands in its first rows)
+    # The append on host copies (its index logic is tested against a loop
+    # in test_api.py) is what the device's must leave.
+    host = [t.view(torch.uint8).cpu().view(E4M3) for t in (k_cache, v_cache, k_new, v_new)]
+    _append_new_keys(*host, lens.cpu(), None if table is None else table.cpu())
+    k_expected, v_expected = (t.view(torch.uint8).cuda().view(E4M3) for t in host[:2])
+    expected = sdpa_fp8.attention_with_kvcache(
+        q8, k_expected, v_expected, page_table=table, cache_seqlens=lens + s_new, **kwargs
+    )
+    out = sdpa_fp8.attention_with_kvcache(
+        q8, k_cache, v_cache, k=k_new, v=v_new, page_table=table, cache_seqlens=lens, **kwargs
+    )
+    torch.cuda.synchronize()  # a device-side assert would raise here
+    assert same_codes(k_cache, k_expected) and same_codes(v_cache, v_expected)
+    assert same_bits(out, expected)
