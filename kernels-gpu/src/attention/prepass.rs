@@ -11,7 +11,7 @@
 
 use super::block::find_packed_sequence;
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
-use crate::layout::{RowLayout, fp8_pv_byte};
+use crate::layout::RowLayout;
 use crate::params::{AttnParams, KvTiles, PackedRows, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
 use crate::schedule;
 use crate::tiles::KvTilesSmemPlan;
@@ -37,6 +37,118 @@ struct Chunk([u32; 4]);
 /// `kv_tiles_threads(HEAD_DIM) = HEAD_DIM / 4 * 8` threads, for any `HEAD_DIM`.
 const K_CHUNKS: usize = 2;
 
+/// One thread's part of a tile's `Vt`: which V bytes it reads and where in
+/// the `Vt` image it writes them. Each thread moves 32 bytes, so the
+/// `kv_tiles_threads(HEAD_DIM)` threads cover the tile's `64 * HEAD_DIM`.
+///
+/// - f16 `Vt`: 4 columns (`col0 ..`) of 8 keys (`8 group ..`): one 4-byte
+///   word from each of the 8 V rows; each column becomes 16 bytes of f16
+///   keys, one core-matrix row.
+/// - E4M3 `Vt` ([`VtForm::e4m3`]): 2 columns of 16 keys (`16 group ..`):
+///   two bytes from each of the 16 V rows, packed two keys to a word; in
+///   [`fp8_pv_byte`](crate::layout::fp8_pv_byte)'s order a column's 16 keys are the 16 bytes at row
+///   byte `16 group`, one core-matrix row as well.
+///
+/// A warp's lanes hold adjacent columns, whose `Vt` rows lie in the same
+/// 16-byte slot of every core matrix; each lane takes its columns in its
+/// own order (`first_column`), so that one store instruction writes 8
+/// different slots (the most one shared-memory wavefront serves) instead
+/// of 2 (f16) or 4 (E4M3).
+#[derive(Clone, Copy)]
+struct VtPart {
+    /// The first V column (`Vt` row) of the thread's.
+    col0: u32,
+    /// The thread's keys: `8 group ..` (f16) or `16 group ..` (E4M3).
+    group: u32,
+    /// The column the thread writes first (the rest follow cyclically).
+    first_column: u32,
+}
+
+impl VtPart {
+    /// Thread `t`'s part at head dimension `d`, for `Vt`'s form.
+    #[inline(always)]
+    fn of<Vt: VtForm>(d: u32, t: u32) -> VtPart {
+        let lane = t % 32;
+        if Vt::e4m3() {
+            // Lanes 4l .. 4l + 3 write rows 2 (4l + i) + c: slot 2i + c of
+            // their core matrix, so column c = l % 2 first fills the odd slots
+            // where the other lanes fill the even ones.
+            let pairs = d / 2;
+            VtPart { col0: 2 * (t % pairs), group: t / pairs, first_column: (lane / 4) % 2 }
+        } else {
+            // Lane l writes row 4l + c: slot 4 (l % 2) + c, so lanes 2m, 2m + 1
+            // starting at column m % 4 fill all 8 slots.
+            let quads = d / 4;
+            VtPart { col0: 4 * (t % quads), group: t / quads, first_column: (lane / 2) % 4 }
+        }
+    }
+
+    /// The thread's V bytes from the `d`-byte rows at `v_rows` in shared
+    /// memory, zero for keys at or past `keys`. f16 form: word `i` is key
+    /// `8 group + i`'s 4 columns; E4M3 form: word `i` holds the 2 columns
+    /// of keys `16 group + 2i` (low half) and `+ 1` (high half).
+    ///
+    /// # Safety
+    /// The tile's 64 V rows of `d` bytes lie at `v_rows` (rows past `keys`
+    /// are read, stale, and replaced, so that the array stays in
+    /// registers).
+    #[inline(always)]
+    unsafe fn read<Vt: VtForm>(&self, v_rows: *const u8, d: u32, keys: u32) -> [u32; 8] {
+        core::array::from_fn(|i| {
+            if Vt::e4m3() {
+                let half = |key: u32| {
+                    // SAFETY: a 2-byte aligned pair of a V row (col0 is even).
+                    let pair = unsafe { *(v_rows.add((key * d + self.col0) as usize) as *const u16) } as u32;
+                    if key < keys { pair } else { 0 }
+                };
+                let key = 16 * self.group + 2 * i as u32;
+                half(key) | half(key + 1) << 16
+            } else {
+                let key = 8 * self.group + i as u32;
+                // SAFETY: a 4-byte aligned word of a V row (col0 % 4 == 0).
+                let word = unsafe { *(v_rows.add((key * d + self.col0) as usize) as *const u32) };
+                if key < keys { word } else { 0 }
+            }
+        })
+    }
+
+    /// Writes the thread's `Vt` rows from `words` ([`VtPart::read`]) into
+    /// the image at `image` (rows laid out as `vt_rows`).
+    ///
+    /// # Safety
+    /// The image lies at `image`, and no thread still reads what these
+    /// stores overwrite.
+    #[inline(always)]
+    unsafe fn write<Vt: VtForm>(&self, image: *mut u8, vt_rows: RowLayout, words: &[u32; 8]) {
+        // (The two forms written out here: as a method of `VtForm`, the
+        // store compiled to other PTX.)
+        if Vt::e4m3() {
+            for step in 0..2 {
+                let c = (self.first_column + step) % 2;
+                // Key 16 group + k's code in column c.
+                let code = |k: usize| (words[k / 2] >> (16 * (k % 2) as u32 + 8 * c)) & 0xFF;
+                // Row byte 4q + 2a + e holds key 16 group + 8a + 2q + e
+                // (`fp8_pv_byte`).
+                let word =
+                    |q: usize| code(2 * q) | code(2 * q + 1) << 8 | code(8 + 2 * q) << 16 | code(9 + 2 * q) << 24;
+                let at = vt_rows.offset(self.col0 + c, 16 * self.group);
+                // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 <= 64); 16-byte aligned.
+                unsafe { *(image.add(at as usize) as *mut Chunk) = Chunk(core::array::from_fn(word)) };
+            }
+        } else {
+            for step in 0..4 {
+                let c = (self.first_column + step) % 4;
+                let code = |i: usize| (words[i] >> (8 * c)) & 0xFF;
+                let pair = |k: usize| (code(2 * k) | (code(2 * k + 1) << 8)) as u16;
+                let pairs: [u32; 4] = core::array::from_fn(|k| cvt::e4m3x2_to_f16x2(pair(k)));
+                let at = vt_rows.offset(self.col0 + c, 16 * self.group);
+                // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 <= 128); 16-byte aligned.
+                unsafe { *(image.add(at as usize) as *mut Chunk) = Chunk(pairs) };
+            }
+        }
+    }
+}
+
 /// Block `(x, h, b)` writes tile `x` (keys `64x .. 64x + 63`) of head `h`,
 /// batch `b`, for `Vt` and (unless [`k_by_tensor_copy`]) for K, through
 /// shared memory
@@ -46,14 +158,12 @@ const K_CHUNKS: usize = 2;
 ///
 /// 1. thread 0 copies the tile's K rows and V rows in (the keys below
 ///    `seq_kv`; the rest read as zero);
-/// 2. `Vt`: thread `t` takes V columns `4 (t % (HEAD_DIM / 4)) .. + 3` and
-///    keys `8 (t / (HEAD_DIM / 4)) .. + 7` (one 4-byte word from each of
-///    its 8 V rows) and, once every thread has read its inputs, writes those
-///    8 keys into each of its 4 `Vt` rows of the image over the input: 16
-///    bytes (one core-matrix row) of f16 keys, or with E4M3 `Vt`
-///    ([`VtForm::e4m3`]) the keys' own bytes as four key pairs at
-///    [`fp8_pv_byte`]; K: each thread moves [`K_CHUNKS`] 16-byte chunks of
-///    the rows to their core-matrix places in the K image;
+/// 2. `Vt`: each thread reads its [`VtPart`] of the V rows and, once every
+///    thread has read its inputs, writes it into the `Vt` image over the
+///    input: f16 keys, or with E4M3 `Vt` ([`VtForm::e4m3`]) the keys' own
+///    bytes in [`fp8_pv_byte`](crate::layout::fp8_pv_byte)'s order; K: each
+///    thread moves [`K_CHUNKS`] 16-byte chunks of the rows to their
+///    core-matrix places in the K image;
 /// 3. thread 0 copies both images out.
 ///
 /// # Safety
@@ -156,16 +266,9 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     }
 
     // 2. Read everything this thread needs (rows past `keys` are zeros)...
-    let quads = d / 4;
-    let (col0, group) = (4 * (t % quads), t / quads);
-    let words: [u32; 8] = core::array::from_fn(|i| {
-        let key = 8 * group + i as u32;
-        // SAFETY: a 4-byte aligned word of the V rows in shared memory (read
-        // unconditionally, stale past `keys`, so that the array stays in
-        // registers).
-        let word = unsafe { *(smem_ptr.add((plan.v_rows + key * d + col0) as usize) as *const u32) };
-        if key < keys { word } else { 0 }
-    });
+    let vt_part = VtPart::of::<Vt>(d, t);
+    // SAFETY: the landed V rows.
+    let words = unsafe { vt_part.read::<Vt>(smem_ptr.wrapping_add(plan.v_rows as usize), d, keys) };
     let chunks_per_row = d / 16;
     let k_place = |i: usize| {
         let c = t + i as u32 * threads;
@@ -182,25 +285,8 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     // SAFETY: every thread of the block.
     unsafe { bar::sync_threads() };
     let vt_rows = RowLayout::CoreMatrices { row_bytes: layout.vt_key_bytes * TILE_KEYS };
-    for c in 0..4 {
-        let code = |i: usize| (words[i] >> (8 * c)) & 0xFF;
-        let pair = |k: usize| (code(2 * k) | (code(2 * k + 1) << 8)) as u16;
-        // (The two forms written out here: as a method of `VtForm`, the
-        // store compiled to other PTX.)
-        if Vt::e4m3() {
-            for k in 0..4 {
-                // Keys 8 group + 2k and + 1 sit side by side in this order.
-                let at = plan.input + vt_rows.offset(col0 + c, fp8_pv_byte(8 * group + 2 * k as u32));
-                // SAFETY: inside the `Vt` image (row < d, bytes < 64); 2-byte aligned (the byte is even).
-                unsafe { *(smem_ptr.add(at as usize) as *mut u16) = pair(k) };
-            }
-        } else {
-            let pairs: [u32; 4] = core::array::from_fn(|k| cvt::e4m3x2_to_f16x2(pair(k)));
-            let at = plan.input + vt_rows.offset(col0 + c, 16 * group);
-            // SAFETY: inside the `Vt` image (row < d, bytes 16 group .. + 16 < 128); 16-byte aligned.
-            unsafe { *(smem_ptr.add(at as usize) as *mut Chunk) = Chunk(pairs) };
-        }
-    }
+    // SAFETY: the `Vt` image over the input rows, every thread's reads done.
+    unsafe { vt_part.write::<Vt>(smem_ptr.wrapping_add(plan.input as usize), vt_rows, &words) };
     // (Without K, `copy_k` a constant false, the chunks' reads are dead.)
     if copy_k {
         let k_rows = RowLayout::CoreMatrices { row_bytes: d };
