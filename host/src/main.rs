@@ -905,7 +905,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             eprintln!("{}: no kernel with --window or --softcap, left out", v.name());
         }
         if with.is_empty() {
-            return Err(Failure::usage("--window and --softcap run on `wgmma`, `wgmma-fp8pv` (sm_90a) and `decode`"));
+            return Err(Failure::usage(format!("--window and --softcap run on {}", sdpa::plan::SCORES_SUPPORTED)));
         }
         with
     } else {

@@ -93,9 +93,9 @@ const fn score_twins(names: [[&'static str; 2]; 4], min_blocks_per_sm: [u32; 2])
     })
 }
 
-/// The score twins of a `decode` kernel: `window`'s and `softcap`'s
-/// entries (f16, bf16), none over packed batches.
-const fn decode_twins(window: [&'static str; 2], softcap: [&'static str; 2]) -> Option<ScoreTwins> {
+/// The score twins of a `decode` or `split` kernel: `window`'s and
+/// `softcap`'s entries (f16, bf16), none over packed batches.
+const fn dense_twins(window: [&'static str; 2], softcap: [&'static str; 2]) -> Option<ScoreTwins> {
     let window = PackedTwin { entry_f16: window[0], entry_bf16: window[1], min_blocks_per_sm: 0 };
     let softcap = PackedTwin { entry_f16: softcap[0], entry_bf16: softcap[1], min_blocks_per_sm: 0 };
     Some(ScoreTwins { window, softcap: Some(softcap), packed_window: None, packed_softcap: None })
@@ -331,7 +331,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
-        scores: None,
+        scores: dense_twins(
+            ["sdpa_split_window_d64", "sdpa_split_window_d64_bf16"],
+            ["sdpa_split_softcap_d64", "sdpa_split_softcap_d64_bf16"],
+        ),
     },
     KernelInfo {
         variant: Variant::Split,
@@ -345,7 +348,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
-        scores: None,
+        scores: dense_twins(
+            ["sdpa_split_window_d128", "sdpa_split_window_d128_bf16"],
+            ["sdpa_split_softcap_d128", "sdpa_split_softcap_d128_bf16"],
+        ),
     },
     KernelInfo {
         variant: Variant::SplitWg,
@@ -489,7 +495,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
         packed: None,
-        scores: decode_twins(
+        scores: dense_twins(
             ["sdpa_decode_window_d64", "sdpa_decode_window_d64_bf16"],
             ["sdpa_decode_softcap_d64", "sdpa_decode_softcap_d64_bf16"],
         ),
@@ -506,7 +512,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
         packed: None,
-        scores: decode_twins(
+        scores: dense_twins(
             ["sdpa_decode_window_d128", "sdpa_decode_window_d128_bf16"],
             ["sdpa_decode_softcap_d128", "sdpa_decode_softcap_d128_bf16"],
         ),

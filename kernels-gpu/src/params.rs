@@ -1,6 +1,7 @@
 //! The kernel argument block, shared bit for bit by host and device.
 
 use crate::schedule::FastDiv;
+use crate::window::KeyWindow;
 
 /// Everything a forward kernel needs, passed by value as one kernel parameter.
 ///
@@ -145,6 +146,14 @@ pub struct AttnParams {
     /// twins' prepass and K maps, `decode`'s `[batch, seq_kv, heads_kv,
     /// HEAD_DIM]` or paged cache); K and V share them.
     pub kv_strides: RowStrides,
+}
+
+impl AttnParams {
+    /// The window the window entries read (`window_left`, `window_right`).
+    #[inline(always)]
+    pub fn window(&self) -> KeyWindow {
+        KeyWindow { left: self.window_left, right: self.window_right }
+    }
 }
 
 /// Where the rows of a `[rows, heads, HEAD_DIM]` E4M3 tensor lie (a packed

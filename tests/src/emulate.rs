@@ -73,7 +73,8 @@ pub struct ScoreOptions {
 
 /// Emulates `kernel`'s twin with `scores`: for a `wgmma` variant each
 /// query block walks the 64-key blocks from the tile of its window's
-/// first key (`KeyWindow::key_range`), masks where
+/// first key (`KeyWindow::key_range`; `split` its key groups' blocks
+/// from the block of that key, unrotated), masks where
 /// `KeyWindow::block_needs_mask` says, and caps each raw score `x` as
 /// `tanh(x * softcap_input_scale)` before the mask; `decode` walks its
 /// splits as without a window, the keys outside each row's window masked
@@ -87,10 +88,12 @@ pub fn emulate_scored(kernel: &KernelInfo, x: &Inputs, scores: ScoreOptions) -> 
     let mut out = vec![0f32; batch * heads_q * seq_q * dim];
     for b in 0..batch {
         for h in 0..heads_q {
-            let head = Head::new(x, kernel.variant, b, h).with_scores(scores);
+            let head = Head::new(x, kernel.variant, b, h).with_scores(scores, kernel.variant);
             let rows = &mut out[(b * heads_q + h) * seq_q * dim..][..seq_q * dim];
             match kernel.variant {
                 Variant::Decode => emulate_decode(kernel, &head, x, rows),
+                // The windowed walk is never rotated (`walk::WindowRows`).
+                Variant::Split => emulate_split(kernel.tiles, false, &head, x, rows),
                 _ => emulate_mma(kernel.tiles, &head, x, rows),
             }
         }
@@ -197,7 +200,7 @@ fn emulate_packed_with(kernel: &KernelInfo, x: &PackedInputs, scores: Option<Sco
             let query_block = if x.tensors.causal { count - 1 - nth } else { nth };
             let head = Head::packed(&x.tensors, kernel.variant, h, &rows);
             let head = match scores {
-                Some(scores) => head.with_scores(scores),
+                Some(scores) => head.with_scores(scores, kernel.variant),
                 None => head,
             };
             let row0 = query_block * t.block_m;
@@ -250,15 +253,17 @@ struct Head<'a> {
 }
 
 impl<'a> Head<'a> {
-    /// This head as a score twin with `scores` runs it.
-    fn with_scores(self, scores: ScoreOptions) -> Head<'a> {
+    /// This head as `variant`'s score twin with `scores` runs it.
+    fn with_scores(self, scores: ScoreOptions, variant: Variant) -> Head<'a> {
         let window = Some(scores.window);
         match scores.softcap {
             Some(cap) => Head {
                 cap_input: Some(softcap_input_scale(self.score_scale, cap)),
                 score_scale: softcap_score_factor(cap),
-                // Capped scores lie in [-1, 1] (`wgmma::TanhCap`).
-                fused: true,
+                // Capped scores lie in [-1, 1] (`wgmma::TanhCap`): the
+                // `wgmma` body takes the fused exponent; the `split` body
+                // never does.
+                fused: variant.runs_wgmma_body(),
                 window,
                 ..self
             },
@@ -404,15 +409,6 @@ fn p_operand(p: f32, e4m3: bool) -> f32 {
     if e4m3 { e4m3_to_f32(encode_e4m3(p as f64)) } else { f16::from_f32(p).to_f32() }
 }
 
-/// The key blocks and the first row of each query block of `t`.
-fn query_blocks(t: TileShape, head: &Head, x: &Inputs) -> impl Iterator<Item = (u32, u32)> {
-    let (seq_q, seq_kv, block_m, block_n, causal) = (head.seq_q, head.seq_kv, t.block_m, t.block_n, x.causal);
-    (0..blocks(seq_q, block_m)).map(move |block| {
-        let row0 = block * block_m;
-        (row0, blocks(key_end(row0, block_m, seq_q, seq_kv, causal), block_n))
-    })
-}
-
 /// The key blocks the query block from `row0` of `t` walks: from 0 to
 /// its last key's, or under a window from its first key's to its last
 /// key's (`KeyWindow::key_range`).
@@ -551,18 +547,21 @@ fn emulate_mma(t: TileShape, head: &Head, x: &Inputs, out: &mut [f32]) {
 }
 
 /// `split`: group `g` of the `splits` key groups walks positions `g, g +
-/// splits, ..` of the block's walk over its key blocks, rotated when
-/// `rotate` (`schedule::key_rotation`); the groups' states merge by
+/// splits, ..` of the block's walk over its key blocks ([`key_blocks_of`]:
+/// under a window from its first key's block), rotated when `rotate`
+/// (`schedule::key_rotation`); the groups' states merge by
 /// `merge_splits`.
 fn emulate_split(t: TileShape, rotate: bool, head: &Head, x: &Inputs, out: &mut [f32]) {
-    for (row0, key_blocks) in query_blocks(t, head, x) {
+    for row0 in (0..blocks(head.seq_q, t.block_m)).map(|block| block * t.block_m) {
+        let walk = key_blocks_of(t, head, x.causal, row0);
+        let key_blocks = walk.len() as u32;
         for row in row0..(row0 + t.block_m).min(head.seq_q) {
             let rotation = if rotate { key_rotation(row0 / t.block_m, key_blocks) } else { 0 };
             let groups: Vec<RowState> = (0..t.splits)
                 .map(|g| {
                     let mut state = RowState::new(head.dim);
                     for j in (g..key_blocks).step_by(t.splits as usize) {
-                        state.visit(t, head, x, row0, row, rotated_block(j, rotation, key_blocks));
+                        state.visit(t, head, x, row0, row, walk.start + rotated_block(j, rotation, key_blocks));
                     }
                     state
                 })

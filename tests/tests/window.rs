@@ -1,6 +1,7 @@
 //! Sliding windows and softcaps on the GPU (`Options::window`,
-//! `Options::softcap`: the `wgmma` kernels' score twins): O and the
-//! log-sum-exp of fresh random inputs against the f64 reference
+//! `Options::softcap`: the score twins of the `wgmma` kernels, `split`
+//! and `decode`): O and the log-sum-exp (where the variant writes one)
+//! of fresh random inputs against the f64 reference
 //! (`sdpa::reference::attention_scored_f64`), O and the log-sum-exp
 //! poisoned with NaN before each run, over window edges (left/right 0, 1,
 //! the 64-key tile +- 1, windows that leave a row no key), with causal
@@ -34,8 +35,9 @@ const CASES: [Scores; 9] = [
     Scores { left: None, right: Some(200), causal: false, softcap: Some(8.0) },
 ];
 
-/// Checks O `[1, Hq, Sq, D]` of `variant` (written as `output`) and the
-/// log-sum-exp `[1, Hq, Sq]` of `q`, `k`, `v` under `scores` against the
+/// Checks O `[1, Hq, Sq, D]` of `variant` (written as `output`) and, where
+/// the variant writes one, the log-sum-exp `[1, Hq, Sq]` of `q`, `k`, `v`
+/// under `scores` against the
 /// f64 reference: O within the gate's tolerance, or for a lower-precision
 /// variant within the per-element E4M3 P·V bound with the scores' error
 /// slack (`pv_bound::reference_with_pv_bound_scored`: rows that see two or
@@ -59,6 +61,9 @@ fn check(
         // Rows that see no key are exact zeros.
         let zeros_exact = want.iter().zip(o).all(|(w, g)| *w != 0.0 || *g == 0.0 || w.is_nan());
         assert!(Tolerance::of(variant).passes(&stats) && zeros_exact, "{what}: {stats}");
+    }
+    if !variant.writes_lse() {
+        return;
     }
     for h in 0..hq {
         for i in 0..sq {
@@ -87,19 +92,14 @@ fn scale_of(d: usize) -> f32 {
     4.0 / (d as f32).sqrt()
 }
 
-#[test]
-#[ignore = "needs a GPU: an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
-fn windows_and_softcaps_match_the_f64_reference() {
+/// Runs every window and cap of [`CASES`] on each `(variant, D, Hq, Hkv,
+/// output)` of `configs`, over queries and keys on and around the tiles,
+/// and checks each run ([`check`]); `seed` the first inputs' seed.
+fn windows_match(configs: &[(Variant, usize, usize, usize, OutputDtype)], mut seed: u64) {
     let (stream, attn) = on_own_stream();
-    let mut seed = 1000;
-    for (variant, d, hq, hkv, output) in [
-        (Variant::Wgmma, 64, 4, 2, OutputDtype::F16),
-        (Variant::Wgmma, 128, 4, 1, OutputDtype::Bf16),
-        (Variant::WgmmaFp8Pv, 64, 2, 2, OutputDtype::Bf16),
-        (Variant::WgmmaFp8Pv, 128, 4, 2, OutputDtype::F16),
-    ] {
-        // Queries and keys on and around the tiles (64 keys, 128/192 rows),
-        // more queries than keys (rows before key 0), and more keys.
+    for &(variant, d, hq, hkv, output) in configs {
+        // Queries and keys on and around the tiles (32/64 keys, 32-192
+        // rows), more queries than keys (rows before key 0), and more keys.
         for (sq, skv) in [(200usize, 200usize), (193, 70), (65, 300), (1, 129)] {
             for scores in CASES {
                 seed += 1;
@@ -113,6 +113,29 @@ fn windows_and_softcaps_match_the_f64_reference() {
         }
         println!("{} D={d} {}: {} windows x 4 shapes ok", variant.name(), output.name(), CASES.len());
     }
+}
+
+#[test]
+#[ignore = "needs a GPU: an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
+fn windows_and_softcaps_match_the_f64_reference() {
+    windows_match(
+        &[
+            (Variant::Wgmma, 64, 4, 2, OutputDtype::F16),
+            (Variant::Wgmma, 128, 4, 1, OutputDtype::Bf16),
+            (Variant::WgmmaFp8Pv, 64, 2, 2, OutputDtype::Bf16),
+            (Variant::WgmmaFp8Pv, 128, 4, 2, OutputDtype::F16),
+        ],
+        1000,
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU: any the library runs on (split is built for sm_89 and sm_90a); run on a GPU machine (README: GPU tests)"]
+fn split_windows_and_softcaps_match_the_f64_reference() {
+    windows_match(
+        &[(Variant::Split, 64, 4, 2, OutputDtype::Bf16), (Variant::Split, 128, 2, 1, OutputDtype::F16)],
+        3000,
+    );
 }
 
 #[test]

@@ -249,8 +249,14 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     // A full window under causal masking is causal masking: no twin.
     let p = plan(64, (512, 512), &Options::new().causal(true).window(None, None), true).expect("causal");
     assert_eq!(p.kernel().entry_for(false, kernels_gpu::kernels::ScoreForm::Plain), Some(p.entry()));
+    // `split` runs both, off Hopper too.
+    let p = plan(64, (16, 512), &window.variant(Variant::Split), false).expect("split window");
+    assert_eq!(p.entry(), "sdpa_split_window_d64");
+    let capped = Options::new().softcap(5.0).variant(Variant::Split).output(OutputDtype::Bf16);
+    let p = plan(128, (300, 300), &capped, true).expect("split softcap");
+    assert_eq!(p.entry(), "sdpa_split_softcap_d128_bf16");
     // Variants without score twins refuse, with a typed error.
-    for variant in [Variant::Split, Variant::SplitN64, Variant::Mma] {
+    for variant in [Variant::SplitN64, Variant::Mma] {
         for opts in [window.variant(variant), Options::new().softcap(5.0).variant(variant)] {
             let refused = plan(64, (16, 512), &opts, true);
             assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{variant:?}: {refused:?}");
@@ -266,11 +272,11 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     assert_eq!(p.entry(), "sdpa_decode_softcap_d128");
     // So does a kernel asked for by name.
     let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
-    let split = KERNELS.iter().find(|k| k.variant == Variant::Split && k.tiles.head_dim == 64).unwrap();
-    assert!(matches!(p.with_kernel(split), Err(AttnError::UnsupportedScores { .. })));
-    // Off Hopper prefill has none.
-    let refused = plan(64, (512, 512), &window, false);
-    assert!(matches!(refused, Err(AttnError::VariantUnavailable { .. })), "{refused:?}");
+    let mma = KERNELS.iter().find(|k| k.variant == Variant::Mma && k.tiles.head_dim == 64).unwrap();
+    assert!(matches!(p.with_kernel(mma), Err(AttnError::UnsupportedScores { .. })));
+    // Off Hopper the recommendation runs prefill windows on `split`.
+    let p = plan(64, (512, 512), &window, false).expect("auto window off Hopper");
+    assert_eq!(p.entry(), "sdpa_split_window_d64");
     // Caps the kernels cannot take.
     for cap in [0.0, -1.0, f32::NAN, f32::INFINITY] {
         let refused = plan(64, (64, 64), &Options::new().softcap(cap), true);

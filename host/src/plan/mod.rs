@@ -25,12 +25,15 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant has no kernel for them: the accurate `wgmma`.
-pub const SCORES_DEFAULT: Variant = Variant::Wgmma;
+/// recommendation's variant has no kernel for them: the accurate `wgmma`
+/// where the sm_90a image is loaded, else `split`.
+pub fn scores_default(target: Target) -> Variant {
+    if target.sm90a { Variant::Wgmma } else { Variant::Split }
+}
 
 /// The variants whose kernels serve sliding windows and softcaps
 /// ([`KernelInfo::scores`]), for errors.
-const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), decode";
+pub const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), split, decode";
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,7 +65,7 @@ impl Plan {
             (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
                 if find(variant, problem.head_dim as u32).is_none_or(|k| k.entry_for(twin_rows, scores).is_none()) =>
             {
-                SCORES_DEFAULT
+                scores_default(target)
             }
             _ => variant,
         };

@@ -19,14 +19,14 @@
 //! Per-batch key lengths (`AttnParams::seq_used_k`) end each batch's walk
 //! early; the log-sum-exp output (`AttnParams::lse`) is written where asked.
 //! Which keys a row sees and what its scores are is the walk's
-//! [`DecodeKeys`] policy: every key (or causal masking), or a key window
-//! ([`WindowedKeys`]: each split walks only the key blocks of its rows'
-//! windows), perhaps with capped scores ([`CappedKeys`]).
+//! [`ScoreKeys`](super::walk::ScoreKeys) policy: every key (or causal masking), or a key window
+//! ([`WindowedKeys`](super::walk::WindowedKeys): each split walks only the key blocks of its rows'
+//! windows), perhaps with capped scores ([`CappedKeys`](super::walk::CappedKeys)).
 
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
-use super::walk::{KeyRows, Walk, for_four_columns, store_tile_pairs};
+use super::walk::{AllKeys, KeyRows, ScoreKeys, Walk, for_four_columns, store_tile_pairs};
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
 use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS};
 use crate::layout::RowLayout;
@@ -37,56 +37,12 @@ use crate::window::{self, KeyWindow};
 use core::marker::PhantomData;
 
 /// The decode walk (see the module docs), its rows' keys as `K` says.
-pub struct Decode<K: DecodeKeys = AllKeys>(PhantomData<K>);
-
-/// Which keys a decode row sees and what its scores are: a kernel's
-/// policy.
-pub trait DecodeKeys {
-    /// Whether a key window (`AttnParams::window_left`, `window_right`,
-    /// causal masking folded in by the host) limits them.
-    const WINDOWED: bool;
-    /// Whether the scores are capped (`AttnParams::softcap`): each becomes
-    /// `tanh` of the raw dot product times its row's Q scale and
-    /// `window::softcap_input_scale`, which the softmax scales by
-    /// `window::softcap_score_factor`.
-    const CAPPED: bool;
-}
-
-/// Every key of the batch, or causal masking (`AttnParams::causal`).
-pub struct AllKeys;
-
-/// The keys of the launch's window (bottom-right aligned to the batch's
-/// key length, as causal masking).
-pub struct WindowedKeys;
-
-/// [`WindowedKeys`] with capped scores.
-pub struct CappedKeys;
-
-impl DecodeKeys for AllKeys {
-    const WINDOWED: bool = false;
-    const CAPPED: bool = false;
-}
-
-impl DecodeKeys for WindowedKeys {
-    const WINDOWED: bool = true;
-    const CAPPED: bool = false;
-}
-
-impl DecodeKeys for CappedKeys {
-    const WINDOWED: bool = true;
-    const CAPPED: bool = true;
-}
+pub struct Decode<K: ScoreKeys = AllKeys>(PhantomData<K>);
 
 /// The key block of both `decode` kernels: a window's walk starts at a
 /// multiple of it.
 const DECODE_KEY_BLOCK: u32 = DECODE_D64.block_n;
 const _: () = assert!(DECODE_D128.block_n == DECODE_KEY_BLOCK);
-
-/// The window a launch asks for.
-#[inline(always)]
-fn window_of(p: &AttnParams) -> KeyWindow {
-    KeyWindow { left: p.window_left, right: p.window_right }
-}
 
 /// A thread's two folded rows: the keys each sees, and their query heads'
 /// Q scales.
@@ -176,13 +132,13 @@ fn splits_of<const HEAD_DIM: usize>(p: &AttnParams) -> DecodeSplits {
 /// Natural log of 2: base-2 log-sum-exps to natural ones.
 const LN2: f32 = core::f32::consts::LN_2;
 
-impl<K: DecodeKeys> Walk for Decode<K> {
+impl<K: ScoreKeys> Walk for Decode<K> {
     type ThreadRows = FoldedRows;
 
     const ROTATES: bool = false;
 
     #[inline(always)]
-    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, (block_m, _): (u32, u32)) -> BlockJob {
         let (query_block, split, head) = sreg::block_idx();
         let at = FoldedHead::of(p, head);
         let row0 = query_block * block_m;
@@ -197,7 +153,7 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         // ones some position's window holds (`KeyWindow::decode_keys`; the
         // host plans the splits over as many).
         let (first, end) =
-            if K::WINDOWED { window_of(p).decode_keys(p.seq_q, seq_kv, DECODE_KEY_BLOCK) } else { (0, seq_kv) };
+            if K::WINDOWED { p.window().decode_keys(p.seq_q, seq_kv, DECODE_KEY_BLOCK) } else { (0, seq_kv) };
         let key_begin = first + split * p.split_keys;
         let key_end = (key_begin + p.split_keys).min(end).max(key_begin);
         // SAFETY: host-validated scale arrays.
@@ -289,7 +245,7 @@ impl<K: DecodeKeys> Walk for Decode<K> {
         };
         // Under a window (which replaces causal masking): its limit and
         // start at a position.
-        let window = window_of(p);
+        let window = p.window();
         let window_limit = |position: u32| (window.last_key(position, p.seq_q, seq_kv) + 1).min(seq_kv as i32);
         let mut key_limits = [0i32; 2];
         let mut key_starts = [i32::MIN; 2];

@@ -4,12 +4,12 @@
 //! `name_bf16` bf16 ([`super::output`]), or a prepass's one.
 
 use super::block::{Rolled, Unrolled};
-use super::decode::{self, CappedKeys, Decode, WindowedKeys};
+use super::decode::{self, Decode};
 use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
 use super::split::{self, PlanRows, WarpMma};
-use super::walk::FullRows;
+use super::walk::{CappedKeys, FullRows, WindowRows, WindowedKeys};
 use crate::kernels::{DECODE_D64, DECODE_D128, MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 use crate::params::AttnParams;
 use crate::tiles::TileShape;
@@ -205,6 +205,20 @@ entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| mma_call!(p, MMA_D128, Unrolled))
 
 entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma));
 entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma));
+// Its twins with a key window, and with a window and capped scores
+// (`kernels::ScoreTwins`).
+entry!(sdpa_split_window_d64 / sdpa_split_window_d64_bf16, |p| {
+    split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<WindowedKeys>)
+});
+entry!(sdpa_split_window_d128 / sdpa_split_window_d128_bf16, |p| {
+    split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<WindowedKeys>)
+});
+entry!(sdpa_split_softcap_d64 / sdpa_split_softcap_d64_bf16, |p| {
+    split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<CappedKeys>)
+});
+entry!(sdpa_split_softcap_d128 / sdpa_split_softcap_d128_bf16, |p| {
+    split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<CappedKeys>)
+});
 // `decode`: one row warp of folded query heads, four key groups, keys
 // split across blocks; then, where they were split, the merge.
 entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {

@@ -654,7 +654,7 @@ pub unsafe fn forward<
     // SAFETY: the problem's maps.
     unsafe { Copies::prefetch_maps(maps, thread, team) };
     // SAFETY: host-validated parameters.
-    let job = unsafe { W::job::<HEAD_DIM>(p, shape.block_m) };
+    let job = unsafe { W::job::<HEAD_DIM>(p, (shape.block_m, block_n)) };
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end - job.key_begin, block_n);
     if key_blocks == 0 {

@@ -1,15 +1,59 @@
 //! Which query rows and keys a `split`-family block owns, and where its
 //! results go: the key walk, a kernel's policy. [`FullRows`] is the
 //! prefill walk (one head's rows, every key they see, O stored as the
-//! output type); `super::decode::Decode` folds a key/value head's query
-//! heads into one block's rows and splits the keys across blocks.
+//! output type); [`WindowRows`] the same under a key window, perhaps
+//! with capped scores ([`ScoreKeys`]); `super::decode::Decode` folds a
+//! key/value head's query heads into one block's rows and splits the keys
+//! across blocks.
 
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
+use crate::arch::math;
 use crate::layout::RowLayout;
-use crate::params::AttnParams;
+use crate::params::{self, AttnParams};
 use crate::schedule;
+use crate::softmax;
+use crate::window;
+use core::marker::PhantomData;
+
+/// Which keys a row sees and what its scores are: a walk's policy
+/// ([`WindowRows`], `super::decode::Decode`).
+pub trait ScoreKeys {
+    /// Whether a key window (`AttnParams::window_left`, `window_right`,
+    /// causal masking folded in by the host) limits them.
+    const WINDOWED: bool;
+    /// Whether the scores are capped (`AttnParams::softcap`): each becomes
+    /// `tanh` of the raw dot product times `window::softcap_input_scale`
+    /// of its row's score factor, which the softmax scales by
+    /// `window::softcap_score_factor`.
+    const CAPPED: bool;
+}
+
+/// Every key, or causal masking (`AttnParams::causal`).
+pub struct AllKeys;
+
+/// The keys of the launch's window (bottom-right aligned to the keys, as
+/// causal masking).
+pub struct WindowedKeys;
+
+/// [`WindowedKeys`] with capped scores.
+pub struct CappedKeys;
+
+impl ScoreKeys for AllKeys {
+    const WINDOWED: bool = false;
+    const CAPPED: bool = false;
+}
+
+impl ScoreKeys for WindowedKeys {
+    const WINDOWED: bool = true;
+    const CAPPED: bool = false;
+}
+
+impl ScoreKeys for CappedKeys {
+    const WINDOWED: bool = true;
+    const CAPPED: bool = true;
+}
 
 /// Where a key block's K and V rows lie: for tensor copies, the row and
 /// head coordinates in K's and V's maps; for `cp.async`, the first rows'
@@ -58,12 +102,13 @@ pub trait Walk {
     /// block (`schedule::walks_rotated` says which kernels do).
     const ROTATES: bool;
 
-    /// Locates the block's rows, heads and keys (`key_begin .. key_end`)
-    /// and reads its scales.
+    /// Locates the block's rows, heads and keys (`key_begin .. key_end`,
+    /// walked in key blocks of `block_n` from `key_begin`) and reads its
+    /// scales, for blocks of `block_m` rows.
     ///
     /// # Safety
     /// `p` describes valid buffers (host-validated) and the walk's grid.
-    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob;
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, tile: (u32, u32)) -> BlockJob;
 
     /// Where the key block of `block_n` keys from `key0` lies.
     ///
@@ -199,7 +244,7 @@ impl Walk for FullRows {
     const ROTATES: bool = true;
 
     #[inline(always)]
-    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, block_m: u32) -> BlockJob {
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, (block_m, _): (u32, u32)) -> BlockJob {
         // SAFETY: forwarded.
         unsafe { BlockJob::new::<HEAD_DIM>(p, block_m) }
     }
@@ -227,6 +272,135 @@ impl Walk for FullRows {
     #[inline(always)]
     fn needs_mask(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> bool {
         schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, p.causal != 0)
+    }
+
+    #[inline(always)]
+    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
+        _p: &AttnParams,
+        job: &BlockJob,
+        slice: &[[f32; 4]; SLICE],
+        tile0: u32,
+        local_rows: [u32; 2],
+        _merge: (&MergeArea, *const u8),
+        (_key_group, quad): (u32, u32),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) }
+    }
+}
+
+/// The prefill walk under the launch's key window (`AttnParams::window`,
+/// causal masking folded in by the host), its scores capped where `K`
+/// says: a block walks the key blocks from the one holding the first key
+/// any of its rows sees (`KeyWindow::key_range`) to the last such key, and
+/// masks the keys outside each row's window itself
+/// ([`Walk::prepare_scores`]). Not rotated: the walk's keys differ by
+/// query block already.
+pub struct WindowRows<K: ScoreKeys>(PhantomData<K>);
+
+/// What a thread of a [`WindowRows`] block keeps of its two rows.
+#[derive(Clone, Copy)]
+pub struct WindowedRows {
+    /// Each row sees the keys from this on (its window's first key).
+    key_starts: [i32; 2],
+    /// Each row sees the keys below this (its window's end, or the keys').
+    key_limits: [i32; 2],
+    /// The keys from this on need no mask in any row of the block at their
+    /// start (the block's last row's first key).
+    unmasked_begin: u32,
+    /// The keys below this need no mask in any row of the block (its first
+    /// row's limit).
+    unmasked_end: u32,
+    /// Capped: the factor from a raw dot product to its `tanh`'s argument.
+    to_tanh: f32,
+    /// The first column of the thread in each 8-key accumulator tile.
+    col: u32,
+}
+
+impl<K: ScoreKeys> Walk for WindowRows<K> {
+    type ThreadRows = WindowedRows;
+
+    const ROTATES: bool = false;
+
+    #[inline(always)]
+    unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, (block_m, block_n): (u32, u32)) -> BlockJob {
+        // SAFETY: forwarded.
+        let mut job = unsafe { BlockJob::new::<HEAD_DIM>(p, block_m) };
+        let (begin, end) = p.window().key_range(job.row0, block_m, job.seq_q, job.seq_kv);
+        (job.key_begin, job.key_end) = (begin - begin % block_n, end);
+        if K::CAPPED {
+            job.score_scale_log2 = window::softcap_score_factor(p.softcap);
+        }
+        job
+    }
+
+    #[inline(always)]
+    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
+        KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n)
+    }
+
+    #[inline(always)]
+    unsafe fn no_keys<const HEAD_DIM: usize>(_p: &AttnParams, job: &BlockJob, threads: u32) {
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) }
+    }
+
+    #[inline(always)]
+    unsafe fn thread_rows(p: &AttnParams, job: &BlockJob, local_rows: [u32; 2], col: u32) -> WindowedRows {
+        let (window, seq_q, seq_kv) = (p.window(), job.seq_q, job.seq_kv);
+        let limit = |row: u32| (window.last_key(row, seq_q, seq_kv) + 1).min(seq_kv as i32);
+        let rows = local_rows.map(|r| job.row0 + r);
+        let to_tanh = if K::CAPPED {
+            // The block's score factor before capping, from its scales.
+            let batch = job.q_head as u32 / p.heads_q;
+            let head = job.q_head as u32 - batch * p.heads_q;
+            let (q_index, kv_index) = params::scale_index(p.scale_batch_stride, batch, head, p.kv_group.div(head));
+            // SAFETY: the scale arrays hold these entries (host-validated).
+            let (q_scale, k_scale) = unsafe {
+                (*(p.q_scale as *const f32).add(q_index as usize), *(p.k_scale as *const f32).add(kv_index as usize))
+            };
+            window::softcap_input_scale(softmax::score_scale_log2(p.softmax_scale, q_scale, k_scale), p.softcap)
+        } else {
+            1.0
+        };
+        WindowedRows {
+            key_starts: rows.map(|row| window.first_key(row, seq_q, seq_kv)),
+            key_limits: rows.map(limit),
+            unmasked_begin: window.first_key(job.row0 + job.rows - 1, seq_q, seq_kv).max(0) as u32,
+            unmasked_end: limit(job.row0).max(0) as u32,
+            to_tanh,
+            col,
+        }
+    }
+
+    /// The scores, capped where `K` says; where the block may hide a key
+    /// from a row (before its last row's first key or past its first row's
+    /// limit), `-inf` for each row's keys outside its window.
+    #[inline(always)]
+    fn prepare_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], rows: &WindowedRows, key0: u32) {
+        let cap = |x: f32| if K::CAPPED { math::tanh(x * rows.to_tanh) } else { x };
+        if key0 >= rows.unmasked_begin && key0 + 8 * S_TILES as u32 <= rows.unmasked_end {
+            if K::CAPPED {
+                s.iter_mut().flatten().for_each(|x| *x = cap(*x));
+            }
+            return;
+        }
+        for (t, tile) in s.iter_mut().enumerate() {
+            for (e, x) in tile.iter_mut().enumerate() {
+                let key = (key0 + 8 * t as u32 + rows.col + e as u32 % 2) as i32;
+                let seen = key >= rows.key_starts[e / 2] && key < rows.key_limits[e / 2];
+                *x = if seen { cap(*x) } else { f32::NEG_INFINITY };
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn prepare_values<const HEAD_DIM: usize>(_: *mut u8, _: RowLayout, _: u32, _: u32, _: &WindowedRows) {}
+
+    /// Never: [`WindowRows::prepare_scores`] masks the rows itself.
+    #[inline(always)]
+    fn needs_mask(_: &AttnParams, _: &BlockJob, _: u32, _: u32) -> bool {
+        false
     }
 
     #[inline(always)]

@@ -82,12 +82,6 @@ impl ScorePolicy for CausalKeys {
     }
 }
 
-/// The window a launch asks for.
-#[inline(always)]
-fn window_of(p: &AttnParams) -> KeyWindow {
-    KeyWindow { left: p.window_left, right: p.window_right }
-}
-
 impl<Cap: ScoreCap> ScorePolicy for WindowKeys<Cap> {
     const WINDOWED: bool = true;
 
@@ -95,7 +89,7 @@ impl<Cap: ScoreCap> ScorePolicy for WindowKeys<Cap> {
     fn limit_keys(p: &AttnParams, job: &mut BlockJob, block_m: u32) {
         (job.key_begin, job.key_end) = match job.rows {
             0 => (0, 0),
-            _ => window_of(p).key_range(job.row0, block_m, job.seq_q, job.seq_kv),
+            _ => p.window().key_range(job.row0, block_m, job.seq_q, job.seq_kv),
         };
     }
 
@@ -118,7 +112,7 @@ impl<Cap: ScoreCap> ScorePolicy for WindowKeys<Cap> {
         key0: u32,
     ) {
         Cap::cap(p, job, s);
-        let window = window_of(p);
+        let window = p.window();
         if window.block_needs_mask((job.row0, block_m), key0, 8 * S_TILES as u32, g.seq_q, g.seq_kv) {
             for (t, tile) in s.iter_mut().enumerate() {
                 for (e, x) in tile.iter_mut().enumerate() {
