@@ -21,7 +21,7 @@ grep -E "split_(window|softcap)|total|FAIL" $W/fuzz90.log | tail -12 >> $S
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 timeout 150 "$CS" --tool memcheck --print-limit 5 /tmp/b347/window $R split_windows > $W/memcheck.log 2>&1; echo "memcheck split window rc=$? $(grep -E 'ERROR SUMMARY' $W/memcheck.log | tail -1)" >> $S
 for w in "128,0" "-1,-1"; do
-  timeout 60 /tmp/b347/sdpa bench --shapes 1,8,512,64,causal 2,8,256,64,causal 1,16,4096,128,causal --window $w --softcap 30 --variants split,wgmma --modes graph > $W/bench-$w.log 2>&1
+  timeout 60 /tmp/b347/sdpa bench --shapes 1,8,512,64,causal 2,8,256,64,causal 1,16,4096,128,causal --window=$w --softcap 30 --variants split,wgmma --modes graph > $W/bench-$w.log 2>&1
   echo "== bench window $w softcap 30 rc=$?" >> $S; grep -E "^(split|wgmma)" $W/bench-$w.log | awk '{print $1, $2, $5, $NF}' >> $S
 done
 tar czf $OUT/logs.tgz -C $W .
