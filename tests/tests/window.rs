@@ -214,8 +214,8 @@ fn packed_windows_and_softcaps_match_the_f64_reference_per_sequence() {
 #[ignore = "needs a GPU: an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
 fn the_recommendation_runs_windows_on_a_variant_that_has_them() {
     let (stream, attn) = on_own_stream();
-    // A shape whose recommendation (without a window) may be a `split`
-    // variant: the plan takes `wgmma` instead.
+    // A shape whose recommendation (without a window) is `split-n64`,
+    // which has no twins: the plan takes `split`'s.
     let (q, k, v) = random_problem([1, 8, 256, 64], [1, 8, 256, 64], 3);
     let scores = Scores { left: Some(100), right: Some(0), causal: false, softcap: Some(20.0) };
     let opts = Options::new().window(scores.left, scores.right).softcap(20.0).scale(scale_of(64));

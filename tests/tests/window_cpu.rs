@@ -243,6 +243,9 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
         let p = plan(128, shape, &window, true).expect("auto window");
         assert!(p.entry().contains("_window_"), "{shape:?}: {}", p.entry());
     }
+    // Where the recommendation is `split-n64` (short rows), `split`'s twins.
+    let p = plan(64, (256, 256), &window, true).expect("auto window, short rows");
+    assert_eq!(p.entry(), "sdpa_split_window_d64");
     // Without a window or a softcap, the kernels as before.
     let p = plan(64, (512, 512), &Options::new().variant(Variant::Wgmma), true).expect("plain");
     assert_eq!(p.entry(), p.kernel().entry);
