@@ -1,6 +1,6 @@
 //! Sliding windows and softcaps on the GPU (`Options::window`,
-//! `Options::softcap`: the score twins of the `wgmma` kernels, `split`
-//! and `decode`): O and the log-sum-exp (where the variant writes one)
+//! `Options::softcap`: the score twins of the `wgmma` kernels, `split`,
+//! `mma` and `decode`): O and the log-sum-exp (where the variant writes one)
 //! of fresh random inputs against the f64 reference
 //! (`sdpa::reference::attention_scored_f64`), O and the log-sum-exp
 //! poisoned with NaN before each run, over window edges (left/right 0, 1,
@@ -130,10 +130,15 @@ fn windows_and_softcaps_match_the_f64_reference() {
 }
 
 #[test]
-#[ignore = "needs a GPU: any the library runs on (split is built for sm_89 and sm_90a); run on a GPU machine (README: GPU tests)"]
-fn split_windows_and_softcaps_match_the_f64_reference() {
+#[ignore = "needs a GPU: any the library runs on (split and mma are built for sm_89 and sm_90a); run on a GPU machine (README: GPU tests)"]
+fn split_and_mma_windows_and_softcaps_match_the_f64_reference() {
     windows_match(
-        &[(Variant::Split, 64, 4, 2, OutputDtype::Bf16), (Variant::Split, 128, 2, 1, OutputDtype::F16)],
+        &[
+            (Variant::Split, 64, 4, 2, OutputDtype::Bf16),
+            (Variant::Split, 128, 2, 1, OutputDtype::F16),
+            (Variant::Mma, 64, 2, 1, OutputDtype::F16),
+            (Variant::Mma, 128, 4, 2, OutputDtype::Bf16),
+        ],
         3000,
     );
 }

@@ -258,8 +258,11 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     let capped = Options::new().softcap(5.0).variant(Variant::Split).output(OutputDtype::Bf16);
     let p = plan(128, (300, 300), &capped, true).expect("split softcap");
     assert_eq!(p.entry(), "sdpa_split_softcap_d128_bf16");
+    // So does `mma`.
+    let p = plan(128, (2048, 2048), &window.variant(Variant::Mma), false).expect("mma window");
+    assert_eq!(p.entry(), "sdpa_mma_window_d128");
     // Variants without score twins refuse, with a typed error.
-    for variant in [Variant::SplitN64, Variant::Mma] {
+    for variant in [Variant::SplitN64, Variant::SplitWg] {
         for opts in [window.variant(variant), Options::new().softcap(5.0).variant(variant)] {
             let refused = plan(64, (16, 512), &opts, true);
             assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{variant:?}: {refused:?}");
@@ -275,11 +278,13 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     assert_eq!(p.entry(), "sdpa_decode_softcap_d128");
     // So does a kernel asked for by name.
     let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
-    let mma = KERNELS.iter().find(|k| k.variant == Variant::Mma && k.tiles.head_dim == 64).unwrap();
-    assert!(matches!(p.with_kernel(mma), Err(AttnError::UnsupportedScores { .. })));
-    // Off Hopper the recommendation runs prefill windows on `split`.
-    let p = plan(64, (512, 512), &window, false).expect("auto window off Hopper");
-    assert_eq!(p.entry(), "sdpa_split_window_d64");
+    let n64 = KERNELS.iter().find(|k| k.variant == Variant::SplitN64 && k.tiles.head_dim == 64).unwrap();
+    assert!(matches!(p.with_kernel(n64), Err(AttnError::UnsupportedScores { .. })));
+    // Off Hopper the recommendation's own twins run prefill windows.
+    for shape in [(512, 512), (4096, 4096)] {
+        let p = plan(64, shape, &window, false).expect("auto window off Hopper");
+        assert!(["sdpa_split_window_d64", "sdpa_mma_window_d64"].contains(&p.entry()), "{shape:?}: {}", p.entry());
+    }
     // Caps the kernels cannot take.
     for cap in [0.0, -1.0, f32::NAN, f32::INFINITY] {
         let refused = plan(64, (64, 64), &Options::new().softcap(cap), true);

@@ -38,7 +38,7 @@ pub fn scores_default(target: Target, recommended: Variant) -> Variant {
 
 /// The variants whose kernels serve sliding windows and softcaps
 /// ([`KernelInfo::scores`]), for errors.
-pub const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), split, decode";
+pub const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), mma, split, decode";
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]

@@ -117,11 +117,15 @@ unsafe fn wgmma_forward<
     }
 }
 
-/// The call of `mma::forward` for tile shape `$t` and copy loop `$copies`,
-/// its derived constants spelled out once (inside an `entry!` body, where
-/// `Out` is the entry's output format).
+/// The call of `mma::forward` for tile shape `$t`, copy loop `$copies`
+/// and walk `$walk` (prefill's [`FullRows`] unless given), its derived
+/// constants spelled out once (inside an `entry!` body, where `Out` is the
+/// entry's output format).
 macro_rules! mma_call {
-    ($p:ident, $t:expr, $copies:ty) => {{
+    ($p:ident, $t:expr, $copies:ty) => {
+        mma_call!($p, $t, $copies, FullRows)
+    };
+    ($p:ident, $t:expr, $copies:ty, $walk:ty) => {{
         const T: TileShape = $t;
         mma::forward::<
             { T.head_dim as usize },
@@ -132,6 +136,7 @@ macro_rules! mma_call {
             { T.head_dim as usize / 8 },
             { T.block_n as usize / 8 },
             $copies,
+            $walk,
             Out,
         >(&$p)
     }};
@@ -202,6 +207,16 @@ macro_rules! wgmma_call {
 // slower at D = 64 (see lab/).
 entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled));
 entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| mma_call!(p, MMA_D128, Unrolled));
+// Their twins with a key window, and with a window and capped scores
+// (`kernels::ScoreTwins`).
+entry!(sdpa_mma_window_d64 / sdpa_mma_window_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled, WindowRows<WindowedKeys>));
+entry!(sdpa_mma_window_d128 / sdpa_mma_window_d128_bf16, |p| {
+    mma_call!(p, MMA_D128, Unrolled, WindowRows<WindowedKeys>)
+});
+entry!(sdpa_mma_softcap_d64 / sdpa_mma_softcap_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled, WindowRows<CappedKeys>));
+entry!(sdpa_mma_softcap_d128 / sdpa_mma_softcap_d128_bf16, |p| {
+    mma_call!(p, MMA_D128, Unrolled, WindowRows<CappedKeys>)
+});
 
 entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma));
 entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma));

@@ -13,11 +13,17 @@
 //!    `ldmatrix.trans`.
 //!
 //! The epilogue divides by the row sum, applies V's scale and stores f16.
+//!
+//! Which keys a block walks and how its scores are masked and shaped is its
+//! walk's ([`Walk`]: prefill's [`super::walk::FullRows`], or under a key
+//! window [`super::walk::WindowRows`]); only the walk's rows, key range and
+//! scores are used here, the body's stores stay its own.
 
-use super::block::{BlockJob, CopyLoop, load_rows};
+use super::block::{CopyLoop, load_rows};
 use super::online::{self, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::{self, Ring};
+use super::walk::Walk;
 use super::warp_tile;
 use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
 use crate::layout::RowLayout;
@@ -102,7 +108,9 @@ type Unfused = online::Unfused;
 /// The kernel body. `QK_STEPS = HEAD_DIM / 32` (k-steps of Q·K^T),
 /// `O_TILES = HEAD_DIM / 8` (8-column tiles of O), `S_TILES = BLOCK_N / 8`
 /// (8-column tiles of S); `Copy`: how each thread issues its tile copies
-/// ([`CopyLoop`]).
+/// ([`CopyLoop`]); `W`: the block's rows, keys and score shaping
+/// ([`Walk::job`], [`Walk::thread_rows`], [`Walk::prepare_scores`],
+/// [`Walk::needs_mask`]).
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
@@ -118,6 +126,7 @@ pub unsafe fn forward<
     const O_TILES: usize,
     const S_TILES: usize,
     Copy: CopyLoop,
+    W: Walk,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -147,9 +156,9 @@ pub unsafe fn forward<
     let (ld_matrix, ld_row) = (lane / 8, lane % 8);
 
     // SAFETY: host-validated parameters.
-    let job = unsafe { BlockJob::new::<HEAD_DIM>(p, shape.block_m) };
+    let job = unsafe { W::job::<HEAD_DIM>(p, (shape.block_m, block_n)) };
     let causal = p.causal != 0;
-    let key_blocks = schedule::blocks(job.key_end, block_n);
+    let key_blocks = schedule::blocks(job.key_end - job.key_begin, block_n);
     if key_blocks == 0 {
         // SAFETY: the block's own output rows.
         unsafe { job.zero_output::<HEAD_DIM>(threads) };
@@ -161,7 +170,7 @@ pub unsafe fn forward<
     let smem_base = unsafe { smem::shared_addr(smem_ptr) };
     let load_kv = |j: u32| {
         let stage = Ring::<STAGES>::at(j).stage;
-        let key0 = j * block_n;
+        let key0 = job.key_begin + j * block_n;
         let valid = (p.seq_kv - key0).min(block_n);
         let offset = key0 as usize * HEAD_DIM;
         // SAFETY: block-uniform; key rows below `valid` are inside K and V.
@@ -189,6 +198,8 @@ pub unsafe fn forward<
     let mut o = [[0f32; 4]; O_TILES];
     let geometry =
         MaskGeometry { row: job.row0 + 16 * warp + group, col: 2 * quad, seq_q: p.seq_q, seq_kv: p.seq_kv, causal };
+    // SAFETY: the job `W::job` located.
+    let thread_rows = unsafe { W::thread_rows(p, &job, [16 * warp + group, 16 * warp + group + 8], 2 * quad) };
 
     for j in 0..key_blocks {
         let stage = Ring::<STAGES>::at(j).stage;
@@ -218,9 +229,10 @@ pub unsafe fn forward<
         let k_tile = smem_base + plan.k_stage(stage, block_n);
         let [mut s] =
             unsafe { warp_tile::scores::<QK_STEPS, S_TILES, 1>(core::array::from_ref(&q_frag), k_tile, fp8_rows) };
-        // Mask, softmax, rescale O. SAFETY: converged warp.
-        let key0 = j * block_n;
-        let masked = schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, causal);
+        // Shape and mask (the walk's), softmax, rescale O. SAFETY: converged warp.
+        let key0 = job.key_begin + j * block_n;
+        W::prepare_scores(&mut s, &thread_rows, key0);
+        let masked = W::needs_mask(p, &job, key0, block_n);
         unsafe { rows.step::<Unfused, _, _>(&mut s, &mut o, job.score_scale_log2, masked.then_some((geometry, key0))) };
         // O += P·V. SAFETY: block-uniform; the barrier publishes the f16 V tile.
         unsafe {

@@ -373,23 +373,30 @@ impl<K: ScoreKeys> Walk for WindowRows<K> {
         }
     }
 
-    /// The scores, capped where `K` says; where the block may hide a key
-    /// from a row (before its last row's first key or past its first row's
-    /// limit), `-inf` for each row's keys outside its window.
+    /// The scores, capped where `K` says (every score first: one loop
+    /// each, which keeps 64-key blocks' scores in registers); then, where
+    /// the block may hide a key from a row (before its last row's first
+    /// key or past its first row's limit), `-inf` for each row's keys
+    /// outside its window.
     #[inline(always)]
     fn prepare_scores<const S_TILES: usize>(s: &mut [[f32; 4]; S_TILES], rows: &WindowedRows, key0: u32) {
-        let cap = |x: f32| if K::CAPPED { math::tanh(x * rows.to_tanh) } else { x };
-        if key0 >= rows.unmasked_begin && key0 + 8 * S_TILES as u32 <= rows.unmasked_end {
-            if K::CAPPED {
-                s.iter_mut().flatten().for_each(|x| *x = cap(*x));
+        if K::CAPPED {
+            for tile in s.iter_mut() {
+                for x in tile.iter_mut() {
+                    *x = math::tanh(*x * rows.to_tanh);
+                }
             }
+        }
+        if key0 >= rows.unmasked_begin && key0 + 8 * S_TILES as u32 <= rows.unmasked_end {
             return;
         }
         for (t, tile) in s.iter_mut().enumerate() {
             for (e, x) in tile.iter_mut().enumerate() {
                 let key = (key0 + 8 * t as u32 + rows.col + e as u32 % 2) as i32;
                 let seen = key >= rows.key_starts[e / 2] && key < rows.key_limits[e / 2];
-                *x = if seen { cap(*x) } else { f32::NEG_INFINITY };
+                if !seen {
+                    *x = f32::NEG_INFINITY;
+                }
             }
         }
     }
