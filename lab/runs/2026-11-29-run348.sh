@@ -18,7 +18,7 @@ grep -E "mma_(window|softcap)|total|FAIL" $W/fuzz89.log | tail -10 >> $S
 pack
 SHAPES="2,8,256,64 1,8,512,64 4,16,2048,64 2,16,8192,64 2,16,8192,64,causal 4,16,4096,128 1,16,16384,128 1,16,16384,128,causal"
 timeout 150 /tmp/b348/sdpa bench --shapes $SHAPES --variants split-n64,wgmma,wgmma-fp8pv --modes graph > $W/bench.log 2>&1
-echo "== ours rc=$?" >> $S; grep -E "^(split|wgmma)" $W/bench.log | awk '{print $1, $2, $5, $9}' >> $S
+echo "== ours rc=$?" >> $S; grep -E "^(split|wgmma)" $W/bench.log | awk '{print $1, $2, $5, $8}' >> $S
 pack
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site gpu-bundle-diag/r348/nvidia_cudnn_frontend-*.whl > $W/pip.log 2>&1
 (PYTHONPATH=/tmp/site timeout 200 python3 scripts/peers.py $SHAPES > $W/peers.jsonl 2> $W/peers.err; echo "== peers rc=$?" >> $S)
