@@ -93,7 +93,8 @@ impl KeyRows {
 }
 
 /// A `split` block's walk: its job, its rows' geometry, the scores'
-/// per-row factors and the store of its merged rows.
+/// per-row factors and the store of its merged rows. (`mma`'s body takes
+/// a walk's job, rows and score shaping, and stores its rows itself.)
 pub trait Walk {
     /// What a thread keeps of its two rows for the key loop.
     type ThreadRows: Copy;
