@@ -111,17 +111,26 @@ pub trait Walk {
     /// `p` describes valid buffers (host-validated) and the walk's grid.
     unsafe fn job<const HEAD_DIM: usize>(p: &AttnParams, tile: (u32, u32)) -> BlockJob;
 
-    /// Where the key block of `block_n` keys from `key0` lies.
+    /// Where the key block of `block_n` keys from `key0` lies (prefill's:
+    /// the head's contiguous rows).
     ///
     /// # Safety
     /// `job` from [`Walk::job`]; the key block is the walk's.
-    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows;
+    #[inline(always)]
+    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
+        KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n)
+    }
 
-    /// What a block whose rows see none of its keys writes.
+    /// What a block whose rows see none of its keys writes (prefill's:
+    /// zeros over its output rows).
     ///
     /// # Safety
     /// Uniform over the block (`threads` threads); `job` from [`Walk::job`].
-    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32);
+    #[inline(always)]
+    unsafe fn no_keys<const HEAD_DIM: usize>(_p: &AttnParams, job: &BlockJob, threads: u32) {
+        // SAFETY: the block's own output rows.
+        unsafe { job.zero_output::<HEAD_DIM>(threads) }
+    }
 
     /// This thread's two rows, `local_rows` of the block (its first row
     /// and that row + 8), with its first column `col`.
@@ -138,18 +147,21 @@ pub trait Walk {
 
     /// Before P·V of the key block from `key0`, once its V tile (`block_n`
     /// rows at the generic address `v_tile`, laid out as `layout`) landed:
-    /// clears what must not reach the product. The whole key group calls
-    /// it; a walk that clears runs key groups of one warp.
+    /// clears what must not reach the product (prefill's: nothing, the
+    /// rows past the keys arrive as zeros). The whole key group calls it;
+    /// a walk that clears runs key groups of one warp.
     ///
     /// # Safety
     /// Converged warp; the tile is this group's and has landed.
+    #[inline(always)]
     unsafe fn prepare_values<const HEAD_DIM: usize>(
-        v_tile: *mut u8,
-        layout: RowLayout,
-        key0: u32,
-        block_n: u32,
-        rows: &Self::ThreadRows,
-    );
+        _v_tile: *mut u8,
+        _layout: RowLayout,
+        _key0: u32,
+        _block_n: u32,
+        _rows: &Self::ThreadRows,
+    ) {
+    }
 
     /// Whether the softmax must mask the key block of `block_n` keys from
     /// `key0` with the block's tile geometry (`online::MaskGeometry`): the
@@ -163,20 +175,24 @@ pub trait Walk {
     /// `local_rows`; `merge` (the area, the dynamic shared memory base)
     /// holds every key group's row statistics; `thread` is `(key group,
     /// quad)`: the thread is lane `4 * g + quad` of a warp of that group.
+    /// Prefill's: O's rows as the output type ([`store_tile_pairs`]).
     ///
     /// # Safety
     /// `smem` the dynamic shared memory base with the merge's statistics
     /// published; `job` from [`Walk::job`]; `SLICE` even.
-    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
+        _p: &AttnParams,
         job: &BlockJob,
         slice: &[[f32; 4]; SLICE],
         tile0: u32,
         local_rows: [u32; 2],
-        merge: (&MergeArea, *const u8),
-        thread: (u32, u32),
-    );
+        _merge: (&MergeArea, *const u8),
+        (_key_group, quad): (u32, u32),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) }
+    }
 }
 
 /// The prefill walk: a block owns `block_m` rows of one query head and
@@ -251,42 +267,14 @@ impl Walk for FullRows {
     }
 
     #[inline(always)]
-    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
-        KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n)
-    }
-
-    #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize>(_p: &AttnParams, job: &BlockJob, threads: u32) {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) }
-    }
-
-    #[inline(always)]
     unsafe fn thread_rows(_p: &AttnParams, _job: &BlockJob, _local_rows: [u32; 2], _col: u32) {}
 
     #[inline(always)]
     fn prepare_scores<const S_TILES: usize>(_s: &mut [[f32; 4]; S_TILES], _rows: &(), _key0: u32) {}
 
     #[inline(always)]
-    unsafe fn prepare_values<const HEAD_DIM: usize>(_: *mut u8, _: RowLayout, _: u32, _: u32, _: &()) {}
-
-    #[inline(always)]
     fn needs_mask(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> bool {
         schedule::block_needs_mask(job.row0, key0, block_n, p.seq_q, p.seq_kv, p.causal != 0)
-    }
-
-    #[inline(always)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        _p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        _merge: (&MergeArea, *const u8),
-        (_key_group, quad): (u32, u32),
-    ) {
-        // SAFETY: forwarded.
-        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) }
     }
 }
 
@@ -333,17 +321,6 @@ impl<K: ScoreKeys> Walk for WindowRows<K> {
             job.score_scale_log2 = window::softcap_score_factor(p.softcap);
         }
         job
-    }
-
-    #[inline(always)]
-    unsafe fn key_rows<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, key0: u32, block_n: u32) -> KeyRows {
-        KeyRows::contiguous::<HEAD_DIM>(p, job, key0, block_n)
-    }
-
-    #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize>(_p: &AttnParams, job: &BlockJob, threads: u32) {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) }
     }
 
     #[inline(always)]
@@ -402,26 +379,9 @@ impl<K: ScoreKeys> Walk for WindowRows<K> {
         }
     }
 
-    #[inline(always)]
-    unsafe fn prepare_values<const HEAD_DIM: usize>(_: *mut u8, _: RowLayout, _: u32, _: u32, _: &WindowedRows) {}
-
     /// Never: [`WindowRows::prepare_scores`] masks the rows itself.
     #[inline(always)]
     fn needs_mask(_: &AttnParams, _: &BlockJob, _: u32, _: u32) -> bool {
         false
-    }
-
-    #[inline(always)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        _p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        _merge: (&MergeArea, *const u8),
-        (_key_group, quad): (u32, u32),
-    ) {
-        // SAFETY: forwarded.
-        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) }
     }
 }
