@@ -93,7 +93,7 @@ const fn score_twins(names: [[&'static str; 2]; 4], min_blocks_per_sm: [u32; 2])
     })
 }
 
-/// The score twins of a `decode`, `split` or `mma` kernel: `window`'s and
+/// The score twins of a `decode`, `split`, `split-n64` or `mma` kernel: `window`'s and
 /// `softcap`'s entries (f16, bf16), none over packed batches.
 const fn dense_twins(window: [&'static str; 2], softcap: [&'static str; 2]) -> Option<ScoreTwins> {
     let window = PackedTwin { entry_f16: window[0], entry_bf16: window[1], min_blocks_per_sm: 0 };
@@ -401,7 +401,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
-        scores: None,
+        scores: dense_twins(
+            ["sdpa_split_n64_window_d64", "sdpa_split_n64_window_d64_bf16"],
+            ["sdpa_split_n64_softcap_d64", "sdpa_split_n64_softcap_d64_bf16"],
+        ),
     },
     KernelInfo {
         variant: Variant::SplitN64,
@@ -415,7 +418,10 @@ const F16_KERNELS: [KernelInfo; 16] = [
         pair_rows: false,
         merge: None,
         packed: None,
-        scores: None,
+        scores: dense_twins(
+            ["sdpa_split_n64_window_d128", "sdpa_split_n64_window_d128_bf16"],
+            ["sdpa_split_n64_softcap_d128", "sdpa_split_n64_softcap_d128_bf16"],
+        ),
     },
     KernelInfo {
         variant: Variant::WgmmaFp8Pv,

@@ -73,8 +73,8 @@ pub struct ScoreOptions {
 
 /// Emulates `kernel`'s twin with `scores`: for a `wgmma` variant each
 /// query block walks the 64-key blocks from the tile of its window's
-/// first key (`KeyWindow::key_range`; `split` its key groups' blocks
-/// from the block of that key, unrotated), masks where
+/// first key (`KeyWindow::key_range`; `split` and `split-n64` their
+/// key groups' blocks from the block of that key, unrotated), masks where
 /// `KeyWindow::block_needs_mask` says, and caps each raw score `x` as
 /// `tanh(x * softcap_input_scale)` before the mask; `decode` walks its
 /// splits as without a window, the keys outside each row's window masked
@@ -93,7 +93,7 @@ pub fn emulate_scored(kernel: &KernelInfo, x: &Inputs, scores: ScoreOptions) -> 
             match kernel.variant {
                 Variant::Decode => emulate_decode(kernel, &head, x, rows),
                 // The windowed walk is never rotated (`walk::WindowRows`).
-                Variant::Split => emulate_split(kernel.tiles, false, &head, x, rows),
+                Variant::Split | Variant::SplitN64 => emulate_split(kernel.tiles, false, &head, x, rows),
                 _ => emulate_mma(kernel.tiles, &head, x, rows),
             }
         }

@@ -1,6 +1,7 @@
 //! Sliding windows and softcaps on the GPU (`Options::window`,
 //! `Options::softcap`: the score twins of the `wgmma` kernels, `split`,
-//! `mma` and `decode`): O and the log-sum-exp (where the variant writes one)
+//! `split-n64`, `mma` and `decode`): O and the log-sum-exp (where the
+//! variant writes one)
 //! of fresh random inputs against the f64 reference
 //! (`sdpa::reference::attention_scored_f64`), O and the log-sum-exp
 //! poisoned with NaN before each run, over window edges (left/right 0, 1,
@@ -124,6 +125,8 @@ fn windows_and_softcaps_match_the_f64_reference() {
             (Variant::Wgmma, 128, 4, 1, OutputDtype::Bf16),
             (Variant::WgmmaFp8Pv, 64, 2, 2, OutputDtype::Bf16),
             (Variant::WgmmaFp8Pv, 128, 4, 2, OutputDtype::F16),
+            (Variant::SplitN64, 64, 4, 2, OutputDtype::F16),
+            (Variant::SplitN64, 128, 2, 2, OutputDtype::Bf16),
         ],
         1000,
     );
@@ -219,8 +222,8 @@ fn packed_windows_and_softcaps_match_the_f64_reference_per_sequence() {
 #[ignore = "needs a GPU: an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
 fn the_recommendation_runs_windows_on_a_variant_that_has_them() {
     let (stream, attn) = on_own_stream();
-    // A shape whose recommendation (without a window) is `split-n64`,
-    // which has no twins: the plan takes `split`'s.
+    // A shape whose recommendation (without a window) is `split-n64`:
+    // the plan takes its twin.
     let (q, k, v) = random_problem([1, 8, 256, 64], [1, 8, 256, 64], 3);
     let scores = Scores { left: Some(100), right: Some(0), causal: false, softcap: Some(20.0) };
     let opts = Options::new().window(scores.left, scores.right).softcap(20.0).scale(scale_of(64));

@@ -243,9 +243,9 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
         let p = plan(128, shape, &window, true).expect("auto window");
         assert!(p.entry().contains("_window_"), "{shape:?}: {}", p.entry());
     }
-    // Where the recommendation is `split-n64` (short rows), `split`'s twins.
+    // Where the recommendation is `split-n64` (short rows), its twins.
     let p = plan(64, (256, 256), &window, true).expect("auto window, short rows");
-    assert_eq!(p.entry(), "sdpa_split_window_d64");
+    assert_eq!(p.entry(), "sdpa_split_n64_window_d64");
     // Without a window or a softcap, the kernels as before.
     let p = plan(64, (512, 512), &Options::new().variant(Variant::Wgmma), true).expect("plain");
     assert_eq!(p.entry(), p.kernel().entry);
@@ -262,7 +262,7 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     let p = plan(128, (2048, 2048), &window.variant(Variant::Mma), false).expect("mma window");
     assert_eq!(p.entry(), "sdpa_mma_window_d128");
     // Variants without score twins refuse, with a typed error.
-    for variant in [Variant::SplitN64, Variant::SplitWg] {
+    for variant in [Variant::SplitWg] {
         for opts in [window.variant(variant), Options::new().softcap(5.0).variant(variant)] {
             let refused = plan(64, (16, 512), &opts, true);
             assert!(matches!(refused, Err(AttnError::UnsupportedScores { .. })), "{variant:?}: {refused:?}");
@@ -278,8 +278,8 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     assert_eq!(p.entry(), "sdpa_decode_softcap_d128");
     // So does a kernel asked for by name.
     let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
-    let n64 = KERNELS.iter().find(|k| k.variant == Variant::SplitN64 && k.tiles.head_dim == 64).unwrap();
-    assert!(matches!(p.with_kernel(n64), Err(AttnError::UnsupportedScores { .. })));
+    let wg = KERNELS.iter().find(|k| k.variant == Variant::SplitWg && k.tiles.head_dim == 64).unwrap();
+    assert!(matches!(p.with_kernel(wg), Err(AttnError::UnsupportedScores { .. })));
     // Off Hopper the recommendation's own twins run prefill windows.
     for shape in [(512, 512), (4096, 4096)] {
         let p = plan(64, shape, &window, false).expect("auto window off Hopper");

@@ -25,20 +25,16 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant (`recommended`) has no kernel for them:
-/// `split` off Hopper, and on Hopper where the recommendation is
-/// `split-n64` (short rows, where `split`'s twins measured 2-2.5x faster
-/// than `wgmma`'s, see lab/); else the accurate `wgmma`.
-pub fn scores_default(target: Target, recommended: Variant) -> Variant {
-    match (target.sm90a, recommended) {
-        (false, _) | (true, Variant::SplitN64) => Variant::Split,
-        (true, _) => Variant::Wgmma,
-    }
+/// recommendation's variant has no kernel for them (`split-wg`, or a
+/// packed batch's): the accurate `wgmma` where the sm_90a image is loaded,
+/// else `split`.
+pub fn scores_default(target: Target) -> Variant {
+    if target.sm90a { Variant::Wgmma } else { Variant::Split }
 }
 
 /// The variants whose kernels serve sliding windows and softcaps
 /// ([`KernelInfo::scores`]), for errors.
-pub const SCORES_SUPPORTED: &str = "wgmma and wgmma-fp8pv (sm_90a), mma, split, decode";
+pub const SCORES_SUPPORTED: &str = "wgmma, wgmma-fp8pv and split-n64 (sm_90a), mma, split, decode";
 
 /// A validated problem and the kernel that runs it on one target.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +66,7 @@ impl Plan {
             (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
                 if find(variant, problem.head_dim as u32).is_none_or(|k| k.entry_for(twin_rows, scores).is_none()) =>
             {
-                scores_default(target, variant)
+                scores_default(target)
             }
             _ => variant,
         };

@@ -287,6 +287,24 @@ entry!(sdpa_split_n64_pairs_d64 / sdpa_split_n64_pairs_d64_bf16, |p| {
 entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, |p| {
     split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma)
 });
+// Their twins with a key window, and with a window and capped scores
+// (`kernels::ScoreTwins`; the plain rows, not the pair rows).
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_n64_window_d64 / sdpa_split_n64_window_d64_bf16, |p| {
+    split_call!(p, SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma, WindowRows<WindowedKeys>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_n64_softcap_d64 / sdpa_split_n64_softcap_d64_bf16, |p| {
+    split_call!(p, SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma, WindowRows<CappedKeys>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_n64_window_d128 / sdpa_split_n64_window_d128_bf16, |p| {
+    split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<WindowedKeys>)
+});
+#[cfg(target_feature = "sm_90a")]
+entry!(sdpa_split_n64_softcap_d128 / sdpa_split_n64_softcap_d128_bf16, |p| {
+    split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<CappedKeys>)
+});
 
 // `wgmma`: the softmax's row maximum and sum as four chains
 // (`online::fold_row`) measured faster at D = 128 and slower at D = 64,
