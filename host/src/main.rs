@@ -103,7 +103,9 @@ enum Command {
     /// on H100 timings; "off sm_90a" is the pick on other GPUs (sm_89).
     /// "kernel on sm_90a" is the entry the pick launches there with f16
     /// output: `split-n64` runs its pair-row kernel on even lengths of
-    /// 257-512 keys at D = 64.
+    /// 257-512 keys at D = 64. With --window or --softcap, "off sm_90a"
+    /// and "kernel on sm_90a" are the plans that run them (a variant
+    /// without score twins gives way to one that has them).
     Plan(PlanArgs),
 }
 
@@ -121,6 +123,10 @@ struct PlanArgs {
     /// SXM and the H200).
     #[arg(long, value_name = "N", default_value_t = 132, value_parser = clap::value_parser!(u32).range(1..=1024))]
     sms: u32,
+    /// With a window or a cap, the last two columns name the variant and
+    /// the kernel entry that run them (a score twin).
+    #[command(flatten)]
+    scores: ScoresArgs,
 }
 
 /// Arguments of `sdpa info`.
@@ -264,10 +270,10 @@ struct BenchArgs {
     image: ImageArg,
 }
 
-/// `--window` and `--softcap` of `sdpa run` and `sdpa bench`: sliding
-/// windows and capped scores, which the `wgmma` variants (sm_90a) and
-/// `decode` run; other variants refuse them, and `sdpa bench` leaves those
-/// out.
+/// `--window` and `--softcap` of `sdpa run`, `sdpa bench` and `sdpa
+/// plan`: sliding windows and capped scores, which the variants with score
+/// twins run (`sdpa::plan::SCORES_SUPPORTED`); other variants refuse them,
+/// and `sdpa bench` leaves those out.
 #[derive(Debug, Args)]
 struct ScoresArgs {
     /// Sliding window: query i, at key position p = i + Skv - Sq, sees the
@@ -1100,9 +1106,20 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
         let pick = recommended(&w, Target { sm90a: true, multiprocessors: args.sms });
         let rule = if (MODEL_MIN_KEYS..=MODEL_MAX_KEYS).contains(&w.seq_kv) { "" } else { " (rule)" };
         let (seq_q, seq_kv, head_dim) = (s.seq_q as u32, s.seq_kv as u32, s.head_dim as u32);
-        // ("-" where the pick has no kernel at this head dimension.)
-        let kernel = select(pick, head_dim, seq_q, seq_kv, s.causal, OutputDtype::F16).map_or("-", |k| k.entry);
-        let off = recommended(&w, Target { sm90a: false, multiprocessors: args.sms }).name();
+        let (off, kernel) = if args.scores.any() {
+            // The plans that run the window or cap, on and off sm_90a.
+            let opts = args.scores.apply(Options::new().causal(s.causal));
+            let planned = |sm90a| {
+                let problem = validate::Problem::new(s.q_dims(), s.kv_dims(), s.kv_dims(), &opts)?;
+                Plan::new(problem, VariantChoice::Auto, Target { sm90a, multiprocessors: args.sms })
+            };
+            let off = planned(false).map_or("-", |p| p.variant().name());
+            (off, planned(true).map_or("-", |p| p.entry()))
+        } else {
+            let off = recommended(&w, Target { sm90a: false, multiprocessors: args.sms }).name();
+            // ("-" where the pick has no kernel at this head dimension.)
+            (off, select(pick, head_dim, seq_q, seq_kv, s.causal, OutputDtype::F16).map_or("-", |k| k.entry))
+        };
         println!("  {:<14} {off:<10} {kernel}", format!("{}{rule}", pick.name()));
     }
     Ok(())

@@ -111,6 +111,24 @@ fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
 }
 
 #[test]
+fn plan_with_a_window_or_a_cap_names_the_score_twins_that_run_them() {
+    let shapes = ["--shapes", "2,8,256,64,causal", "8,16,256,64", "4,16,4096,128", "1,32:8,1:8192,128"];
+    let o = sdpa(&[&["plan", "--window=128,0", "--softcap", "30"][..], &shapes[..]].concat());
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let row = |shape: &str| -> Vec<String> {
+        let line = out.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("no row for {shape}:\n{out}"));
+        line.split_whitespace().map(str::to_string).collect()
+    };
+    // The pick (without the window), then the plans that run it: a variant
+    // with twins runs its own; `split-wg` has none and gives way to `wgmma`.
+    assert_eq!(row("2,8,256,64,causal")[6..], ["split-n64", "split", "sdpa_split_n64_softcap_d64"]);
+    assert_eq!(row("8,16,256,64")[6..], ["split-wg", "split", "sdpa_wgmma_softcap_d64"]);
+    assert_eq!(row("4,16,4096,128")[6..], ["wgmma", "(rule)", "mma", "sdpa_wgmma_softcap_d128"]);
+    assert_eq!(row("1,32:8,1:8192,128")[6..], ["decode", "(rule)", "mma", "sdpa_decode_softcap_d128"]);
+}
+
+#[test]
 fn plan_refuses_bad_shapes_and_head_dims_in_one_line() {
     assert_input_error(&sdpa(&["plan", "--shapes", "2,8,256"]), &["2,8,256", "B,Hq[:Hkv],Sq[:Skv],D"]);
     assert_input_error(&sdpa(&["plan", "--shapes", "1,1,64,96"]), &["head dim 96", "64, 128"]);
