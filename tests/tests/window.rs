@@ -223,7 +223,7 @@ fn packed_windows_and_softcaps_match_the_f64_reference_per_sequence() {
 fn the_recommendation_runs_windows_on_a_variant_that_has_them() {
     let (stream, attn) = on_own_stream();
     // A shape whose recommendation (without a window) is `split-n64`:
-    // the plan takes its twin.
+    // the plan takes `wgmma`'s twin, which writes the log-sum-exp too.
     let (q, k, v) = random_problem([1, 8, 256, 64], [1, 8, 256, 64], 3);
     let scores = Scores { left: Some(100), right: Some(0), causal: false, softcap: Some(20.0) };
     let opts = Options::new().window(scores.left, scores.right).softcap(20.0).scale(scale_of(64));

@@ -243,8 +243,11 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
         let p = plan(128, shape, &window, true).expect("auto window");
         assert!(p.entry().contains("_window_"), "{shape:?}: {}", p.entry());
     }
-    // Where the recommendation is `split-n64` (short rows), its twins.
+    // Where the recommendation is `split-n64` (short rows), `wgmma`'s
+    // twins, which write the log-sum-exp too; `split-n64`'s when named.
     let p = plan(64, (256, 256), &window, true).expect("auto window, short rows");
+    assert_eq!(p.entry(), "sdpa_wgmma_window_d64");
+    let p = plan(64, (256, 256), &window.variant(Variant::SplitN64), true).expect("split-n64 window");
     assert_eq!(p.entry(), "sdpa_split_n64_window_d64");
     // Without a window or a softcap, the kernels as before.
     let p = plan(64, (512, 512), &Options::new().variant(Variant::Wgmma), true).expect("plain");

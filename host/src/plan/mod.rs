@@ -25,11 +25,20 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant has no kernel for them (`split-wg`, or a
-/// packed batch's): the accurate `wgmma` where the sm_90a image is loaded,
-/// else `split`.
+/// recommendation's variant does not ([`auto_runs_scores`]): the accurate
+/// `wgmma` where the sm_90a image is loaded, else `split`.
 pub fn scores_default(target: Target) -> Variant {
     if target.sm90a { Variant::Wgmma } else { Variant::Split }
+}
+
+/// Whether a plan that chose no variant runs a window or a cap (`scores`)
+/// on the recommended `kernel` (its rows `twin_rows`): where it has a twin
+/// for them and, on sm_90a, writes the log-sum-exp as well (the `wgmma`
+/// twins, `decode`), which a run may ask for after planning. `split`'s and
+/// `split-n64`'s twins, 2-2.5x faster than `wgmma`'s at short rows (see
+/// lab/), run there when named.
+fn auto_runs_scores(kernel: Option<&KernelInfo>, twin_rows: bool, scores: ScoreForm, target: Target) -> bool {
+    kernel.is_some_and(|k| k.entry_for(twin_rows, scores).is_some() && (!target.sm90a || k.variant.writes_lse()))
 }
 
 /// The variants whose kernels serve sliding windows and softcaps
@@ -64,7 +73,7 @@ impl Plan {
         let twin_rows = runs_packed_twin(variant, &problem);
         let variant = match (choice, scores) {
             (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
-                if find(variant, problem.head_dim as u32).is_none_or(|k| k.entry_for(twin_rows, scores).is_none()) =>
+                if !auto_runs_scores(find(variant, problem.head_dim as u32), twin_rows, scores, target) =>
             {
                 scores_default(target)
             }
