@@ -277,8 +277,9 @@ def attention(
         softcap: replace each score ``s`` by ``softcap * tanh(s /
             softcap)`` before the softmax (Gemma 2's); 0, the default, caps
             nothing. Windows and caps run on Hopper's ``wgmma`` kernels and
-            on ``decode`` (the plan takes one of those); elsewhere they
-            raise ``RuntimeError``.
+            on ``decode`` (the plan takes one of those there); on other GPUs
+            on ``split``, ``mma`` and ``decode``, whose prefill twins write
+            no log-sum-exp (``return_lse`` there raises ``RuntimeError``).
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
         layout: ``"bshd"`` (default) or ``"bhsd"``. Contiguous ``bhsd``
             inputs are read in place. ``bshd`` inputs, contiguous or with
@@ -317,8 +318,7 @@ def attention(
             ``softmax_scale``, ``window_size``, ``softcap``, ``out_dtype`` or
             ``layout``.
         RuntimeError: a CUDA failure (no driver, a device the kernels cannot
-            run on), ``return_lse`` on a variant that does not write it, or a
-            window or cap off Hopper on other than decode shapes.
+            run on), or ``return_lse`` on a variant that does not write it.
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
