@@ -25,7 +25,7 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant does not ([`auto_runs_scores`]): the accurate
+/// recommendation's variant does not (`auto_runs_scores`): the accurate
 /// `wgmma` where the sm_90a image is loaded, else `split`.
 pub fn scores_default(target: Target) -> Variant {
     if target.sm90a { Variant::Wgmma } else { Variant::Split }
