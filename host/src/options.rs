@@ -164,10 +164,11 @@ pub struct Options {
     pub layout: Layout,
     /// The keys each query row sees around its position (bottom-right
     /// aligned like causal masking, which narrows it further): every key
-    /// by default. Runs on the `wgmma` variants only.
+    /// by default. Runs on the variants with score twins
+    /// (`plan::SCORES_SUPPORTED`; docs/device-api.md).
     pub window: KeyWindow,
     /// Scores `s` become `cap * tanh(s / cap)` before the softmax; `None`
-    /// (the default) leaves them. Runs on the `wgmma` variants only.
+    /// (the default) leaves them. Runs where windows do.
     pub softcap: Option<f32>,
 }
 
