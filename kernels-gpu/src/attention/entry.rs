@@ -62,6 +62,25 @@ macro_rules! entry {
     };
 }
 
+/// Emits a kernel's score twins (`kernels::ScoreTwins`), each entry under
+/// the given attributes: `window / window_bf16` runs `$call!(p, $args..,
+/// $walk<WindowedKeys>)`, a key window, and `softcap / softcap_bf16` the
+/// same with `$walk<CappedKeys>`, a window and capped scores.
+macro_rules! score_twins {
+    (
+        $(#[$attr:meta])*
+        $window:ident / $window_bf16:ident,
+        $softcap:ident / $softcap_bf16:ident,
+        $call:ident!($($args:tt)*),
+        $walk:ident
+    ) => {
+        $(#[$attr])*
+        entry!($window / $window_bf16, |p| $call!(p, $($args)*, $walk<WindowedKeys>));
+        $(#[$attr])*
+        entry!($softcap / $softcap_bf16, |p| $call!(p, $($args)*, $walk<CappedKeys>));
+    };
+}
+
 /// `wgmma::forward` with the fused or the unfused exponent, as the block's
 /// own score factor allows (`softmax::fused_exponent_ok`): one monomorph of
 /// each, chosen per block from the scales it reads, so no host check of
@@ -207,33 +226,35 @@ macro_rules! wgmma_call {
 // slower at D = 64 (see lab/).
 entry!(sdpa_mma_d64 / sdpa_mma_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled));
 entry!(sdpa_mma_d128 / sdpa_mma_d128_bf16, |p| mma_call!(p, MMA_D128, Unrolled));
-// Their twins with a key window, and with a window and capped scores
-// (`kernels::ScoreTwins`).
-entry!(sdpa_mma_window_d64 / sdpa_mma_window_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled, WindowRows<WindowedKeys>));
-entry!(sdpa_mma_window_d128 / sdpa_mma_window_d128_bf16, |p| {
-    mma_call!(p, MMA_D128, Unrolled, WindowRows<WindowedKeys>)
-});
-entry!(sdpa_mma_softcap_d64 / sdpa_mma_softcap_d64_bf16, |p| mma_call!(p, MMA_D64, Rolled, WindowRows<CappedKeys>));
-entry!(sdpa_mma_softcap_d128 / sdpa_mma_softcap_d128_bf16, |p| {
-    mma_call!(p, MMA_D128, Unrolled, WindowRows<CappedKeys>)
-});
+// Their twins with a key window, and with a window and capped scores.
+score_twins!(
+    sdpa_mma_window_d64 / sdpa_mma_window_d64_bf16,
+    sdpa_mma_softcap_d64 / sdpa_mma_softcap_d64_bf16,
+    mma_call!(MMA_D64, Rolled),
+    WindowRows
+);
+score_twins!(
+    sdpa_mma_window_d128 / sdpa_mma_window_d128_bf16,
+    sdpa_mma_softcap_d128 / sdpa_mma_softcap_d128_bf16,
+    mma_call!(MMA_D128, Unrolled),
+    WindowRows
+);
 
 entry!(sdpa_split_d64 / sdpa_split_d64_bf16, |p| split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma));
 entry!(sdpa_split_d128 / sdpa_split_d128_bf16, |p| split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma));
-// Its twins with a key window, and with a window and capped scores
-// (`kernels::ScoreTwins`).
-entry!(sdpa_split_window_d64 / sdpa_split_window_d64_bf16, |p| {
-    split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<WindowedKeys>)
-});
-entry!(sdpa_split_window_d128 / sdpa_split_window_d128_bf16, |p| {
-    split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<WindowedKeys>)
-});
-entry!(sdpa_split_softcap_d64 / sdpa_split_softcap_d64_bf16, |p| {
-    split_call!(p, SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<CappedKeys>)
-});
-entry!(sdpa_split_softcap_d128 / sdpa_split_softcap_d128_bf16, |p| {
-    split_call!(p, SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<CappedKeys>)
-});
+// Its twins with a key window, and with a window and capped scores.
+score_twins!(
+    sdpa_split_window_d64 / sdpa_split_window_d64_bf16,
+    sdpa_split_softcap_d64 / sdpa_split_softcap_d64_bf16,
+    split_call!(SPLIT_D64, chains: 1, InTiles, PlanRows, WarpMma),
+    WindowRows
+);
+score_twins!(
+    sdpa_split_window_d128 / sdpa_split_window_d128_bf16,
+    sdpa_split_softcap_d128 / sdpa_split_softcap_d128_bf16,
+    split_call!(SPLIT_D128, chains: 1, InTiles, PlanRows, WarpMma),
+    WindowRows
+);
 // `decode`: one row warp of folded query heads, four key groups, keys
 // split across blocks; then, where they were split, the merge.
 entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {
@@ -242,20 +263,19 @@ entry!(sdpa_decode_d64 / sdpa_decode_d64_bf16, |p| {
 entry!(sdpa_decode_d128 / sdpa_decode_d128_bf16, |p| {
     split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode)
 });
-// Its twins with a key window, and with a window and capped scores
-// (`kernels::ScoreTwins`).
-entry!(sdpa_decode_window_d64 / sdpa_decode_window_d64_bf16, |p| {
-    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode<WindowedKeys>)
-});
-entry!(sdpa_decode_window_d128 / sdpa_decode_window_d128_bf16, |p| {
-    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<WindowedKeys>)
-});
-entry!(sdpa_decode_softcap_d64 / sdpa_decode_softcap_d64_bf16, |p| {
-    split_call!(p, DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma, Decode<CappedKeys>)
-});
-entry!(sdpa_decode_softcap_d128 / sdpa_decode_softcap_d128_bf16, |p| {
-    split_call!(p, DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<CappedKeys>)
-});
+// Its twins with a key window, and with a window and capped scores.
+score_twins!(
+    sdpa_decode_window_d64 / sdpa_decode_window_d64_bf16,
+    sdpa_decode_softcap_d64 / sdpa_decode_softcap_d64_bf16,
+    split_call!(DECODE_D64, chains: 1, InTiles, PlanRows, WarpMma),
+    Decode
+);
+score_twins!(
+    sdpa_decode_window_d128 / sdpa_decode_window_d128_bf16,
+    sdpa_decode_softcap_d128 / sdpa_decode_softcap_d128_bf16,
+    split_call!(DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma),
+    Decode
+);
 entry!(sdpa_decode_merge_d64 / sdpa_decode_merge_d64_bf16, |p| decode::merge_splits::<64, 2, Out>(&p));
 entry!(sdpa_decode_merge_d128 / sdpa_decode_merge_d128_bf16, |p| decode::merge_splits::<128, 4, Out>(&p));
 // `split-wg`: each key group a warpgroup whose Q·K^T is one `wgmma`.
@@ -288,23 +308,21 @@ entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, |p| {
     split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma)
 });
 // Their twins with a key window, and with a window and capped scores
-// (`kernels::ScoreTwins`; the plain rows, not the pair rows).
-#[cfg(target_feature = "sm_90a")]
-entry!(sdpa_split_n64_window_d64 / sdpa_split_n64_window_d64_bf16, |p| {
-    split_call!(p, SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma, WindowRows<WindowedKeys>)
-});
-#[cfg(target_feature = "sm_90a")]
-entry!(sdpa_split_n64_softcap_d64 / sdpa_split_n64_softcap_d64_bf16, |p| {
-    split_call!(p, SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma, WindowRows<CappedKeys>)
-});
-#[cfg(target_feature = "sm_90a")]
-entry!(sdpa_split_n64_window_d128 / sdpa_split_n64_window_d128_bf16, |p| {
-    split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<WindowedKeys>)
-});
-#[cfg(target_feature = "sm_90a")]
-entry!(sdpa_split_n64_softcap_d128 / sdpa_split_n64_softcap_d128_bf16, |p| {
-    split_call!(p, SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma, WindowRows<CappedKeys>)
-});
+// (the plain rows, not the pair rows).
+score_twins!(
+    #[cfg(target_feature = "sm_90a")]
+    sdpa_split_n64_window_d64 / sdpa_split_n64_window_d64_bf16,
+    sdpa_split_n64_softcap_d64 / sdpa_split_n64_softcap_d64_bf16,
+    split_call!(SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma),
+    WindowRows
+);
+score_twins!(
+    #[cfg(target_feature = "sm_90a")]
+    sdpa_split_n64_window_d128 / sdpa_split_n64_window_d128_bf16,
+    sdpa_split_n64_softcap_d128 / sdpa_split_n64_softcap_d128_bf16,
+    split_call!(SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma),
+    WindowRows
+);
 
 // `wgmma`: the softmax's row maximum and sum as four chains
 // (`online::fold_row`) measured faster at D = 128 and slower at D = 64,
