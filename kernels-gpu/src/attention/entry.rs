@@ -62,21 +62,18 @@ macro_rules! entry {
     };
 }
 
-/// Emits a kernel's score twins (`kernels::ScoreTwins`), each entry under
-/// the given attributes: `window / window_bf16` runs `$call!(p, $args..,
-/// $walk<WindowedKeys>)`, a key window, and `softcap / softcap_bf16` the
-/// same with `$walk<CappedKeys>`, a window and capped scores.
+/// Emits a kernel's score twins (`kernels::ScoreTwins`): `window /
+/// window_bf16` runs `$call!(p, $args.., $walk<WindowedKeys>)`, a key
+/// window, and `softcap / softcap_bf16` the same with `$walk<CappedKeys>`,
+/// a window and capped scores.
 macro_rules! score_twins {
     (
-        $(#[$attr:meta])*
         $window:ident / $window_bf16:ident,
         $softcap:ident / $softcap_bf16:ident,
         $call:ident!($($args:tt)*),
         $walk:ident
     ) => {
-        $(#[$attr])*
         entry!($window / $window_bf16, |p| $call!(p, $($args)*, $walk<WindowedKeys>));
-        $(#[$attr])*
         entry!($softcap / $softcap_bf16, |p| $call!(p, $($args)*, $walk<CappedKeys>));
     };
 }
@@ -309,15 +306,15 @@ entry!(sdpa_split_n64_d128 / sdpa_split_n64_d128_bf16, |p| {
 });
 // Their twins with a key window, and with a window and capped scores
 // (the plain rows, not the pair rows).
+#[cfg(target_feature = "sm_90a")]
 score_twins!(
-    #[cfg(target_feature = "sm_90a")]
     sdpa_split_n64_window_d64 / sdpa_split_n64_window_d64_bf16,
     sdpa_split_n64_softcap_d64 / sdpa_split_n64_softcap_d64_bf16,
     split_call!(SPLIT_N64_D64, chains: 4, Apart, PlanRows, WarpMma),
     WindowRows
 );
+#[cfg(target_feature = "sm_90a")]
 score_twins!(
-    #[cfg(target_feature = "sm_90a")]
     sdpa_split_n64_window_d128 / sdpa_split_n64_window_d128_bf16,
     sdpa_split_n64_softcap_d128 / sdpa_split_n64_softcap_d128_bf16,
     split_call!(SPLIT_N64_D128, chains: 1, InTiles, PlanRows, WarpMma),
