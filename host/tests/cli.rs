@@ -82,6 +82,12 @@ fn run_help_explains_every_flag() {
     assert!(out.contains("[default: auto]"), "{out}");
 }
 
+/// The cells of `sdpa plan`'s row for `shape` in its output `out`.
+fn plan_row(out: &str, shape: &str) -> Vec<String> {
+    let line = out.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("no row for {shape}:\n{out}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
 #[test]
 fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
     let o = sdpa(&["plan", "--shapes", "2,8,256,64", "8,16,256,64", "4,16,4096,128", "1,8,512,64", "1,8,511,64"]);
@@ -92,10 +98,7 @@ fn plan_needs_no_gpu_and_shows_the_pick_and_the_models_times() {
     {
         assert!(out.contains(header), "{header} missing from:\n{out}");
     }
-    let row = |shape: &str| -> Vec<String> {
-        let line = out.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("no row for {shape}:\n{out}"));
-        line.split_whitespace().map(str::to_string).collect()
-    };
+    let row = |shape: &str| plan_row(&out, shape);
     // shape, five predicted times, the pick, the pick off sm_90a, then the
     // kernel the pick launches on sm_90a (the pair-row one on even lengths
     // of 257-512 keys only).
@@ -116,10 +119,7 @@ fn plan_with_a_window_or_a_cap_names_the_score_twins_that_run_them() {
     let o = sdpa(&[&["plan", "--window=128,0", "--softcap", "30"][..], &shapes[..]].concat());
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
-    let row = |shape: &str| -> Vec<String> {
-        let line = out.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("no row for {shape}:\n{out}"));
-        line.split_whitespace().map(str::to_string).collect()
-    };
+    let row = |shape: &str| plan_row(&out, shape);
     // The pick (without the window), then the plans that run it: on sm_90a
     // a variant whose twins also write the log-sum-exp runs its own, the
     // others (`split-n64`, `split-wg`) give way to `wgmma`; off sm_90a
