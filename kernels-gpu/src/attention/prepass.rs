@@ -46,8 +46,9 @@ const K_CHUNKS: usize = 2;
 ///   keys, one core-matrix row.
 /// - E4M3 `Vt` ([`VtForm::e4m3`]): 2 columns of 16 keys (`16 group ..`):
 ///   two bytes from each of the 16 V rows, packed two keys to a word; in
-///   [`fp8_pv_byte`](crate::layout::fp8_pv_byte)'s order a column's 16 keys are the 16 bytes at row
-///   byte `16 group`, one core-matrix row as well.
+///   [`fp8_pv_byte`](crate::layout::fp8_pv_byte)'s order a column's 16
+///   keys are the 16 bytes at row byte `16 group`, one core-matrix row as
+///   well.
 ///
 /// A warp's lanes hold adjacent columns, whose `Vt` rows lie in the same
 /// 16-byte slot of every core matrix; each lane takes its columns in its
@@ -56,7 +57,7 @@ const K_CHUNKS: usize = 2;
 /// of 2 (f16) or 4 (E4M3).
 #[derive(Clone, Copy)]
 struct VtPart {
-    /// The first V column (`Vt` row) of the thread's.
+    /// The thread's first V column (`Vt` row).
     col0: u32,
     /// The thread's keys: `8 group ..` (f16) or `16 group ..` (E4M3).
     group: u32,
