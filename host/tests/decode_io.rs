@@ -223,7 +223,7 @@ fn the_decode_tensors_and_lse_need_the_decode_variant() {
     let output = TempPath::new("out");
     for (input, extra, needle) in [
         (&paged, None, "`seqused_k` and `page_table` are the `decode` variant's; --variant mma cannot run it"),
-        (&plain, Some("--lse"), "--lse is the `decode` variant's; --variant mma cannot run it"),
+        (&plain, Some("--lse"), "--lse is written by `decode`, `wgmma` and `wgmma-fp8pv`; --variant mma writes none"),
     ] {
         let mut args = vec!["run", "--input", input.as_str(), "--output", output.as_str(), "--variant", "mma"];
         args.extend(extra);

@@ -276,10 +276,10 @@ def attention(
             side is 0). A row whose window holds no key is 0.
         softcap: replace each score ``s`` by ``softcap * tanh(s /
             softcap)`` before the softmax (Gemma 2's); 0, the default, caps
-            nothing. Windows and caps run on Hopper's ``wgmma`` kernels and
-            on ``decode`` (the plan takes one of those there); on other GPUs
-            on ``split``, ``mma`` and ``decode``, whose prefill twins write
-            no log-sum-exp (``return_lse`` there raises ``RuntimeError``).
+            nothing. Windows and caps run on the ``wgmma``, ``split-n64``,
+            ``split``, ``mma`` and ``decode`` kernels: the recommended
+            variant's where it has them, else ``wgmma`` on Hopper and
+            ``split`` elsewhere.
         out_dtype: ``torch.bfloat16`` (default) or ``torch.float16``.
         layout: ``"bshd"`` (default) or ``"bhsd"``. Contiguous ``bhsd``
             inputs are read in place. ``bshd`` inputs, contiguous or with
@@ -297,9 +297,11 @@ def attention(
             each), and for ``bshd`` the output is then a ``[B, Sq, Hq, D]``
             view of the ``[B, Hq, Sq, D]`` result.
         return_lse: also return each query row's softmax log-sum-exp. The
-            ``decode`` and ``wgmma`` variants write it (on Hopper: decode
-            shapes and most prefill); another raises ``RuntimeError``
-            (``recommended_variant`` names the variant).
+            plan then keeps to the variants that write it: ``decode`` and
+            the ``wgmma`` kernels on Hopper; on other GPUs ``decode``, at
+            every query length (slower than the prefill kernels on long
+            queries). ``recommended_variant(..., return_lse=True)`` names
+            the one it runs.
 
     Returns:
         O, in ``out_dtype`` and ``layout``, on q's device; with
@@ -318,7 +320,7 @@ def attention(
             ``softmax_scale``, ``window_size``, ``softcap``, ``out_dtype`` or
             ``layout``.
         RuntimeError: a CUDA failure (no driver, a device the kernels cannot
-            run on), or ``return_lse`` on a variant that does not write it.
+            run on).
     """
     _check_layout(layout)
     dims = _check_inputs(q, k, v, layout)
@@ -839,6 +841,7 @@ def recommended_variant(
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
     device: int | torch.device | None = None,
+    return_lse: bool = False,
 ) -> str:
     """The kernel variant ``attention`` runs for Q and K of these shapes (in
     ``layout``, e.g. ``q.shape``) with these options on ``device`` (the
@@ -861,4 +864,6 @@ def recommended_variant(
         ordinal = torch.cuda.current_device() if index is None else index
     stream = torch.cuda.current_stream(ordinal).cuda_stream
     output = OUTPUT_NAMES[out_dtype]
-    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream, **scores)
+    return _native.recommended_variant(
+        bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream, return_lse=bool(return_lse), **scores
+    )

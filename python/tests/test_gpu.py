@@ -339,6 +339,11 @@ except RuntimeError as e:
     assert "before capturing" in done.stdout
 
 
+def is_hopper() -> bool:
+    """Whether the current device is sm_90 (loads the sm_90a kernels)."""
+    return torch.cuda.get_device_capability() == (9, 0)
+
+
 hopper_only = pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
     reason="packed batches and [B, S, H, D] tensors read in place run on sm_90a only",
@@ -541,11 +546,15 @@ def test_decode_shapes_log_sum_exp_comes_back_in_the_outputs_row_order(b, hq, hk
     assert_lse_close(expected_lse, ref_lse)
 
 
-def test_a_log_sum_exp_the_variant_does_not_write_is_a_runtime_error():
-    q8, k8, v8, _, _, _ = make_inputs(1, 2, 2, 64, 64, 64, "bshd", seed=37)
+def test_return_lse_plans_a_variant_that_writes_it():
+    q8, k8, v8, qd, kd, vd = make_inputs(1, 2, 2, 64, 64, 64, "bshd", seed=37)
     assert sdpa_fp8.recommended_variant(q8.shape, k8.shape) not in IN_PLACE_VARIANTS | {"decode"}
-    with pytest.raises(RuntimeError, match="log-sum-exp output is written by"):
-        sdpa_fp8.attention(q8, k8, v8, return_lse=True)
+    writer = "wgmma" if is_hopper() else "decode"
+    assert sdpa_fp8.recommended_variant(q8.shape, k8.shape, return_lse=True) == writer
+    out, lse = sdpa_fp8.attention(q8, k8, v8, q_descale=qd, k_descale=kd, v_descale=vd, return_lse=True)
+    options = {"scale": 64**-0.5, "causal": False, "layout": "bshd"}
+    assert rel_l2(bhsd(out, "bshd"), reference(q8, k8, v8, qd, kd, vd, **options)) < TOLERANCE
+    assert_lse_close(bhsd(lse, "bshd"), reference_lse(q8, k8, qd, kd, **options))
 
 
 # Sliding windows and softcaps, which run on the wgmma variants (Hopper)
@@ -622,16 +631,20 @@ def test_a_window_and_a_softcap_reach_the_kernels_in_place_and_through_copies(
 
 
 @hopper_only
-def test_a_window_or_a_softcap_takes_wgmma_where_the_recommendation_has_neither():
+def test_a_window_or_a_softcap_runs_on_the_recommendations_twins_or_with_return_lse_on_wgmma():
     q8, k8, v8, qd, kd, vd = make_inputs(1, 2, 2, 64, 64, 64, "bshd", seed=42)
-    assert sdpa_fp8.recommended_variant(q8.shape, k8.shape) not in IN_PLACE_VARIANTS | {"decode"}
+    recommended = sdpa_fp8.recommended_variant(q8.shape, k8.shape)
+    assert recommended not in IN_PLACE_VARIANTS | {"decode"}
     descales = {"q_descale": qd, "k_descale": kd, "v_descale": vd}
+    options = {"scale": 64**-0.5, "causal": False, "layout": "bshd"}
     for window, softcap in (((16, 0), 0.0), ((-1, -1), 3.0)):
         scores_kwargs = {"window_size": window, "softcap": softcap}
-        assert sdpa_fp8.recommended_variant(q8.shape, k8.shape, **scores_kwargs) == "wgmma"
-        out, lse = sdpa_fp8.attention(q8, k8, v8, **descales, **scores_kwargs, return_lse=True)
-        options = {"scale": 64**-0.5, "causal": False, "layout": "bshd"}
         ref = reference(q8, k8, v8, qd, kd, vd, **options, window=window, softcap=softcap)
+        assert sdpa_fp8.recommended_variant(q8.shape, k8.shape, **scores_kwargs) == recommended
+        out = sdpa_fp8.attention(q8, k8, v8, **descales, **scores_kwargs)
+        assert rel_l2(bhsd(out, "bshd"), ref) < TOLERANCE
+        assert sdpa_fp8.recommended_variant(q8.shape, k8.shape, **scores_kwargs, return_lse=True) == "wgmma"
+        out, lse = sdpa_fp8.attention(q8, k8, v8, **descales, **scores_kwargs, return_lse=True)
         assert rel_l2(bhsd(out, "bshd"), ref) < TOLERANCE
         assert_lse_close(bhsd(lse, "bshd"), reference_lse(q8, k8, qd, kd, **options, window=window, softcap=softcap))
 

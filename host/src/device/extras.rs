@@ -64,7 +64,9 @@ impl<'a> RunExtras<'a> {
             if !kernel.variant.writes_lse() {
                 return Err(AttnError::VariantUnavailable {
                     variant: kernel.variant.name(),
-                    reason: "the log-sum-exp output is written by `decode`, `wgmma` and `wgmma-fp8pv`".into(),
+                    reason: "the log-sum-exp output is written by `decode`, `wgmma` and `wgmma-fp8pv`: \
+                             plan with `Options::lse(true)` to have the plan pick one"
+                        .into(),
                 });
             }
             let rows = p.packed.map_or(p.batch * p.seq_q, |rows| rows.total_q);

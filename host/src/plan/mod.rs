@@ -31,14 +31,42 @@ pub fn scores_default(target: Target) -> Variant {
     if target.sm90a { Variant::Wgmma } else { Variant::Split }
 }
 
+/// The variant that runs a problem whose runs will ask for the
+/// log-sum-exp ([`Options::lse`](crate::Options::lse)) where the pick
+/// does not write it: the accurate `wgmma` where the sm_90a image is
+/// loaded, else `decode`, the only variant that writes it there (at any
+/// query length, folding each key/value head's query heads into one
+/// block's rows).
+pub fn lse_default(target: Target) -> Variant {
+    if target.sm90a { Variant::Wgmma } else { Variant::Decode }
+}
+
 /// Whether a plan that chose no variant runs a window or a cap (`scores`)
 /// on the recommended `kernel` (its rows `twin_rows`): where it has a twin
-/// for them and, on sm_90a, writes the log-sum-exp as well (the `wgmma`
-/// twins, `decode`), which a run may ask for after planning. `split`'s and
-/// `split-n64`'s twins, 2-2.5x faster than `wgmma`'s at short rows (see
-/// lab/), run there when named.
-fn auto_runs_scores(kernel: Option<&KernelInfo>, twin_rows: bool, scores: ScoreForm, target: Target) -> bool {
-    kernel.is_some_and(|k| k.entry_for(twin_rows, scores).is_some() && (!target.sm90a || k.variant.writes_lse()))
+/// for them.
+fn auto_runs_scores(kernel: Option<&KernelInfo>, twin_rows: bool, scores: ScoreForm) -> bool {
+    kernel.is_some_and(|k| k.entry_for(twin_rows, scores).is_some())
+}
+
+/// The variant a plan that names none runs `p` on: the recommendation;
+/// for a packed batch or `[B, S, H, D]` tensors that it does not read
+/// itself, [`PACKED_DEFAULT`]; for a window or a cap it has no twin for,
+/// [`scores_default`]; where the runs will ask for the log-sum-exp and it
+/// writes none, [`lse_default`].
+fn auto_variant(p: &Problem, target: Target) -> Variant {
+    let recommended = recommend::recommended(&Workload::of(p), target);
+    let mut variant =
+        if p.interleaved_rows().is_none() || reads_bshd_itself(recommended, p) { recommended } else { PACKED_DEFAULT };
+    let scores = p.score_form();
+    if scores != ScoreForm::Plain
+        && !auto_runs_scores(find(variant, p.head_dim as u32), runs_packed_twin(variant, p), scores)
+    {
+        variant = scores_default(target);
+    }
+    if p.lse && !variant.writes_lse() {
+        variant = lse_default(target);
+    }
+    variant
 }
 
 /// The variants whose kernels serve sliding windows and softcaps
@@ -62,22 +90,9 @@ impl Plan {
     /// cannot run that kernel (an sm_90a-only variant elsewhere).
     pub fn new(problem: Problem, choice: VariantChoice, target: Target) -> Result<Plan, AttnError> {
         let scores = problem.score_form();
-        let variant = match (choice, problem.interleaved_rows()) {
-            (VariantChoice::Auto, None) => recommend::recommended(&Workload::of(&problem), target),
-            (VariantChoice::Auto, Some(_)) => {
-                let recommended = recommend::recommended(&Workload::of(&problem), target);
-                if reads_bshd_itself(recommended, &problem) { recommended } else { PACKED_DEFAULT }
-            }
-            (VariantChoice::Fixed(v), _) => v,
-        };
-        let twin_rows = runs_packed_twin(variant, &problem);
-        let variant = match (choice, scores) {
-            (VariantChoice::Auto, ScoreForm::Window | ScoreForm::Softcap)
-                if !auto_runs_scores(find(variant, problem.head_dim as u32), twin_rows, scores, target) =>
-            {
-                scores_default(target)
-            }
-            _ => variant,
+        let variant = match choice {
+            VariantChoice::Auto => auto_variant(&problem, target),
+            VariantChoice::Fixed(v) => v,
         };
         let twin_rows = runs_packed_twin(variant, &problem);
         let p = &problem;
