@@ -8,7 +8,7 @@ use crate::embedded::{self, ImageChoice, Load};
 use crate::error::AttnError;
 use crate::launch;
 use crate::launch::staging::{MAP_WORDS, MapStaging};
-use crate::options::{Layout, Options};
+use crate::options::{Layout, Options, VariantChoice};
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use crate::tensor::{DeviceFp8Tensor, Fp8Input, Fp8Tensor, Output};
@@ -261,6 +261,28 @@ impl Attention {
         Plan::new(Problem::new(q, k, v, opts)?, opts.variant, self.target())
     }
 
+    /// The plan for Q `[B, Hq, Sq, D]` against the paged cache `kv`
+    /// ([`Attention::run_paged`]): `decode`, the variant that reads pages,
+    /// at any query length: one query token or a few, or a prefill chunk
+    /// over a cached prefix (each key/value head's query heads folded
+    /// into one block's rows, every block walking its rows' keys: slower
+    /// per query than the prefill kernels on long chunks). `opts.variant`
+    /// must be `Auto` or `decode`; another is refused
+    /// ([`AttnError::VariantUnavailable`]).
+    pub fn plan_paged(&self, q: [usize; 4], kv: &PagedKv, opts: &Options) -> Result<Plan, AttnError> {
+        let kv_shape = kv.kv_shape();
+        match opts.variant {
+            VariantChoice::Auto | VariantChoice::Fixed(Variant::Decode) => {
+                let opts = Options { variant: Variant::Decode.into(), ..*opts };
+                self.plan_shapes(q, kv_shape, kv_shape, &opts)
+            }
+            VariantChoice::Fixed(other) => Err(AttnError::VariantUnavailable {
+                variant: other.name(),
+                reason: "a paged KV cache is read by the `decode` variant only".into(),
+            }),
+        }
+    }
+
     /// A workspace that serves `plan` ([`WorkspaceSize::of`]), allocated
     /// now on this `Attention`'s stream.
     pub fn workspace(&self, plan: &Plan) -> Result<Workspace, AttnError> {
@@ -347,8 +369,9 @@ impl Attention {
         self.run_on(plan, q, KvCache::Contiguous(k, v), scales, out, ws, extras)
     }
 
-    /// Runs a `decode` plan on a paged KV cache ([`PagedKv`]), planned with
-    /// [`PagedKv::kv_shape`]; otherwise as [`Attention::run_views_with`].
+    /// Runs a `decode` plan on a paged KV cache ([`PagedKv`]), planned by
+    /// [`Attention::plan_paged`] (or with [`PagedKv::kv_shape`]); otherwise
+    /// as [`Attention::run_views_with`].
     /// Each batch should say how many of its keys it holds
     /// ([`RunExtras::seq_used_k`]); without, every batch sees all
     /// `max_pages * page_size` keys its table names. A plan of another

@@ -687,8 +687,12 @@ def attention_with_kvcache(
     across the GPU.
 
     Args:
-        q: E4M3 ``[B, Sq, Hq, D]``, ``Sq`` at most 16 query rows per
-            sequence (e.g. speculative tokens), on a CUDA device.
+        q: E4M3 ``[B, Sq, Hq, D]`` on a CUDA device: one query row per
+            sequence or a few (speculative tokens), or a prefill chunk over
+            the cached prefix (with ``causal``, its last row sees the last
+            key). Every length runs on ``decode``; past about 16 rows it is
+            slower per query than ``attention``'s prefill kernels, which
+            read no cache (lab/paged-prefill.md measures it).
         k_cache, v_cache: E4M3 ``[B, Skv, Hkv, D]``, read in place (rows may
             be strided, e.g. the halves of a fused ``[B, Skv, 2, Hkv, D]``
             cache); or, with ``page_table``, pools ``[num_pages, page_size,
@@ -744,8 +748,8 @@ def attention_with_kvcache(
     if k_cache.shape != v_cache.shape:
         raise ValueError(f"k_cache and v_cache must have the same shape, got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
     heads_kv = k_cache.shape[2]
-    if not 1 <= sq <= _native.DECODE_MAX_QUERIES:
-        raise ValueError(f"q must have 1 to {_native.DECODE_MAX_QUERIES} query rows per sequence, got {sq}")
+    if sq < 1:
+        raise ValueError(f"q must have at least one query row per sequence, got {sq}")
     _check_device({"k_cache": k_cache, "v_cache": v_cache}, q.device)
     if cache_seqlens is not None:
         _check_int32("cache_seqlens", cache_seqlens, 1, q.device)

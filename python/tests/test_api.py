@@ -534,6 +534,10 @@ def test_the_kvcache_call_gives_the_output_and_log_sum_exp_shapes():
     pool, table = meta(10, 64, 2, 128), torch.empty(2, 5, dtype=torch.int32, device="meta")
     o = sdpa_fp8.attention_with_kvcache(q4, pool, pool, page_table=table, cache_seqlens=lens)
     assert tuple(o.shape) == (2, 4, 8, 128)
+    # A prefill chunk over the cached prefix: any number of query rows.
+    chunk = meta(2, 100, 8, 128)
+    o = sdpa_fp8.attention_with_kvcache(chunk, pool, pool, page_table=table, cache_seqlens=lens, causal=True)
+    assert tuple(o.shape) == (2, 100, 8, 128)
     schema = str(torch.ops.sdpa_fp8.attention_kvcache.default._schema)
     assert "Tensor? cache_seqlens, Tensor? page_table" in schema, schema
 
@@ -541,7 +545,7 @@ def test_the_kvcache_call_gives_the_output_and_log_sum_exp_shapes():
 @pytest.mark.parametrize(
     ("q", "cache", "options", "error", "message"),
     [
-        ((2, 17, 8, 64), (2, 256, 2, 64), {}, ValueError, "1 to 16 query rows"),
+        ((2, 0, 8, 64), (2, 256, 2, 64), {}, ValueError, "at least one query row"),
         ((2, 4, 8, 64), (2, 100, 2, 64), {}, ValueError, "needs a page_table"),
         ((2, 1, 8, 64), (2, 100, 2, 64), {"cache_seqlens": torch.empty(2, device="meta")}, TypeError, "int32"),
         ((2, 1, 8, 64), (2, 100, 2, 64), {"page_table": torch.empty(2, dtype=torch.int32, device="meta")}, ValueError, "2 dimension"),

@@ -885,7 +885,7 @@ def paged(cache: torch.Tensor, page_size: int, gen: torch.Generator):
 
 
 @hopper_only
-@pytest.mark.parametrize(("sq", "causal"), [(1, False), (1, True), (4, True)])
+@pytest.mark.parametrize(("sq", "causal"), [(1, False), (1, True), (4, True), (200, True)])  # 200: a prefill chunk
 def test_kvcache_decode_matches_each_sequences_reference_contiguous_and_paged(poisoned_outputs, sq, causal):
     b, hq, hkv, skv, d = 3, 16, 4, 1024, 128
     q8, k8, v8, qd, kd, vd = make_inputs(b, hq, hkv, sq, skv, d, "bshd", seed=40 + sq)

@@ -257,6 +257,9 @@ pub const SEED_ENV: &str = "SDPA_FUZZ_SEED";
 pub const WORKERS_ENV: &str = "SDPA_FUZZ_WORKERS";
 /// Environment variable: one case to run alone, `<entry>:<seed>` ([`Replay`]).
 pub const REPLAY_ENV: &str = "SDPA_FUZZ_REPLAY";
+/// Environment variable: the entries to fuzz, as comma-separated parts of
+/// their names (`window,softcap`: every score twin); unset, every entry.
+pub const ENTRIES_ENV: &str = "SDPA_FUZZ_ENTRIES";
 
 /// How a release-scale fuzz run is set up.
 #[derive(Clone, Debug, PartialEq)]
@@ -269,11 +272,14 @@ pub struct Settings {
     pub workers: usize,
     /// One case to run alone instead, if any.
     pub replay: Option<Replay>,
+    /// Parts of the names of the entries to fuzz ([`Settings::fuzzes`]);
+    /// empty: every entry.
+    pub entries: Vec<String>,
 }
 
 impl Settings {
     /// The settings the environment gives ([`CASES_ENV`], [`SEED_ENV`],
-    /// [`WORKERS_ENV`], [`REPLAY_ENV`]).
+    /// [`WORKERS_ENV`], [`REPLAY_ENV`], [`ENTRIES_ENV`]).
     pub fn from_env() -> Result<Settings, String> {
         Settings::from_vars(|name| std::env::var(name).ok())
     }
@@ -294,7 +300,23 @@ impl Settings {
             seed: var(SEED_ENV).map_or(Ok(DEFAULT_SEED), |s| parse_seed(&s).map_err(|e| format!("{SEED_ENV}: {e}")))?,
             workers: count(WORKERS_ENV, machine.saturating_sub(1).max(1))?,
             replay: var(REPLAY_ENV).map(|s| s.parse().map_err(|e| format!("{REPLAY_ENV}: {e}"))).transpose()?,
+            entries: match var(ENTRIES_ENV) {
+                None => Vec::new(),
+                Some(list) => {
+                    let parts: Vec<String> = list.split(',').map(|p| p.trim().to_string()).collect();
+                    if parts.iter().any(String::is_empty) {
+                        return Err(format!("{ENTRIES_ENV}={list}: expected comma-separated parts of entry names"));
+                    }
+                    parts
+                }
+            },
         })
+    }
+
+    /// Whether the run fuzzes `entry`: every entry, or one whose name holds
+    /// one of [`Settings::entries`].
+    pub fn fuzzes(&self, entry: &str) -> bool {
+        self.entries.is_empty() || self.entries.iter().any(|part| entry.contains(part.as_str()))
     }
 }
 
@@ -420,7 +442,7 @@ mod tests {
     #[test]
     fn settings_default_and_read_their_variables() {
         let none = Settings::from_vars(|_| None).unwrap();
-        assert_eq!((none.cases, none.seed, none.replay), (DEFAULT_CASES, DEFAULT_SEED, None));
+        assert_eq!((none.cases, none.seed, &none.replay), (DEFAULT_CASES, DEFAULT_SEED, &None));
         assert!(none.workers >= 1);
         let vars = |name: &str| {
             let value = match name {
@@ -428,16 +450,25 @@ mod tests {
                 SEED_ENV => "0x10",
                 WORKERS_ENV => "3",
                 REPLAY_ENV => "sdpa_mma_d64:7",
+                ENTRIES_ENV => "window, softcap",
                 _ => return None,
             };
             Some(value.to_string())
         };
         let set = Settings::from_vars(vars).unwrap();
         let replay = Some(Replay { entry: "sdpa_mma_d64".into(), seed: 7 });
-        assert_eq!(set, Settings { cases: 200, seed: 16, workers: 3, replay });
-        for (name, bad) in
-            [(CASES_ENV, "0"), (CASES_ENV, "many"), (SEED_ENV, "x"), (WORKERS_ENV, "-2"), (REPLAY_ENV, "7")]
-        {
+        let entries = vec!["window".to_string(), "softcap".to_string()];
+        assert_eq!(set, Settings { cases: 200, seed: 16, workers: 3, replay, entries });
+        assert!(set.fuzzes("sdpa_split_window_d64") && set.fuzzes("sdpa_mma_softcap_d128_bf16"));
+        assert!(!set.fuzzes("sdpa_split_d64") && none.fuzzes("sdpa_split_d64"));
+        for (name, bad) in [
+            (CASES_ENV, "0"),
+            (CASES_ENV, "many"),
+            (SEED_ENV, "x"),
+            (WORKERS_ENV, "-2"),
+            (REPLAY_ENV, "7"),
+            (ENTRIES_ENV, "window,"),
+        ] {
             let err = Settings::from_vars(|n| (n == name).then(|| bad.to_string())).unwrap_err();
             assert!(err.contains(name), "{err}");
         }

@@ -1,10 +1,13 @@
 //! The serving issue's paged-cache target, timed: `decode` at (B=64,
 //! Hq=32, Hkv=8, Sq=1, Skv=8192, D=128) and (8, 32, 8, 1, 32768, 128) on a
 //! paged cache of 64-key pages (shuffled over the pool) against the same
-//! keys contiguous, both as CUDA-graph replays of 20 calls (the bench's
-//! method), after one eager call each that also checks the two give the
-//! same bits. Prints the times and their ratio; judges nothing about speed
-//! (speed is the bench's and the lab's, not a test's).
+//! keys contiguous; and a causal prefill chunk over a paged cache
+//! (`decode`, the variant that reads pages) against the dense prefill
+//! kernel on the same keys contiguous. All as CUDA-graph replays of 20
+//! calls (the bench's method), after one eager call each (which, for the
+//! decode shapes, also checks that the two give the same bits). Prints the
+//! times and their ratio; judges nothing about speed (speed is the bench's
+//! and the lab's, not a test's).
 //!
 //! Ignored without a GPU; on a GPU machine, alone on it:
 //! `gpu-bundle/bin/decode_paged_time --ignored --nocapture --test-threads=1`.
@@ -13,6 +16,32 @@ use sdpa::cudarc::driver::CudaSlice;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
 use sdpa::{Options, OutputDtype, Variant};
 use sdpa_tests::timing::{codes, graph_us, untracked_attention};
+
+/// A page table that scatters `batch` sequences of `max_pages` pages over
+/// a pool of as many: batch b's page i at pool page (b * max_pages + i) *
+/// 7919 mod pages, distinct.
+fn shuffled_table(batch: usize, max_pages: usize) -> Vec<i32> {
+    let pages = batch * max_pages;
+    (0..pages).map(|i| ((i * 7919) % pages) as i32).collect()
+}
+
+/// The `[B, Hkv, seq, d]` codes `t` laid into the pool of pages
+/// `[pages, page_size, Hkv, d]` that `table` names.
+fn to_pool(t: &[u8], table: &[i32], [hkv, seq, d]: [usize; 3], page_size: usize) -> Vec<u8> {
+    let max_pages = seq / page_size;
+    let mut pool = vec![0u8; t.len()];
+    for (entry, &page) in table.iter().enumerate() {
+        let (b, i) = (entry / max_pages, entry % max_pages);
+        for row in 0..page_size {
+            for h in 0..hkv {
+                let from = ((b * hkv + h) * seq + i * page_size + row) * d;
+                let to = ((page as usize * page_size + row) * hkv + h) * d;
+                pool[to..to + d].copy_from_slice(&t[from..from + d]);
+            }
+        }
+    }
+    pool
+}
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
@@ -29,25 +58,11 @@ fn paged_against_contiguous_at_the_serving_shapes() {
         let kv_len = batch * hkv * seq * d;
         let [k, v] = [codes(kv_len, 1), codes(kv_len, 2)];
         let q = codes(batch * hq * d, 3);
-        // Batch b's page i sits at pool page (b * max_pages + i) * 7919 mod pages: shuffled, distinct.
-        let table: Vec<i32> = (0..pages).map(|i| ((i * 7919) % pages) as i32).collect();
-        let to_pool = |t: &[u8]| {
-            let mut pool = vec![0u8; kv_len];
-            for (entry, &page) in table.iter().enumerate() {
-                let (b, i) = (entry / max_pages, entry % max_pages);
-                for row in 0..page_size {
-                    for h in 0..hkv {
-                        let from = ((b * hkv + h) * seq + i * page_size + row) * d;
-                        let to = ((page as usize * page_size + row) * hkv + h) * d;
-                        pool[to..to + d].copy_from_slice(&t[from..from + d]);
-                    }
-                }
-            }
-            pool
-        };
+        let table = shuffled_table(batch, max_pages);
         let upload = |data: &[u8]| stream.clone_htod(data).expect("upload");
         let (q_dev, k_dev, v_dev) = (upload(&q), upload(&k), upload(&v));
-        let (k_pool, v_pool) = (upload(&to_pool(&k)), upload(&to_pool(&v)));
+        let pool = |t: &[u8]| upload(&to_pool(t, &table, [hkv, seq, d], page_size));
+        let (k_pool, v_pool) = (pool(&k), pool(&v));
         let table_dev = stream.clone_htod(&table).expect("table");
         let scale = |n: usize| stream.clone_htod(&vec![0.05f32; n]).expect("scales");
         let (q_scale, k_scale, v_scale) = (scale(hq), scale(hkv), scale(hkv));
@@ -87,5 +102,74 @@ fn paged_against_contiguous_at_the_serving_shapes() {
         let flat_us = graph_us(&stream, || flat(&mut o_flat));
         let paged_us = graph_us(&stream, || run_paged(&mut o_paged));
         println!("| {batch},{hq}:{hkv},1:{seq},{d} | {flat_us:.2} | {paged_us:.2} | {:.3} |", paged_us / flat_us);
+    }
+}
+
+/// A causal prefill chunk of `Sq` queries over a paged cache of `Skv` keys
+/// (64-key pages, shuffled), on `decode` (`Attention::plan_paged`), against
+/// the dense plan's kernel (the recommendation) on the same keys
+/// contiguous. TFLOP/s count the causal work: the keys each row sees.
+#[test]
+#[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
+fn prefill_chunk_over_a_paged_cache_against_the_dense_kernel() {
+    let (stream, attn) = untracked_attention();
+    let (page_size, hq, hkv, d) = (64, 32, 8, 128);
+    println!("| shape | dense kernel | dense us | paged decode us | paged / dense | paged TFLOP/s |");
+    println!("|---|---|---|---|---|---|");
+    for (batch, seq_q, seq) in [(1usize, 512usize, 8192usize), (4, 128, 8192), (1, 2048, 16384)] {
+        let (qs, kvs) = ([batch, hq, seq_q, d], [batch, hkv, seq, d]);
+        let max_pages = seq / page_size;
+        let kv_len = batch * hkv * seq * d;
+        let [k, v] = [codes(kv_len, 1), codes(kv_len, 2)];
+        let q = codes(batch * hq * seq_q * d, 3);
+        let table = shuffled_table(batch, max_pages);
+        let upload = |data: &[u8]| stream.clone_htod(data).expect("upload");
+        let (q_dev, k_dev, v_dev) = (upload(&q), upload(&k), upload(&v));
+        let pool = |t: &[u8]| upload(&to_pool(t, &table, [hkv, seq, d], page_size));
+        let (k_pool, v_pool) = (pool(&k), pool(&v));
+        let table_dev = stream.clone_htod(&table).expect("table");
+        let scale = |n: usize| stream.clone_htod(&vec![0.05f32; n]).expect("scales");
+        let (q_scale, k_scale, v_scale) = (scale(hq), scale(hkv), scale(hkv));
+        let scales = DeviceScales::new(q_scale.as_view(), k_scale.as_view(), v_scale.as_view(), ScaleLayout::PerHead);
+        let pool_shape = [batch * max_pages, page_size, hkv, d];
+        let paged = PagedKv::new(
+            Fp8View::new(k_pool.as_view(), pool_shape).expect("k pool"),
+            Fp8View::new(v_pool.as_view(), pool_shape).expect("v pool"),
+            table_dev.as_view(),
+            [batch, max_pages],
+        )
+        .expect("paged");
+        let opts = Options::new().causal(true);
+        let dense = attn.plan_shapes(qs, kvs, kvs, &opts).expect("dense plan");
+        let paged_plan = attn.plan_paged(qs, &paged, &opts).expect("paged plan");
+        let q_view = Fp8View::new(q_dev.as_view(), qs).expect("q");
+        let (k_view, v_view) =
+            (Fp8View::new(k_dev.as_view(), kvs).expect("k"), Fp8View::new(v_dev.as_view(), kvs).expect("v"));
+        let (mut ws_dense, mut ws_paged) =
+            (attn.workspace(&dense).expect("workspace"), attn.workspace(&paged_plan).expect("workspace"));
+        let mut o: CudaSlice<u16> = stream.alloc_zeros(batch * hq * seq_q * d).expect("o");
+        let mut run_dense = || {
+            let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out");
+            let extras = RunExtras::new();
+            attn.run_views_with(&dense, &q_view, &k_view, &v_view, &scales, &mut out, &mut ws_dense, extras)
+                .expect("dense");
+        };
+        run_dense();
+        let dense_us = graph_us(&stream, &mut run_dense);
+        let mut run_paged = || {
+            let mut out = OutputViewMut::new(o.as_view_mut(), OutputDtype::F16, qs).expect("out");
+            attn.run_paged(&paged_plan, &q_view, &paged, &scales, &mut out, &mut ws_paged, RunExtras::new())
+                .expect("paged");
+        };
+        run_paged();
+        let paged_us = graph_us(&stream, &mut run_paged);
+        // Row i (bottom-right aligned) sees seq - seq_q + i + 1 keys.
+        let keys_seen: f64 = (0..seq_q).map(|i| (seq - seq_q + i + 1) as f64).sum();
+        let tflops = 4.0 * (batch * hq) as f64 * keys_seen * d as f64 / (paged_us * 1e6);
+        println!(
+            "| {batch},{hq}:{hkv},{seq_q}:{seq},{d},causal | {} | {dense_us:.1} | {paged_us:.1} | {:.2} | {tflops:.0} |",
+            dense.variant().name(),
+            paged_us / dense_us
+        );
     }
 }

@@ -512,11 +512,16 @@ fn batch_of(t: &Fp8Tensor, b: usize) -> Fp8Tensor {
 fn decode_key_lengths_and_lse_match_the_f64_reference() {
     let (stream, attn) = on_own_stream();
     let lens = [0usize, 1, 700, 1500];
-    // (causal, Sq, D, Hq, Hkv): several splits each, but the last (256
-    // folded heads of 16 rows: one split, the kernel stores O itself).
-    for (causal, seq_q, d, hq, hkv) in
-        [(true, 3, 128, 8, 2), (false, 1, 64, 8, 2), (true, 16, 64, 8, 2), (true, 16, 128, 64, 64)]
-    {
+    // (causal, Sq, D, Hq, Hkv): several splits each, but the last two
+    // (256 folded heads of 16 rows, and 100-row chunks of a prefill over
+    // the cache: one split, the kernel stores O itself).
+    for (causal, seq_q, d, hq, hkv) in [
+        (true, 3, 128, 8, 2),
+        (false, 1, 64, 8, 2),
+        (true, 16, 64, 8, 2),
+        (true, 16, 128, 64, 64),
+        (true, 100, 128, 8, 2),
+    ] {
         let (qs, kvs) = ([4, hq, seq_q, d], [4, hkv, 1500, d]);
         let (q, mut k, mut v) = random_problem(qs, kvs, 31);
         // The cache slots past each batch's length hold NaN codes: none may
@@ -630,14 +635,19 @@ fn into_pages(t: &Fp8Tensor, table: &[i32], max_pages: usize, page_size: usize, 
 
 /// A paged cache (pages shuffled in the pool, NaN codes in every unused
 /// slot) gives the bits of the same keys contiguous, with per-batch
-/// lengths, at page sizes 32, 64 and 256 (`decode_paged_time` times them).
+/// lengths, at page sizes 32, 64 and 256, for a few query rows and for a
+/// causal prefill chunk of 200 over the cache (`decode_paged_time` times
+/// them).
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn paged_cache_gives_the_bits_of_the_contiguous_one() {
     let (stream, attn) = on_own_stream();
-    for (page_size, qs, seq) in
-        [(64usize, [3, 8, 1, 128], 1000usize), (32, [2, 4, 4, 64], 300), (256, [8, 32, 1, 128], 8192)]
-    {
+    for (page_size, qs, seq, causal) in [
+        (64usize, [3, 8, 1, 128], 1000usize, false),
+        (32, [2, 4, 4, 64], 300, false),
+        (256, [8, 32, 1, 128], 8192, false),
+        (64, [2, 8, 200, 128], 1000, true),
+    ] {
         let [batch, hq, _, d] = qs;
         let hkv = hq / 4;
         let max_pages = seq.div_ceil(page_size);
@@ -657,14 +667,6 @@ fn paged_cache_gives_the_bits_of_the_contiguous_one() {
         let table_dev = stream.clone_htod(&table).expect("table");
         let lens_dev = stream.clone_htod(&lens).expect("lens");
         let inputs = upload(&stream, &q, &k, &v);
-        let opts = Options::new().variant(Variant::Decode);
-        let plan = attn.plan_shapes(qs, kvs, kvs, &opts).expect("plan_shapes");
-        let mut ws = attn.workspace(&plan).expect("workspace");
-        let [qsc, ksc, vsc] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
-        let scales = DeviceScales::new(qsc.as_view(), ksc.as_view(), vsc.as_view(), ScaleLayout::PerHead);
-        let mut o_flat = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
-        let mut o_paged = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
-        let [qv, kv, vv] = views(&inputs, qs, kvs);
         let paged = PagedKv::new(
             Fp8View::new(k_pool.as_view(), pool_shape).expect("k pool"),
             Fp8View::new(v_pool.as_view(), pool_shape).expect("v pool"),
@@ -673,6 +675,16 @@ fn paged_cache_gives_the_bits_of_the_contiguous_one() {
         )
         .expect("paged");
         assert_eq!(paged.kv_shape(), kvs);
+        let plan = attn.plan_paged(qs, &paged, &Options::new().causal(causal)).expect("plan_paged");
+        assert_eq!(plan.variant(), Variant::Decode);
+        let refused = attn.plan_paged(qs, &paged, &Options::new().variant(Variant::Wgmma));
+        assert!(matches!(refused, Err(AttnError::VariantUnavailable { .. })), "{refused:?}");
+        let mut ws = attn.workspace(&plan).expect("workspace");
+        let [qsc, ksc, vsc] = [&q.scales, &k.scales, &v.scales].map(|s| stream.clone_htod(s).expect("scales"));
+        let scales = DeviceScales::new(qsc.as_view(), ksc.as_view(), vsc.as_view(), ScaleLayout::PerHead);
+        let mut o_flat = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let mut o_paged = stream.alloc_zeros::<u16>(plan.problem().q_len()).expect("o");
+        let [qv, kv, vv] = views(&inputs, qs, kvs);
         let lens = || RunExtras::new().seq_used_k(lens_dev.as_view());
         let mut out = OutputViewMut::new(o_flat.as_view_mut(), OutputDtype::F16, qs).expect("out");
         attn.run_views_with(&plan, &qv, &kv, &vv, &scales, &mut out, &mut ws, lens()).expect("contiguous");
@@ -683,6 +695,6 @@ fn paged_cache_gives_the_bits_of_the_contiguous_one() {
         stream.synchronize().expect("sync");
         assert_eq!(got, want, "page size {page_size} {qs:?}: paged differs from contiguous");
         assert!(got.iter().all(|&x| to_f32(OutputDtype::F16, x).is_finite()), "NaN from an unused slot");
-        println!("paged {page_size}-key pages q{qs:?} kv{kvs:?}: bit-identical to contiguous");
+        println!("paged {page_size}-key pages q{qs:?} kv{kvs:?} causal={causal}: bit-identical to contiguous");
     }
 }

@@ -16,8 +16,9 @@
 //! `gpu-bundle/bin/gpu_fuzz_release --ignored --nocapture`
 //! (`SDPA_IMAGE=sm_89` in front: the sm_89 kernels). `SDPA_FUZZ_CASES`
 //! sets the cases per kernel, `SDPA_FUZZ_SEED` the run's seed,
-//! `SDPA_FUZZ_WORKERS` the preparing threads, and
-//! `SDPA_FUZZ_REPLAY=<entry>:<seed>` runs one case alone, as a failure
+//! `SDPA_FUZZ_WORKERS` the preparing threads, `SDPA_FUZZ_ENTRIES` the
+//! entries (comma-separated parts of their names, e.g. `window,softcap`),
+//! and `SDPA_FUZZ_REPLAY=<entry>:<seed>` runs one case alone, as a failure
 //! prints it.
 
 use kernels_gpu::kernels::{KernelInfo, ScoreForm};
@@ -122,11 +123,14 @@ fn every_kernel_matches_the_reference_at_release_scale() {
         return;
     }
     println!(
-        "release fuzz: seed {:#x}, {} cases per kernel, {} preparing threads",
-        settings.seed, settings.cases, settings.workers
+        "release fuzz: seed {:#x}, {} cases per kernel, {} preparing threads{}",
+        settings.seed,
+        settings.cases,
+        settings.workers,
+        if settings.entries.is_empty() { String::new() } else { format!(", entries with {:?}", settings.entries) }
     );
     let mut reports = Vec::new();
-    for (kernel, form, entry) in entries(&attn) {
+    for (kernel, form, entry) in entries(&attn).into_iter().filter(|(_, _, entry)| settings.fuzzes(entry)) {
         let seeds = case_seeds(settings.seed ^ form_stream(form), kernel, settings.cases);
         let cases: Vec<FuzzCase> = seeds.into_iter().map(|s| release_scored_case(kernel, s, form)).collect();
         let mut report = run_batch(kernel, &cases, settings.workers, Judge::of(kernel, (REL_L2, MAX_REL)), |p| {

@@ -1,8 +1,10 @@
 //! A paged E4M3 KV cache (FlashAttention's `page_table` layout): K and V
 //! are pools of pages `[pages, page_size, heads_kv, head_dim]`, and batch
-//! `b`'s keys `page_size * i ..` live in page `table[b][i]`. Only `decode`
-//! runs on one ([`crate::Attention::run_paged`]); plan it with
-//! [`PagedKv::kv_shape`], the cache as if it were contiguous.
+//! `b`'s keys `page_size * i ..` live in page `table[b][i]`. `decode` runs
+//! on one ([`crate::Attention::run_paged`]), at any query length (decoding,
+//! or a prefill chunk over a cached prefix); plan it with
+//! [`crate::Attention::plan_paged`], which plans the cache as if it were
+//! contiguous ([`PagedKv::kv_shape`]).
 
 use super::{Fp8View, Memory, check_device};
 use crate::error::AttnError;
