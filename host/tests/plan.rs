@@ -452,22 +452,23 @@ fn past_the_models_keys_the_split_family_takes_few_blocks_and_wgmma_the_rest() {
 }
 
 #[test]
-fn decoding_takes_decode_on_sm90a() {
+fn decoding_takes_decode_on_every_target() {
     assert_eq!((DECODE_MAX_QUERIES, DECODE_MIN_KEYS), (16, 1024));
     // The serving issue's H200 shapes (B, Hq, Sq, Skv; D = 128, Hkv = 8).
     for (batch, seq_q, seq_kv) in [(64, 1, 8192), (1, 1, 4096), (8, 1, 32768), (64, 16, 8192), (1, 1, 1024)] {
         let w = Workload::new([batch, 32, seq_q, 128], [batch, 8, seq_kv, 128], false);
-        assert_eq!(recommended(&w, true, 132), Variant::Decode, "{w:?}");
-        assert_eq!(recommended(&Workload { causal: true, ..w }, true, 132), Variant::Decode, "{w:?} causal");
+        for (sm90a, sms) in [(true, 132), (false, 58)] {
+            assert_eq!(recommended(&w, sm90a, sms), Variant::Decode, "{w:?}");
+            assert_eq!(recommended(&Workload { causal: true, ..w }, sm90a, sms), Variant::Decode, "{w:?} causal");
+        }
     }
-    // Past 16 queries, or under 1024 keys, the prefill rules hold; off
-    // sm_90a nothing changes.
+    // Past 16 queries, or under 1024 keys, the prefill rules hold.
     let w = Workload::new([64, 32, 17, 128], [64, 8, 8192, 128], false);
     assert_eq!(recommended(&w, true, 132), Variant::Wgmma);
+    assert_eq!(recommended(&w, false, 58), Variant::Mma);
     let w = Workload::new([1, 32, 1, 128], [1, 8, 1023, 128], false);
     assert_ne!(recommended(&w, true, 132), Variant::Decode);
-    let w = Workload::new([1, 32, 1, 128], [1, 8, 4096, 128], false);
-    assert_eq!(recommended(&w, false, 132), Variant::Mma);
+    assert_eq!(recommended(&w, false, 58), Variant::Split);
 }
 
 #[test]

@@ -17,12 +17,12 @@ pub const fn split_max_keys(head_dim: u32) -> u32 {
 }
 
 /// Query lengths up to which [`recommended`] treats a problem of at least
-/// [`DECODE_MIN_KEYS`] keys as decoding (on sm_90a): `wgmma`'s 128- or
+/// [`DECODE_MIN_KEYS`] keys as decoding: the prefill kernels' 64- to
 /// 192-row blocks would each walk the whole cache with one or a few live
 /// rows.
 pub use kernels_gpu::record::DECODE_MAX_QUERIES;
 
-/// Keys from which [`recommended`] picks `decode` on sm_90a for problems of
+/// Keys from which [`recommended`] picks `decode` for problems of
 /// at most [`DECODE_MAX_QUERIES`] queries: it folds the query heads of a
 /// key/value head into one block's rows and splits the keys across
 /// blocks where the folded heads alone leave SMs idle.
@@ -66,18 +66,23 @@ pub const fn split_wg_fills(blocks: u64, multiprocessors: u32) -> bool {
 /// fill less of the GPU than [`split_fill_fifths`] says
 /// ([`Workload::wgmma_blocks`]), since it shares each query block's keys
 /// among groups of warps and so shortens each block's chain where there
-/// are few blocks; else `wgmma`. Before all of these, decoding (at most
-/// [`DECODE_MAX_QUERIES`] queries, at least [`DECODE_MIN_KEYS`] keys):
-/// `decode`.
+/// are few blocks; else `wgmma`.
 ///
-/// Elsewhere (not measured): `split` up to [`SHORT_KEYS`] keys, else `mma`.
+/// Elsewhere (no crossover measured): `split` up to [`SHORT_KEYS`] keys,
+/// else `mma`.
+///
+/// Before all of these, on every target, decoding (at most
+/// [`DECODE_MAX_QUERIES`] queries, at least [`DECODE_MIN_KEYS`] keys):
+/// `decode`. The sm_89 image's `decode`, timed on an H200, ran 9-15x
+/// faster than its `mma` and 5-7x faster than its `split` at one query
+/// row, 3.3x and 1.8x at 16 (lab/).
 pub fn recommended(w: &Workload, target: Target) -> Variant {
     let multiprocessors = target.multiprocessors;
-    if !target.sm90a {
-        return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
-    }
     if w.seq_q <= DECODE_MAX_QUERIES && w.seq_kv >= DECODE_MIN_KEYS {
         return Variant::Decode;
+    }
+    if !target.sm90a {
+        return if w.seq_kv <= SHORT_KEYS { Variant::Split } else { Variant::Mma };
     }
     let family = if split_wg_fills(w.split_wg_blocks(), multiprocessors) { Variant::SplitWg } else { Variant::Split };
     if w.seq_kv < MODEL_MIN_KEYS {
