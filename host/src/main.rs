@@ -127,11 +127,6 @@ struct PlanArgs {
     /// the kernel entry that run them (a score twin).
     #[command(flatten)]
     scores: ScoresArgs,
-    /// Plan for runs that ask for the log-sum-exp (`sdpa run --lse`): the
-    /// last two columns name the variant and the kernel entry that write
-    /// it.
-    #[arg(long)]
-    lse: bool,
 }
 
 /// Arguments of `sdpa info`.
@@ -159,9 +154,7 @@ struct RunArgs {
     /// Also write each query row's log-sum-exp as `lse`, F32 [B, Hq, Sq]
     /// ([total_q, Hq] for a packed batch): ln of the sum over the keys the
     /// row sees of exp(scale * q.k) on the dequantized inputs, -inf for a
-    /// row that sees no key. `auto` then plans a variant that writes it:
-    /// on sm_90a the recommendation where it does, else `wgmma`; elsewhere
-    /// `decode`.
+    /// row that sees no key. Every variant writes it.
     #[arg(long)]
     lse: bool,
     /// The element type of `o`. f16 holds outputs up to 65504, so V's
@@ -483,9 +476,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         return run_packed_file(&args, inputs, batch, variant, qk_rotation);
     }
     let decoding = !inputs.decode.is_empty() || args.lse;
-    let variant = extras_variant(variant, &inputs.decode, args.lse)?;
-    let opts = Options::new().causal(args.causal).variant(variant).output(args.out_dtype).lse(args.lse);
-    let mut opts = args.scores.apply(opts);
+    let variant = if inputs.decode.is_empty() { variant } else { decode_variant(variant, &inputs.decode)? };
+    let mut opts = args.scores.apply(Options::new().causal(args.causal).variant(variant).output(args.out_dtype));
     opts.scale = args.scale;
     // Every input problem is reported before the GPU is touched (float
     // inputs with the scales the GPU quantizer will give them; pools as the
@@ -532,8 +524,7 @@ fn run_packed_file(
     qk_rotation: Rotation,
 ) -> Result<(), Failure> {
     let variant = packed_variant(choice)?;
-    let mut opts =
-        args.scores.apply(Options::new().causal(args.causal).variant(variant).output(args.out_dtype).lse(args.lse));
+    let mut opts = args.scores.apply(Options::new().causal(args.causal).variant(variant).output(args.out_dtype));
     opts.scale = args.scale;
     let in_file = |e: AttnError| Failure::usage(format!("{}: {e}", args.input.display()));
     let [q, k, v] = inputs.planned();
@@ -632,38 +623,22 @@ fn run_packed(
     Ok(io::PackedOutput { bits, dtype: output, shape: q_rows, lse })
 }
 
-/// The variant that runs a file with the extras it holds or asks for: a
-/// cache's `seqused_k` or `page_table` need `decode` (which `auto` means
-/// then); `--lse` a variant that writes the log-sum-exp (`auto` plans one,
-/// `Options::lse`). A variant named that cannot is refused before any GPU
-/// work.
-fn extras_variant(choice: VariantChoice, decode: &io::DecodeInputs, lse: bool) -> Result<VariantChoice, Failure> {
-    let named = match choice {
-        VariantChoice::Fixed(v) => Some(v),
-        VariantChoice::Auto => None,
-    };
-    if !decode.is_empty() {
-        return match named {
-            None | Some(Variant::Decode) => Ok(Variant::Decode.into()),
-            Some(other) => {
-                let asked =
-                    [(decode.seq_used_k.is_some(), "`seqused_k`"), (decode.page_table.is_some(), "`page_table`")];
-                let asked: Vec<&str> = asked.into_iter().filter_map(|(given, what)| given.then_some(what)).collect();
-                Err(Failure::usage(format!(
-                    "{} {} the `decode` variant's; --variant {} cannot run it (use auto or decode)",
-                    asked.join(" and "),
-                    if asked.len() == 1 { "is" } else { "are" },
-                    other.name()
-                )))
-            }
-        };
-    }
-    match named {
-        Some(other) if lse && !other.writes_lse() => Err(Failure::usage(format!(
-            "--lse is written by `decode`, `wgmma` and `wgmma-fp8pv`; --variant {} writes none (use auto or one of them)",
-            other.name()
-        ))),
-        _ => Ok(choice),
+/// The variant that runs a file's cache tensors (`seqused_k`,
+/// `page_table`): `decode`, which `auto` means here; another variant by
+/// name is a usage error.
+fn decode_variant(choice: VariantChoice, decode: &io::DecodeInputs) -> Result<VariantChoice, Failure> {
+    match choice {
+        VariantChoice::Auto | VariantChoice::Fixed(Variant::Decode) => Ok(Variant::Decode.into()),
+        VariantChoice::Fixed(other) => {
+            let asked = [(decode.seq_used_k.is_some(), "`seqused_k`"), (decode.page_table.is_some(), "`page_table`")];
+            let asked: Vec<&str> = asked.into_iter().filter_map(|(given, what)| given.then_some(what)).collect();
+            Err(Failure::usage(format!(
+                "{} {} the `decode` variant's; --variant {} cannot run it (use auto or decode)",
+                asked.join(" and "),
+                if asked.len() == 1 { "is" } else { "are" },
+                other.name()
+            )))
+        }
     }
 }
 
@@ -1128,10 +1103,9 @@ fn plan(args: PlanArgs) -> Result<(), Failure> {
         let pick = recommended(&w, Target { sm90a: true, multiprocessors: args.sms });
         let rule = if (MODEL_MIN_KEYS..=MODEL_MAX_KEYS).contains(&w.seq_kv) { "" } else { " (rule)" };
         let (seq_q, seq_kv, head_dim) = (s.seq_q as u32, s.seq_kv as u32, s.head_dim as u32);
-        let (off, kernel) = if args.scores.any() || args.lse {
-            // The plans that run the window or cap or write the
-            // log-sum-exp, on and off sm_90a.
-            let opts = args.scores.apply(Options::new().causal(s.causal).lse(args.lse));
+        let (off, kernel) = if args.scores.any() {
+            // The plans that run the window or cap, on and off sm_90a.
+            let opts = args.scores.apply(Options::new().causal(s.causal));
             let planned = |sm90a| {
                 let problem = validate::Problem::new(s.q_dims(), s.kv_dims(), s.kv_dims(), &opts)?;
                 Plan::new(problem, VariantChoice::Auto, Target { sm90a, multiprocessors: args.sms })

@@ -170,11 +170,6 @@ pub struct Options {
     /// Scores `s` become `cap * tanh(s / cap)` before the softmax; `None`
     /// (the default) leaves them. Runs where windows do.
     pub softcap: Option<f32>,
-    /// Whether the runs will ask for the log-sum-exp
-    /// ([`RunExtras::lse`](crate::RunExtras::lse)): a plan that names no variant then picks one
-    /// whose kernels write it. Without it (the default) the plan may pick
-    /// one that does not, and such a run is refused.
-    pub lse: bool,
 }
 
 impl Options {
@@ -221,12 +216,6 @@ impl Options {
     /// softcap; `cap` above 0, at most `kernels_gpu::window::MAX_SOFTCAP`).
     pub fn softcap(self, cap: f32) -> Options {
         Options { softcap: Some(cap), ..self }
-    }
-
-    /// Telling the plan whether its runs will ask for the log-sum-exp
-    /// (see [`Options::lse`]'s field).
-    pub fn lse(self, lse: bool) -> Options {
-        Options { lse, ..self }
     }
 }
 

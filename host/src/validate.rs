@@ -52,8 +52,6 @@ pub struct Problem {
     /// How the tensors of a batch of equal lengths lie in memory
     /// ([`Layout::Bhsd`] for a packed batch, whose layout is its own).
     pub layout: Layout,
-    /// Whether its runs will ask for the log-sum-exp ([`Options::lse`]).
-    pub lse: bool,
 }
 
 /// The rows of a packed batch's tensors: Q and O `[total_q, heads_q,
@@ -139,7 +137,6 @@ impl Problem {
             scales: Vec::new(),
             packed: None,
             layout: opts.layout,
-            lse: opts.lse,
         })
     }
 

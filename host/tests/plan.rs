@@ -574,37 +574,3 @@ fn decode_reads_bshd_caches_with_one_query_row() {
     assert_eq!(plan.variant(), Variant::Decode);
     assert!(plan.entry().contains("window"), "{}", plan.entry());
 }
-
-/// A plan told that its runs will ask for the log-sum-exp
-/// (`Options::lse`) and naming no variant keeps to the variants that write
-/// it: on sm_90a the recommendation where it does, else `wgmma`; off sm_90a
-/// `decode`, at any query length. Without the hint, or with a variant
-/// named, the plan is as before.
-#[test]
-fn plans_asked_for_the_log_sum_exp_keep_to_variants_that_write_it() {
-    use sdpa::plan::Plan;
-    use sdpa::validate::Problem;
-    use sdpa::{Options, VariantChoice};
-    let hopper = Target { sm90a: true, multiprocessors: 132 };
-    let ada = Target { sm90a: false, multiprocessors: 58 };
-    let plan = |q: [usize; 4], kv: [usize; 4], opts: Options, target| {
-        let problem = Problem::new(q, kv, kv, &opts).expect("a problem");
-        Plan::new(problem, opts.variant, target).expect("planned").variant()
-    };
-    let short = ([2, 8, 256, 64], [2, 8, 256, 64]);
-    let long = ([4, 16, 4096, 128], [4, 16, 4096, 128]);
-    let decoding = ([8, 32, 1, 128], [8, 8, 8192, 128]);
-    let lse = Options::new().lse(true);
-    assert_eq!(plan(short.0, short.1, Options::new(), hopper), Variant::SplitN64);
-    assert_eq!(plan(short.0, short.1, lse, hopper), Variant::Wgmma);
-    assert_eq!(plan(long.0, long.1, lse, hopper), Variant::Wgmma);
-    assert_eq!(plan(decoding.0, decoding.1, lse, hopper), Variant::Decode);
-    assert_eq!(plan(short.0, short.1, Options::new(), ada), Variant::Split);
-    for (q, kv) in [short, long, decoding] {
-        assert_eq!(plan(q, kv, lse, ada), Variant::Decode, "{q:?}");
-    }
-    // Named, the variant runs as asked (a run asking for the log-sum-exp
-    // on it is refused then).
-    assert_eq!(plan(short.0, short.1, lse.variant(Variant::SplitN64), hopper), Variant::SplitN64);
-    assert_eq!(plan(short.0, short.1, lse.variant(VariantChoice::Auto), hopper), Variant::Wgmma);
-}

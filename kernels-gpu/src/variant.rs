@@ -120,12 +120,6 @@ impl Variant {
         self.runs_split_body() || (self.runs_wgmma_body() && crate::params::k_by_tensor_copy(head_dim))
     }
 
-    /// Whether its kernels write the log-sum-exp output where asked
-    /// (`params::AttnParams::lse`): `decode` and the `wgmma` body's.
-    pub const fn writes_lse(self) -> bool {
-        matches!(self, Variant::Decode) || self.runs_wgmma_body()
-    }
-
     /// Looks a variant up by its stable name.
     pub fn from_name(name: &str) -> Option<Variant> {
         Variant::ALL.into_iter().find(|v| v.name() == name)

@@ -296,12 +296,8 @@ def attention(
             strided inputs are copied into ``[B, H, S, D]`` (one transpose
             each), and for ``bshd`` the output is then a ``[B, Sq, Hq, D]``
             view of the ``[B, Hq, Sq, D]`` result.
-        return_lse: also return each query row's softmax log-sum-exp. The
-            plan then keeps to the variants that write it: ``decode`` and
-            the ``wgmma`` kernels on Hopper; on other GPUs ``decode``, at
-            every query length (slower than the prefill kernels on long
-            queries). ``recommended_variant(..., return_lse=True)`` names
-            the one it runs.
+        return_lse: also return each query row's softmax log-sum-exp (every
+            variant writes it).
 
     Returns:
         O, in ``out_dtype`` and ``layout``, on q's device; with
@@ -845,7 +841,6 @@ def recommended_variant(
     out_dtype: torch.dtype = torch.bfloat16,
     layout: Layout = "bshd",
     device: int | torch.device | None = None,
-    return_lse: bool = False,
 ) -> str:
     """The kernel variant ``attention`` runs for Q and K of these shapes (in
     ``layout``, e.g. ``q.shape``) with these options on ``device`` (the
@@ -868,6 +863,4 @@ def recommended_variant(
         ordinal = torch.cuda.current_device() if index is None else index
     stream = torch.cuda.current_stream(ordinal).cuda_stream
     output = OUTPUT_NAMES[out_dtype]
-    return _native.recommended_variant(
-        bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream, return_lse=bool(return_lse), **scores
-    )
+    return _native.recommended_variant(bhsd(q_shape), bhsd(k_shape), bool(causal), output, ordinal, stream, **scores)

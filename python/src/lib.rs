@@ -233,12 +233,9 @@ fn attention_varlen(
 /// The kernel variant the library recommends for Q `[B, Hq, Sq, D]` and
 /// K, V `[B, Hkv, Skv, D]` on CUDA device `device` (loading the kernels for
 /// `stream` there), with `window_size` and `softcap` as `attention` takes
-/// them, for calls that ask for the log-sum-exp or not (`return_lse`), by
-/// its stable name (`sdpa bench --variants`).
+/// them, by its stable name (`sdpa bench --variants`).
 #[pyfunction]
-#[pyo3(signature = (
-    q_shape, kv_shape, causal, out_dtype, device, stream, *, window_size = (-1, -1), softcap = 0.0, return_lse = false
-))]
+#[pyo3(signature = (q_shape, kv_shape, causal, out_dtype, device, stream, *, window_size = (-1, -1), softcap = 0.0))]
 #[allow(clippy::too_many_arguments)]
 fn recommended_variant(
     q_shape: [usize; 4],
@@ -249,13 +246,11 @@ fn recommended_variant(
     stream: usize,
     window_size: (i64, i64),
     softcap: f64,
-    return_lse: bool,
 ) -> PyResult<&'static str> {
     let output = OutputDtype::from_name(out_dtype)
         .ok_or_else(|| PyValueError::new_err(format!("unknown output type {out_dtype:?} (f16 or bf16)")))?;
     let scores = Scores::new(window_size, softcap).map_err(errors::from_arg)?;
-    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, scores, output, return_lse)
-        .map_err(errors::from_run)
+    runner::recommended_variant(device, stream, q_shape, kv_shape, causal, scores, output).map_err(errors::from_run)
 }
 
 #[pymodule]

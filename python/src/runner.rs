@@ -100,8 +100,6 @@ struct PlanKey {
     /// The sliding window and the score cap.
     scores: Scores,
     output: OutputDtype,
-    /// Whether the call asks for the log-sum-exp (`Options::lse`).
-    lse: bool,
 }
 
 /// The kernels on one caller stream, its plans and its workspace.
@@ -144,8 +142,7 @@ pub fn run(call: &Call, softmax_scale: f32, causal: bool, scores: Scores, stream
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let shapes = Shapes::Dense { q: call.q.shape, kv: call.k.shape };
     let scale = softmax_scale.to_bits();
-    let (output, lse) = (call.out_dtype, call.lse.is_some());
-    let key = PlanKey { shapes, layout: call.layout, causal, scale, scores, output, lse };
+    let key = PlanKey { shapes, layout: call.layout, causal, scale, scores, output: call.out_dtype };
     if !runners.runner(call.ordinal, stream)?.reads_layout(key)? {
         return Ok(false);
     }
@@ -167,7 +164,7 @@ pub fn run_packed(
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let shapes = Shapes::Packed { q: call.q.shape, kv: call.k.shape, batch: call.batch(), max_seqlen };
     let (layout, scale) = (Layout::Bhsd, softmax_scale.to_bits());
-    let key = PlanKey { shapes, layout, causal, scale, scores, output: call.out_dtype, lse: call.lse.is_some() };
+    let key = PlanKey { shapes, layout, causal, scale, scores, output: call.out_dtype };
     let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
     runner.run_packed(call, max_seqlen, &plan, capturing)
 }
@@ -189,16 +186,13 @@ pub fn run_kvcache(
         Cache::Contiguous { .. } => Layout::Bshd,
         Cache::Paged { .. } => Layout::Bhsd,
     };
-    let (scale, output, lse) = (softmax_scale.to_bits(), call.out_dtype, call.lse.is_some());
-    let key = PlanKey { shapes, layout, causal, scale, scores, output, lse };
+    let key = PlanKey { shapes, layout, causal, scale: softmax_scale.to_bits(), scores, output: call.out_dtype };
     let (runner, plan, capturing) = runners.prepare(call.ordinal, stream, key)?;
     runner.run_kvcache(call, &plan, capturing)
 }
 
 /// The variant the plan for these shapes and scores runs on device
-/// `ordinal` (with the kernels loaded for stream `stream`), for calls that
-/// ask for the log-sum-exp or not (`lse`).
-#[allow(clippy::too_many_arguments)]
+/// `ordinal` (with the kernels loaded for stream `stream`).
 pub fn recommended_variant(
     ordinal: usize,
     stream: usize,
@@ -207,11 +201,10 @@ pub fn recommended_variant(
     causal: bool,
     scores: Scores,
     output: OutputDtype,
-    lse: bool,
 ) -> Result<&'static str, RunError> {
     let mut runners = RUNNERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let runner = runners.runner(ordinal, stream)?;
-    let opts = scores.apply(Options::new().causal(causal).output(output).lse(lse));
+    let opts = scores.apply(Options::new().causal(causal).output(output));
     let plan = runner.attention.plan_shapes(q, kv, kv, &opts)?;
     Ok(plan.variant().name())
 }
@@ -341,7 +334,7 @@ impl Runner {
             return Ok(plan.clone());
         }
         let opts = Options::new().causal(key.causal).scale(f32::from_bits(key.scale)).output(key.output);
-        let opts = key.scores.apply(opts.lse(key.lse));
+        let opts = key.scores.apply(opts);
         let plan = match (key.shapes, key.layout) {
             (Shapes::Dense { q, kv }, Layout::Bhsd) => self.attention.plan_shapes(q, kv, kv, &opts)?,
             (Shapes::Dense { q, kv }, Layout::Bshd) => {

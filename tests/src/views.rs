@@ -52,8 +52,7 @@ fn place_rows(t: &Fp8Tensor, strides: RowStrides, into: &mut [u8], first: usize)
 
 /// Runs `q`, `k`, `v` (`[B, H, S, D]` tensors) through device views laid
 /// out as `opts.layout`, with per-head scales, on an output and a
-/// log-sum-exp poisoned with NaN (asked for where the plan's variant
-/// writes one).
+/// log-sum-exp poisoned with NaN.
 pub fn run_with_lse(
     stream: &Arc<CudaStream>,
     attn: &Attention,
@@ -89,11 +88,7 @@ pub fn run_placed(
         _ => OutputViewMut::new(o.as_view_mut(), opts.output, q.shape)?,
     };
     let scales = DeviceScales::new(qs.as_view(), ks.as_view(), vs.as_view(), ScaleLayout::PerHead);
-    // (A variant that writes none leaves the poisoned log-sum-exp as it is.)
-    let extras = match plan.variant().writes_lse() {
-        true => RunExtras::new().lse(lse.as_view_mut()),
-        false => RunExtras::new(),
-    };
+    let extras = RunExtras::new().lse(lse.as_view_mut());
     match placement {
         Placement::Dense => {
             let [qd, kd, vd] = [q, k, v].map(|t| stream.clone_htod(&memory(t)).expect("codes"));

@@ -1,12 +1,12 @@
 //! Sliding windows and softcaps on the GPU (`Options::window`,
 //! `Options::softcap`: the score twins of the `wgmma` kernels, `split`,
-//! `split-n64`, `mma` and `decode`): O and the log-sum-exp (where the
-//! variant writes one)
-//! of fresh random inputs against the f64 reference
+//! `split-n64`, `mma` and `decode`): O and the log-sum-exp of fresh random
+//! inputs against the f64 reference
 //! (`sdpa::reference::attention_scored_f64`), O and the log-sum-exp
 //! poisoned with NaN before each run, over window edges (left/right 0, 1,
 //! the 64-key tile +- 1, windows that leave a row no key), with causal
-//! masking, GQA, both output types, dense and packed.
+//! masking, GQA, both output types, dense and packed; and every prefill
+//! variant's log-sum-exp without a window or a cap.
 
 use sdpa::cudarc::driver::CudaStream;
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PackedSeqs, RunExtras, ScaleLayout};
@@ -36,9 +36,8 @@ const CASES: [Scores; 9] = [
     Scores { left: None, right: Some(200), causal: false, softcap: Some(8.0) },
 ];
 
-/// Checks O `[1, Hq, Sq, D]` of `variant` (written as `output`) and, where
-/// the variant writes one, the log-sum-exp `[1, Hq, Sq]` of `q`, `k`, `v`
-/// under `scores` against the
+/// Checks O `[1, Hq, Sq, D]` of `variant` (written as `output`) and the
+/// log-sum-exp `[1, Hq, Sq]` of `q`, `k`, `v` under `scores` against the
 /// f64 reference: O within the gate's tolerance, or for a lower-precision
 /// variant within the per-element E4M3 P·V bound with the scores' error
 /// slack (`pv_bound::reference_with_pv_bound_scored`: rows that see two or
@@ -62,9 +61,6 @@ fn check(
         // Rows that see no key are exact zeros.
         let zeros_exact = want.iter().zip(o).all(|(w, g)| *w != 0.0 || *g == 0.0 || w.is_nan());
         assert!(Tolerance::of(variant).passes(&stats) && zeros_exact, "{what}: {stats}");
-    }
-    if !variant.writes_lse() {
-        return;
     }
     for h in 0..hq {
         for i in 0..sq {
@@ -96,13 +92,13 @@ fn scale_of(d: usize) -> f32 {
 /// Runs every window and cap of [`CASES`] on each `(variant, D, Hq, Hkv,
 /// output)` of `configs`, over queries and keys on and around the tiles,
 /// and checks each run ([`check`]); `seed` the first inputs' seed.
-fn windows_match(configs: &[(Variant, usize, usize, usize, OutputDtype)], mut seed: u64) {
+fn windows_match(configs: &[(Variant, usize, usize, usize, OutputDtype)], cases: &[Scores], mut seed: u64) {
     let (stream, attn) = on_own_stream();
     for &(variant, d, hq, hkv, output) in configs {
         // Queries and keys on and around the tiles (32/64 keys, 32-192
         // rows), more queries than keys (rows before key 0), and more keys.
         for (sq, skv) in [(200usize, 200usize), (193, 70), (65, 300), (1, 129)] {
-            for scores in CASES {
+            for scores in cases {
                 seed += 1;
                 let (q, k, v) = random_problem([1, hq, sq, d], [1, hkv, skv, d], seed);
                 let scale = scale_of(d);
@@ -112,7 +108,7 @@ fn windows_match(configs: &[(Variant, usize, usize, usize, OutputDtype)], mut se
                 check((&o, &lse), (&q, &k, &v), &scores, (scale as f64, variant, output), &what);
             }
         }
-        println!("{} D={d} {}: {} windows x 4 shapes ok", variant.name(), output.name(), CASES.len());
+        println!("{} D={d} {}: {} windows x 4 shapes ok", variant.name(), output.name(), cases.len());
     }
 }
 
@@ -128,6 +124,7 @@ fn windows_and_softcaps_match_the_f64_reference() {
             (Variant::SplitN64, 64, 4, 2, OutputDtype::F16),
             (Variant::SplitN64, 128, 2, 2, OutputDtype::Bf16),
         ],
+        &CASES,
         1000,
     );
 }
@@ -142,8 +139,38 @@ fn split_and_mma_windows_and_softcaps_match_the_f64_reference() {
             (Variant::Mma, 64, 2, 1, OutputDtype::F16),
             (Variant::Mma, 128, 4, 2, OutputDtype::Bf16),
         ],
+        &CASES,
         3000,
     );
+}
+
+/// Without a window or a cap (the plain kernels), causal or not.
+const PLAIN: [Scores; 2] = [
+    Scores { left: None, right: None, causal: false, softcap: None },
+    Scores { left: None, right: None, causal: true, softcap: None },
+];
+
+#[test]
+#[ignore = "needs a GPU: any the library runs on (the variants of the loaded image); run on a GPU machine (README: GPU tests)"]
+fn every_prefill_variant_writes_the_log_sum_exp_of_its_plain_scores() {
+    let (_, attn) = on_own_stream();
+    let available = attn.variants();
+    let configs: Vec<_> = [
+        (Variant::Split, 64, 4, 2, OutputDtype::F16),
+        (Variant::Split, 128, 2, 2, OutputDtype::Bf16),
+        (Variant::SplitWg, 64, 2, 1, OutputDtype::Bf16),
+        (Variant::SplitWg, 128, 4, 2, OutputDtype::F16),
+        (Variant::SplitN64, 64, 4, 4, OutputDtype::Bf16),
+        (Variant::SplitN64, 128, 2, 1, OutputDtype::F16),
+        (Variant::Mma, 64, 2, 2, OutputDtype::Bf16),
+        (Variant::Mma, 128, 4, 1, OutputDtype::F16),
+        (Variant::Wgmma, 64, 4, 2, OutputDtype::F16),
+        (Variant::WgmmaFp8Pv, 128, 2, 2, OutputDtype::Bf16),
+    ]
+    .into_iter()
+    .filter(|c| available.contains(&c.0))
+    .collect();
+    windows_match(&configs, &PLAIN, 7000);
 }
 
 #[test]
@@ -222,8 +249,8 @@ fn packed_windows_and_softcaps_match_the_f64_reference_per_sequence() {
 #[ignore = "needs a GPU: an NVIDIA GPU with the sm_90a image (Hopper); run on a GPU machine (README: GPU tests)"]
 fn the_recommendation_runs_windows_on_a_variant_that_has_them() {
     let (stream, attn) = on_own_stream();
-    // A shape whose recommendation (without a window) is `split-n64`:
-    // the plan takes `wgmma`'s twin, which writes the log-sum-exp too.
+    // A shape whose recommendation (without a window) is `split-n64`: the
+    // plan takes its twin.
     let (q, k, v) = random_problem([1, 8, 256, 64], [1, 8, 256, 64], 3);
     let scores = Scores { left: Some(100), right: Some(0), causal: false, softcap: Some(20.0) };
     let opts = Options::new().window(scores.left, scores.right).softcap(20.0).scale(scale_of(64));

@@ -243,13 +243,9 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
         let p = plan(128, shape, &window, true).expect("auto window");
         assert!(p.entry().contains("_window_"), "{shape:?}: {}", p.entry());
     }
-    // Where the recommendation is `split-n64` (short rows), its twins;
-    // where the runs will ask for the log-sum-exp, which they do not
-    // write, `wgmma`'s.
+    // Where the recommendation is `split-n64` (short rows), its twins.
     let p = plan(64, (256, 256), &window, true).expect("auto window, short rows");
     assert_eq!(p.entry(), "sdpa_split_n64_window_d64");
-    let p = plan(64, (256, 256), &window.lse(true), true).expect("auto window with the log-sum-exp");
-    assert_eq!(p.entry(), "sdpa_wgmma_window_d64");
     // Where it is `split-wg`, which has none, `wgmma`'s.
     let p = plan(64, (4096, 256), &window, true).expect("auto window, split-wg's shape");
     assert_eq!(p.entry(), "sdpa_wgmma_window_d64");
@@ -285,13 +281,10 @@ fn plans_run_windows_and_softcaps_on_the_score_twins_and_refuse_the_rest() {
     let p = plan(64, (512, 512), &window.variant(Variant::Wgmma), true).expect("plan");
     let wg = KERNELS.iter().find(|k| k.variant == Variant::SplitWg && k.tiles.head_dim == 64).unwrap();
     assert!(matches!(p.with_kernel(wg), Err(AttnError::UnsupportedScores { .. })));
-    // Off Hopper the recommendation's own twins run prefill windows, and
-    // `decode`'s where the runs will ask for the log-sum-exp.
+    // Off Hopper the recommendation's own twins run prefill windows.
     for shape in [(512, 512), (4096, 4096)] {
         let p = plan(64, shape, &window, false).expect("auto window off Hopper");
         assert!(["sdpa_split_window_d64", "sdpa_mma_window_d64"].contains(&p.entry()), "{shape:?}: {}", p.entry());
-        let p = plan(64, shape, &window.lse(true), false).expect("auto window off Hopper, log-sum-exp");
-        assert_eq!(p.entry(), "sdpa_decode_window_d64", "{shape:?}");
     }
     // Caps the kernels cannot take.
     for cap in [0.0, -1.0, f32::NAN, f32::INFINITY] {

@@ -61,14 +61,6 @@ impl<'a> RunExtras<'a> {
             check_device("seq_used_k", lens.ordinal(), ordinal)?;
         }
         if let Some(lse) = &self.lse {
-            if !kernel.variant.writes_lse() {
-                return Err(AttnError::VariantUnavailable {
-                    variant: kernel.variant.name(),
-                    reason: "the log-sum-exp output is written by `decode`, `wgmma` and `wgmma-fp8pv`: \
-                             plan with `Options::lse(true)` to have the plan pick one"
-                        .into(),
-                });
-            }
             let rows = p.packed.map_or(p.batch * p.seq_q, |rows| rows.total_q);
             check_len("lse", lse.len(), rows * p.heads_q)?;
             check_device("lse", lse.ordinal(), ordinal)?;

@@ -31,16 +31,6 @@ pub fn scores_default(target: Target) -> Variant {
     if target.sm90a { Variant::Wgmma } else { Variant::Split }
 }
 
-/// The variant that runs a problem whose runs will ask for the
-/// log-sum-exp ([`Options::lse`](crate::Options::lse)) where the pick
-/// does not write it: the accurate `wgmma` where the sm_90a image is
-/// loaded, else `decode`, the only variant that writes it there (at any
-/// query length, folding each key/value head's query heads into one
-/// block's rows).
-pub fn lse_default(target: Target) -> Variant {
-    if target.sm90a { Variant::Wgmma } else { Variant::Decode }
-}
-
 /// Whether a plan that chose no variant runs a window or a cap (`scores`)
 /// on the recommended `kernel` (its rows `twin_rows`): where it has a twin
 /// for them.
@@ -51,22 +41,14 @@ fn auto_runs_scores(kernel: Option<&KernelInfo>, twin_rows: bool, scores: ScoreF
 /// The variant a plan that names none runs `p` on: the recommendation;
 /// for a packed batch or `[B, S, H, D]` tensors that it does not read
 /// itself, [`PACKED_DEFAULT`]; for a window or a cap it has no twin for,
-/// [`scores_default`]; where the runs will ask for the log-sum-exp and it
-/// writes none, [`lse_default`].
+/// [`scores_default`].
 fn auto_variant(p: &Problem, target: Target) -> Variant {
     let recommended = recommend::recommended(&Workload::of(p), target);
-    let mut variant =
+    let variant =
         if p.interleaved_rows().is_none() || reads_bshd_itself(recommended, p) { recommended } else { PACKED_DEFAULT };
     let scores = p.score_form();
-    if scores != ScoreForm::Plain
-        && !auto_runs_scores(find(variant, p.head_dim as u32), runs_packed_twin(variant, p), scores)
-    {
-        variant = scores_default(target);
-    }
-    if p.lse && !variant.writes_lse() {
-        variant = lse_default(target);
-    }
-    variant
+    let twins = auto_runs_scores(find(variant, p.head_dim as u32), runs_packed_twin(variant, p), scores);
+    if scores == ScoreForm::Plain || twins { variant } else { scores_default(target) }
 }
 
 /// The variants whose kernels serve sliding windows and softcaps

@@ -241,6 +241,23 @@ impl BlockJob {
         }
     }
 
+    /// What a block whose rows see no key writes: zeros over its output
+    /// rows, and `-inf` as their log-sum-exp where one is asked for.
+    ///
+    /// # Safety
+    /// As [`BlockJob::zero_output`] and [`BlockJob::no_keys_lse`] (the
+    /// log-sum-exp buffer as the host made it).
+    #[inline(always)]
+    pub unsafe fn no_keys<const HEAD_DIM: usize>(&self, p: &AttnParams, threads: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.zero_output::<HEAD_DIM>(threads);
+            if let Some(lse) = self.lse_entries::<HEAD_DIM>(p) {
+                self.no_keys_lse(lse, threads);
+            }
+        }
+    }
+
     /// Writes zeros over the block's output rows (for blocks whose rows see
     /// no key).
     ///

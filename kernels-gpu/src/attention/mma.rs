@@ -25,10 +25,11 @@ use super::output::OutputFormat;
 use super::pipeline::{self, Ring};
 use super::walk::Walk;
 use super::warp_tile;
-use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, mma, smem, sreg};
+use crate::arch::{bar, cp_async, cvt, grid_dep, ldmatrix, math, mma, smem, sreg};
 use crate::layout::RowLayout;
 use crate::params::AttnParams;
 use crate::schedule;
+use crate::softmax;
 use crate::tiles::{MmaSmemPlan, TileShape};
 
 /// Eight E4M3 codes of a V row, read as one 8-byte access (as `[u16; 4]`
@@ -160,8 +161,8 @@ pub unsafe fn forward<
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end - job.key_begin, block_n);
     if key_blocks == 0 {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        // SAFETY: the block's own output rows and log-sum-exp entries.
+        unsafe { job.no_keys::<HEAD_DIM>(p, threads) };
         return;
     }
 
@@ -245,16 +246,14 @@ pub unsafe fn forward<
     // The next kernel may launch now (after the key loop; see `grid_dep`).
     grid_dep::launch_dependents();
 
-    // SAFETY: converged warp; the block's own output rows.
+    // SAFETY: converged warp; the block's own output rows and log-sum-exp
+    // entries.
     unsafe {
-        let scales = rows.output_scales(job.v_scale);
-        online::store_rows::<HEAD_DIM, O_TILES, Out>(
-            job.o,
-            &o,
-            scales,
-            (16 * warp + group, HEAD_DIM as u32),
-            job.rows,
-            quad,
-        );
+        let (local_row, sums) = (16 * warp + group, rows.row_sums());
+        if let Some(lse) = job.lse_entries::<HEAD_DIM>(p) {
+            online::store_lse(lse, &rows.m, sums, local_row, job.rows, quad);
+        }
+        let scales = sums.map(|l| softmax::output_scale(l, job.v_scale, math::rcp));
+        online::store_rows::<HEAD_DIM, O_TILES, Out>(job.o, &o, scales, (local_row, HEAD_DIM as u32), job.rows, quad);
     }
 }

@@ -122,14 +122,15 @@ pub trait Walk {
     }
 
     /// What a block whose rows see none of its keys writes (prefill's:
-    /// zeros over its output rows).
+    /// zeros over its output rows, `-inf` as their log-sum-exp where one is
+    /// asked for).
     ///
     /// # Safety
     /// Uniform over the block (`threads` threads); `job` from [`Walk::job`].
     #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize>(_p: &AttnParams, job: &BlockJob, threads: u32) {
-        // SAFETY: the block's own output rows.
-        unsafe { job.zero_output::<HEAD_DIM>(threads) }
+    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
+        // SAFETY: the block's own output rows and log-sum-exp entries.
+        unsafe { job.no_keys::<HEAD_DIM>(p, threads) }
     }
 
     /// This thread's two rows, `local_rows` of the block (its first row
@@ -175,23 +176,40 @@ pub trait Walk {
     /// `local_rows`; `merge` (the area, the dynamic shared memory base)
     /// holds every key group's row statistics; `thread` is `(key group,
     /// quad)`: the thread is lane `4 * g + quad` of a warp of that group.
-    /// Prefill's: O's rows as the output type ([`store_tile_pairs`]).
+    /// Prefill's: O's rows as the output type ([`store_tile_pairs`]) and,
+    /// where asked, their log-sum-exp from the merged statistics (by the
+    /// rows' quad lane 0 of the first key group).
     ///
     /// # Safety
     /// `smem` the dynamic shared memory base with the merge's statistics
     /// published; `job` from [`Walk::job`]; `SLICE` even.
     #[inline(always)]
     unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        _p: &AttnParams,
+        p: &AttnParams,
         job: &BlockJob,
         slice: &[[f32; 4]; SLICE],
         tile0: u32,
         local_rows: [u32; 2],
-        _merge: (&MergeArea, *const u8),
-        (_key_group, quad): (u32, u32),
+        (merge, smem): (&MergeArea, *const u8),
+        (key_group, quad): (u32, u32),
     ) {
         // SAFETY: forwarded.
-        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) }
+        unsafe { store_tile_pairs::<HEAD_DIM, SLICE, Out>(job, slice, tile0, local_rows, quad) };
+        if let Some((lse, step)) = job.lse_entries::<HEAD_DIM>(p)
+            && key_group == 0
+            && quad == 0
+        {
+            // SAFETY: the merge's statistics are published (the caller's contract).
+            let stats = unsafe { merge.row_stats::<SPLITS>(smem, local_rows) };
+            for h in 0..2 {
+                if local_rows[h] < job.rows {
+                    let [base, sum] = stats[h];
+                    let value = softmax::log_sum_exp(base, sum, math::log2);
+                    // SAFETY: one of the block's log-sum-exp entries.
+                    unsafe { *lse.add((local_rows[h] * step) as usize) = value };
+                }
+            }
+        }
     }
 }
 

@@ -168,12 +168,7 @@ pub unsafe fn forward<
     };
     if key_blocks == 0 {
         // SAFETY: the block's own output rows and log-sum-exp entries.
-        unsafe {
-            job.zero_output::<HEAD_DIM>(threads);
-            if let Some(lse) = job.lse_entries::<HEAD_DIM>(p) {
-                job.no_keys_lse(lse, threads);
-            }
-        }
+        unsafe { job.no_keys::<HEAD_DIM>(p, threads) };
         return;
     }
 
