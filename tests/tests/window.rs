@@ -105,7 +105,7 @@ fn windows_match(configs: &[(Variant, usize, usize, usize, OutputDtype)], cases:
                 let opts = scores.apply(Options::new().variant(variant).output(output).scale(scale));
                 let (o, lse) = run_dense(&stream, &attn, (&q, &k, &v), &opts).expect("run");
                 let what = format!("{} D={d} {hq}:{hkv} {} ({sq}, {skv}) {scores:?}", variant.name(), output.name());
-                check((&o, &lse), (&q, &k, &v), &scores, (scale as f64, variant, output), &what);
+                check((&o, &lse), (&q, &k, &v), scores, (scale as f64, variant, output), &what);
             }
         }
         println!("{} D={d} {}: {} windows x 4 shapes ok", variant.name(), output.name(), cases.len());
