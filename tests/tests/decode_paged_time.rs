@@ -12,10 +12,11 @@
 //! Ignored without a GPU; on a GPU machine, alone on it:
 //! `gpu-bundle/bin/decode_paged_time --ignored --nocapture --test-threads=1`.
 
-use sdpa::cudarc::driver::CudaSlice;
+use sdpa::cudarc::driver::{CudaSlice, CudaStream};
 use sdpa::device::{DeviceScales, Fp8View, OutputViewMut, PagedKv, RunExtras, ScaleLayout, Workspace};
 use sdpa::{Options, OutputDtype, Variant};
 use sdpa_tests::timing::{codes, graph_us, untracked_attention};
+use std::sync::Arc;
 
 /// A page table that scatters `batch` sequences of `max_pages` pages over
 /// a pool of as many: batch b's page i at pool page (b * max_pages + i) *
@@ -43,6 +44,68 @@ fn to_pool(t: &[u8], table: &[i32], [hkv, seq, d]: [usize; 3], page_size: usize)
     pool
 }
 
+/// One problem's inputs on the device, drawn by `codes`: Q `[B, Hq, Sq,
+/// D]`, K and V `[B, Hkv, Skv, D]` contiguous and again as pools of
+/// shuffled pages ([`shuffled_table`]), and per-head scales of 0.05.
+struct Uploaded {
+    shapes: ([usize; 4], [usize; 4]),
+    page_size: usize,
+    qkv: [CudaSlice<u8>; 3],
+    pools: [CudaSlice<u8>; 2],
+    table: CudaSlice<i32>,
+    scales: [CudaSlice<f32>; 3],
+}
+
+impl Uploaded {
+    /// Draws and uploads the inputs of Q `qs` and K, V `kvs`, the pools in
+    /// pages of `page_size` keys.
+    fn new(stream: &Arc<CudaStream>, (qs, kvs): ([usize; 4], [usize; 4]), page_size: usize) -> Uploaded {
+        let ([batch, hq, seq_q, d], [_, hkv, seq, _]) = (qs, kvs);
+        let kv_len = batch * hkv * seq * d;
+        let host = [codes(batch * hq * seq_q * d, 3), codes(kv_len, 1), codes(kv_len, 2)];
+        let table = shuffled_table(batch, seq / page_size);
+        let upload = |data: &[u8]| stream.clone_htod(data).expect("upload");
+        let pool = |t: &[u8]| upload(&to_pool(t, &table, [hkv, seq, d], page_size));
+        let scale = |n: usize| stream.clone_htod(&vec![0.05f32; n]).expect("scales");
+        Uploaded {
+            shapes: (qs, kvs),
+            page_size,
+            qkv: host.each_ref().map(|t| upload(t)),
+            pools: [pool(&host[1]), pool(&host[2])],
+            table: stream.clone_htod(&table).expect("table"),
+            scales: [scale(hq), scale(hkv), scale(hkv)],
+        }
+    }
+
+    /// Q, K and V, contiguous.
+    fn views(&self) -> [Fp8View<'_>; 3] {
+        let (qs, kvs) = self.shapes;
+        let view = |i: usize, shape| Fp8View::new(self.qkv[i].as_view(), shape).expect("view");
+        [view(0, qs), view(1, kvs), view(2, kvs)]
+    }
+
+    /// The paged cache of the same keys.
+    fn paged(&self) -> PagedKv<'_> {
+        let [batch, hkv, seq, d] = self.shapes.1;
+        let max_pages = seq / self.page_size;
+        let pool_shape = [batch * max_pages, self.page_size, hkv, d];
+        let [k, v] = &self.pools;
+        PagedKv::new(
+            Fp8View::new(k.as_view(), pool_shape).expect("k pool"),
+            Fp8View::new(v.as_view(), pool_shape).expect("v pool"),
+            self.table.as_view(),
+            [batch, max_pages],
+        )
+        .expect("paged")
+    }
+
+    /// Per-head scales.
+    fn scales(&self) -> DeviceScales<'_> {
+        let [q, k, v] = &self.scales;
+        DeviceScales::new(q.as_view(), k.as_view(), v.as_view(), ScaleLayout::PerHead)
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU with compute capability 8.9+; run on a GPU machine (README: GPU tests)"]
 fn paged_against_contiguous_at_the_serving_shapes() {
@@ -53,32 +116,9 @@ fn paged_against_contiguous_at_the_serving_shapes() {
     for (batch, seq) in [(64usize, 8192usize), (8, 32768)] {
         let (hq, hkv, d) = (32, 8, 128);
         let (qs, kvs) = ([batch, hq, 1, d], [batch, hkv, seq, d]);
-        let max_pages = seq / page_size;
-        let pages = batch * max_pages;
-        let kv_len = batch * hkv * seq * d;
-        let [k, v] = [codes(kv_len, 1), codes(kv_len, 2)];
-        let q = codes(batch * hq * d, 3);
-        let table = shuffled_table(batch, max_pages);
-        let upload = |data: &[u8]| stream.clone_htod(data).expect("upload");
-        let (q_dev, k_dev, v_dev) = (upload(&q), upload(&k), upload(&v));
-        let pool = |t: &[u8]| upload(&to_pool(t, &table, [hkv, seq, d], page_size));
-        let (k_pool, v_pool) = (pool(&k), pool(&v));
-        let table_dev = stream.clone_htod(&table).expect("table");
-        let scale = |n: usize| stream.clone_htod(&vec![0.05f32; n]).expect("scales");
-        let (q_scale, k_scale, v_scale) = (scale(hq), scale(hkv), scale(hkv));
-        let scales = DeviceScales::new(q_scale.as_view(), k_scale.as_view(), v_scale.as_view(), ScaleLayout::PerHead);
+        let inputs = Uploaded::new(&stream, (qs, kvs), page_size);
+        let ([q_view, k_view, v_view], paged, scales) = (inputs.views(), inputs.paged(), inputs.scales());
         let plan = attn.plan_shapes(qs, kvs, kvs, &Options::new().variant(Variant::Decode)).expect("plan");
-        let q_view = Fp8View::new(q_dev.as_view(), qs).expect("q");
-        let (k_view, v_view) =
-            (Fp8View::new(k_dev.as_view(), kvs).expect("k"), Fp8View::new(v_dev.as_view(), kvs).expect("v"));
-        let pool_shape = [pages, page_size, hkv, d];
-        let paged = PagedKv::new(
-            Fp8View::new(k_pool.as_view(), pool_shape).expect("k pool"),
-            Fp8View::new(v_pool.as_view(), pool_shape).expect("v pool"),
-            table_dev.as_view(),
-            [batch, max_pages],
-        )
-        .expect("paged");
         let (mut ws_flat, mut ws_paged): (Workspace, Workspace) =
             (attn.workspace(&plan).expect("workspace"), attn.workspace(&plan).expect("workspace"));
         let mut o_flat: CudaSlice<u16> = stream.alloc_zeros(batch * hq * d).expect("o");
@@ -118,33 +158,11 @@ fn prefill_chunk_over_a_paged_cache_against_the_dense_kernel() {
     println!("|---|---|---|---|---|---|");
     for (batch, seq_q, seq) in [(1usize, 512usize, 8192usize), (4, 128, 8192), (1, 2048, 16384)] {
         let (qs, kvs) = ([batch, hq, seq_q, d], [batch, hkv, seq, d]);
-        let max_pages = seq / page_size;
-        let kv_len = batch * hkv * seq * d;
-        let [k, v] = [codes(kv_len, 1), codes(kv_len, 2)];
-        let q = codes(batch * hq * seq_q * d, 3);
-        let table = shuffled_table(batch, max_pages);
-        let upload = |data: &[u8]| stream.clone_htod(data).expect("upload");
-        let (q_dev, k_dev, v_dev) = (upload(&q), upload(&k), upload(&v));
-        let pool = |t: &[u8]| upload(&to_pool(t, &table, [hkv, seq, d], page_size));
-        let (k_pool, v_pool) = (pool(&k), pool(&v));
-        let table_dev = stream.clone_htod(&table).expect("table");
-        let scale = |n: usize| stream.clone_htod(&vec![0.05f32; n]).expect("scales");
-        let (q_scale, k_scale, v_scale) = (scale(hq), scale(hkv), scale(hkv));
-        let scales = DeviceScales::new(q_scale.as_view(), k_scale.as_view(), v_scale.as_view(), ScaleLayout::PerHead);
-        let pool_shape = [batch * max_pages, page_size, hkv, d];
-        let paged = PagedKv::new(
-            Fp8View::new(k_pool.as_view(), pool_shape).expect("k pool"),
-            Fp8View::new(v_pool.as_view(), pool_shape).expect("v pool"),
-            table_dev.as_view(),
-            [batch, max_pages],
-        )
-        .expect("paged");
+        let inputs = Uploaded::new(&stream, (qs, kvs), page_size);
+        let ([q_view, k_view, v_view], paged, scales) = (inputs.views(), inputs.paged(), inputs.scales());
         let opts = Options::new().causal(true);
         let dense = attn.plan_shapes(qs, kvs, kvs, &opts).expect("dense plan");
         let paged_plan = attn.plan_paged(qs, &paged, &opts).expect("paged plan");
-        let q_view = Fp8View::new(q_dev.as_view(), qs).expect("q");
-        let (k_view, v_view) =
-            (Fp8View::new(k_dev.as_view(), kvs).expect("k"), Fp8View::new(v_dev.as_view(), kvs).expect("v"));
         let (mut ws_dense, mut ws_paged) =
             (attn.workspace(&dense).expect("workspace"), attn.workspace(&paged_plan).expect("workspace"));
         let mut o: CudaSlice<u16> = stream.alloc_zeros(batch * hq * seq_q * d).expect("o");
