@@ -475,7 +475,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     if let Some(batch) = inputs.packed.clone() {
         return run_packed_file(&args, inputs, batch, variant, qk_rotation);
     }
-    let decoding = !inputs.decode.is_empty() || args.lse;
+    let with_extras = !inputs.decode.is_empty() || args.lse;
     let variant = if inputs.decode.is_empty() { variant } else { decode_variant(variant, &inputs.decode)? };
     let mut opts = args.scores.apply(Options::new().causal(args.causal).variant(variant).output(args.out_dtype));
     opts.scale = args.scale;
@@ -491,8 +491,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let plan = Plan::new(problem, opts.variant, attn.target()).map_err(Failure::attn)?;
     let start = Instant::now();
     let cache = describe_cache(&inputs);
-    let (o, lse) = if decoding {
-        run_decode(&attn, &plan, inputs, qk_rotation, args.lse).map_err(Failure::attn)?
+    let (o, lse) = if with_extras {
+        run_with_extras(&attn, &plan, inputs, qk_rotation, args.lse).map_err(Failure::attn)?
     } else {
         (run_inputs(&attn, &plan, inputs, qk_rotation).map_err(Failure::attn)?, None)
     };
@@ -678,10 +678,10 @@ fn run_inputs(
     attn.download(&out)
 }
 
-/// Runs a `decode` plan on the file's q, k and v (or pools and page table)
-/// through the device API, with its `seqused_k` and, if `want_lse`, the
+/// Runs `plan` on the file's q, k and v (or pools and page table) through
+/// the device API, with its `seqused_k` and, if `want_lse`, the
 /// log-sum-exp output.
-fn run_decode(
+fn run_with_extras(
     attn: &Attention,
     plan: &Plan,
     inputs: io::RawInputs,

@@ -2,8 +2,8 @@
 //! ([`crate::Attention::run_views_with`], `run_paged`, `run_packed`): each
 //! batch's key length (FlashAttention's `cache_seqlens`: a cache allocated
 //! for `seq_kv` keys of which batch `b` holds its first `lens[b]`), which
-//! only `decode` takes, and every query row's log-sum-exp, which `decode`
-//! and the `wgmma` variants write.
+//! only `decode` takes, and every query row's log-sum-exp, which every
+//! variant writes.
 
 use super::{Memory, MemoryMut, check_device};
 use crate::error::AttnError;
