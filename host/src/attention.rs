@@ -276,10 +276,7 @@ impl Attention {
                 let opts = Options { variant: Variant::Decode.into(), ..*opts };
                 self.plan_shapes(q, kv_shape, kv_shape, &opts)
             }
-            VariantChoice::Fixed(other) => Err(AttnError::VariantUnavailable {
-                variant: other.name(),
-                reason: "a paged KV cache is read by the `decode` variant only".into(),
-            }),
+            VariantChoice::Fixed(other) => Err(pages_need_decode(other)),
         }
     }
 
@@ -389,10 +386,7 @@ impl Attention {
     ) -> Result<(), AttnError> {
         let (p, kernel) = (plan.problem(), plan.kernel());
         if kernel.merge.is_none() {
-            return Err(AttnError::VariantUnavailable {
-                variant: kernel.variant.name(),
-                reason: "a paged KV cache is read by the `decode` variant only".into(),
-            });
+            return Err(pages_need_decode(kernel.variant));
         }
         if kv.kv_shape() != p.kv_shape() {
             return Err(AttnError::NotPlanned(format!(
@@ -1170,4 +1164,12 @@ fn encode_tile_maps(key: &TileMapKey) -> Result<[u64; MAP_WORDS], AttnError> {
     let mut words = [0; MAP_WORDS];
     words.copy_from_slice(&maps.concat());
     Ok(words)
+}
+
+/// The refusal of a paged KV cache on `variant`: only `decode` reads pages.
+fn pages_need_decode(variant: Variant) -> AttnError {
+    AttnError::VariantUnavailable {
+        variant: variant.name(),
+        reason: "a paged KV cache is read by the `decode` variant only".into(),
+    }
 }

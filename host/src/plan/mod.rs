@@ -25,17 +25,10 @@ use workload::Workload;
 pub const PACKED_DEFAULT: Variant = Variant::Wgmma;
 
 /// The variant that runs a sliding window or a softcap where the
-/// recommendation's variant does not (`auto_runs_scores`): the accurate
-/// `wgmma` where the sm_90a image is loaded, else `split`.
+/// recommendation's variant has no twin for it (`auto_variant`): the
+/// accurate `wgmma` where the sm_90a image is loaded, else `split`.
 pub fn scores_default(target: Target) -> Variant {
     if target.sm90a { Variant::Wgmma } else { Variant::Split }
-}
-
-/// Whether a plan that chose no variant runs a window or a cap (`scores`)
-/// on the recommended `kernel` (its rows `twin_rows`): where it has a twin
-/// for them.
-fn auto_runs_scores(kernel: Option<&KernelInfo>, twin_rows: bool, scores: ScoreForm) -> bool {
-    kernel.is_some_and(|k| k.entry_for(twin_rows, scores).is_some())
 }
 
 /// The variant a plan that names none runs `p` on: the recommendation;
@@ -47,7 +40,8 @@ fn auto_variant(p: &Problem, target: Target) -> Variant {
     let variant =
         if p.interleaved_rows().is_none() || reads_bshd_itself(recommended, p) { recommended } else { PACKED_DEFAULT };
     let scores = p.score_form();
-    let twins = auto_runs_scores(find(variant, p.head_dim as u32), runs_packed_twin(variant, p), scores);
+    let twin_rows = runs_packed_twin(variant, p);
+    let twins = find(variant, p.head_dim as u32).is_some_and(|k| k.entry_for(twin_rows, scores).is_some());
     if scores == ScoreForm::Plain || twins { variant } else { scores_default(target) }
 }
 
