@@ -199,6 +199,33 @@ impl Rows {
         moved
     }
 
+    /// [`Rows::softmax_lazy`] of a first key block whose first `lead`
+    /// 64-key tiles are empty slots (`wgmma`'s 192-key kernel): their
+    /// scores set to `-inf` tile by tile, the rest masked only by `mask`
+    /// (as a later block would be, `mask`'s first key the block's first
+    /// slot). Masking the whole block by each score's key costs about as
+    /// much as its exponentials.
+    ///
+    /// # Safety
+    /// As [`Rows::softmax_lazy`].
+    #[inline(always)]
+    pub unsafe fn softmax_past_lead<E: Exponent, const CHAINS: usize, const S_TILES: usize>(
+        &mut self,
+        s: &mut [[f32; 4]; S_TILES],
+        lead: u32,
+        score_scale_log2: f32,
+        over_at: &mut [f32; 2],
+        mask: Option<(MaskGeometry, u32)>,
+    ) -> Option<[f32; 2]> {
+        for_each_tile!((t, tile) in s => {
+            if (t as u32) < 8 * lead {
+                *tile = [f32::NEG_INFINITY; 4];
+            }
+        });
+        // SAFETY: forwarded.
+        unsafe { self.softmax_lazy::<E, CHAINS, S_TILES>(s, score_scale_log2, softmax::LAZY_MAX_SLACK, over_at, mask) }
+    }
+
     /// Adds this lane's probabilities `p` of its two rows into the row sums,
     /// scaled first by `alpha` where a maximum moved: the sums of a
     /// [`Rows::softmax_lazy`] caller whose P·V does not add them (`wgmma`'s

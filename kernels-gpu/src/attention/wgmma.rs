@@ -390,7 +390,14 @@ pub unsafe fn forward<
             mask_of(0)
         };
         let slack = LAZY_MAX_SLACK;
-        rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, slack, &mut over_at, mask);
+        if multi && lead > 0 && !Sc::WINDOWED {
+            // The `lead` empty slots by tile, the keys past them masked
+            // only where a later block would be.
+            let mask = (masked_from == 0).then_some((geometry, 0u32.wrapping_sub(lead_keys)));
+            rows.softmax_past_lead::<E, SOFTMAX_CHAINS, S_TILES>(&mut s, lead, score_factor, &mut over_at, mask);
+        } else {
+            rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, slack, &mut over_at, mask);
+        }
         Pv::fragments::<S_TILES, PV_STEPS>(&s)
     };
     Pv::add_row_sums(&mut rows, &s, None);
