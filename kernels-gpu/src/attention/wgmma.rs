@@ -54,8 +54,9 @@
 //! the three-warpgroup 64-key kernel on long rows, see lab/). So that
 //! every block but the first is
 //! whole, a head's first block takes only the tiles left over (`lead`
-//! empty slots before them: keys that wrap below 0 and are masked, `Vt`
-//! zeroed once in the prologue); no block reads past the head's last tile.
+//! empty slots before them, their scores `-inf` by tile
+//! ([`Rows::softmax_past_lead`], no key test per score), `Vt` zeroed once
+//! in the prologue); no block reads past the head's last tile.
 
 use super::block::{BlockJob, Rolled, load_rows_strided};
 use super::online::{self, Exponent, MaskGeometry, Rows};
