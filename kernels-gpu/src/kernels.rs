@@ -189,9 +189,10 @@ pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps
 /// `wgmma-fp8pv` at D = 128 on long rows (the host's kernel selection
 /// takes it past a key length): 2 warpgroups (128 rows) share each K/Vt
 /// stage of 192 keys (three prepass tiles; a head's first key block takes
-/// the tiles that leave every later one whole), 213 KB.
+/// the tiles that leave every later one whole), 213 KB; a third, producer
+/// warpgroup issues every copy (`attention::wgmma::specialized`).
 pub const WGMMA_FP8PV_LONG_D128: TileShape =
-    TileShape { head_dim: 128, block_m: 128, block_n: 192, stages: 4, warps: 8, splits: 1 };
+    TileShape { head_dim: 128, block_m: 128, block_n: 192, stages: 4, warps: 12, splits: 1 };
 
 /// `split` at D = 64: 2 row warps (32 query rows) x 4 key groups, 32-key
 /// blocks, K/V double-buffered per group: 256 keys in flight per block, and
@@ -475,7 +476,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         smem_bytes: SmemPlan::Wgmma { pv_e4m3: true }.total(WGMMA_FP8PV_LONG_D128),
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
-        min_blocks_per_sm: 0,
+        min_blocks_per_sm: 1,
         pair_rows: false,
         merge: None,
         packed: None,

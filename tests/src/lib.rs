@@ -127,6 +127,12 @@ pub fn gate_cases() -> Vec<GateCase> {
         GateCase::new("long-d128", 1, 2, 4100, 128, false),
         GateCase::new("very-long-d128", 1, 1, 8300, 128, false),
         GateCase::new("long-causal-d128", 1, 1, 16400, 128, true),
+        // Its GQA heads (two empty slots in every tile's first key block),
+        // non-causal and causal; and, bottom-right causal with Sq > Skv,
+        // blocks whose rows see no key.
+        GateCase::new("long-gqa-d128", 2, 12, 4200, 128, false).kv_heads(4),
+        GateCase::new("long-causal-gqa-d128", 1, 8, 10300, 128, true).kv_heads(2),
+        GateCase::new("long-no-keys-causal-d128", 1, 4, 12000, 128, true).lengths(12000, 10300),
         GateCase::new("d128", 2, 8, 256, 128, false),
         GateCase::new("causal", 2, 8, 256, 64, true),
         GateCase::new("causal-d128", 1, 4, 333, 128, true),

@@ -107,3 +107,22 @@ pub unsafe fn wait_group_holding<const PENDING: u32, const N: usize>(a: &[[u32; 
         }
     }
 }
+
+/// `setmaxnreg.inc.sync.aligned.u32 N` / `setmaxnreg.dec...`: this
+/// warpgroup's per-thread register limit raised (`INC`, blocking until the
+/// block's pool has them) or lowered to `N` (a multiple of 8, 24 to 256).
+///
+/// # Safety
+/// All four warps of the warpgroup execute it together, converged; the
+/// kernel is launched with a register count its launch bounds fix.
+#[inline(always)]
+pub unsafe fn set_max_registers<const INC: bool, const N: u32>() {
+    // SAFETY: no operands; the caller's contract.
+    unsafe {
+        if INC {
+            asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
+        } else {
+            asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
+    }
+}

@@ -20,7 +20,7 @@ use {
     super::online::{FusedFma, Unfused},
     super::prepass,
     super::split::{PairRows, WarpgroupWgmma},
-    super::wgmma::{self, CausalKeys, PvE4M3, PvF16, PvForm, ScorePolicy, TanhCap, Uncapped, WindowKeys},
+    super::wgmma::{self, CausalKeys, PvE4M3, PvF16, PvForm, ScorePolicy, TanhCap, Uncapped, WindowKeys, specialized},
     crate::kernels::{
         SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64,
         WGMMA_D128, WGMMA_FP8PV_LONG_D128,
@@ -131,6 +131,44 @@ unsafe fn wgmma_forward<
         }
         if Sc::fused_exponent_ok(p, &job, HEAD_DIM as u32) { forward_with!(FusedFma) } else { forward_with!(Unfused) }
     }
+}
+
+/// `wgmma::specialized::forward` for tile shape `$t`, `$chains` softmax
+/// chains and P·V form `$pv` (every key or causal masking), with the fused
+/// or the unfused exponent as the block's score factor allows (as
+/// [`wgmma_forward`]).
+#[cfg(target_feature = "sm_90a")]
+macro_rules! wgmma_specialized_call {
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {{
+        const T: TileShape = $t;
+        let block_m = T.block_m;
+        let mut job = Dense::job::<{ T.head_dim as usize }>(&$p, block_m);
+        CausalKeys::limit_keys(&$p, &mut job, block_m);
+        // The body with exponent policy `$exponent`.
+        macro_rules! forward_with {
+            ($exponent:ty) => {
+                specialized::forward::<
+                    { T.head_dim as usize },
+                    { T.block_m as usize / 64 },
+                    { T.block_n as usize },
+                    { T.block_n as usize / 8 },
+                    { T.stages as usize },
+                    { T.head_dim as usize / 32 },
+                    { T.head_dim as usize / 8 },
+                    $chains,
+                    $exponent,
+                    { T.block_n as usize / <$pv>::KEYS_PER_PRODUCT },
+                    $pv,
+                    Out,
+                >(&$p, job)
+            };
+        }
+        if CausalKeys::fused_exponent_ok(&$p, &job, T.head_dim) {
+            forward_with!(FusedFma)
+        } else {
+            forward_with!(Unfused)
+        }
+    }};
 }
 
 /// The call of `mma::forward` for tile shape `$t`, copy loop `$copies`
@@ -348,10 +386,11 @@ entry!(sdpa_wgmma_fp8pv_packed_d64 / sdpa_wgmma_fp8pv_packed_d64_bf16, |p| {
 entry!(sdpa_wgmma_fp8pv_packed_d128 / sdpa_wgmma_fp8pv_packed_d128_bf16, |p| {
     wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed)
 });
-// Its 192-key form for long rows (the host's `plan::select` picks it).
+// Its 192-key form for long rows (the host's `plan::select` picks it),
+// warp-specialized.
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_long_d128 / sdpa_wgmma_fp8pv_long_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_FP8PV_LONG_D128, chains: 4, PvE4M3)
+    wgmma_specialized_call!(p, WGMMA_FP8PV_LONG_D128, chains: 4, PvE4M3)
 });
 
 // Their twins with a key window (`kernels::ScoreTwins`; causal masking is

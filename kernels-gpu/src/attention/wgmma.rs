@@ -70,8 +70,10 @@ use crate::softmax::{self, LAZY_MAX_SLACK};
 use crate::tiles::{TileShape, WgmmaSmemPlan};
 
 mod acc;
+mod feed;
 mod pv;
 mod scores;
+pub mod specialized;
 mod step;
 
 pub use pv::{PvE4M3, PvF16, PvForm};
