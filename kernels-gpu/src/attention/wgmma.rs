@@ -56,7 +56,9 @@
 //! whole, a head's first block takes only the tiles left over (`lead`
 //! empty slots before them, their scores `-inf` by tile
 //! ([`Rows::softmax_past_lead`], no key test per score), `Vt` zeroed once
-//! in the prologue); no block reads past the head's last tile.
+//! in the prologue); no block reads past the head's last tile. That
+//! kernel runs this body's key loop warp-specialized ([`specialized`]): a
+//! third warpgroup issues every copy, and the two of rows keep none.
 
 use super::block::{BlockJob, Rolled, load_rows_strided};
 use super::online::{self, Exponent, MaskGeometry, Rows};
