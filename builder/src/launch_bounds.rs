@@ -17,7 +17,7 @@
 //! `.maxntid` promises ptxas the block size and `.minnctapersm` asks it to
 //! fit that many blocks per SM in the register file.
 
-use kernels_gpu::kernels::{KERNELS, KernelInfo};
+use kernels_gpu::kernels::KERNELS;
 
 /// One entry's launch bounds: its threads per block and the blocks per SM
 /// ptxas must fit.
@@ -34,14 +34,13 @@ pub struct LaunchBounds {
 /// The launch bounds the kernel table asks for: its kernels' and their
 /// twins' (`KernelInfo::twins`: packed, over their scores).
 pub fn from_kernel_table() -> Vec<LaunchBounds> {
-    let threads = |k: &KernelInfo| k.tiles.threads();
     let main = KERNELS.iter().map(|k| LaunchBounds {
         entry: k.entry,
-        threads: threads(k),
+        threads: k.threads(k.entry),
         blocks_per_sm: k.min_blocks_per_sm,
     });
     let twins = KERNELS.iter().flat_map(|k| {
-        k.twins().map(|(entry, blocks_per_sm)| LaunchBounds { entry, threads: threads(k), blocks_per_sm })
+        k.twins().map(|(entry, blocks_per_sm)| LaunchBounds { entry, threads: k.threads(entry), blocks_per_sm })
     });
     main.chain(twins).filter(|b| b.blocks_per_sm > 0).collect()
 }

@@ -426,7 +426,7 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
             t.block_m,
             t.block_n,
             t.stages,
-            t.threads(),
+            k.threads(k.entry),
             k.smem_bytes,
             k.output.name(),
             k.entry

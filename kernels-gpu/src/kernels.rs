@@ -30,6 +30,9 @@ pub struct KernelInfo {
     /// `.minnctapersm` this), which caps its registers at
     /// `65536 / (threads x this)`: rustc has no attribute for them.
     pub min_blocks_per_sm: u32,
+    /// What its warps do: all the same work, or a producer warpgroup beside
+    /// the tile shape's warps ([`KernelInfo::threads`]).
+    pub roles: Roles,
     /// Whether its tensor copies bring Q, K and V as 128-byte rows of two
     /// rows each (`layout::RowLayout::SwizzledPairs`; the host encodes
     /// their maps so): half the copy requests, each a whole 128-byte line.
@@ -47,6 +50,19 @@ pub struct KernelInfo {
     /// Its twins with a key window, and with a window and capped scores
     /// (`params::AttnParams::window_left`, `softcap`), if built.
     pub scores: Option<ScoreTwins>,
+}
+
+/// What the warps of a kernel's block do ([`KernelInfo::roles`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Roles {
+    /// The tile shape's warps, each computing rows and some of them
+    /// issuing the block's copies between their own work.
+    Uniform,
+    /// The tile shape's warps compute rows and one more warpgroup issues
+    /// every copy (`attention::wgmma::specialized`, which shares the
+    /// register file out by `setmaxnreg`): the kernel's own entry and its
+    /// packed twin; its score twins keep the one-role body.
+    ProducerWarpgroup,
 }
 
 /// Which scores a kernel entry computes: a launch's choice among a
@@ -189,10 +205,10 @@ pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps
 /// `wgmma-fp8pv` at D = 128 on long rows (the host's kernel selection
 /// takes it past a key length): 2 warpgroups (128 rows) share each K/Vt
 /// stage of 192 keys (three prepass tiles; a head's first key block takes
-/// the tiles that leave every later one whole), 213 KB; a third, producer
-/// warpgroup issues every copy (`attention::wgmma::specialized`).
+/// the tiles that leave every later one whole), 213 KB; a producer
+/// warpgroup issues every copy ([`Roles::ProducerWarpgroup`]).
 pub const WGMMA_FP8PV_LONG_D128: TileShape =
-    TileShape { head_dim: 128, block_m: 128, block_n: 192, stages: 4, warps: 12, splits: 1 };
+    TileShape { head_dim: 128, block_m: 128, block_n: 192, stages: 4, warps: 8, splits: 1 };
 
 /// `split` at D = 64: 2 row warps (32 query rows) x 4 key groups, 32-key
 /// blocks, K/V double-buffered per group: 256 keys in flight per block, and
@@ -256,6 +272,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -273,6 +290,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -290,6 +308,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d64", 64)),
         min_blocks_per_sm: 2,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_packed_d64", "sdpa_wgmma_packed_d64_bf16", 2),
@@ -312,7 +331,8 @@ const F16_KERNELS: [KernelInfo; 16] = [
         smem_bytes: SmemPlan::Wgmma { pv_e4m3: false }.total(WGMMA_D128),
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_d128", 128)),
-        min_blocks_per_sm: 0,
+        min_blocks_per_sm: 1,
+        roles: Roles::ProducerWarpgroup,
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_packed_d128", "sdpa_wgmma_packed_d128_bf16", 1),
@@ -335,6 +355,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -352,6 +373,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -371,6 +393,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         // Two blocks per SM (128 registers): 14-24% faster at every shape
         // of more than 132 blocks on the H100.
         min_blocks_per_sm: 2,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -385,6 +408,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -399,6 +423,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -416,6 +441,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -433,6 +459,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d64", 64)),
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_fp8pv_packed_d64", "sdpa_wgmma_fp8pv_packed_d64_bf16", 2),
@@ -454,7 +481,8 @@ const F16_KERNELS: [KernelInfo; 16] = [
         smem_bytes: SmemPlan::Wgmma { pv_e4m3: true }.total(WGMMA_D128),
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
-        min_blocks_per_sm: 0,
+        min_blocks_per_sm: 1,
+        roles: Roles::ProducerWarpgroup,
         pair_rows: false,
         merge: None,
         packed: PackedTwin::of("sdpa_wgmma_fp8pv_packed_d128", "sdpa_wgmma_fp8pv_packed_d128_bf16", 1),
@@ -477,6 +505,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: Some(Prepass::kv_tiles("sdpa_kv_tiles_fp8pv_d128", 128)),
         min_blocks_per_sm: 1,
+        roles: Roles::ProducerWarpgroup,
         pair_rows: false,
         merge: None,
         packed: None,
@@ -491,6 +520,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: true,
         merge: None,
         packed: None,
@@ -505,6 +535,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d64", "sdpa_decode_merge_d64_bf16", 64),
         packed: None,
@@ -522,6 +553,7 @@ const F16_KERNELS: [KernelInfo; 16] = [
         sm90a_only: false,
         prepass: None,
         min_blocks_per_sm: 0,
+        roles: Roles::Uniform,
         pair_rows: false,
         merge: decode_merge("sdpa_decode_merge_d128", "sdpa_decode_merge_d128_bf16", 128),
         packed: None,
@@ -580,6 +612,15 @@ pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
 }
 
 impl KernelInfo {
+    /// Threads of a block of `entry`, this kernel's own entry or one of its
+    /// twins': the tile shape's warps, and a producer warpgroup for its own
+    /// entry and its packed twin's where its roles have one.
+    pub fn threads(&self, entry: &str) -> u32 {
+        let packed = self.packed.is_some_and(|t| t.entry(self.output) == entry);
+        let producer = self.roles == Roles::ProducerWarpgroup && (entry == self.entry || packed);
+        self.tiles.threads() + if producer { 128 } else { 0 }
+    }
+
     /// This kernel's twin that writes `output` (itself if it does).
     pub fn writing(&'static self, output: OutputDtype) -> &'static KernelInfo {
         KERNELS

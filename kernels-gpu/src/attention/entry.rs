@@ -134,22 +134,26 @@ unsafe fn wgmma_forward<
 }
 
 /// `wgmma::specialized::forward` for tile shape `$t`, `$chains` softmax
-/// chains and P·V form `$pv` (every key or causal masking), with the fused
+/// chains, P·V form `$pv` and the sequences' layout (`Dense` unless
+/// given; every key or causal masking), with the fused
 /// or the unfused exponent as the block's score factor allows (as
 /// [`wgmma_forward`]).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_specialized_call {
-    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {{
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {
+        wgmma_specialized_call!($p, $t, chains: $chains, $pv, Dense)
+    };
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty) => {{
         const T: TileShape = $t;
         let block_m = T.block_m;
-        let mut job = Dense::job::<{ T.head_dim as usize }>(&$p, block_m);
+        let mut job = <$seqs>::job::<{ T.head_dim as usize }>(&$p, block_m);
         CausalKeys::limit_keys(&$p, &mut job, block_m);
         // The body with exponent policy `$exponent`.
         macro_rules! forward_with {
             ($exponent:ty) => {
                 specialized::forward::<
                     { T.head_dim as usize },
-                    { T.block_m as usize / 64 },
+                    { T.warps as usize / 4 },
                     { T.block_n as usize },
                     { T.block_n as usize / 8 },
                     { T.stages as usize },
@@ -365,18 +369,20 @@ score_twins!(
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_d64 / sdpa_wgmma_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvF16));
 #[cfg(target_feature = "sm_90a")]
-entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, |p| wgmma_call!(p, WGMMA_D128, chains: 4, PvF16));
+entry!(sdpa_wgmma_d128 / sdpa_wgmma_d128_bf16, |p| wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvF16));
 // `wgmma-fp8pv` (opt-in): P·V on E4M3 operands.
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_d64 / sdpa_wgmma_fp8pv_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvE4M3));
 #[cfg(target_feature = "sm_90a")]
-entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3));
+entry!(sdpa_wgmma_fp8pv_d128 / sdpa_wgmma_fp8pv_d128_bf16, |p| {
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvE4M3)
+});
 // Their twins over packed batches of sequences (`kernels::KernelInfo::packed`).
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_packed_d64 / sdpa_wgmma_packed_d64_bf16, |p| wgmma_call!(p, WGMMA_D64, chains: 1, PvF16, Packed));
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_packed_d128 / sdpa_wgmma_packed_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Packed)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvF16, Packed)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_packed_d64 / sdpa_wgmma_fp8pv_packed_d64_bf16, |p| {
@@ -384,7 +390,7 @@ entry!(sdpa_wgmma_fp8pv_packed_d64 / sdpa_wgmma_fp8pv_packed_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_packed_d128 / sdpa_wgmma_fp8pv_packed_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed)
 });
 // Its 192-key form for long rows (the host's `plan::select` picks it),
 // warp-specialized.

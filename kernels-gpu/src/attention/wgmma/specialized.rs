@@ -5,7 +5,7 @@
 //! - **Consumers**, warpgroups `0 .. WARPGROUPS`: each owns 64 query rows
 //!   of the block and runs [`super::forward`]'s key loop on them (scores,
 //!   softmax, P·V) with no copy of its own but Q's, and no branch for one:
-//!   their register limit raised to [`CONSUMER_REGISTERS`] (`setmaxnreg`).
+//!   their register limit raised to [`consumer_registers`] (`setmaxnreg`).
 //! - **The producer**, warpgroup `WARPGROUPS`: its limit lowered to
 //!   [`PRODUCER_REGISTERS`], one of its threads issues every K/Vt copy,
 //!   `STAGES` key blocks ahead, refilling a stage once every consumer warp
@@ -33,10 +33,18 @@ use crate::tiles::{TileShape, WgmmaSmemPlan};
 /// over the key blocks.
 pub const PRODUCER_REGISTERS: u32 = 24;
 
-/// The consumer warpgroups' register limit: what the producer gives back
-/// from the launch's 168 a thread (384 threads under 65536 registers):
-/// `2 x 128 x (240 - 168) = 128 x (168 - 24)`.
-pub const CONSUMER_REGISTERS: u32 = 240;
+/// Registers a thread of a block of `threads` threads holds at launch: the
+/// register file's 65536 shared out, in multiples of 8.
+const fn launch_registers(threads: u32) -> u32 {
+    65536 / threads / 8 * 8
+}
+
+/// The consumer warpgroups' register limit with `warpgroups` of them and
+/// the producer: what the producer gives back from the launch's share, in
+/// multiples of 8 (240 for two, 160 for three).
+pub const fn consumer_registers(warpgroups: u32) -> u32 {
+    (65536 - 128 * PRODUCER_REGISTERS) / (128 * warpgroups) / 8 * 8
+}
 
 /// The kernel body (see the module doc): [`super::forward`]'s parameters
 /// at 192-key blocks with E4M3 P·V, every key or causal masking; its
@@ -68,10 +76,16 @@ pub unsafe fn forward<
 ) {
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM && S_TILES * 8 == BLOCK_N);
-        // Several prepass tiles a key block, no rows of ones.
-        assert!(Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128 && STAGES >= 3);
+        assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 3);
+        // A key block is one prepass tile, or three (E4M3 P·V at D = 128,
+        // no rows of ones).
+        assert!(
+            BLOCK_N == TILE_KEYS as usize
+                || (Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128)
+        );
         // The producer gives back what the consumers take.
-        assert!(WARPGROUPS * (CONSUMER_REGISTERS - 168) as usize <= (168 - PRODUCER_REGISTERS) as usize);
+        let (w, launch) = (WARPGROUPS as u32, launch_registers(128 * (WARPGROUPS as u32 + 1)));
+        assert!(w * (consumer_registers(w) - launch) <= launch - PRODUCER_REGISTERS);
     };
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
@@ -142,6 +156,15 @@ pub unsafe fn forward<
             load_rows_strided::<HEAD_DIM, Rolled>(smem_base + plan.q, tile_rows, q, shape.block_m, job.rows, team);
             cp_async::commit_group();
         }
+        // Every stage's rows of ones (f16 1.0 pairs; none where
+        // `Pv::SUM_ROWS` is 0): one word per thread and stage.
+        if Pv::SUM_ROWS > 0 && team.0 < Pv::SUM_ROWS * block_n * 2 / 4 {
+            for stage in 0..stages {
+                let at = plan.ones_rows(stage, shape) + 4 * team.0;
+                // SAFETY: inside a stage's rows of ones, 4-byte aligned.
+                unsafe { *(smem_ptr.add(at as usize) as *mut u32) = 0x3C00_3C00 };
+            }
+        }
         // The first key block's empty `Vt` slots (the first `lead` tiles of
         // the first stage) as zeros: their keys' P is 0, and 0 times whatever
         // shared memory held could be NaN. (Their K slots need nothing: those
@@ -182,7 +205,12 @@ pub unsafe fn forward<
         return;
     }
     // SAFETY: the whole warpgroup, converged.
-    unsafe { wgmma::set_max_registers::<true, CONSUMER_REGISTERS>() };
+    unsafe {
+        match WARPGROUPS {
+            2 => wgmma::set_max_registers::<true, { consumer_registers(2) }>(),
+            _ => wgmma::set_max_registers::<true, { consumer_registers(3) }>(),
+        }
+    }
 
     let (qk_descs, pv_descs) =
         kv_descriptors::<HEAD_DIM, BLOCK_N, STAGES, QK_STEPS, PV_STEPS>((smem_base, plan, shape), kv, warpgroup, false);
