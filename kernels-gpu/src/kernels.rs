@@ -200,7 +200,9 @@ pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D6
 /// (the pipelined loop holds block j's Vt and block j + 1's K while blocks
 /// j + 2 and j + 3 load).
 pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8, splits: 1 };
-/// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile.
+/// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile; the
+/// plain and packed kernels add a producer warpgroup
+/// ([`Roles::ProducerWarpgroup`]), the score twins do not.
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
 /// `wgmma-fp8pv` at D = 128 on long rows (the host's kernel selection
 /// takes it past a key length): 2 warpgroups (128 rows) share each K/Vt

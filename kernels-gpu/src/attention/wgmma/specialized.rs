@@ -1,5 +1,7 @@
-//! The warp-specialized form of the `wgmma` body, for `wgmma-fp8pv`'s
-//! 192-key kernel (`kernels::WGMMA_FP8PV_LONG_D128`).
+//! The warp-specialized form of the `wgmma` body, every key or causal
+//! masking (no score policy): the kernels whose `kernels::Roles` is
+//! `ProducerWarpgroup` (at D = 128 `wgmma`'s and `wgmma-fp8pv`'s, their
+//! packed twins, and `wgmma-fp8pv`'s 192-key kernel).
 //!
 //! Roles by warpgroup:
 //! - **Consumers**, warpgroups `0 .. WARPGROUPS`: each owns 64 query rows
@@ -47,15 +49,15 @@ pub const fn consumer_registers(warpgroups: u32) -> u32 {
 }
 
 /// The kernel body (see the module doc): [`super::forward`]'s parameters
-/// at 192-key blocks with E4M3 P·V, every key or causal masking; its
+/// (`job` its block's, dense or packed), every key or causal masking; its
 /// `WARPGROUPS` warpgroups of rows are the consumers, and one more the
 /// producer.
 ///
 /// # Safety
 /// `p` must describe valid device buffers (host-validated); the block must
-/// have `128 * (WARPGROUPS + 1)` threads under launch bounds that fix 168
-/// registers a thread, and `WgmmaSmemPlan::new(..).total` bytes of dynamic
-/// shared memory.
+/// have `128 * (WARPGROUPS + 1)` threads under launch bounds that fix its
+/// registers at `65536 / threads` a thread (168 or 128), and
+/// `WgmmaSmemPlan::new(..).total` bytes of dynamic shared memory.
 #[inline(always)]
 pub unsafe fn forward<
     const HEAD_DIM: usize,
