@@ -36,11 +36,11 @@ pub struct LaunchBounds {
 pub fn from_kernel_table() -> Vec<LaunchBounds> {
     let main = KERNELS.iter().map(|k| LaunchBounds {
         entry: k.entry,
-        threads: k.threads(k.entry),
+        threads: k.threads(),
         blocks_per_sm: k.min_blocks_per_sm,
     });
     let twins = KERNELS.iter().flat_map(|k| {
-        k.twins().map(|(entry, blocks_per_sm)| LaunchBounds { entry, threads: k.threads(entry), blocks_per_sm })
+        k.twins().map(|(entry, blocks_per_sm)| LaunchBounds { entry, threads: k.threads(), blocks_per_sm })
     });
     main.chain(twins).filter(|b| b.blocks_per_sm > 0).collect()
 }

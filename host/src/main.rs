@@ -426,7 +426,7 @@ fn info(args: InfoArgs) -> Result<(), Failure> {
             t.block_m,
             t.block_n,
             t.stages,
-            k.threads(k.entry),
+            k.threads(),
             k.smem_bytes,
             k.output.name(),
             k.entry

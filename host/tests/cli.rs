@@ -168,7 +168,7 @@ fn info_prints_images_and_the_kernel_table() {
             t.block_m.to_string(),
             t.block_n.to_string(),
             t.stages.to_string(),
-            k.threads(k.entry).to_string(),
+            k.threads().to_string(),
             k.smem_bytes.to_string(),
             k.output.name().to_string(),
             k.entry.to_string(),

@@ -60,8 +60,7 @@ pub enum Roles {
     Uniform,
     /// The tile shape's warps compute rows and one more warpgroup issues
     /// every copy (`attention::wgmma::specialized`, which shares the
-    /// register file out by `setmaxnreg`): the kernel's own entry and its
-    /// packed twin; its score twins keep the one-role body.
+    /// register file out by `setmaxnreg`), in the kernel and all its twins.
     ProducerWarpgroup,
 }
 
@@ -200,9 +199,8 @@ pub const MMA_D128: TileShape = TileShape { head_dim: 128, block_n: 32, ..MMA_D6
 /// (the pipelined loop holds block j's Vt and block j + 1's K while blocks
 /// j + 2 and j + 3 load).
 pub const WGMMA_D64: TileShape = TileShape { head_dim: 64, block_m: 128, block_n: 64, stages: 4, warps: 8, splits: 1 };
-/// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile; the
-/// plain and packed kernels add a producer warpgroup
-/// ([`Roles::ProducerWarpgroup`]), the score twins do not.
+/// `wgmma` at D = 128: 3 warpgroups (192 rows) share each K/Vt tile, and
+/// its kernels add a producer warpgroup ([`Roles::ProducerWarpgroup`]).
 pub const WGMMA_D128: TileShape = TileShape { head_dim: 128, block_m: 192, warps: 12, ..WGMMA_D64 };
 /// `wgmma-fp8pv` at D = 128 on long rows (the host's kernel selection
 /// takes it past a key length): 2 warpgroups (128 rows) share each K/Vt
@@ -614,12 +612,10 @@ pub fn find(variant: Variant, head_dim: u32) -> Option<&'static KernelInfo> {
 }
 
 impl KernelInfo {
-    /// Threads of a block of `entry`, this kernel's own entry or one of its
-    /// twins': the tile shape's warps, and a producer warpgroup for its own
-    /// entry and its packed twin's where its roles have one.
-    pub fn threads(&self, entry: &str) -> u32 {
-        let packed = self.packed.is_some_and(|t| t.entry(self.output) == entry);
-        let producer = self.roles == Roles::ProducerWarpgroup && (entry == self.entry || packed);
+    /// Threads of a block of this kernel and of each of its twins: the tile
+    /// shape's warps, and a producer warpgroup where its roles have one.
+    pub fn threads(&self) -> u32 {
+        let producer = self.roles == Roles::ProducerWarpgroup;
         self.tiles.threads() + if producer { 128 } else { 0 }
     }
 

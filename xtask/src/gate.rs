@@ -99,10 +99,10 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
     let built = KERNELS.iter().filter(|k| !k.sm90a_only || arch.name == "sm_90a");
     let mut tabled: Vec<_> = built
         .flat_map(|k| {
-            let main = (k.variant.name(), k.entry, k.smem_bytes, k.threads(k.entry));
+            let main = (k.variant.name(), k.entry, k.smem_bytes, k.threads());
             let prepass = k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads));
             let merge = k.merge.map(|m| (k.variant.name(), m.entry(k.output), m.smem_bytes, m.threads));
-            let twins = k.twins().map(|(entry, _)| (k.variant.name(), entry, k.smem_bytes, k.threads(entry)));
+            let twins = k.twins().map(|(entry, _)| (k.variant.name(), entry, k.smem_bytes, k.threads()));
             std::iter::once(main).chain(prepass).chain(merge).chain(twins)
         })
         .collect();

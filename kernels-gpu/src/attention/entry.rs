@@ -134,20 +134,23 @@ unsafe fn wgmma_forward<
 }
 
 /// `wgmma::specialized::forward` for tile shape `$t`, `$chains` softmax
-/// chains, P·V form `$pv` and the sequences' layout (`Dense` unless
-/// given; every key or causal masking), with the fused
-/// or the unfused exponent as the block's score factor allows (as
+/// chains, P·V form `$pv`, the sequences' layout (`Dense` unless given)
+/// and the score policy (`CausalKeys` unless given), with the fused or the
+/// unfused exponent as the block's score factor allows (as
 /// [`wgmma_forward`]).
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_specialized_call {
     ($p:ident, $t:expr, chains: $chains:literal, $pv:ty) => {
         wgmma_specialized_call!($p, $t, chains: $chains, $pv, Dense)
     };
-    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty) => {{
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty) => {
+        wgmma_specialized_call!($p, $t, chains: $chains, $pv, $seqs, CausalKeys)
+    };
+    ($p:ident, $t:expr, chains: $chains:literal, $pv:ty, $seqs:ty, $scores:ty) => {{
         const T: TileShape = $t;
         let block_m = T.block_m;
         let mut job = <$seqs>::job::<{ T.head_dim as usize }>(&$p, block_m);
-        CausalKeys::limit_keys(&$p, &mut job, block_m);
+        <$scores>::limit_keys(&$p, &mut job, block_m);
         // The body with exponent policy `$exponent`.
         macro_rules! forward_with {
             ($exponent:ty) => {
@@ -163,11 +166,12 @@ macro_rules! wgmma_specialized_call {
                     $exponent,
                     { T.block_n as usize / <$pv>::KEYS_PER_PRODUCT },
                     $pv,
+                    $scores,
                     Out,
                 >(&$p, job)
             };
         }
-        if CausalKeys::fused_exponent_ok(&$p, &job, T.head_dim) {
+        if <$scores>::fused_exponent_ok(&$p, &job, T.head_dim) {
             forward_with!(FusedFma)
         } else {
             forward_with!(Unfused)
@@ -407,7 +411,7 @@ entry!(sdpa_wgmma_window_d64 / sdpa_wgmma_window_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_window_d128 / sdpa_wgmma_window_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Dense, WindowKeys<Uncapped>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvF16, Dense, WindowKeys<Uncapped>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_window_d64 / sdpa_wgmma_fp8pv_window_d64_bf16, |p| {
@@ -415,7 +419,7 @@ entry!(sdpa_wgmma_fp8pv_window_d64 / sdpa_wgmma_fp8pv_window_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_window_d128 / sdpa_wgmma_fp8pv_window_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Dense, WindowKeys<Uncapped>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvE4M3, Dense, WindowKeys<Uncapped>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_packed_window_d64 / sdpa_wgmma_packed_window_d64_bf16, |p| {
@@ -423,7 +427,7 @@ entry!(sdpa_wgmma_packed_window_d64 / sdpa_wgmma_packed_window_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_packed_window_d128 / sdpa_wgmma_packed_window_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Packed, WindowKeys<Uncapped>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvF16, Packed, WindowKeys<Uncapped>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_packed_window_d64 / sdpa_wgmma_fp8pv_packed_window_d64_bf16, |p| {
@@ -431,7 +435,7 @@ entry!(sdpa_wgmma_fp8pv_packed_window_d64 / sdpa_wgmma_fp8pv_packed_window_d64_b
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_packed_window_d128 / sdpa_wgmma_fp8pv_packed_window_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed, WindowKeys<Uncapped>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed, WindowKeys<Uncapped>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_softcap_d64 / sdpa_wgmma_softcap_d64_bf16, |p| {
@@ -439,7 +443,7 @@ entry!(sdpa_wgmma_softcap_d64 / sdpa_wgmma_softcap_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_softcap_d128 / sdpa_wgmma_softcap_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Dense, WindowKeys<TanhCap>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvF16, Dense, WindowKeys<TanhCap>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_softcap_d64 / sdpa_wgmma_fp8pv_softcap_d64_bf16, |p| {
@@ -447,7 +451,7 @@ entry!(sdpa_wgmma_fp8pv_softcap_d64 / sdpa_wgmma_fp8pv_softcap_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_softcap_d128 / sdpa_wgmma_fp8pv_softcap_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Dense, WindowKeys<TanhCap>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvE4M3, Dense, WindowKeys<TanhCap>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_packed_softcap_d64 / sdpa_wgmma_packed_softcap_d64_bf16, |p| {
@@ -455,7 +459,7 @@ entry!(sdpa_wgmma_packed_softcap_d64 / sdpa_wgmma_packed_softcap_d64_bf16, |p| {
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_packed_softcap_d128 / sdpa_wgmma_packed_softcap_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvF16, Packed, WindowKeys<TanhCap>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvF16, Packed, WindowKeys<TanhCap>)
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_packed_softcap_d64 / sdpa_wgmma_fp8pv_packed_softcap_d64_bf16, |p| {
@@ -463,7 +467,7 @@ entry!(sdpa_wgmma_fp8pv_packed_softcap_d64 / sdpa_wgmma_fp8pv_packed_softcap_d64
 });
 #[cfg(target_feature = "sm_90a")]
 entry!(sdpa_wgmma_fp8pv_packed_softcap_d128 / sdpa_wgmma_fp8pv_packed_softcap_d128_bf16, |p| {
-    wgmma_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed, WindowKeys<TanhCap>)
+    wgmma_specialized_call!(p, WGMMA_D128, chains: 4, PvE4M3, Packed, WindowKeys<TanhCap>)
 });
 
 // The `kv_tiles` prepasses (see `kernels::Prepass`), one per head dimension

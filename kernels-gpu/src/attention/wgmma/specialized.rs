@@ -1,7 +1,7 @@
-//! The warp-specialized form of the `wgmma` body, every key or causal
-//! masking (no score policy): the kernels whose `kernels::Roles` is
-//! `ProducerWarpgroup` (at D = 128 `wgmma`'s and `wgmma-fp8pv`'s, their
-//! packed twins, and `wgmma-fp8pv`'s 192-key kernel).
+//! The warp-specialized form of the `wgmma` body: the kernels whose
+//! `kernels::Roles` is `ProducerWarpgroup` (at D = 128 `wgmma`'s and
+//! `wgmma-fp8pv`'s with all their twins, and `wgmma-fp8pv`'s 192-key
+//! kernel).
 //!
 //! Roles by warpgroup:
 //! - **Consumers**, warpgroups `0 .. WARPGROUPS`: each owns 64 query rows
@@ -17,9 +17,9 @@
 //! warp's products and softmax, no consumer warp waits on a release and
 //! the key loop runs fewer instructions (see lab/).
 
-use super::PvForm;
 use super::feed::{KeyWalk, kv_descriptors, load_kv};
 use super::step::{issue_first_scores, issue_scores_and_pv, pv_landed, release, rescale, scores_landed};
+use super::{PvForm, ScorePolicy};
 use crate::arch::{bar, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, wgmma};
 use crate::attention::block::{BlockJob, Rolled, load_rows_strided};
 use crate::attention::online::{self, Exponent, MaskGeometry, Rows};
@@ -49,7 +49,7 @@ pub const fn consumer_registers(warpgroups: u32) -> u32 {
 }
 
 /// The kernel body (see the module doc): [`super::forward`]'s parameters
-/// (`job` its block's, dense or packed), every key or causal masking; its
+/// (`job` its block's, dense or packed, its keys limited by `Sc`); its
 /// `WARPGROUPS` warpgroups of rows are the consumers, and one more the
 /// producer.
 ///
@@ -71,6 +71,7 @@ pub unsafe fn forward<
     E: Exponent,
     const PV_STEPS: usize,
     Pv: PvForm,
+    Sc: ScorePolicy,
     Out: OutputFormat,
 >(
     p: &AttnParams,
@@ -85,6 +86,8 @@ pub unsafe fn forward<
             BLOCK_N == TILE_KEYS as usize
                 || (Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128)
         );
+        // A window's key blocks are whole tiles from its first one.
+        assert!(!Sc::WINDOWED || BLOCK_N == TILE_KEYS as usize);
         // The producer gives back what the consumers take.
         let (w, launch) = (WARPGROUPS as u32, launch_registers(128 * (WARPGROUPS as u32 + 1)));
         assert!(w * (consumer_registers(w) - launch) <= launch - PRODUCER_REGISTERS);
@@ -99,7 +102,7 @@ pub unsafe fn forward<
     };
     let plan = WgmmaSmemPlan::new(shape, Pv::e4m3());
     let kv = KvTiles::of(p, HEAD_DIM as u32, Pv::e4m3());
-    let walk = KeyWalk::of::<BLOCK_N>(p, &job, kv, false);
+    let walk = KeyWalk::of::<BLOCK_N>(p, &job, kv, Sc::WINDOWED);
     let key_blocks = walk.key_blocks;
     // The consumers' threads: (this thread, all of them).
     let consumers = 128 * WARPGROUPS as u32;
@@ -237,7 +240,14 @@ pub unsafe fn forward<
     // first slot, the keys and the causal diagonal move by `lead_keys`).
     let masked_from = schedule::first_masked_block(job.row0, block_n, job.seq_q, job.seq_kv + lead_keys, causal);
     let mask_of = |j: u32| (j >= masked_from).then_some((geometry, (j * block_n).wrapping_sub(lead_keys)));
-    let score_factor = job.score_scale_log2;
+    // Shapes and masks key block `j`'s scores by a windowed score policy
+    // (the causal mask is left to the softmax: `mask_of`). (Two closures
+    // and a branch at each use, as in `super::forward`: so the kernels
+    // without a window build as they did before the policy.)
+    let shape_window = |s: &mut [[f32; 4]; S_TILES], j: u32| {
+        Sc::shape(p, &job, s, (geometry, shape.block_m), (walk.first_tile + j) * block_n);
+    };
+    let score_factor = if Sc::WINDOWED { Sc::softmax_factor(p, &job) } else { job.score_scale_log2 };
 
     tiles_landed(0);
     // SAFETY: warpgroup-uniform; Q and K of block 0 are written and fenced.
@@ -245,13 +255,19 @@ pub unsafe fn forward<
     // SAFETY: warpgroup-uniform; converged warps.
     let mut p_frag: [[u32; 4]; PV_STEPS] = unsafe {
         wgmma::wait_group(0);
-        if walk.lead > 0 {
+        if walk.lead > 0 && !Sc::WINDOWED {
             // The `lead` empty slots by tile, the keys past them masked only
             // where a later block would be.
             let mask = (masked_from == 0).then_some((geometry, 0u32.wrapping_sub(lead_keys)));
             rows.softmax_past_lead::<E, SOFTMAX_CHAINS, S_TILES>(&mut s, walk.lead, score_factor, &mut over_at, mask);
         } else {
-            rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, LAZY_MAX_SLACK, &mut over_at, mask_of(0));
+            let mask = if Sc::WINDOWED {
+                shape_window(&mut s, 0);
+                None
+            } else {
+                mask_of(0)
+            };
+            rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, LAZY_MAX_SLACK, &mut over_at, mask);
         }
         Pv::fragments::<S_TILES, PV_STEPS>(&s)
     };
@@ -275,13 +291,13 @@ pub unsafe fn forward<
             // SAFETY: warpgroup-uniform; converged warps.
             let moved = unsafe {
                 scores_landed(&p_frag);
-                rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(
-                    &mut s,
-                    score_factor,
-                    LAZY_MAX_SLACK,
-                    &mut over_at,
-                    mask_of(j + 1),
-                )
+                let mask = if Sc::WINDOWED {
+                    shape_window(&mut s, j + 1);
+                    None
+                } else {
+                    mask_of(j + 1)
+                };
+                rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, LAZY_MAX_SLACK, &mut over_at, mask)
             };
             // SAFETY: warpgroup-uniform.
             unsafe { pv_landed(&p_frag) };
