@@ -2,7 +2,7 @@
 //! table is in every embedded PTX image, and the grid covers every query row
 //! exactly once.
 
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, SPLIT_N64_D64_EXCHANGE_APART, find};
+use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, Roles, SPLIT_N64_D64_EXCHANGE_APART, find};
 use kernels_gpu::layout::RowLayout;
 use kernels_gpu::params::{KvTiles, TILE_KEYS, k_by_tensor_copy};
 use kernels_gpu::schedule::{blocks, grid};
@@ -89,8 +89,21 @@ fn the_table_has_every_variant_at_every_head_dim() {
         for d in HEAD_DIMS {
             let k = find(v, d).unwrap_or_else(|| panic!("no {} kernel for D={d}", v.name()));
             assert_eq!(k.tiles.head_dim, d);
-            assert!(k.tiles.threads() <= 1024);
+            assert!(k.threads() <= 1024);
         }
+    }
+}
+
+#[test]
+fn a_producer_warpgroup_comes_with_launch_bounds_and_whole_warpgroups() {
+    for k in KERNELS.iter().filter(|k| k.roles == Roles::ProducerWarpgroup) {
+        // The specialized body shares the register file out by
+        // `setmaxnreg`, which needs the launch's registers fixed, and
+        // gives each warpgroup of rows 64 of the block's rows.
+        assert!(k.min_blocks_per_sm >= 1, "{}", k.entry);
+        assert_eq!(k.tiles.warps * 16, k.tiles.block_m, "{}", k.entry);
+        assert_eq!(k.threads(), k.tiles.threads() + 128, "{}", k.entry);
+        assert!(k.twins().all(|(_, blocks)| blocks >= 1), "{}", k.entry);
     }
 }
 
