@@ -888,8 +888,7 @@ impl Attention {
                 Some(_) => (p.heads_q as u32, p.packed_query_blocks(tiles.block_m) as u32, 1),
             },
         };
-        let threads = kernel.threads();
-        let cfg = LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: kernel.smem_bytes };
+        let cfg = LaunchConfig { grid_dim, block_dim: (kernel.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
         launch::launch(&self.stream, func, cfg, params, overlap)?;
         if let (Some(merge), true) = (kernel.merge, plan.kv_splits() > 1) {
             let entry = merge.entry(kernel.output);

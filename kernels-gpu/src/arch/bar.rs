@@ -23,18 +23,3 @@ pub unsafe fn sync_warp() {
     // SAFETY: the caller guarantees every lane arrives.
     unsafe { core::arch::asm!("bar.warp.sync -1;", options(nostack)) }
 }
-
-/// `bar.sync ID, threads`: waits until `threads` threads (whole warps)
-/// have arrived on named barrier `ID` (1 to 15; 0 is the block's,
-/// [`sync_threads`]), and orders their shared-memory accesses around it:
-/// a subset of the block (e.g. its consumer warpgroups) meets without the
-/// rest.
-///
-/// # Safety
-/// Exactly `threads` threads, whole warps, reach barrier `ID` in each
-/// phase, and no other barrier of the block uses `ID` meanwhile.
-#[inline(always)]
-pub unsafe fn sync_named<const ID: u32>(threads: u32) {
-    // SAFETY: the caller guarantees the arrivals.
-    unsafe { core::arch::asm!("bar.sync {id}, {n};", id = const ID, n = in(reg32) threads, options(nostack)) }
-}

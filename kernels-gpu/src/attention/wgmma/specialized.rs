@@ -88,7 +88,9 @@ pub unsafe fn forward<
         );
         // A window's key blocks are whole tiles from its first one.
         assert!(!Sc::WINDOWED || BLOCK_N == TILE_KEYS as usize);
-        // The producer gives back what the consumers take.
+        // Two or three warpgroups of rows (the register raise below names
+        // each count's limit), and the producer gives back what they take.
+        assert!(WARPGROUPS == 2 || WARPGROUPS == 3);
         let (w, launch) = (WARPGROUPS as u32, launch_registers(128 * (WARPGROUPS as u32 + 1)));
         assert!(w * (consumer_registers(w) - launch) <= launch - PRODUCER_REGISTERS);
     };
@@ -213,6 +215,7 @@ pub unsafe fn forward<
     unsafe {
         match WARPGROUPS {
             2 => wgmma::set_max_registers::<true, { consumer_registers(2) }>(),
+            // 3, the only other count the assertion above lets through.
             _ => wgmma::set_max_registers::<true, { consumer_registers(3) }>(),
         }
     }
