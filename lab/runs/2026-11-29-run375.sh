@@ -24,7 +24,7 @@ pack
 timeout 200 env SDPA_GATE_VARIANTS=wgmma,wgmma-fp8pv /tmp/b375/gpu_gate $R > $W/gate.log 2>&1; echo "gate wgmma,wgmma-fp8pv rc=$? $(grep -E 'passed, .* failed' $W/gate.log | tail -1) FAIL lines: $(grep -c FAIL $W/gate.log)" >> $S
 grep FAIL $W/gate.log | head -3 >> $S
 pack
-timeout 110 env SDPA_FUZZ_ENTRIES=_d128 /tmp/b375/gpu_fuzz_release $R > $W/fuzz.log 2>&1; echo "release fuzz D = 128 entries rc=$?" >> $S
+timeout 120 env SDPA_FUZZ_ENTRIES=wgmma_d128_bf16,fp8pv_d128_bf16,fp8pv_long_d128 /tmp/b375/gpu_fuzz_release $R > $W/fuzz.log 2>&1; echo "release fuzz (wgmma d128 bf16, fp8pv d128 bf16, fp8pv long d128 both) rc=$?" >> $S
 grep -E "total|FAIL|failures" $W/fuzz.log | grep -v " 0 failures" | head -5 >> $S; grep -E "total" $W/fuzz.log | tail -1 >> $S
 pack
 timeout 60 /tmp/b375/packed $R > $W/packed.log 2>&1; echo "packed rc=$? $(grep -E 'test result' $W/packed.log | tail -1)" >> $S
