@@ -364,7 +364,7 @@ pub const fn kv_tiles_threads(head_dim: u32) -> u32 {
 /// what the copy itself costs there is open (see lab/).
 #[inline(always)]
 pub const fn k_by_tensor_copy(head_dim: u32) -> bool {
-    head_dim == 64
+    head_dim == 64 || head_dim == 128
 }
 
 /// Bytes per key of a `Vt` row: 1 where `wgmma`'s P·V multiplies E4M3 P

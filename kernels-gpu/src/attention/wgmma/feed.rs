@@ -87,16 +87,23 @@ pub unsafe fn load_kv<const HEAD_DIM: usize, const BLOCK_N: usize, const STAGES:
     };
     let tiles = key_tiles - skipped;
     let (k_bytes, vt_bytes) = (tiles * kv.k_tile_bytes(), tiles * kv.vt_tile_bytes());
+    let k_by_map = crate::params::k_by_tensor_copy(HEAD_DIM as u32);
+    // A tensor copy counts its whole box, zeros included.
+    let k_expected = if k_by_map { key_tiles * kv.k_tile_bytes() } else { k_bytes };
     // SAFETY: tiles `tile .. tile + tiles` (below padded_keys / 64) lie
-    // inside the scratch, or K's box of keys 64 tile .. (zeros past
-    // `seq_kv`) inside its map, the K stage aligned to 1024 bytes (the
-    // swizzle's); the caller's contract for the stage.
+    // inside the scratch, or K's box of the block's `key_tiles` tiles
+    // (from `skipped` tiles before the head's first key for the first
+    // block; zeros outside the map's rows) inside its map, the K stage
+    // aligned to 1024 bytes (the swizzle's); the caller's contract for the
+    // stage.
     unsafe {
-        mbarrier::arrive_expect_tx(full, k_bytes + vt_bytes);
-        if crate::params::k_by_tensor_copy(HEAD_DIM as u32) {
-            let at = (0, job.kv_row0 + tile * TILE_KEYS, job.kv_head as u32);
+        mbarrier::arrive_expect_tx(full, k_expected + vt_bytes);
+        if k_by_map {
+            // (A negative row, as a signed coordinate, for a first block
+            // with empty slots.)
+            let row = (job.kv_row0 + tile * TILE_KEYS).wrapping_sub(skipped * TILE_KEYS);
             let k_map = p.tile_maps + TileMaps::K_OFFSET;
-            tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, at, full);
+            tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, (0, row, job.kv_head as u32), full);
         } else {
             bulk::copy_to_shared(
                 smem_base + plan.k_stage(stage, shape) + skipped * kv.k_tile_bytes(),
