@@ -431,7 +431,7 @@ impl<'a> DeviceScales<'a> {
 impl WorkspaceSize {
     /// What `plan` needs on `target`.
     pub fn of(plan: &Plan, target: Target) -> WorkspaceSize {
-        let (p, kernel) = (plan.problem(), plan.kernel());
+        let kernel = plan.kernel();
         let scratch = if kernel.prepass.is_some() {
             kv_tiles_of(plan).total_bytes()
         } else if kernel.merge.is_some() {
@@ -439,10 +439,7 @@ impl WorkspaceSize {
         } else {
             0
         };
-        WorkspaceSize {
-            scratch_bytes: scratch as usize,
-            tile_maps: target.sm90a && kernel.variant.uses_tile_maps(p.head_dim as u32),
-        }
+        WorkspaceSize { scratch_bytes: scratch as usize, tile_maps: target.sm90a && kernel.variant.uses_tile_maps() }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, Roles, SPLIT_N64_D64_EXCHANGE_APART, find};
 use kernels_gpu::layout::RowLayout;
-use kernels_gpu::params::{KvTiles, TILE_KEYS, k_by_tensor_copy};
+use kernels_gpu::params::{KvTiles, TILE_KEYS};
 use kernels_gpu::schedule::{blocks, grid};
 use kernels_gpu::tiles::{KvTilesSmemPlan, MmaSmemPlan, ONES_ROWS, SplitSmemPlan, WgmmaSmemPlan};
 use kernels_gpu::variant::{OutputDtype, Variant};
@@ -197,21 +197,19 @@ fn wgmma_shared_memory_plans_are_aligned_and_match_the_table() {
 }
 
 #[test]
-fn prepass_shared_memory_holds_the_rows_then_both_images() {
+fn prepass_shared_memory_holds_the_rows_then_the_image_over_them() {
     for (k, pre) in KERNELS.iter().filter_map(|k| k.prepass.map(|p| (k, p))) {
         let d = k.tiles.head_dim;
         let plan = KvTilesSmemPlan::new(d);
         let tiles = KvTiles::new(d, 1, 1, 64, k.variant.pv_e4m3());
-        // K rows then V rows in (a K tile's bytes each), the `Vt` image
-        // over both (f16) or over the K rows (E4M3), then the K image (none
-        // where K comes by tensor copies) and the barrier.
-        assert_eq!(plan.v_rows - plan.input, tiles.k_tile_bytes(), "D = {d}: K rows");
-        assert_eq!(plan.k_image - plan.v_rows, tiles.k_tile_bytes(), "D = {d}: V rows");
-        let image = if k.variant.pv_e4m3() { plan.v_rows } else { plan.k_image } - plan.input;
-        assert_eq!(image, tiles.vt_tile_bytes(), "{}: the Vt image fills the input", k.entry);
-        let k_image = if k_by_tensor_copy(d) { 0 } else { tiles.k_tile_bytes() };
-        assert_eq!(plan.barrier - plan.k_image, k_image, "D = {d}: K image");
-        for off in [plan.input, plan.v_rows, plan.k_image] {
+        let rows_bytes = TILE_KEYS * d;
+        // The V rows in, the `Vt` image ending where they end (f16: twice
+        // their bytes) or over the space before them (E4M3), then the
+        // barrier.
+        assert_eq!(plan.barrier - plan.v_rows, rows_bytes, "D = {d}: V rows");
+        let image_end = if k.variant.pv_e4m3() { plan.v_rows } else { plan.barrier };
+        assert_eq!(image_end - plan.image, tiles.vt_tile_bytes(), "{}: the Vt image", k.entry);
+        for off in [plan.image, plan.v_rows] {
             assert_eq!(off % 16, 0, "D = {d}: bulk copies need 16-byte alignment");
         }
         assert_eq!(plan.barrier % 8, 0);

@@ -33,9 +33,9 @@ pub struct AttnParams {
     pub v_scale: u64,
     /// Device address of the scratch the `kv_tiles` prepass fills for the
     /// kernels that read it (0 for the others): every key/value head's
-    /// `Vt` (V transposed to f16), and at D = 128 its K, cut into 64-key
-    /// tiles, each already in the shared-memory layout the `wgmma` kernel
-    /// reads, so one bulk copy moves a tile (see [`KvTiles`]).
+    /// `Vt` (V transposed, to f16 or as E4M3) cut into 64-key tiles, each
+    /// already in the shared-memory layout the `wgmma` kernel reads, so
+    /// one bulk copy moves a tile (see [`KvTiles`]).
     pub kv_tiles: u64,
     /// Batch size B.
     pub batch: u32,
@@ -313,7 +313,7 @@ pub const fn scale_index(stride: u32, batch: u32, head: u32, kv_head: u32) -> (u
 
 /// The tensor maps (`cuTensorMapEncodeTiled` descriptors, 128 bytes each)
 /// through which `split` copies its Q, K and V tiles on sm_90a (and
-/// `wgmma` its K tiles at D = 64, [`k_by_tensor_copy`]), in global
+/// `wgmma` its K tiles), in global
 /// memory at [`AttnParams::tile_maps`]. Each describes its tensor as three
 /// dimensions, innermost first: `HEAD_DIM` bytes, the sequence (`seq_q` or
 /// `seq_kv`), the heads over the batch (`batch * heads_q` or `batch *
@@ -355,18 +355,6 @@ pub const fn kv_tiles_threads(head_dim: u32) -> u32 {
     head_dim / 4 * (TILE_KEYS / 8)
 }
 
-/// Whether `wgmma` copies its K tiles straight from the input by tensor
-/// copies (64-byte swizzle) at head dimension `head_dim`, so the `kv_tiles`
-/// prepass writes `Vt` only: at D = 64, where it measured faster (the
-/// prepass moves 12 KB a tile instead of 20). At D = 128 the prepass still
-/// cuts K too: there the tensor copy (128-byte swizzle) measured slower,
-/// but so did the same build with the base's K path and reordered code, so
-/// what the copy itself costs there is open (see lab/).
-#[inline(always)]
-pub const fn k_by_tensor_copy(head_dim: u32) -> bool {
-    head_dim == 64 || head_dim == 128
-}
-
 /// Bytes per key of a `Vt` row: 1 where `wgmma`'s P·V multiplies E4M3 P
 /// by E4M3 V (`kernels::Variant::WgmmaFp8Pv`: V's own bytes), 2 where it
 /// multiplies f16 P by f16 V (`wgmma`: V converted, exactly).
@@ -376,13 +364,12 @@ pub const fn vt_key_bytes(pv_e4m3: bool) -> u32 {
 }
 
 /// Where the `kv_tiles` prepass puts each tile in the scratch at
-/// [`AttnParams::kv_tiles`]: first every `Vt` tile, then every K tile
-/// (none where [`k_by_tensor_copy`]), each ordered by key/value head over
-/// the batch (`batch * heads_kv + head`), then by tile. A `Vt` tile is
+/// [`AttnParams::kv_tiles`]: every `Vt` tile, ordered by key/value head
+/// over the batch (`batch * heads_kv + head`), then by tile. A `Vt` tile is
 /// `HEAD_DIM` rows of 64 f16 keys (64 E4M3 keys for `wgmma-fp8pv`,
-/// [`vt_key_bytes`]) and a K tile 64 rows of `HEAD_DIM` E4M3 bytes, both in
-/// the `wgmma` core-matrix layout (`layout::RowLayout::CoreMatrices`),
-/// exactly as they sit in shared memory.
+/// [`vt_key_bytes`]) in the `wgmma` core-matrix layout
+/// (`layout::RowLayout::CoreMatrices`), exactly as it sits in shared
+/// memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTiles {
     /// Head dimension D.
@@ -447,28 +434,16 @@ impl KvTiles {
         self.head_dim * TILE_KEYS * self.vt_key_bytes
     }
 
-    /// Bytes of one K tile.
-    #[inline(always)]
-    pub const fn k_tile_bytes(&self) -> u32 {
-        self.head_dim * TILE_KEYS
-    }
-
     /// Byte offset of tile `tile` of head `head`'s `Vt`.
     #[inline(always)]
     pub const fn vt_tile(&self, head: u64, tile: u32) -> u64 {
         (head * self.tiles_per_head as u64 + tile as u64) * self.vt_tile_bytes() as u64
     }
 
-    /// Byte offset of tile `tile` of head `head`'s K.
-    #[inline(always)]
-    pub const fn k_tile(&self, head: u64, tile: u32) -> u64 {
-        self.vt_tile(self.heads, 0) + (head * self.tiles_per_head as u64 + tile as u64) * self.k_tile_bytes() as u64
-    }
-
     /// Bytes of the whole scratch.
     #[inline(always)]
     pub const fn total_bytes(&self) -> u64 {
-        if k_by_tensor_copy(self.head_dim) { self.vt_tile(self.heads, 0) } else { self.k_tile(self.heads, 0) }
+        self.vt_tile(self.heads, 0)
     }
 }
 
@@ -486,7 +461,7 @@ mod tests {
     }
 
     #[test]
-    fn kv_tiles_are_packed_without_overlap_vt_first_k_where_copied() {
+    fn kv_tiles_are_packed_without_overlap() {
         for head_dim in [64u32, 128] {
             let t = KvTiles::new(head_dim, 2, 3, 130, false);
             assert_eq!((t.tiles_per_head, t.heads), (3, 6));
@@ -495,17 +470,9 @@ mod tests {
             assert_eq!(t.vt_tile(0, 1), t.vt_tile_bytes() as u64);
             assert_eq!(t.vt_tile(1, 0), 3 * t.vt_tile_bytes() as u64);
             assert_eq!(t.vt_tile(5, 2) % 16, 0);
-            if k_by_tensor_copy(head_dim) {
-                // D f16 rows of 64 keys: 2 bytes per padded key and column.
-                assert_eq!(t.vt_tile(5, 2) + t.vt_tile_bytes() as u64, t.total_bytes());
-                assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 2);
-            } else {
-                assert_eq!(t.k_tile(0, 0), 6 * 3 * t.vt_tile_bytes() as u64);
-                assert_eq!(t.k_tile(5, 2) + t.k_tile_bytes() as u64, t.total_bytes());
-                // And 64 keys of D E4M3 bytes: 3 bytes per padded key and column.
-                assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 3);
-                assert_eq!(t.k_tile(5, 2) % 16, 0);
-            }
+            // D f16 rows of 64 keys: 2 bytes per padded key and column.
+            assert_eq!(t.vt_tile(5, 2) + t.vt_tile_bytes() as u64, t.total_bytes());
+            assert_eq!(t.total_bytes(), 6 * padded_keys(130) as u64 * head_dim as u64 * 2);
         }
     }
 }

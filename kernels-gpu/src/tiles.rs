@@ -3,7 +3,7 @@
 //! numbers.
 
 use crate::layout::RowLayout;
-use crate::params::{TILE_KEYS, k_by_tensor_copy};
+use crate::params::TILE_KEYS;
 
 /// The tile shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,21 +333,17 @@ impl WgmmaSmemPlan {
 }
 
 /// Byte offsets of the `kv_tiles` prepass's shared memory for one
-/// [`TILE_KEYS`]-key tile (`crate::params::KvTiles`): the tile's K and V rows as they come
-/// from global memory (E4M3, `head_dim` bytes per key, K then V), whose
-/// space the converted `Vt` image (f16, the same `128 * head_dim` bytes)
-/// then reuses, the K image, and the barrier on which the input copies
-/// complete. (Where `wgmma` takes K by tensor copies,
-/// `crate::params::k_by_tensor_copy`, the prepass copies no K rows, whose
-/// space the `Vt` image still needs, and the K image is empty.)
+/// [`TILE_KEYS`]-key tile (`crate::params::KvTiles`): the tile's V rows as
+/// they come from global memory (E4M3, `head_dim` bytes per key), the `Vt`
+/// image that then replaces them (f16: twice their bytes, so it starts
+/// one rows' size before them; E4M3: as many), and the barrier on which
+/// the input copies complete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTilesSmemPlan {
-    /// Offset of the input K rows ([`TILE_KEYS`] of them), then V's; later the `Vt` image.
-    pub input: u32,
-    /// Offset of the input V rows.
+    /// Offset of the `Vt` image.
+    pub image: u32,
+    /// Offset of the input V rows ([`TILE_KEYS`] of them).
     pub v_rows: u32,
-    /// Offset of the K image (empty where K comes by tensor copies).
-    pub k_image: u32,
     /// Offset of the input barrier.
     pub barrier: u32,
     /// Total dynamic shared memory in bytes.
@@ -358,10 +354,9 @@ impl KvTilesSmemPlan {
     /// The plan at head dimension `head_dim` ([`TILE_KEYS`]-key tiles).
     pub const fn new(head_dim: u32) -> Self {
         let rows_bytes = TILE_KEYS * head_dim;
-        let input = 0;
-        let v_rows = input + rows_bytes;
-        let k_image = v_rows + rows_bytes;
-        let barrier = k_image + if k_by_tensor_copy(head_dim) { 0 } else { rows_bytes };
-        Self { input, v_rows, k_image, barrier, total: barrier + 8 }
+        let image = 0;
+        let v_rows = image + rows_bytes;
+        let barrier = v_rows + rows_bytes;
+        Self { image, v_rows, barrier, total: barrier + 8 }
     }
 }

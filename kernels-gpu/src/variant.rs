@@ -112,12 +112,11 @@ impl Variant {
         matches!(self, Variant::Split | Variant::SplitWg | Variant::SplitN64 | Variant::Decode)
     }
 
-    /// Whether the variant's sm_90a build at head dimension `head_dim`
-    /// copies tiles by tensor copies from the maps the host encodes per
-    /// problem (`params::TileMaps`): the `split` body's Q, K and V, and
-    /// `wgmma`'s K where [`crate::params::k_by_tensor_copy`].
-    pub const fn uses_tile_maps(self, head_dim: u32) -> bool {
-        self.runs_split_body() || (self.runs_wgmma_body() && crate::params::k_by_tensor_copy(head_dim))
+    /// Whether the variant's sm_90a build copies tiles by tensor copies
+    /// from the maps the host encodes per problem (`params::TileMaps`): the
+    /// `split` body's Q, K and V, and `wgmma`'s K.
+    pub const fn uses_tile_maps(self) -> bool {
+        self.runs_split_body() || self.runs_wgmma_body()
     }
 
     /// Looks a variant up by its stable name.

@@ -1,18 +1,17 @@
-//! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's V (and,
-//! at D = 128, its K) into 64-key tiles laid out exactly as the `wgmma`
-//! kernel keeps them in shared memory ([`KvTiles`]): V transposed, in the
-//! [`VtForm`] of the kernel's P·V (f16, or for `wgmma-fp8pv` V's own E4M3
-//! bytes in `layout::fp8_pv_byte`'s key order), K as E4M3 rows, both in the
-//! core-matrix layout, padded with zero keys to whole tiles. The attention kernel then
-//! moves each tile with one bulk copy from one thread, instead of every
-//! thread copying 16-byte pieces into place in every query block. (At D =
-//! 64 it copies K from the input by tensor copies instead:
-//! [`k_by_tensor_copy`].)
+//! `kv_tiles`: the prepass of the `wgmma` kernel. Cuts this head's V into
+//! 64-key tiles laid out exactly as the `wgmma` kernel keeps them in shared
+//! memory ([`KvTiles`]): V transposed, in the [`VtForm`] of the kernel's
+//! P·V (f16, or for `wgmma-fp8pv` V's own E4M3 bytes in
+//! `layout::fp8_pv_byte`'s key order), in the core-matrix layout, padded
+//! with zero keys to whole tiles. The attention kernel then moves each
+//! tile with one bulk copy from one thread, instead of every thread
+//! copying 16-byte pieces into place in every query block. (K it copies
+//! from the input by tensor copies.)
 
 use super::block::find_packed_sequence;
 use crate::arch::{bar, bulk, cvt, fence, grid_dep, mbarrier, smem, sreg};
 use crate::layout::RowLayout;
-use crate::params::{AttnParams, KvTiles, PackedRows, TILE_KEYS, k_by_tensor_copy, kv_tiles_threads};
+use crate::params::{AttnParams, KvTiles, PackedRows, TILE_KEYS};
 use crate::schedule;
 use crate::tiles::KvTilesSmemPlan;
 
@@ -26,16 +25,12 @@ pub trait VtForm {
     fn e4m3() -> bool;
 }
 
-/// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 bytes of a K row),
+/// 16 bytes (eight f16 keys of a `Vt` row, or 16 E4M3 keys),
 /// read or written as one 16-byte access (as `[u32; 4]` LLVM knows only
 /// 4-byte alignment and splits it into four).
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct Chunk([u32; 4]);
-
-/// 16-byte K chunks per thread: a tile's `64 * HEAD_DIM / 16` chunks over
-/// `kv_tiles_threads(HEAD_DIM) = HEAD_DIM / 4 * 8` threads, for any `HEAD_DIM`.
-const K_CHUNKS: usize = 2;
 
 /// One thread's part of a tile's `Vt`: which V bytes it reads and where in
 /// the `Vt` image it writes them. Each thread moves 32 bytes, so the
@@ -150,22 +145,19 @@ impl VtPart {
     }
 }
 
-/// Block `(x, h, b)` writes tile `x` (keys `64x .. 64x + 63`) of head `h`,
-/// batch `b`, for `Vt` and (unless [`k_by_tensor_copy`]) for K, through
-/// shared memory
-/// ([`KvTilesSmemPlan`]); only thread 0 touches global memory, with bulk
-/// copies (every thread loading and storing its own pieces measured bound
-/// by the global load/store queue and half-written sectors, see lab/):
+/// Block `(x, h, b)` writes `Vt` tile `x` (keys `64x .. 64x + 63`) of head
+/// `h`, batch `b`, through shared memory ([`KvTilesSmemPlan`]); only thread
+/// 0 touches global memory, with bulk copies (every thread loading and
+/// storing its own pieces measured bound by the global load/store queue
+/// and half-written sectors, see lab/):
 ///
-/// 1. thread 0 copies the tile's K rows and V rows in (the keys below
-///    `seq_kv`; the rest read as zero);
-/// 2. `Vt`: each thread reads its [`VtPart`] of the V rows and, once every
+/// 1. thread 0 copies the tile's V rows in (the keys below `seq_kv`; the
+///    rest read as zero);
+/// 2. each thread reads its [`VtPart`] of the V rows and, once every
 ///    thread has read its inputs, writes it into the `Vt` image over the
-///    input: f16 keys, or with E4M3 `Vt` ([`VtForm::e4m3`]) the keys' own
-///    bytes in [`fp8_pv_byte`](crate::layout::fp8_pv_byte)'s order; K: each
-///    thread moves [`K_CHUNKS`] 16-byte chunks of the rows to their
-///    core-matrix places in the K image;
-/// 3. thread 0 copies both images out.
+///    rows: f16 keys, or with E4M3 `Vt` ([`VtForm::e4m3`]) the keys' own
+///    bytes in [`fp8_pv_byte`](crate::layout::fp8_pv_byte)'s order;
+/// 3. thread 0 copies the image out.
 ///
 /// # Safety
 /// `p.k`, `p.v` and `p.kv_tiles` valid for the shapes `p` states
@@ -176,14 +168,11 @@ impl VtPart {
 /// heads_kv, 1)`.
 #[inline(always)]
 pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
-    const { assert!(K_CHUNKS as u32 * kv_tiles_threads(HEAD_DIM as u32) * 16 == TILE_KEYS * HEAD_DIM as u32) };
     // First thing, unlike the attention kernels (see `grid_dep`): the
     // prepass is short, and the kernel that depends on it is the attention
     // kernel reading the tiles, which should be resident when it ends.
     grid_dep::launch_dependents();
     let t = sreg::thread_idx_x();
-    let threads = kv_tiles_threads(HEAD_DIM as u32);
-    let copy_k = !k_by_tensor_copy(HEAD_DIM as u32);
     let d = HEAD_DIM as u32;
     let plan = KvTilesSmemPlan::new(d);
     let smem_ptr = smem::dynamic_smem_base();
@@ -226,14 +215,13 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
         return;
     }
     let keys = (seq_kv - key0).min(TILE_KEYS);
-    let rows_offset = rows_at + key0 as u64 * row_stride as u64;
-    let (k, v) = ((p.k + rows_offset) as *const u8, (p.v + rows_offset) as *const u8);
+    let v = (p.v + rows_at + key0 as u64 * row_stride as u64) as *const u8;
 
-    // 1. The input rows. SAFETY: thread 0 initializes the barrier and sets
-    // the bytes to expect before a block barrier; the copies are issued
-    // after the kernel before this one is done with K, V and the scratch
+    // 1. The V rows. SAFETY: thread 0 initializes the barrier and sets the
+    // bytes to expect before a block barrier; the copies are issued after
+    // the kernel before this one is done with V and the scratch
     // (`grid_dep::wait`); `keys` rows of `d` bytes from key0 lie inside
-    // this head's K and V, and `d` is a multiple of 16.
+    // this head's V, and `d` is a multiple of 16.
     unsafe {
         if t == 0 {
             mbarrier::init(barrier, 1);
@@ -242,11 +230,8 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
         bar::sync_threads();
         if t == 0 {
             grid_dep::wait();
-            mbarrier::arrive_expect_tx(barrier, if copy_k { 2 } else { 1 } * keys * d);
+            mbarrier::arrive_expect_tx(barrier, keys * d);
             if row_stride == d {
-                if copy_k {
-                    bulk::copy_to_shared(smem_base + plan.input, k, keys * d, barrier);
-                }
                 bulk::copy_to_shared(smem_base + plan.v_rows, v, keys * d, barrier);
             }
         }
@@ -257,9 +242,6 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
             if t < keys {
                 grid_dep::wait();
                 let from = t as usize * row_stride as usize;
-                if copy_k {
-                    bulk::copy_to_shared(smem_base + plan.input + t * d, k.wrapping_add(from), d, barrier);
-                }
                 bulk::copy_to_shared(smem_base + plan.v_rows + t * d, v.wrapping_add(from), d, barrier);
             }
         }
@@ -270,50 +252,23 @@ pub unsafe fn kv_tiles<const HEAD_DIM: usize, Vt: VtForm>(p: &AttnParams) {
     let vt_part = VtPart::of::<Vt>(d, t);
     // SAFETY: the landed V rows.
     let words = unsafe { vt_part.read::<Vt>(smem_ptr.wrapping_add(plan.v_rows as usize), d, keys) };
-    let chunks_per_row = d / 16;
-    let k_place = |i: usize| {
-        let c = t + i as u32 * threads;
-        (c / chunks_per_row, 16 * (c % chunks_per_row))
-    };
-    let k_chunks: [Chunk; K_CHUNKS] = core::array::from_fn(|i| {
-        let (row, byte) = k_place(i);
-        // SAFETY: a 16-byte aligned chunk of the K rows in shared memory (as
-        // the V words).
-        let chunk = unsafe { *(smem_ptr.add((plan.input + row * d + byte) as usize) as *const Chunk) };
-        Chunk(chunk.0.map(|w| if row < keys { w } else { 0 }))
-    });
-    // ... then, once every thread has, write the images.
+    // ... then, once every thread has, write the image.
     // SAFETY: every thread of the block.
     unsafe { bar::sync_threads() };
     let vt_rows = RowLayout::CoreMatrices { row_bytes: layout.vt_key_bytes * TILE_KEYS };
-    // SAFETY: the `Vt` image over the input rows, every thread's reads done.
-    unsafe { vt_part.write::<Vt>(smem_ptr.wrapping_add(plan.input as usize), vt_rows, &words) };
-    // (Without K, `copy_k` a constant false, the chunks' reads are dead.)
-    if copy_k {
-        let k_rows = RowLayout::CoreMatrices { row_bytes: d };
-        // (By reference: an array's by-value iterator can stay a loop over
-        // a copy of the array in local memory.)
-        for (i, chunk) in k_chunks.iter().enumerate() {
-            let (row, byte) = k_place(i);
-            // SAFETY: inside the K image, 16-byte aligned.
-            unsafe { *(smem_ptr.add((plan.k_image + k_rows.offset(row, byte)) as usize) as *mut Chunk) = *chunk };
-        }
-    }
+    // SAFETY: the `Vt` image over the rows, every thread's reads done.
+    unsafe { vt_part.write::<Vt>(smem_ptr.wrapping_add(plan.image as usize), vt_rows, &words) };
 
     // 3. Out. SAFETY: every thread's image writes are fenced for the async
-    // proxy and behind the block barrier; the images are the scratch's
-    // tile sizes; thread 0 waits for the copies before the block exits.
+    // proxy and behind the block barrier; the image is the scratch's tile
+    // size; thread 0 waits for the copy before the block exits.
     unsafe {
         fence::proxy_async_shared();
         bar::sync_threads();
         if t == 0 {
             let scratch = p.kv_tiles as *mut u8;
             let vt_dst = scratch.wrapping_add(layout.vt_tile(head, dst_tile) as usize);
-            let k_dst = scratch.wrapping_add(layout.k_tile(head, dst_tile) as usize);
-            bulk::copy_to_global(vt_dst, smem_base + plan.input, layout.vt_tile_bytes());
-            if copy_k {
-                bulk::copy_to_global(k_dst, smem_base + plan.k_image, layout.k_tile_bytes());
-            }
+            bulk::copy_to_global(vt_dst, smem_base + plan.image, layout.vt_tile_bytes());
             bulk::commit_group();
             bulk::wait_groups();
         }

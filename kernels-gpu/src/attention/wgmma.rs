@@ -4,11 +4,10 @@
 //! A block owns `BLOCK_M = 64 * WARPGROUPS` query rows; warpgroup `g` owns
 //! rows `64g .. 64g + 63` and issues the products for them; the warpgroups
 //! share the K and `Vt` tiles. A prepass ([`super::prepass`]) has cut `Vt`
-//! (V transposed to f16), and at D = 128 K (E4M3), into 64-key tiles
-//! already in the no-swizzle core-matrix layout `wgmma` reads through
-//! descriptors; at D = 64 K's tiles come straight from the input by tensor
-//! copies (the problem's K map, 64-byte swizzle:
-//! `params::k_by_tensor_copy`). Thread 0 brings each stage's two tiles in
+//! (V transposed to f16) into 64-key tiles already in the no-swizzle
+//! core-matrix layout `wgmma` reads through descriptors; K's tiles come
+//! straight from the input by tensor copies (the problem's K map, 64- or
+//! 128-byte swizzle). Thread 0 brings each stage's two tiles in
 //! with two copies, `STAGES` (4) deep, which complete on the stage's
 //! "full" `mbarrier`; each warp arrives on the
 //! stage's "empty" one when its products are done with it, and thread 0
@@ -66,7 +65,7 @@ use super::output::OutputFormat;
 use super::pipeline::Ring;
 use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
 use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
-use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps, k_by_tensor_copy};
+use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps};
 use crate::schedule;
 use crate::softmax::{self, LAZY_MAX_SLACK};
 use crate::tiles::{TileShape, WgmmaSmemPlan};
@@ -185,11 +184,8 @@ pub unsafe fn forward<
     let stages = STAGES as u32;
     // Key block `j`'s stage and the parity of that stage's barrier phases.
     let ring = Ring::<STAGES>::at;
-    // This head's K and Vt tiles, as the prepass wrote them, or K's tensor
-    // map where K comes from the input.
-    let k_by_map = k_by_tensor_copy(HEAD_DIM as u32);
+    // K's tensor map, and this head's Vt tiles as the prepass wrote them.
     let kv = KvTiles::of(p, HEAD_DIM as u32, Pv::e4m3());
-    let k_tiles = (p.kv_tiles + kv.k_tile(job.kv_head, job.kv_tile0)) as *const u8;
     let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, job.kv_tile0)) as *const u8;
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
     // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
@@ -203,25 +199,24 @@ pub unsafe fn forward<
             (true, _) => (key_tiles * j - lead, 0),
         };
         let tiles = key_tiles - skipped;
-        let (k_bytes, vt_bytes) = (tiles * kv.k_tile_bytes(), tiles * kv.vt_tile_bytes());
-        // SAFETY: tiles `tile .. tile + tiles` (below padded_keys / 64) lie
-        // inside the scratch, or K's box of keys 64 tile .. (zeros past
-        // `seq_kv`) inside its map, the K stage aligned to 1024 bytes (the
-        // swizzle's); the stage is free (its "empty" phase completed, or
+        // (A tensor copy counts its whole box, zeros included.)
+        let (k_bytes, vt_bytes) = (BLOCK_N as u32 * HEAD_DIM as u32, tiles * kv.vt_tile_bytes());
+        // (A negative row, as a signed coordinate, for a first block with
+        // empty slots.)
+        let k_row = (job.kv_row0 + tile * TILE_KEYS).wrapping_sub(skipped * TILE_KEYS);
+        // SAFETY: `Vt` tiles `tile .. tile + tiles` (below padded_keys / 64)
+        // lie inside the scratch, K's box of the block's keys (zeros outside
+        // the map's rows) inside its map, the K stage aligned to 1024 bytes
+        // (the swizzle's); the stage is free (its "empty" phase completed, or
         // never used).
         unsafe {
             mbarrier::arrive_expect_tx(full(stage), k_bytes + vt_bytes);
-            if k_by_map {
-                let at = (0, job.kv_row0 + tile * TILE_KEYS, job.kv_head as u32);
-                tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, at, full(stage));
-            } else {
-                bulk::copy_to_shared(
-                    smem_base + plan.k_stage(stage, shape) + skipped * kv.k_tile_bytes(),
-                    k_tiles.wrapping_add((tile * kv.k_tile_bytes()) as usize),
-                    k_bytes,
-                    full(stage),
-                );
-            }
+            tma::copy_box_3d(
+                smem_base + plan.k_stage(stage, shape),
+                k_map,
+                (0, k_row, job.kv_head as u32),
+                full(stage),
+            );
             bulk::copy_to_shared(
                 smem_base + plan.vt_stage(stage, shape) + skipped * kv.vt_tile_bytes(),
                 vt_tiles.wrapping_add((tile * kv.vt_tile_bytes()) as usize),
@@ -233,14 +228,12 @@ pub unsafe fn forward<
 
     let producer = sreg::thread_idx_x() == 0;
     if producer {
-        // SAFETY: `k_map` is the problem's K map where K comes from the
-        // input (the host encodes the maps for `wgmma` there); no thread
-        // uses the barriers before the block barrier below; the fence makes
-        // their initialization visible to the copy engine (async proxy).
+        // SAFETY: `k_map` is the problem's K map (the host encodes the maps
+        // for `wgmma`); no thread uses the barriers before the block barrier
+        // below; the fence makes their initialization visible to the copy
+        // engine (async proxy).
         unsafe {
-            if k_by_map {
-                tma::prefetch_map(k_map);
-            }
+            tma::prefetch_map(k_map);
             for stage in 0..stages {
                 mbarrier::init(full(stage), 1);
                 mbarrier::init(empty(stage), shape.warps);
@@ -308,20 +301,12 @@ pub unsafe fn forward<
         let q_tile = smem_base + plan.q;
         core::array::from_fn(|ks| {
             let k_byte = 32 * ks as u32;
+            // (K's rows swizzled, as its tensor copy lands them.)
             [
                 kmajor_desc(q_tile, HEAD_DIM as u32, 64 * warpgroup, k_byte),
-                kmajor_desc(k_tile, HEAD_DIM as u32, 0, k_byte),
+                swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, k_byte),
             ]
         })
-    };
-    // Where K comes by tensor copy, its tiles are swizzled. (An override
-    // after the fact: written as a branch inside the descriptors above, it
-    // reordered D = 128's PTX and measured slower there, see lab/.)
-    let qk_stage0 = if k_by_map {
-        let k_tile = smem_base + plan.k_stage(0, shape);
-        core::array::from_fn(|ks| [qk_stage0[ks][0], swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, 32 * ks as u32)])
-    } else {
-        qk_stage0
     };
     // (32 bytes of a `Vt` row per product: 16 f16 keys or 32 E4M3 ones;
     // a 192-key block's keys 64t .. are the stage's tile t.)

@@ -25,8 +25,6 @@ pub struct KeyWalk {
     pub lead: u32,
     /// The tile's first 64-key tile (0 but under a window).
     pub first_tile: u32,
-    /// The head's K tiles as the prepass wrote them.
-    pub k_tiles: *const u8,
     /// The head's `Vt` tiles as the prepass wrote them.
     pub vt_tiles: *const u8,
 }
@@ -53,21 +51,22 @@ impl KeyWalk {
             key_blocks,
             lead,
             first_tile,
-            k_tiles: (p.kv_tiles + kv.k_tile(job.kv_head, job.kv_tile0)) as *const u8,
             vt_tiles: (p.kv_tiles + kv.vt_tile(job.kv_head, job.kv_tile0)) as *const u8,
         }
     }
 }
 
-/// Issues key block `j` of `job`'s walk `walk` as ring use `u`: its K and
-/// `Vt` tiles into stage `u % STAGES` by bulk copies (K by a tensor copy
-/// of the problem's map where `k_by_tensor_copy`), completing on the
-/// stage's "full" barrier. Key block 0 brings only its tiles past the
-/// `lead` empty slots.
+/// Issues key block `j` of `job`'s walk `walk` as ring use `u`: its K
+/// rows by a tensor copy of the problem's K map (swizzled) and its `Vt`
+/// tiles by a bulk copy of the prepass's scratch, into stage `u % STAGES`,
+/// completing on the stage's "full" barrier. Key block 0 brings only the
+/// `Vt` tiles past the `lead` empty slots, and K's box from that many
+/// tiles before the head's first key (zeros).
 ///
 /// # Safety
 /// One thread; the stage is free (its last use released, or never used);
-/// the barriers initialized; `p`'s scratch holds the prepass's tiles.
+/// the barriers initialized; `p`'s maps hold K's and its scratch the
+/// prepass's tiles.
 #[inline(always)]
 pub unsafe fn load_kv<const HEAD_DIM: usize, const BLOCK_N: usize, const STAGES: usize>(
     p: &AttnParams,
@@ -85,33 +84,20 @@ pub unsafe fn load_kv<const HEAD_DIM: usize, const BLOCK_N: usize, const STAGES:
         (true, 0) => (0, walk.lead),
         (true, _) => (key_tiles * j - walk.lead, 0),
     };
-    let tiles = key_tiles - skipped;
-    let (k_bytes, vt_bytes) = (tiles * kv.k_tile_bytes(), tiles * kv.vt_tile_bytes());
-    let k_by_map = crate::params::k_by_tensor_copy(HEAD_DIM as u32);
+    let vt_bytes = (key_tiles - skipped) * kv.vt_tile_bytes();
     // A tensor copy counts its whole box, zeros included.
-    let k_expected = if k_by_map { key_tiles * kv.k_tile_bytes() } else { k_bytes };
-    // SAFETY: tiles `tile .. tile + tiles` (below padded_keys / 64) lie
-    // inside the scratch, or K's box of the block's `key_tiles` tiles
-    // (from `skipped` tiles before the head's first key for the first
-    // block; zeros outside the map's rows) inside its map, the K stage
-    // aligned to 1024 bytes (the swizzle's); the caller's contract for the
-    // stage.
+    let k_bytes = BLOCK_N as u32 * HEAD_DIM as u32;
+    // (A negative row, as a signed coordinate, for a first block with
+    // empty slots.)
+    let k_row = (job.kv_row0 + tile * TILE_KEYS).wrapping_sub(skipped * TILE_KEYS);
+    // SAFETY: K's box of the block's keys (zeros outside the map's rows)
+    // into the K stage, aligned to 1024 bytes (the swizzle's); `Vt` tiles
+    // `tile ..` (below padded_keys / 64) inside the scratch; the caller's
+    // contract for the stage.
     unsafe {
-        mbarrier::arrive_expect_tx(full, k_expected + vt_bytes);
-        if k_by_map {
-            // (A negative row, as a signed coordinate, for a first block
-            // with empty slots.)
-            let row = (job.kv_row0 + tile * TILE_KEYS).wrapping_sub(skipped * TILE_KEYS);
-            let k_map = p.tile_maps + TileMaps::K_OFFSET;
-            tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, (0, row, job.kv_head as u32), full);
-        } else {
-            bulk::copy_to_shared(
-                smem_base + plan.k_stage(stage, shape) + skipped * kv.k_tile_bytes(),
-                walk.k_tiles.wrapping_add((tile * kv.k_tile_bytes()) as usize),
-                k_bytes,
-                full,
-            );
-        }
+        mbarrier::arrive_expect_tx(full, k_bytes + vt_bytes);
+        let k_map = p.tile_maps + TileMaps::K_OFFSET;
+        tma::copy_box_3d(smem_base + plan.k_stage(stage, shape), k_map, (0, k_row, job.kv_head as u32), full);
         bulk::copy_to_shared(
             smem_base + plan.vt_stage(stage, shape) + skipped * kv.vt_tile_bytes(),
             walk.vt_tiles.wrapping_add((tile * kv.vt_tile_bytes()) as usize),
@@ -126,8 +112,7 @@ pub unsafe fn load_kv<const HEAD_DIM: usize, const BLOCK_N: usize, const STAGES:
 /// `Vt` (per product of 32 bytes of a `Vt` row: 16 f16 keys or 32 E4M3
 /// ones; a 192-key block's keys 64t .. are the stage's tile t). The first
 /// stage's are made once here; each use's are theirs moved by one add
-/// (`desc_advanced`). K is swizzled where it comes by tensor copy
-/// (`k_swizzled`).
+/// (`desc_advanced`). K's rows are swizzled, as its tensor copy lands them.
 #[inline(always)]
 pub fn kv_descriptors<
     const HEAD_DIM: usize,
@@ -139,18 +124,13 @@ pub fn kv_descriptors<
     (smem_base, plan, shape): Stages,
     kv: KvTiles,
     warpgroup: u32,
-    k_swizzled: bool,
 ) -> (impl Fn(u32) -> [[u64; 2]; QK_STEPS], impl Fn(u32) -> [u64; PV_STEPS]) {
     let key_tiles = BLOCK_N as u32 / TILE_KEYS;
     let k_tile = smem_base + plan.k_stage(0, shape);
     let q_tile = smem_base + plan.q;
     let qk_stage0: [[u64; 2]; QK_STEPS] = core::array::from_fn(|ks| {
         let k_byte = 32 * ks as u32;
-        let k = if k_swizzled {
-            swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, k_byte)
-        } else {
-            kmajor_desc(k_tile, HEAD_DIM as u32, 0, k_byte)
-        };
+        let k = swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, k_byte);
         [kmajor_desc(q_tile, HEAD_DIM as u32, 64 * warpgroup, k_byte), k]
     });
     let pv_stage0: [u64; PV_STEPS] = {

@@ -26,7 +26,7 @@ use crate::attention::online::{self, Exponent, MaskGeometry, Rows};
 use crate::attention::output::OutputFormat;
 use crate::attention::pipeline::Ring;
 use crate::layout::RowLayout;
-use crate::params::{AttnParams, KvTiles, TILE_KEYS, k_by_tensor_copy};
+use crate::params::{AttnParams, KvTiles, TILE_KEYS};
 use crate::schedule;
 use crate::softmax::{self, LAZY_MAX_SLACK};
 use crate::tiles::{TileShape, WgmmaSmemPlan};
@@ -221,12 +221,7 @@ pub unsafe fn forward<
     }
 
     let (qk_descs, pv_descs) =
-        kv_descriptors::<HEAD_DIM, BLOCK_N, STAGES, QK_STEPS, PV_STEPS>(
-        (smem_base, plan, shape),
-        kv,
-        warpgroup,
-        k_by_tensor_copy(HEAD_DIM as u32),
-    );
+        kv_descriptors::<HEAD_DIM, BLOCK_N, STAGES, QK_STEPS, PV_STEPS>((smem_base, plan, shape), kv, warpgroup);
     // Waits until key block `j`'s tiles have landed (in the async proxy).
     let tiles_landed = |j: u32| {
         // SAFETY: the barrier was initialized before the block barrier
