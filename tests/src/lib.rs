@@ -119,20 +119,23 @@ pub fn gate_cases() -> Vec<GateCase> {
         GateCase::new("pairs-tail-causal", 1, 4, 200, 64, true).lengths(200, 300),
         GateCase::new("long", 1, 8, 2048, 64, false),
         GateCase::new("very-long", 1, 1, 8192, 64, false),
-        // `wgmma-fp8pv`'s 192-key kernel (`sdpa::plan::select`): a first key
-        // block with no, one and two empty tile slots, a ragged last tile;
-        // causal past `FP8PV_LONG_MIN_CAUSAL_KEYS` (every query block's own
-        // first block).
+        // Long D = 128 rows, ragged last tiles, on the three-warpgroup
+        // kernels; causal, GQA, and (bottom-right causal with Sq > Skv)
+        // blocks whose rows see no key.
         GateCase::new("mid-d128", 1, 2, 2100, 128, false),
         GateCase::new("long-d128", 1, 2, 4100, 128, false),
-        GateCase::new("very-long-d128", 1, 1, 8300, 128, false),
         GateCase::new("long-causal-d128", 1, 1, 16400, 128, true),
-        // Its GQA heads (two empty slots in every tile's first key block),
-        // non-causal and causal; and, bottom-right causal with Sq > Skv,
-        // blocks whose rows see no key.
         GateCase::new("long-gqa-d128", 2, 12, 4200, 128, false).kv_heads(4),
         GateCase::new("long-causal-gqa-d128", 1, 8, 10300, 128, true).kv_heads(2),
         GateCase::new("long-no-keys-causal-d128", 1, 4, 12000, 128, true).lengths(12000, 10300),
+        // `wgmma-fp8pv`'s 192-key kernel (`sdpa::plan::select`, from
+        // `FP8PV_LONG_MIN_KEYS` keys, not causal): a first key block with
+        // no, one and two empty tile slots (129, 131 and 130 tiles), a
+        // ragged last tile; its GQA heads.
+        GateCase::new("very-long-d128", 1, 1, 8250, 128, false),
+        GateCase::new("very-long-lead1-d128", 1, 1, 8350, 128, false),
+        GateCase::new("very-long-lead2-d128", 1, 1, 8300, 128, false),
+        GateCase::new("very-long-gqa-d128", 1, 8, 8300, 128, false).kv_heads(2),
         GateCase::new("d128", 2, 8, 256, 128, false),
         GateCase::new("causal", 2, 8, 256, 64, true),
         GateCase::new("causal-d128", 1, 4, 333, 128, true),

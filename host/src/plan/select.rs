@@ -9,18 +9,13 @@ use crate::error::AttnError;
 use crate::options::Layout;
 
 /// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
-/// [`WGMMA_FP8PV_LONG_D128`] when the problem is not causal. Against the
-/// three-warpgroup kernel on the H100: 0.91x the time at 16384 keys,
-/// 0.94-0.96x at 2048-4096, but 1.04x at 1024 and 1.08-1.12x at 576-1152,
-/// where there are few 128-row blocks per SM and the last waves run thin.
-pub const FP8PV_LONG_MIN_KEYS: u32 = 2048;
-
-/// Keys from which [`select`] runs `wgmma-fp8pv` at D = 128 as
-/// [`WGMMA_FP8PV_LONG_D128`] under causal masking, where every 128-row
-/// query block has its own partial first key block and a diagonal one: on
-/// the H100 0.94-0.98x the three-warpgroup kernel's time at 10240-32768
-/// keys, but 1.01x at 8192 and 1.03-1.04x at 4096.
-pub const FP8PV_LONG_MIN_CAUSAL_KEYS: u32 = 10240;
+/// [`WGMMA_FP8PV_LONG_D128`], on problems that are not causal. Against the
+/// three-warpgroup kernel, both with a producer warpgroup and K by tensor
+/// copies, on the H200: 0.99-1.01x the time at 8192-16384 keys, but
+/// 1.04-1.07x at 2048-4096; causal, where every 128-row query block has
+/// its own partial first key block and a diagonal one, 1.02-1.03x at
+/// 16384-32768 keys, so causal problems never take it (see lab/).
+pub const FP8PV_LONG_MIN_KEYS: u32 = 8192;
 
 /// The key lengths at which `split-n64` D = 64 runs its pair-row kernel
 /// (`sdpa_split_n64_pairs_d64`, [`KernelInfo::pair_rows`]) where it runs
@@ -35,8 +30,8 @@ pub const SPLIT_N64_PAIRS_KEYS: core::ops::RangeInclusive<u32> = 257..=512;
 /// The kernel that runs `variant` on a problem of `head_dim`, `seq_q`
 /// queries, `seq_kv` keys and `causal` masking: [`find`]'s, except
 /// - `wgmma-fp8pv` at D = 128 on problems of at least
-///   [`FP8PV_LONG_MIN_KEYS`] keys ([`FP8PV_LONG_MIN_CAUSAL_KEYS`] when
-///   causal), which take its 192-key kernel ([`WGMMA_FP8PV_LONG_D128`]);
+///   [`FP8PV_LONG_MIN_KEYS`] keys that are not causal, which take its
+///   192-key kernel ([`WGMMA_FP8PV_LONG_D128`]);
 /// - a variant with a pair-row kernel at `head_dim` (`split-n64` at
 ///   D = 64), which takes it where it runs ([`KernelInfo::runs_on`]) and
 ///   the keys are in [`SPLIT_N64_PAIRS_KEYS`];
@@ -51,8 +46,7 @@ pub fn select(
     causal: bool,
     output: OutputDtype,
 ) -> Option<&'static KernelInfo> {
-    let min_keys = if causal { FP8PV_LONG_MIN_CAUSAL_KEYS } else { FP8PV_LONG_MIN_KEYS };
-    let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && seq_kv >= min_keys;
+    let long = variant == Variant::WgmmaFp8Pv && head_dim == 128 && !causal && seq_kv >= FP8PV_LONG_MIN_KEYS;
     let pair_rows = KERNELS
         .iter()
         .find(|k| k.pair_rows && k.variant == variant && k.tiles.head_dim == head_dim)
