@@ -333,11 +333,11 @@ impl WgmmaSmemPlan {
 }
 
 /// Byte offsets of the `kv_tiles` prepass's shared memory for one
-/// [`TILE_KEYS`]-key tile (`crate::params::KvTiles`): the tile's V rows as
-/// they come from global memory (E4M3, `head_dim` bytes per key), the `Vt`
-/// image that then replaces them (f16: twice their bytes, so it starts
-/// one rows' size before them; E4M3: as many), and the barrier on which
-/// the input copies complete.
+/// [`TILE_KEYS`]-key tile (`crate::params::KvTiles`): the `Vt` image,
+/// written once every thread has read the rows (f16: twice the rows'
+/// bytes, so it runs over them; E4M3: as many, before them); the tile's V
+/// rows as they come from global memory (E4M3, `head_dim` bytes per key);
+/// and the barrier on which the input copies complete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvTilesSmemPlan {
     /// Offset of the `Vt` image.
