@@ -567,3 +567,46 @@ fn decode_reads_bshd_caches_with_one_query_row() {
     assert_eq!(plan.variant(), Variant::Decode);
     assert!(plan.entry().contains("window"), "{}", plan.entry());
 }
+
+/// `decode` at D = 128 on sm_90a takes the kernel whose splits merge in a
+/// cluster wherever the keys split (at most 8 splits, no merge kernel, no
+/// partials in the workspace); unsplit problems, windows, D = 64 and sm_89
+/// keep the kernel with a merge kernel.
+#[test]
+fn split_decode_merges_in_a_cluster_on_sm90a() {
+    use kernels_gpu::kernels::SplitsMerge;
+    use sdpa::plan::Plan;
+    use sdpa::validate::Problem;
+    use sdpa::{Options, VariantChoice, WorkspaceSize};
+    let hopper = Target { sm90a: true, multiprocessors: 132 };
+    let ada = Target { sm90a: false, multiprocessors: 58 };
+    let plan = |q: [usize; 4], kv: [usize; 4], opts: &Options, target| {
+        let problem = Problem::new(q, kv, kv, opts).expect("a problem");
+        Plan::new(problem, VariantChoice::Fixed(Variant::Decode), target).expect("planned")
+    };
+    let plain = Options::new();
+    // The small decode: 8 folded heads, 8 splits of 512 keys.
+    let small = plan([1, 32, 1, 128], [1, 8, 4096, 128], &plain, hopper);
+    assert_eq!(small.kernel().merge, Some(SplitsMerge::Cluster), "{}", small.entry());
+    assert_eq!((small.kv_splits(), small.split_keys()), (8, 512));
+    assert_eq!(WorkspaceSize::of(&small, hopper).scratch_bytes, 0, "no partials in global memory");
+    // Long caches: still at most 8 splits.
+    let long = plan([1, 32, 1, 128], [1, 8, 131072, 128], &plain, hopper);
+    assert_eq!((long.kernel().merge, long.kv_splits()), (Some(SplitsMerge::Cluster), 8));
+    // 64 folded heads: 2 splits, one block an SM.
+    let batched = plan([8, 32, 1, 128], [8, 8, 32768, 128], &plain, hopper);
+    assert_eq!((batched.kernel().merge, batched.kv_splits()), (Some(SplitsMerge::Cluster), 2));
+    // 512 folded heads fill the GPU unsplit: the two-group kernel.
+    let wide = plan([64, 32, 1, 128], [64, 8, 8192, 128], &plain, hopper);
+    assert_eq!((wide.kv_splits(), wide.entry()), (1, "sdpa_decode_d128"));
+    // A window, D = 64 and sm_89 keep the merge kernel.
+    let window = plan([1, 32, 1, 128], [1, 8, 4096, 128], &Options::new().window(Some(1024), Some(0)), hopper);
+    assert!(matches!(window.kernel().merge, Some(SplitsMerge::Pass(_))), "{}", window.entry());
+    let d64 = plan([1, 32, 1, 64], [1, 8, 4096, 64], &plain, hopper);
+    assert!(matches!(d64.kernel().merge, Some(SplitsMerge::Pass(_))), "{}", d64.entry());
+    let off_hopper = plan([1, 32, 1, 128], [1, 8, 4096, 128], &plain, ada);
+    assert!(matches!(off_hopper.kernel().merge, Some(SplitsMerge::Pass(_))), "{}", off_hopper.entry());
+    // A plan moved onto the cluster kernel by name splits for it.
+    let moved = plan([1, 32, 1, 128], [1, 8, 4096, 128], &plain, ada).with_kernel(small.kernel()).expect("moved");
+    assert!(moved.kv_splits() <= SplitsMerge::CLUSTER_MOST_SPLITS);
+}
