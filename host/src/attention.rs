@@ -224,8 +224,7 @@ impl Attention {
             for (entry, _) in kernel.twins() {
                 passes.push((entry, with_smem(module.load_function(entry)?, kernel.smem_bytes)?));
             }
-            let function = with_smem(module.load_function(kernel.entry)?, kernel.smem_bytes)?;
-            functions.push((kernel, with_clusters(function, kernel)?));
+            functions.push((kernel, with_smem(module.load_function(kernel.entry)?, kernel.smem_bytes)?));
         }
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let info = DeviceInfo {
@@ -1120,15 +1119,6 @@ impl Paging {
 fn with_smem(func: CudaFunction, smem_bytes: u32) -> Result<CudaFunction, AttnError> {
     if smem_bytes > DEFAULT_SMEM_LIMIT {
         func.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;
-    }
-    Ok(func)
-}
-
-/// `func` (`kernel`'s entry) allowed clusters past the portable 8 blocks
-/// where its splits merge in one ([`SplitsMerge::CLUSTER_MOST_SPLITS`]).
-fn with_clusters(func: CudaFunction, kernel: &KernelInfo) -> Result<CudaFunction, AttnError> {
-    if kernel.merge == Some(SplitsMerge::Cluster) {
-        func.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
     }
     Ok(func)
 }

@@ -123,8 +123,7 @@ pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
 /// has it; the caller checks). With `cluster_y` above 1, every `cluster_y`
 /// blocks along the grid's y form a thread-block cluster
 /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`, sm_90a; the caller checks that
-/// it divides the grid's y and is at most 16, the kernel allowed
-/// clusters past 8).
+/// it divides the grid's y and is at most 8).
 ///
 /// Safety argument: the caller (`Attention::launch`, the only one) passes a
 /// problem that was validated (shapes, head dim, sizes within the kernels'

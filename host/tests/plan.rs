@@ -569,7 +569,7 @@ fn decode_reads_bshd_caches_with_one_query_row() {
 }
 
 /// `decode` at D = 128 on sm_90a takes the kernel whose splits merge in a
-/// cluster wherever the keys split (at most 16 splits, no merge kernel, no
+/// cluster wherever the keys split (at most 8 splits, no merge kernel, no
 /// partials in the workspace); unsplit problems, windows, D = 64 and sm_89
 /// keep the kernel with a merge kernel.
 #[test]
@@ -585,14 +585,14 @@ fn split_decode_merges_in_a_cluster_on_sm90a() {
         Plan::new(problem, VariantChoice::Fixed(Variant::Decode), target).expect("planned")
     };
     let plain = Options::new();
-    // The small decode: 8 folded heads, 16 splits of 256 keys.
+    // The small decode: 8 folded heads, 8 splits of 512 keys.
     let small = plan([1, 32, 1, 128], [1, 8, 4096, 128], &plain, hopper);
     assert_eq!(small.kernel().merge, Some(SplitsMerge::Cluster), "{}", small.entry());
-    assert_eq!((small.kv_splits(), small.split_keys()), (16, 256));
+    assert_eq!((small.kv_splits(), small.split_keys()), (8, 512));
     assert_eq!(WorkspaceSize::of(&small, hopper).scratch_bytes, 0, "no partials in global memory");
-    // Long caches: still at most 16 splits.
+    // Long caches: still at most 8 splits.
     let long = plan([1, 32, 1, 128], [1, 8, 131072, 128], &plain, hopper);
-    assert_eq!((long.kernel().merge, long.kv_splits()), (Some(SplitsMerge::Cluster), 16));
+    assert_eq!((long.kernel().merge, long.kv_splits()), (Some(SplitsMerge::Cluster), 8));
     // 64 folded heads: 2 splits, one block an SM.
     let batched = plan([8, 32, 1, 128], [8, 8, 32768, 128], &plain, hopper);
     assert_eq!((batched.kernel().merge, batched.kv_splits()), (Some(SplitsMerge::Cluster), 2));

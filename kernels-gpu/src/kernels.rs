@@ -159,10 +159,9 @@ pub enum SplitsMerge {
 }
 
 impl SplitsMerge {
-    /// The most blocks of a [`SplitsMerge::Cluster`] cluster: Hopper's
-    /// largest, past the portable 8 (the host allows it on the kernel,
-    /// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`).
-    pub const CLUSTER_MOST_SPLITS: u32 = 16;
+    /// The most blocks of a [`SplitsMerge::Cluster`] cluster: the portable
+    /// cluster size.
+    pub const CLUSTER_MOST_SPLITS: u32 = 8;
 
     /// The merge kernel, if this merge has one.
     pub const fn pass(self) -> Option<MergePass> {
@@ -280,19 +279,11 @@ pub const DECODE_D64: TileShape = TileShape { head_dim: 64, block_m: 16, block_n
 /// `decode` at D = 128: 2 key groups (the same shared memory budget).
 pub const DECODE_D128: TileShape = TileShape { head_dim: 128, warps: 2, splits: 2, ..DECODE_D64 };
 /// `decode` at D = 128 whose key splits merge inside a cluster
-/// ([`SplitsMerge::Cluster`], sm_90a): 4 key groups, 256 keys in flight,
-/// so 16 splits of a small problem's 8 folded heads walk its keys with as
-/// many warps as 32 splits of [`DECODE_D128`]'s, one block an SM
-/// ([`DECODE_CLUSTER_SMEM_BYTES`]).
-pub const DECODE_CLUSTER_D128: TileShape = TileShape { warps: 4, splits: 4, ..DECODE_D128 };
-/// The shared memory [`DECODE_CLUSTER_D128`]'s kernel asks for: its plan's
-/// 77 KB rounded up past half an SM's 228 KB, so that no two of its blocks
-/// share an SM and a cluster's blocks spread over as many SMs (the walk of
-/// a few folded heads is bound by each SM's share of the memory
-/// bandwidth, not by its warps).
-pub const DECODE_CLUSTER_SMEM_BYTES: u32 = 116 * 1024;
-const _: () =
-    assert!(SmemPlan::Split { exchange_apart: false }.total(DECODE_CLUSTER_D128) <= DECODE_CLUSTER_SMEM_BYTES);
+/// ([`SplitsMerge::Cluster`], sm_90a): 8 key groups, 512 keys in flight
+/// in 131 KB, so a split of a small problem holds as many keys as 8 of
+/// [`DECODE_D128`]'s with as many warps walking them, and at most 8
+/// splits still occupy the GPU.
+pub const DECODE_CLUSTER_D128: TileShape = TileShape { warps: 8, splits: 8, ..DECODE_D128 };
 
 /// Threads of a `decode` merge block (`attention::decode::merge_splits`):
 /// four warps share one row's splits.
@@ -617,7 +608,7 @@ const F16_KERNELS: [KernelInfo; 17] = [
         output: OutputDtype::F16,
         entry: "sdpa_decode_cluster_d128",
         tiles: DECODE_CLUSTER_D128,
-        smem_bytes: DECODE_CLUSTER_SMEM_BYTES,
+        smem_bytes: SmemPlan::Split { exchange_apart: false }.total(DECODE_CLUSTER_D128),
         sm90a_only: true,
         prepass: None,
         min_blocks_per_sm: 0,

@@ -521,10 +521,10 @@ fn emulate_decode(kernel: &KernelInfo, head: &Head, x: &Inputs, out: &mut [f32])
     }
 }
 
-/// [`merge_splits`] over the key groups of one block (up to eight; the
+/// [`merge_splits`] over the key groups of one block (up to four; the
 /// missing ones are empty, max -inf and sum 0, which do not change it).
 fn merge_splits_of(groups: &[RowState]) -> (f32, f32) {
-    const MAX_SPLITS: usize = 8;
+    const MAX_SPLITS: usize = 4;
     assert!(groups.len() <= MAX_SPLITS, "emulation holds up to {MAX_SPLITS} groups");
     let m: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(f32::NEG_INFINITY, |s| s.m.0));
     let l: [f32; MAX_SPLITS] = std::array::from_fn(|g| groups.get(g).map_or(0.0, |s| s.l));

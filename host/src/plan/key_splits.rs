@@ -17,9 +17,9 @@ pub const fn min_split_keys(kernel: &KernelInfo) -> u32 {
 }
 
 /// Blocks of `kernel` per SM the splits aim for: two of `decode`'s (two
-/// fit an SM at D = 128, four at D = 64), one of the kernel whose splits
-/// merge in a cluster (its shared memory keeps its blocks apart,
-/// `kernels::DECODE_CLUSTER_SMEM_BYTES`).
+/// fit an SM at D = 128, four at D = 64), one of the kernel whose eight key
+/// groups merge in a cluster (its 256 threads take most of the register
+/// file).
 pub fn blocks_per_sm(kernel: &KernelInfo) -> u32 {
     if kernel.merge == Some(SplitsMerge::Cluster) { 1 } else { 2 }
 }

@@ -30,7 +30,7 @@ use super::walk::{AllKeys, FourColumns, KeyRows, ScoreKeys, Walk, for_four_colum
 #[cfg(target_feature = "sm_90a")]
 use crate::arch::cluster;
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
-use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS};
+use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS, SplitsMerge};
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
@@ -488,13 +488,16 @@ impl Partials for MergeKernel {
 
 /// The splits of a folded head are the blocks of one thread-block
 /// cluster (grid y, `p.kv_splits` of them, at most
-/// `SplitsMerge::CLUSTER_MOST_SPLITS`): each block leaves its partial rows and
+/// [`CLUSTER_MOST_BLOCKS`]): each block leaves its partial rows and
 /// statistics in its own shared memory, reusing key group 0's exchange
 /// slots and statistics once the block's own merge is done, and the
 /// cluster merges them over distributed shared memory
 /// ([`merge_in_cluster`]). No second kernel, nothing in global memory.
 #[cfg(target_feature = "sm_90a")]
 pub struct InCluster;
+
+/// The most blocks a cluster of [`InCluster`] holds.
+const CLUSTER_MOST_BLOCKS: u32 = SplitsMerge::CLUSTER_MOST_SPLITS;
 
 #[cfg(target_feature = "sm_90a")]
 impl Partials for InCluster {
@@ -659,21 +662,20 @@ unsafe fn merge_in_cluster<const HEAD_DIM: usize, Out: OutputFormat>(
     let mut item = sreg::thread_idx_x() * blocks + rank;
     while item < job.rows * quads {
         let (row, col) = (item / quads, 4 * (item % quads));
-        // SAFETY (all loads): entries every block published before the barrier.
-        let stats_of = |b: u32| unsafe { cluster::load_f32x2(area.peer_stats(row, b)) };
-        let mut max = f32::NEG_INFINITY;
-        for b in 0..blocks {
-            let [split_max, sum] = stats_of(b);
-            max = nan_max(max, if sum == 0.0 { f32::NEG_INFINITY } else { split_max });
-        }
+        // SAFETY (both): entries every block published before the barrier.
+        let stats: [[f32; 2]; CLUSTER_MOST_BLOCKS as usize] = core::array::from_fn(|b| {
+            if (b as u32) < blocks { unsafe { cluster::load_f32x2(area.peer_stats(row, b as u32)) } } else { [0.0; 2] }
+        });
+        let max = stats
+            .iter()
+            .fold(f32::NEG_INFINITY, |m, &[x, sum]| nan_max(m, if sum == 0.0 { f32::NEG_INFINITY } else { x }));
         let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
         let mut out = [0f32; 4];
         let mut total = 0f32;
-        for b in 0..blocks {
-            let [split_max, sum] = stats_of(b);
+        for (b, &[split_max, sum]) in stats.iter().enumerate() {
             if sum != 0.0 {
                 let weight = sum * math::exp2(split_max - base);
-                let part = unsafe { cluster::load_f32x4(area.peer_output(row, col, b)) };
+                let part = unsafe { cluster::load_f32x4(area.peer_output(row, col, b as u32)) };
                 total += weight;
                 for c in 0..4 {
                     out[c] += weight * part[c];
