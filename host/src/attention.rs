@@ -20,7 +20,7 @@ use cudarc::driver::sys::{
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
 };
-use kernels_gpu::kernels::{KERNELS, KernelInfo, SplitsMerge};
+use kernels_gpu::kernels::{KERNELS, KernelInfo};
 use kernels_gpu::params::{self, AttnParams, TILE_KEYS, padded_keys};
 use kernels_gpu::schedule::{self, FastDiv};
 use kernels_gpu::variant::{OutputDtype, Variant};
@@ -215,7 +215,7 @@ impl Attention {
         let mut functions = Vec::with_capacity(KERNELS.len());
         let mut passes = Vec::new();
         for kernel in KERNELS.iter().filter(|k| sm90a || !k.sm90a_only) {
-            let merge = kernel.merge.and_then(SplitsMerge::pass).map(|m| m.entry(kernel.output));
+            let merge = kernel.merge.map(|m| m.entry(kernel.output));
             for entry in kernel.prepass.map(|pre| pre.entry).into_iter().chain(merge) {
                 passes.push((entry, module.load_function(entry)?));
             }
@@ -817,7 +817,6 @@ impl Attention {
             reason: format!("{} needs an sm_90a (Hopper) GPU; this one loaded {}", kernel.entry, self.info.image),
         })?;
         let [q_scale, k_scale, v_scale] = buffers.scales;
-        let merge_pass = kernel.merge.and_then(SplitsMerge::pass);
         let params = AttnParams {
             q: buffers.q,
             k: buffers.k,
@@ -842,7 +841,7 @@ impl Attention {
             split_keys: plan.split_keys(),
             seq_q_div: FastDiv::new(p.seq_q as u32),
             heads_kv_div: FastDiv::new(p.heads_kv as u32),
-            partials: if merge_pass.is_some() && plan.kv_splits() > 1 { buffers.scratch } else { 0 },
+            partials: if kernel.merge.is_some() && plan.kv_splits() > 1 { buffers.scratch } else { 0 },
             lse: buffers.lse,
             seq_used_k: buffers.seq_used_k,
             page_table: buffers.paging.table,
@@ -875,7 +874,7 @@ impl Attention {
                 None => (padded_keys(p.seq_kv as u32) / TILE_KEYS, p.heads_kv as u32, p.batch as u32),
             };
             let cfg = LaunchConfig { grid_dim, block_dim: (pre.threads, 1, 1), shared_mem_bytes: pre.smem_bytes };
-            launch::launch(&self.stream, prepass, cfg, params, overlap, 1)?;
+            launch::launch(&self.stream, prepass, cfg, params, overlap)?;
         }
         let tiles = kernel.tiles;
         let grid_dim = match kernel.merge {
@@ -890,10 +889,8 @@ impl Attention {
             },
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (kernel.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
-        // The splits of a row block are one cluster where they merge in one.
-        let cluster_y = if kernel.merge == Some(SplitsMerge::Cluster) { plan.kv_splits() } else { 1 };
-        launch::launch(&self.stream, func, cfg, params, overlap, cluster_y)?;
-        if let (Some(merge), true) = (merge_pass, plan.kv_splits() > 1) {
+        launch::launch(&self.stream, func, cfg, params, overlap)?;
+        if let (Some(merge), true) = (kernel.merge, plan.kv_splits() > 1) {
             let entry = merge.entry(kernel.output);
             let Some(merge_fn) = self.passes.iter().find(|(e, _)| *e == entry).map(|(_, f)| f) else {
                 return Err(AttnError::VariantUnavailable {
@@ -906,7 +903,7 @@ impl Attention {
                 block_dim: (merge.threads, 1, 1),
                 shared_mem_bytes: merge.smem_bytes,
             };
-            launch::launch(&self.stream, merge_fn, cfg, params, overlap, 1)?;
+            launch::launch(&self.stream, merge_fn, cfg, params, overlap)?;
         }
         Ok(())
     }

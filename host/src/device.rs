@@ -39,7 +39,6 @@ use crate::options::Layout;
 use crate::plan::Plan;
 use crate::plan::target::Target;
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, SyncOnDrop};
-use kernels_gpu::kernels::SplitsMerge;
 use kernels_gpu::params::{DecodeSplits, KvTiles};
 use kernels_gpu::variant::OutputDtype;
 use kernels_gpu::variant::Variant;
@@ -435,7 +434,7 @@ impl WorkspaceSize {
         let kernel = plan.kernel();
         let scratch = if kernel.prepass.is_some() {
             kv_tiles_of(plan).total_bytes()
-        } else if kernel.merge.and_then(SplitsMerge::pass).is_some() {
+        } else if kernel.merge.is_some() {
             decode_splits_of(plan).total_bytes()
         } else {
             0

@@ -120,10 +120,7 @@ pub(crate) fn disable_event_tracking(ctx: &CudaContext) {
 /// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): its blocks may
 /// start while the previous kernel on the stream finishes, and order
 /// themselves against it with `griddepcontrol.wait` (only the sm_90a image
-/// has it; the caller checks). With `cluster_y` above 1, every `cluster_y`
-/// blocks along the grid's y form a thread-block cluster
-/// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`, sm_90a; the caller checks that
-/// it divides the grid's y and is at most 8).
+/// has it; the caller checks).
 ///
 /// Safety argument: the caller (`Attention::launch`, the only one) passes a
 /// problem that was validated (shapes, head dim, sizes within the kernels'
@@ -137,10 +134,9 @@ pub(crate) fn launch(
     cfg: LaunchConfig,
     params: AttnParams,
     overlap: bool,
-    cluster_y: u32,
 ) -> Result<(), DriverError> {
     let mut args = KernelArgs(params);
-    if !overlap && cluster_y <= 1 {
+    if !overlap {
         let mut builder = stream.launch_builder(func);
         builder.arg(&args);
         // SAFETY: see the function's safety argument above.
@@ -150,20 +146,9 @@ pub(crate) fn launch(
     stream.context().bind_to_thread()?;
     // SAFETY: a plain C struct and union of integers, for which all-zero
     // bytes are valid; the fields that matter are set below.
-    let mut attributes: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
-    let mut count = 0;
-    if overlap {
-        attributes[count].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attributes[count].value.programmaticStreamSerializationAllowed = 1;
-        count += 1;
-    }
-    if cluster_y > 1 {
-        attributes[count].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attributes[count].value.clusterDim.x = 1;
-        attributes[count].value.clusterDim.y = cluster_y;
-        attributes[count].value.clusterDim.z = 1;
-        count += 1;
-    }
+    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -173,12 +158,12 @@ pub(crate) fn launch(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
-        attrs: attributes.as_mut_ptr(),
-        numAttrs: count as u32,
+        attrs: &mut attribute,
+        numAttrs: 1,
     };
     let mut arg_pointers = [(&mut args as *mut KernelArgs).cast::<std::ffi::c_void>()];
     // SAFETY: see the function's safety argument above; `config`,
-    // `attributes` and `args` outlive the call, which copies the arguments;
+    // `attribute` and `args` outlive the call, which copies the arguments;
     // the function was loaded with its dynamic shared memory limit raised
     // as for the builder path; the context is bound to this thread.
     unsafe {

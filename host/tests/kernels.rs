@@ -2,7 +2,7 @@
 //! table is in every embedded PTX image, and the grid covers every query row
 //! exactly once.
 
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, Roles, SPLIT_N64_D64_EXCHANGE_APART, SplitsMerge, find};
+use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, Roles, SPLIT_N64_D64_EXCHANGE_APART, find};
 use kernels_gpu::layout::RowLayout;
 use kernels_gpu::params::{KvTiles, TILE_KEYS};
 use kernels_gpu::schedule::{blocks, grid};
@@ -237,10 +237,9 @@ fn mma_shared_memory_plans_are_aligned_and_match_the_table() {
 
 #[test]
 fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
-    // split, split-wg, split-n64 and decode at both head dims,
-    // split-n64's pair-row kernel at D = 64 and decode's cluster-merged
-    // kernel at D = 128, writing f16 and bf16.
-    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 20);
+    // split, split-wg, split-n64 and decode at both head dims and
+    // split-n64's pair-row kernel at D = 64, writing f16 and bf16.
+    assert_eq!(KERNELS.iter().filter(|k| k.variant.runs_split_body()).count(), 18);
     for k in KERNELS.iter().filter(|k| k.variant.runs_split_body()) {
         let t = k.tiles;
         let apart = k.variant == Variant::SplitN64 && t.head_dim == 64 && SPLIT_N64_D64_EXCHANGE_APART;
@@ -261,13 +260,6 @@ fn split_shared_memory_plans_are_aligned_and_hold_the_merge() {
         }
         if k.variant == Variant::Decode {
             assert_eq!(t.block_m, 16, "{}: decode's key groups are one warp (its walk clears V per warp)", k.entry);
-        }
-        if k.merge == Some(SplitsMerge::Cluster) {
-            // The block's partial rows reuse key group 0's exchange slots
-            // and statistics (`attention::decode::InCluster`).
-            for plan in [padded, swizzled] {
-                assert!(plan.exchange_stride >= t.block_m * 4 * t.head_dim, "{}: the partial rows", k.entry);
-            }
         }
     }
 }

@@ -39,10 +39,10 @@ pub struct KernelInfo {
     /// Such a kernel runs only on even query and key lengths
     /// ([`KernelInfo::runs_on`]).
     pub pair_rows: bool,
-    /// How its blocks merge their partial results where the host splits
-    /// a problem's keys across blocks (`decode`); `None` where it never
-    /// splits them.
-    pub merge: Option<SplitsMerge>,
+    /// A kernel launched after this one on the same problem to merge its
+    /// blocks' partial results, where the host splits the keys across
+    /// blocks (`decode`).
+    pub merge: Option<MergePass>,
     /// Its twin over packed batches of sequences of their own lengths
     /// (`params::AttnParams::cu_seqlens_q`), if one is built: the same
     /// tiles, shared memory and prepass.
@@ -145,41 +145,6 @@ impl PackedTwin {
     }
 }
 
-/// How the blocks that share a problem's keys merge their partial
-/// results ([`KernelInfo::merge`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SplitsMerge {
-    /// A merge kernel launched after the kernel, reading the partial
-    /// results from global memory.
-    Pass(MergePass),
-    /// The splits of a problem's rows are the blocks of one thread-block
-    /// cluster (grid y, at most [`SplitsMerge::CLUSTER_MOST_SPLITS`]), which
-    /// merge over distributed shared memory before they exit (sm_90a).
-    Cluster,
-}
-
-impl SplitsMerge {
-    /// The most blocks of a [`SplitsMerge::Cluster`] cluster: the portable
-    /// cluster size.
-    pub const CLUSTER_MOST_SPLITS: u32 = 8;
-
-    /// The merge kernel, if this merge has one.
-    pub const fn pass(self) -> Option<MergePass> {
-        match self {
-            SplitsMerge::Pass(pass) => Some(pass),
-            SplitsMerge::Cluster => None,
-        }
-    }
-
-    /// The most splits this merge takes.
-    pub const fn most_splits(self) -> u32 {
-        match self {
-            SplitsMerge::Pass(_) => u32::MAX,
-            SplitsMerge::Cluster => Self::CLUSTER_MOST_SPLITS,
-        }
-    }
-}
-
 /// A merge kernel: grid `(rows, heads)` as its kernel's documentation
 /// says, `threads` threads, `smem_bytes` of dynamic shared memory; one
 /// entry per output type.
@@ -278,12 +243,6 @@ pub const SPLIT_N64_D128: TileShape = TileShape { block_n: 64, ..SPLIT_D128 };
 pub const DECODE_D64: TileShape = TileShape { head_dim: 64, block_m: 16, block_n: 32, stages: 2, warps: 4, splits: 4 };
 /// `decode` at D = 128: 2 key groups (the same shared memory budget).
 pub const DECODE_D128: TileShape = TileShape { head_dim: 128, warps: 2, splits: 2, ..DECODE_D64 };
-/// `decode` at D = 128 whose key splits merge inside a cluster
-/// ([`SplitsMerge::Cluster`], sm_90a): 8 key groups, 512 keys in flight
-/// in 131 KB, so a split of a small problem holds as many keys as 8 of
-/// [`DECODE_D128`]'s with as many warps walking them, and at most 8
-/// splits still occupy the GPU.
-pub const DECODE_CLUSTER_D128: TileShape = TileShape { warps: 8, splits: 8, ..DECODE_D128 };
 
 /// Threads of a `decode` merge block (`attention::decode::merge_splits`):
 /// four warps share one row's splits.
@@ -297,13 +256,13 @@ pub const fn decode_merge_smem_bytes(head_dim: u32) -> u32 {
 }
 
 /// `decode`'s merge kernels at head dimension `head_dim`.
-const fn decode_merge(entry_f16: &'static str, entry_bf16: &'static str, head_dim: u32) -> Option<SplitsMerge> {
+const fn decode_merge(entry_f16: &'static str, entry_bf16: &'static str, head_dim: u32) -> Option<MergePass> {
     let smem_bytes = decode_merge_smem_bytes(head_dim);
-    Some(SplitsMerge::Pass(MergePass { entry_f16, entry_bf16, threads: DECODE_MERGE_THREADS, smem_bytes }))
+    Some(MergePass { entry_f16, entry_bf16, threads: DECODE_MERGE_THREADS, smem_bytes })
 }
 
 /// The f16 kernels, in a fixed order.
-const F16_KERNELS: [KernelInfo; 17] = [
+const F16_KERNELS: [KernelInfo; 16] = [
     KernelInfo {
         variant: Variant::Mma,
         output: OutputDtype::F16,
@@ -603,26 +562,11 @@ const F16_KERNELS: [KernelInfo; 17] = [
             ["sdpa_decode_softcap_d128", "sdpa_decode_softcap_d128_bf16"],
         ),
     },
-    KernelInfo {
-        variant: Variant::Decode,
-        output: OutputDtype::F16,
-        entry: "sdpa_decode_cluster_d128",
-        tiles: DECODE_CLUSTER_D128,
-        smem_bytes: SmemPlan::Split { exchange_apart: false }.total(DECODE_CLUSTER_D128),
-        sm90a_only: true,
-        prepass: None,
-        min_blocks_per_sm: 0,
-        roles: Roles::Uniform,
-        pair_rows: false,
-        merge: Some(SplitsMerge::Cluster),
-        packed: None,
-        scores: None,
-    },
 ];
 
 /// The entry symbols of the bf16 kernels: [`F16_KERNELS`]'s, in the same
 /// order, with `_bf16` appended (`attention::entry` emits both).
-const BF16_ENTRIES: [&str; 17] = [
+const BF16_ENTRIES: [&str; 16] = [
     "sdpa_mma_d64_bf16",
     "sdpa_mma_d128_bf16",
     "sdpa_wgmma_d64_bf16",
@@ -639,14 +583,13 @@ const BF16_ENTRIES: [&str; 17] = [
     "sdpa_split_n64_pairs_d64_bf16",
     "sdpa_decode_d64_bf16",
     "sdpa_decode_d128_bf16",
-    "sdpa_decode_cluster_d128_bf16",
 ];
 
 /// [`F16_KERNELS`], then each of them again writing bf16 under its
 /// [`BF16_ENTRIES`] name: everything else (tiles, shared memory, prepass,
 /// launch bounds) is the f16 kernel's.
-const fn with_bf16_twins(f16: [KernelInfo; 17], bf16_entries: [&'static str; 17]) -> [KernelInfo; 34] {
-    let mut all = [f16[0]; 34];
+const fn with_bf16_twins(f16: [KernelInfo; 16], bf16_entries: [&'static str; 16]) -> [KernelInfo; 32] {
+    let mut all = [f16[0]; 32];
     let mut i = 0;
     while i < f16.len() {
         all[i] = f16[i];
@@ -658,7 +601,7 @@ const fn with_bf16_twins(f16: [KernelInfo; 17], bf16_entries: [&'static str; 17]
 
 /// Every kernel the crate builds, in a fixed order: the f16 kernels, then
 /// their bf16 twins.
-pub const KERNELS: [KernelInfo; 34] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
+pub const KERNELS: [KernelInfo; 32] = with_bf16_twins(F16_KERNELS, BF16_ENTRIES);
 
 /// The f16 kernel of `variant` for `head_dim`, if one is built: the first
 /// such row of [`KERNELS`] (the one the host's kernel selection runs unless

@@ -149,12 +149,10 @@ pub fn gate_cases() -> Vec<GateCase> {
         GateCase::new("mqa", 1, 8, 129, 64, true).kv_heads(1),
         // Decoding: `decode` folds the query heads of a key/value head into
         // one block's rows and splits the keys across blocks
-        // (`sdpa::plan::key_splits`): 8 splits of 512 keys (at D = 128 on
-        // sm_90a a cluster's); two row blocks of folded rows with causal
-        // positions and a short last split (at D = 128 too: each row
-        // block's splits a cluster); 128 folded rows of one key/value head.
+        // (`sdpa::plan::key_splits`): 16 splits of 256 keys; two row
+        // blocks of folded rows with causal positions and a short last
+        // split; 128 folded rows of one key/value head.
         GateCase::new("decode-gqa-d128", 2, 32, 1, 128, false).lengths(1, 4096).kv_heads(8),
-        GateCase::new("decode-causal-sq4-d128", 1, 16, 4, 128, true).lengths(4, 3000).kv_heads(2),
         GateCase::new("decode-gqa-causal", 1, 8, 5, 64, true).lengths(5, 1000).kv_heads(2),
         GateCase::new("decode-mqa-sq16-causal", 2, 8, 16, 64, true).lengths(16, 2049).kv_heads(1),
         GateCase::new("decode-split-tail-d128", 1, 4, 1, 128, false).lengths(1, 769).kv_heads(1),

@@ -101,8 +101,7 @@ fn rows_for(arch: Arch, mut entries: Vec<EntryReport>) -> Vec<Row> {
         .flat_map(|k| {
             let main = (k.variant.name(), k.entry, k.smem_bytes, k.threads());
             let prepass = k.prepass.map(|p| (k.variant.name(), p.entry, p.smem_bytes, p.threads));
-            let merge =
-                k.merge.and_then(|m| m.pass()).map(|m| (k.variant.name(), m.entry(k.output), m.smem_bytes, m.threads));
+            let merge = k.merge.map(|m| (k.variant.name(), m.entry(k.output), m.smem_bytes, m.threads));
             let twins = k.twins().map(|(entry, _)| (k.variant.name(), entry, k.smem_bytes, k.threads()));
             std::iter::once(main).chain(prepass).chain(merge).chain(twins)
         })

@@ -4,7 +4,7 @@
 //! ([`min_split_keys`]).
 
 use crate::validate::Problem;
-use kernels_gpu::kernels::{KernelInfo, SplitsMerge};
+use kernels_gpu::kernels::KernelInfo;
 use kernels_gpu::schedule::{MAX_GRID_YZ, blocks};
 
 /// The fewest keys a split of `kernel` walks: every stage of every key
@@ -16,13 +16,9 @@ pub const fn min_split_keys(kernel: &KernelInfo) -> u32 {
     t.stages * t.splits * t.block_n
 }
 
-/// Blocks of `kernel` per SM the splits aim for: two of `decode`'s (two
-/// fit an SM at D = 128, four at D = 64), one of the kernel whose eight key
-/// groups merge in a cluster (its 256 threads take most of the register
-/// file).
-pub fn blocks_per_sm(kernel: &KernelInfo) -> u32 {
-    if kernel.merge == Some(SplitsMerge::Cluster) { 1 } else { 2 }
-}
+/// Blocks per SM the splits aim for (two `decode` blocks fit an SM at
+/// D = 128, four at D = 64).
+pub const BLOCKS_PER_SM: u32 = 2;
 
 /// The key splits of `problem` under `kernel` (a `decode` kernel) on a GPU
 /// of `multiprocessors` SMs: `(splits, keys per split)`, the keys per split
@@ -35,9 +31,8 @@ pub fn key_splits(problem: &Problem, kernel: &KernelInfo, multiprocessors: u32) 
     let block_n = kernel.tiles.block_n;
     let keys = decode_keys(p, block_n).max(1);
     let unsplit = blocks(p.fold_rows() as u32, kernel.tiles.block_m) as u64 * p.folded_heads() as u64;
-    let target = (blocks_per_sm(kernel) * multiprocessors) as u64;
-    let most_splits = kernel.merge.map_or(1, SplitsMerge::most_splits).min(MAX_GRID_YZ);
-    let most = blocks(keys, min_split_keys(kernel)).clamp(1, most_splits) as u64;
+    let target = (BLOCKS_PER_SM * multiprocessors) as u64;
+    let most = blocks(keys, min_split_keys(kernel)).clamp(1, MAX_GRID_YZ) as u64;
     let splits = (target / unsplit.max(1)).clamp(1, most) as u32;
     let split_keys = blocks(blocks(keys, splits), block_n) * block_n;
     (blocks(keys, split_keys), split_keys)

@@ -14,7 +14,7 @@ pub mod workload;
 use crate::error::AttnError;
 use crate::options::{Layout, VariantChoice};
 use crate::validate::Problem;
-use kernels_gpu::kernels::{HEAD_DIMS, KERNELS, KernelInfo, ScoreForm, SplitsMerge, find};
+use kernels_gpu::kernels::{HEAD_DIMS, KernelInfo, ScoreForm, find};
 use kernels_gpu::schedule::MAX_GRID_YZ;
 use kernels_gpu::variant::Variant;
 use target::Target;
@@ -57,8 +57,6 @@ pub struct Plan {
     /// Blocks sharing each folded head's keys, and keys per block
     /// (`decode`; `(1, 0)` for the other kernels).
     key_splits: (u32, u32),
-    /// The target it was made for.
-    target: Target,
 }
 
 impl Plan {
@@ -117,9 +115,8 @@ impl Plan {
                 kernel.tiles.block_m
             )));
         }
-        let kernel = decode_in_cluster(kernel, &problem, scores, twin_rows, target).unwrap_or(kernel);
         let key_splits = Plan::key_splits_of(&problem, kernel, target);
-        Ok(Plan { problem, kernel, key_splits, target })
+        Ok(Plan { problem, kernel, key_splits })
     }
 
     /// The key splits of `problem` under `kernel` (see [`key_splits`]).
@@ -150,8 +147,7 @@ impl Plan {
         if kernel.entry_for(twin_rows, p.score_form()).is_none() {
             return Err(unsupported_scores(kernel.entry, p));
         }
-        let key_splits = Plan::key_splits_of(&self.problem, kernel, self.target);
-        Ok(Plan { kernel, key_splits, ..self })
+        Ok(Plan { kernel, ..self })
     }
 
     /// The validated problem.
@@ -199,27 +195,6 @@ fn reads_bshd_itself(variant: Variant, p: &Problem) -> bool {
 
 /// Whether `variant` runs `p` in its packed twins: a packed batch, or
 /// `[B, S, H, D]` tensors that the variant does not read itself.
-/// The `decode` kernel whose splits merge inside a cluster
-/// ([`SplitsMerge::Cluster`]) in place of `kernel`, where it runs (sm_90a,
-/// `kernel`'s head dimension and output, scores as they are) and the
-/// problem's keys split across its blocks: there it needs no merge kernel.
-/// Unsplit problems keep `kernel`, whose blocks hold fewer key groups.
-fn decode_in_cluster(
-    kernel: &'static KernelInfo,
-    p: &Problem,
-    scores: ScoreForm,
-    twin_rows: bool,
-    target: Target,
-) -> Option<&'static KernelInfo> {
-    if kernel.variant != Variant::Decode || !target.sm90a || scores != ScoreForm::Plain || twin_rows {
-        return None;
-    }
-    let cluster = KERNELS.iter().find(|k| {
-        k.merge == Some(SplitsMerge::Cluster) && k.tiles.head_dim == kernel.tiles.head_dim && k.output == kernel.output
-    })?;
-    (key_splits::key_splits(p, cluster, target.multiprocessors).0 > 1).then_some(cluster)
-}
-
 fn runs_packed_twin(variant: Variant, p: &Problem) -> bool {
     p.interleaved_rows().is_some() && !reads_bshd_itself(variant, p)
 }

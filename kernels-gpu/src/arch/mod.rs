@@ -8,7 +8,6 @@
 
 pub mod bar;
 pub mod bulk;
-pub mod cluster;
 pub mod cp_async;
 pub mod cvt;
 pub mod fence;

@@ -30,13 +30,6 @@ pub fn block_idx_z() -> u32 {
     unsafe { nvptx::_block_idx_z() }
 }
 
-/// `%ntid.x`: the threads of the block (blocks are 1-D).
-#[inline(always)]
-pub fn block_dim_x() -> u32 {
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { nvptx::_block_dim_x() }
-}
-
 /// `(%ctaid.x, %ctaid.y, %ctaid.z)`: the block's index in the grid.
 #[inline(always)]
 pub fn block_idx() -> (u32, u32, u32) {

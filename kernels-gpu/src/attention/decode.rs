@@ -26,11 +26,9 @@
 use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
-use super::walk::{AllKeys, FourColumns, KeyRows, ScoreKeys, Walk, for_four_columns, store_tile_pairs};
-#[cfg(target_feature = "sm_90a")]
-use crate::arch::cluster;
+use super::walk::{AllKeys, KeyRows, ScoreKeys, Walk, for_four_columns, store_tile_pairs};
 use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
-use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS, SplitsMerge};
+use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS};
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
 use crate::schedule;
@@ -38,9 +36,8 @@ use crate::softmax;
 use crate::window::{self, KeyWindow};
 use core::marker::PhantomData;
 
-/// The decode walk (see the module docs), its rows' keys as `K` says,
-/// its splits' partial results merged as `M` says.
-pub struct Decode<K: ScoreKeys = AllKeys, M: Partials = MergeKernel>(PhantomData<(K, M)>);
+/// The decode walk (see the module docs), its rows' keys as `K` says.
+pub struct Decode<K: ScoreKeys = AllKeys>(PhantomData<K>);
 
 /// The key block of both `decode` kernels: a window's walk starts at a
 /// multiple of it.
@@ -135,7 +132,7 @@ fn splits_of<const HEAD_DIM: usize>(p: &AttnParams) -> DecodeSplits {
 /// Natural log of 2: base-2 log-sum-exps to natural ones.
 const LN2: f32 = core::f32::consts::LN_2;
 
-impl<K: ScoreKeys, M: Partials> Walk for Decode<K, M> {
+impl<K: ScoreKeys> Walk for Decode<K> {
     type ThreadRows = FoldedRows;
 
     const ROTATES: bool = false;
@@ -222,14 +219,18 @@ impl<K: ScoreKeys, M: Partials> Walk for Decode<K, M> {
     }
 
     #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        threads: u32,
-        merge: (&MergeArea, *const u8),
-    ) {
-        // SAFETY: forwarded.
-        unsafe { M::no_keys::<HEAD_DIM, Out>(p, job, threads, merge) };
+    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
+        if p.kv_splits <= 1 {
+            // SAFETY: the block's own output rows.
+            unsafe { job.zero_output::<HEAD_DIM>(threads) };
+        }
+        let mut row = sreg::thread_idx_x();
+        while row < job.rows {
+            // SAFETY: the block's own rows of the partial statistics or the
+            // final log-sum-exp.
+            unsafe { store_stats::<HEAD_DIM>(p, job, row, [0.0, 0.0]) };
+            row += threads;
+        }
     }
 
     #[inline(always)]
@@ -354,90 +355,6 @@ impl<K: ScoreKeys, M: Partials> Walk for Decode<K, M> {
         slice: &[[f32; 4]; SLICE],
         tile0: u32,
         local_rows: [u32; 2],
-        merge: (&MergeArea, *const u8),
-        thread: (u32, u32),
-    ) {
-        // SAFETY: forwarded.
-        unsafe { M::store::<HEAD_DIM, SLICE, SPLITS, Out>(p, job, slice, tile0, local_rows, merge, thread) };
-    }
-}
-
-/// Stores the softmax statistics `[base, sum]` of the block's row `row`
-/// (`MergeArea::row_stats`): into the block's partial results with several
-/// splits, else as the row's log-sum-exp (natural log) into the output
-/// where one is asked for.
-///
-/// # Safety
-/// `row < job.rows`; the buffers as the host made them.
-#[inline(always)]
-unsafe fn store_stats<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, [base, sum]: [f32; 2]) {
-    let row = job.row0 + row;
-    if p.kv_splits > 1 {
-        let at = p.partials + splits_of::<HEAD_DIM>(p).stats(job.q_head, sreg::block_idx_y(), row);
-        // SAFETY: this block's partial statistics (8-byte aligned).
-        unsafe { *(at as *mut [f32; 2]) = [base, sum] };
-    } else if p.lse != 0 {
-        // SAFETY: the row's entry of `[B, Hq, Sq]` (the caller's contract).
-        unsafe { *lse_entry(p, job, row) = lse_of(base, sum) };
-    }
-}
-
-/// The log-sum-exp entry of the folded head's row `row` in `[B, Hq, Sq]`
-/// (the folded head's rows are contiguous there).
-#[inline(always)]
-fn lse_entry(p: &AttnParams, job: &BlockJob, row: u32) -> *mut f32 {
-    let rows = FoldedHead::of(p, job.q_head as u32).rows(p) as u64;
-    (p.lse as *mut f32).wrapping_add((job.q_head * rows + row as u64) as usize)
-}
-
-/// Where the blocks that share a folded head's keys (`p.kv_splits > 1`)
-/// leave their partial results, and what merges them: a kernel's policy.
-pub trait Partials {
-    /// Stores the block's partial results as [`Walk::store`] hands them
-    /// (this thread's slice of the block's normalized rows, the rows'
-    /// statistics published in `merge`) and merges them where the policy
-    /// does.
-    ///
-    /// # Safety
-    /// As [`Walk::store`]; every thread of the block calls it.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        merge: (&MergeArea, *const u8),
-        thread: (u32, u32),
-    );
-
-    /// What a block whose split holds no key leaves: statistics of no key
-    /// (a zero sum) for its rows, and its part of the merge where the
-    /// policy merges in the kernel.
-    ///
-    /// # Safety
-    /// As [`Walk::no_keys`].
-    unsafe fn no_keys<const HEAD_DIM: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        threads: u32,
-        merge: (&MergeArea, *const u8),
-    );
-}
-
-/// The partial results go to global memory (`p.partials`, laid out as
-/// [`DecodeSplits`] says) and a second kernel, [`merge_splits`], merges
-/// them. (With one split, the block's rows are the output.)
-pub struct MergeKernel;
-
-impl Partials for MergeKernel {
-    #[inline(always)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
         (merge, smem): (&MergeArea, *const u8),
         (key_group, quad): (u32, u32),
     ) {
@@ -464,237 +381,27 @@ impl Partials for MergeKernel {
             }
         }
     }
-
-    #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        threads: u32,
-        _merge: (&MergeArea, *const u8),
-    ) {
-        if p.kv_splits <= 1 {
-            // SAFETY: the block's own output rows.
-            unsafe { job.zero_output::<HEAD_DIM>(threads) };
-        }
-        let mut row = sreg::thread_idx_x();
-        while row < job.rows {
-            // SAFETY: the block's own rows of the partial statistics or the
-            // final log-sum-exp.
-            unsafe { store_stats::<HEAD_DIM>(p, job, row, [0.0, 0.0]) };
-            row += threads;
-        }
-    }
 }
 
-/// The splits of a folded head are the blocks of one thread-block
-/// cluster (grid y, `p.kv_splits` of them, at most
-/// [`CLUSTER_MOST_BLOCKS`]): each block leaves its partial rows and
-/// statistics in its own shared memory, reusing key group 0's exchange
-/// slots and statistics once the block's own merge is done, and the
-/// cluster merges them over distributed shared memory
-/// ([`merge_in_cluster`]). No second kernel, nothing in global memory.
-#[cfg(target_feature = "sm_90a")]
-pub struct InCluster;
-
-/// The most blocks a cluster of [`InCluster`] holds.
-const CLUSTER_MOST_BLOCKS: u32 = SplitsMerge::CLUSTER_MOST_SPLITS;
-
-#[cfg(target_feature = "sm_90a")]
-impl Partials for InCluster {
-    #[inline(always)]
-    unsafe fn store<const HEAD_DIM: usize, const SLICE: usize, const SPLITS: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        slice: &[[f32; 4]; SLICE],
-        tile0: u32,
-        local_rows: [u32; 2],
-        (merge, smem): (&MergeArea, *const u8),
-        (key_group, quad): (u32, u32),
-    ) {
-        if p.kv_splits <= 1 {
-            // SAFETY: forwarded (one split: the block's rows are the output).
-            unsafe {
-                MergeKernel::store::<HEAD_DIM, SLICE, SPLITS, Out>(
-                    p,
-                    job,
-                    slice,
-                    tile0,
-                    local_rows,
-                    (merge, smem),
-                    (key_group, quad),
-                )
-            };
-            return;
-        }
-        // SAFETY: the merge's statistics are published (the caller's contract).
-        let stats = (key_group == 0 && quad == 0).then(|| unsafe { merge.row_stats::<SPLITS>(smem, local_rows) });
-        let area = ClusterArea::of::<HEAD_DIM>(merge, smem);
-        // Every group is done reading the exchange slots and statistics
-        // that the block's partial results now overwrite. SAFETY: every
-        // thread of the block is here.
-        unsafe { bar::sync_threads() };
-        for_four_columns(slice, tile0, local_rows, job.rows, quad, |row, col, values| {
-            // SAFETY: the block's own area (16-byte aligned: col % 4 == 0).
-            unsafe { *(area.output(row, col) as *mut [f32; 4]) = values };
-        });
-        if let Some(stats) = stats {
-            for h in 0..2 {
-                if local_rows[h] < job.rows {
-                    // SAFETY: the block's own area.
-                    unsafe { *(area.stats(local_rows[h]) as *mut [f32; 2]) = stats[h] };
-                }
-            }
-        }
-        // SAFETY: every thread of the cluster's blocks reaches this merge.
-        unsafe { merge_in_cluster::<HEAD_DIM, Out>(p, job, &area) };
-    }
-
-    #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        threads: u32,
-        (merge, smem): (&MergeArea, *const u8),
-    ) {
-        if p.kv_splits <= 1 {
-            // SAFETY: forwarded (one split: the block's rows are the output).
-            unsafe { MergeKernel::no_keys::<HEAD_DIM, Out>(p, job, threads, (merge, smem)) };
-            return;
-        }
-        let area = ClusterArea::of::<HEAD_DIM>(merge, smem);
-        let mut row = sreg::thread_idx_x();
-        while row < job.rows {
-            // SAFETY: the block's own area (nothing else uses it: no key
-            // was walked).
-            unsafe { *(area.stats(row) as *mut [f32; 2]) = [0.0, 0.0] };
-            row += threads;
-        }
-        // SAFETY: every thread of the cluster's blocks reaches this merge.
-        unsafe { merge_in_cluster::<HEAD_DIM, Out>(p, job, &area) };
-    }
-}
-
-/// Where a block of [`InCluster`] leaves its partial results in its
-/// shared memory: its rows' `[base, sum]` statistics (key group 0's
-/// statistics entries) and its normalized rows as f32 `[row][column]`
-/// (key group 0's exchange slots: `block_m x 4 x HEAD_DIM` bytes).
-#[cfg(target_feature = "sm_90a")]
-struct ClusterArea {
-    /// Generic address of row 0's statistics.
-    stats: *mut u8,
-    /// Generic address of row 0's first column.
-    output: *mut u8,
-    /// Shared address of row 0's statistics (for [`cluster::peer_addr`]).
-    stats_shared: u32,
-    /// Shared address of row 0's first column.
-    output_shared: u32,
-    /// Bytes of one output row.
-    row_bytes: u32,
-}
-
-#[cfg(target_feature = "sm_90a")]
-impl ClusterArea {
-    /// The area of a block whose merge area is `merge`, its dynamic shared
-    /// memory at `smem`.
-    #[inline(always)]
-    fn of<const HEAD_DIM: usize>(merge: &MergeArea, smem: *const u8) -> ClusterArea {
-        let smem = smem as *mut u8;
-        // SAFETY: the dynamic shared memory base.
-        let base = unsafe { smem::shared_addr(smem) };
-        ClusterArea {
-            stats: smem.wrapping_add(merge.stats as usize),
-            output: smem.wrapping_add(merge.exchange as usize),
-            stats_shared: base + merge.stats,
-            output_shared: base + merge.exchange,
-            row_bytes: 4 * HEAD_DIM as u32,
-        }
-    }
-
-    /// Row `row`'s statistics in this block.
-    #[inline(always)]
-    fn stats(&self, row: u32) -> *mut u8 {
-        self.stats.wrapping_add(8 * row as usize)
-    }
-
-    /// Columns `col ..` of row `row` in this block.
-    #[inline(always)]
-    fn output(&self, row: u32, col: u32) -> *mut u8 {
-        self.output.wrapping_add((row * self.row_bytes + 4 * col) as usize)
-    }
-
-    /// Row `row`'s statistics in the block of rank `rank`.
-    #[inline(always)]
-    fn peer_stats(&self, row: u32, rank: u32) -> u32 {
-        cluster::peer_addr(self.stats_shared + 8 * row, rank)
-    }
-
-    /// Columns `col ..` of row `row` in the block of rank `rank`.
-    #[inline(always)]
-    fn peer_output(&self, row: u32, col: u32, rank: u32) -> u32 {
-        cluster::peer_addr(self.output_shared + row * self.row_bytes + 4 * col, rank)
-    }
-}
-
-/// The cluster's merge: once every block has left its partial results
-/// (one cluster barrier), block `r` of `n` finishes the column quads `t n
-/// + r` (thread `t`) of the folded head's rows `job.row0 ..`: each
-/// block's part weighs `sum * 2^(max - base)` over the weights' sum, as in
-/// [`merge_splits`] (a block that saw no key of the row weighs 0 and is not
-/// read; a NaN maximum makes the row NaN); O is stored as `Out`, the row's
-/// log-sum-exp where asked for. A second cluster barrier keeps every
-/// block's shared memory alive until the others have read it.
+/// Stores the softmax statistics `[base, sum]` of the block's row `row`
+/// (`MergeArea::row_stats`): into the block's partial results with several
+/// splits, else as the row's log-sum-exp (natural log) into the output
+/// where one is asked for.
 ///
 /// # Safety
-/// Every thread of every block of the cluster calls it once, after leaving
-/// its block's partial results in `area`; `job` from [`Walk::job`].
-#[cfg(target_feature = "sm_90a")]
+/// `row < job.rows`; the buffers as the host made them.
 #[inline(always)]
-unsafe fn merge_in_cluster<const HEAD_DIM: usize, Out: OutputFormat>(
-    p: &AttnParams,
-    job: &BlockJob,
-    area: &ClusterArea,
-) {
-    // SAFETY: the caller's contract: every thread of the cluster is here.
-    unsafe { cluster::sync() };
-    let (rank, blocks) = (cluster::rank(), cluster::blocks());
-    let threads = sreg::block_dim_x();
-    let quads = HEAD_DIM as u32 / 4;
-    let mut item = sreg::thread_idx_x() * blocks + rank;
-    while item < job.rows * quads {
-        let (row, col) = (item / quads, 4 * (item % quads));
-        // SAFETY (both): entries every block published before the barrier.
-        let stats: [[f32; 2]; CLUSTER_MOST_BLOCKS as usize] = core::array::from_fn(|b| {
-            if (b as u32) < blocks { unsafe { cluster::load_f32x2(area.peer_stats(row, b as u32)) } } else { [0.0; 2] }
-        });
-        let max = stats
-            .iter()
-            .fold(f32::NEG_INFINITY, |m, &[x, sum]| nan_max(m, if sum == 0.0 { f32::NEG_INFINITY } else { x }));
-        let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
-        let mut out = [0f32; 4];
-        let mut total = 0f32;
-        for (b, &[split_max, sum]) in stats.iter().enumerate() {
-            if sum != 0.0 {
-                let weight = sum * math::exp2(split_max - base);
-                let part = unsafe { cluster::load_f32x4(area.peer_output(row, col, b as u32)) };
-                total += weight;
-                for c in 0..4 {
-                    out[c] += weight * part[c];
-                }
-            }
-        }
-        let scale = if total == 0.0 { 0.0 } else { math::rcp(total) };
-        let packed =
-            FourColumns([Out::pack2(out[0] * scale, out[1] * scale), Out::pack2(out[2] * scale, out[3] * scale)]);
-        // SAFETY: columns `col ..` of a row of the block (8-byte aligned).
-        unsafe { *(job.o.add((row * HEAD_DIM as u32 + col) as usize) as *mut FourColumns) = packed };
-        if col == 0 && p.lse != 0 {
-            // SAFETY: the row's entry of `[B, Hq, Sq]` (a row of the block).
-            unsafe { *lse_entry(p, job, job.row0 + row) = lse_of(base, total) };
-        }
-        item += threads * blocks;
+unsafe fn store_stats<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, row: u32, [base, sum]: [f32; 2]) {
+    let row = job.row0 + row;
+    if p.kv_splits > 1 {
+        let at = p.partials + splits_of::<HEAD_DIM>(p).stats(job.q_head, sreg::block_idx_y(), row);
+        // SAFETY: this block's partial statistics (8-byte aligned).
+        unsafe { *(at as *mut [f32; 2]) = [base, sum] };
+    } else if p.lse != 0 {
+        let rows = FoldedHead::of(p, job.q_head as u32).rows(p) as u64;
+        // SAFETY: the row's entry of `[B, Hq, Sq]` (the folded head's rows are contiguous there).
+        unsafe { *(p.lse as *mut f32).add((job.q_head * rows + row as u64) as usize) = lse_of(base, sum) };
     }
-    // SAFETY: as above; no block leaves while another may read its area.
-    unsafe { cluster::sync() };
 }
 
 /// The natural log-sum-exp of a row whose base-2 statistics are `base`

@@ -9,22 +9,21 @@ use super::merge::InTiles;
 use super::mma;
 use super::output::{Bf16, F16, OutputFormat};
 use super::split::{self, PlanRows, WarpMma};
-use super::walk::{AllKeys, CappedKeys, FullRows, WindowRows, WindowedKeys};
+use super::walk::{CappedKeys, FullRows, WindowRows, WindowedKeys};
 use crate::kernels::{DECODE_D64, DECODE_D128, MMA_D64, MMA_D128, SPLIT_D64, SPLIT_D128};
 use crate::params::AttnParams;
 use crate::tiles::TileShape;
 #[cfg(target_feature = "sm_90a")]
 use {
     super::block::{Dense, Packed, Sequences},
-    super::decode::InCluster,
     super::merge::Apart,
     super::online::{FusedFma, Unfused},
     super::prepass,
     super::split::{PairRows, WarpgroupWgmma},
     super::wgmma::{self, CausalKeys, PvE4M3, PvF16, PvForm, ScorePolicy, TanhCap, Uncapped, WindowKeys, specialized},
     crate::kernels::{
-        DECODE_CLUSTER_D128, SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128,
-        WGMMA_D64, WGMMA_D128, WGMMA_FP8PV_LONG_D128,
+        SPLIT_N64_D64, SPLIT_N64_D64_EXCHANGE_APART, SPLIT_N64_D128, SPLIT_WG_D64, SPLIT_WG_D128, WGMMA_D64,
+        WGMMA_D128, WGMMA_FP8PV_LONG_D128,
     },
 };
 
@@ -320,12 +319,6 @@ score_twins!(
     split_call!(DECODE_D128, chains: 1, InTiles, PlanRows, WarpMma),
     Decode
 );
-// `decode` at D = 128 whose splits merge inside a cluster: eight key
-// groups, no merge kernel.
-#[cfg(target_feature = "sm_90a")]
-entry!(sdpa_decode_cluster_d128 / sdpa_decode_cluster_d128_bf16, |p| {
-    split_call!(p, DECODE_CLUSTER_D128, chains: 1, InTiles, PlanRows, WarpMma, Decode<AllKeys, InCluster>)
-});
 entry!(sdpa_decode_merge_d64 / sdpa_decode_merge_d64_bf16, |p| decode::merge_splits::<64, 2, Out>(&p));
 entry!(sdpa_decode_merge_d128 / sdpa_decode_merge_d128_bf16, |p| decode::merge_splits::<128, 4, Out>(&p));
 // `split-wg`: each key group a warpgroup whose Q·K^T is one `wgmma`.

@@ -657,16 +657,9 @@ pub unsafe fn forward<
     let job = unsafe { W::job::<HEAD_DIM>(p, (shape.block_m, block_n)) };
     let causal = p.causal != 0;
     let key_blocks = schedule::blocks(job.key_end - job.key_begin, block_n);
-    // Where the key groups' partial results meet (see `merge`).
-    let merge_area = || MergeArea {
-        stats: plan.stats,
-        exchange: plan.exchange,
-        group_stride: plan.exchange_stride,
-        block_m: shape.block_m,
-    };
     if key_blocks == 0 {
         // SAFETY: uniform over the block.
-        unsafe { W::no_keys::<HEAD_DIM, Out>(p, &job, threads, (&merge_area(), smem::dynamic_smem_base())) };
+        unsafe { W::no_keys::<HEAD_DIM>(p, &job, threads) };
         return;
     }
     // This group's key blocks: split, split + SPLITS, ... of the block's
@@ -827,7 +820,12 @@ pub unsafe fn forward<
     // K/V tiles (unless its exchange slots lie apart from them), publish the
     // group's (max, sum) of the warp's rows and its partial output; after
     // one block barrier, finish and store this group's slice.
-    let merge = merge_area();
+    let merge = MergeArea {
+        stats: plan.stats,
+        exchange: plan.exchange,
+        group_stride: plan.exchange_stride,
+        block_m: shape.block_m,
+    };
     let done = smem_base + plan.done_barrier(split);
     // SAFETY: uniform over the group (one arrival per thread); then every
     // copy of the group has landed and no thread of it reads its tiles.

@@ -123,17 +123,12 @@ pub trait Walk {
 
     /// What a block whose rows see none of its keys writes (prefill's:
     /// zeros over its output rows, `-inf` as their log-sum-exp where one is
-    /// asked for); `merge` as [`Walk::store`] has it, nothing published.
+    /// asked for).
     ///
     /// # Safety
     /// Uniform over the block (`threads` threads); `job` from [`Walk::job`].
     #[inline(always)]
-    unsafe fn no_keys<const HEAD_DIM: usize, Out: OutputFormat>(
-        p: &AttnParams,
-        job: &BlockJob,
-        threads: u32,
-        _merge: (&MergeArea, *const u8),
-    ) {
+    unsafe fn no_keys<const HEAD_DIM: usize>(p: &AttnParams, job: &BlockJob, threads: u32) {
         // SAFETY: the block's own output rows and log-sum-exp entries.
         unsafe { job.no_keys::<HEAD_DIM>(p, threads) }
     }
