@@ -63,8 +63,8 @@ use super::block::{BlockJob, Rolled, load_rows_strided};
 use super::online::{self, Exponent, MaskGeometry, Rows};
 use super::output::OutputFormat;
 use super::pipeline::Ring;
-use crate::arch::{bar, bulk, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
-use crate::layout::{RowLayout, desc_advanced, kmajor_desc, swizzled_kmajor_desc};
+use crate::arch::{bar, cp_async, fence, grid_dep, math, mbarrier, smem, sreg, tma, wgmma};
+use crate::layout::RowLayout;
 use crate::params::{AttnParams, KvTiles, TILE_KEYS, TileMaps};
 use crate::schedule;
 use crate::softmax::{self, LAZY_MAX_SLACK};
@@ -77,6 +77,7 @@ mod scores;
 pub mod specialized;
 mod step;
 
+use feed::{KeyWalk, kv_descriptors, load_kv};
 pub use pv::{PvE4M3, PvF16, PvForm};
 pub use scores::{CausalKeys, ScoreCap, ScorePolicy, TanhCap, Uncapped, WindowKeys};
 use step::{issue_first_scores, issue_scores_and_pv, pv_landed, release, rescale, scores_landed};
@@ -120,24 +121,10 @@ pub unsafe fn forward<
     const {
         assert!(QK_STEPS * 32 == HEAD_DIM && O_TILES * 8 == HEAD_DIM);
         assert!((HEAD_DIM == 64 || HEAD_DIM == 128) && STAGES >= 3);
-        // A key block is one tile of the prepass's scratch, or three (only
-        // with E4M3 P·V at D = 128, whose `Vt` stages carry no rows of ones).
-        assert!(S_TILES * 8 == BLOCK_N);
-        assert!(
-            BLOCK_N == TILE_KEYS as usize
-                || (Pv::SUM_ROWS == 0 && BLOCK_N == 3 * TILE_KEYS as usize && HEAD_DIM == 128)
-        );
-        // A window's key blocks are whole tiles from its first one.
-        assert!(!Sc::WINDOWED || BLOCK_N == TILE_KEYS as usize);
+        // A key block is one tile of the prepass's scratch (the 192-key
+        // blocks run in the specialized body).
+        assert!(S_TILES * 8 == BLOCK_N && BLOCK_N == TILE_KEYS as usize);
     };
-    // Prepass tiles per key block.
-    let key_tiles = BLOCK_N as u32 / TILE_KEYS;
-    // So that every key block but the first is whole, the first leaves its
-    // first `lead` tile slots without keys: block j holds the head's tiles
-    // `key_tiles * j - lead ..` (none is left out with one tile a block).
-    let multi = key_tiles > 1;
-    let lead = if multi { (key_tiles - job.seq_kv.div_ceil(TILE_KEYS) % key_tiles) % key_tiles } else { 0 };
-    let lead_keys = lead * TILE_KEYS;
     let shape = TileShape {
         head_dim: HEAD_DIM as u32,
         block_m: 64 * WARPGROUPS as u32,
@@ -159,17 +146,13 @@ pub unsafe fn forward<
     let warp_row = 64 * warpgroup + 16 * (warp % 4);
 
     let causal = p.causal != 0;
-    // The block's first key tile (0 but under a window). (The score
-    // policy's branches below are on constants: `CausalKeys` builds the
-    // kernels as they were before windows.)
-    let first_tile = if Sc::WINDOWED { job.key_begin / TILE_KEYS } else { 0 };
-    let key_blocks = if multi && job.key_end > 0 {
-        schedule::blocks(job.key_end + lead_keys, block_n)
-    } else if Sc::WINDOWED {
-        schedule::blocks(job.key_end, block_n) - first_tile
-    } else {
-        schedule::blocks(job.key_end, block_n)
-    };
+    // This head's `Vt` tiles as the prepass wrote them, and the block's
+    // walk over them (from the first key tile, 0 but under a window). (The
+    // score policy's branches below are on constants: `CausalKeys` builds
+    // the kernels as they were before windows.)
+    let kv = KvTiles::of(p, HEAD_DIM as u32, Pv::e4m3());
+    let walk = KeyWalk::of::<BLOCK_N>(p, &job, kv, Sc::WINDOWED);
+    let key_blocks = walk.key_blocks;
     if key_blocks == 0 {
         // SAFETY: the block's own output rows and log-sum-exp entries.
         unsafe { job.no_keys::<HEAD_DIM>(p, threads) };
@@ -184,46 +167,13 @@ pub unsafe fn forward<
     let stages = STAGES as u32;
     // Key block `j`'s stage and the parity of that stage's barrier phases.
     let ring = Ring::<STAGES>::at;
-    // K's tensor map, and this head's Vt tiles as the prepass wrote them.
-    let kv = KvTiles::of(p, HEAD_DIM as u32, Pv::e4m3());
-    let vt_tiles = (p.kv_tiles + kv.vt_tile(job.kv_head, job.kv_tile0)) as *const u8;
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
-    // Key block `j`'s K and Vt tiles into stage `j % STAGES`, completing on
-    // its "full" barrier (thread 0 only).
+    // Key block `j` into its stage, completing on its "full" barrier
+    // (thread 0 only).
     let load_kv = |j: u32| {
-        let stage = ring(j).stage;
-        // Block 0 brings only its tiles past the `lead` empty slots.
-        let (tile, skipped) = match (multi, j) {
-            (false, _) => (first_tile + j, 0),
-            (true, 0) => (0, lead),
-            (true, _) => (key_tiles * j - lead, 0),
-        };
-        let tiles = key_tiles - skipped;
-        // (A tensor copy counts its whole box, zeros included.)
-        let (k_bytes, vt_bytes) = (BLOCK_N as u32 * HEAD_DIM as u32, tiles * kv.vt_tile_bytes());
-        // (A negative row, as a signed coordinate, for a first block with
-        // empty slots.)
-        let k_row = (job.kv_row0 + tile * TILE_KEYS).wrapping_sub(skipped * TILE_KEYS);
-        // SAFETY: `Vt` tiles `tile .. tile + tiles` (below padded_keys / 64)
-        // lie inside the scratch, K's box of the block's keys (zeros outside
-        // the map's rows) inside its map, the K stage aligned to 1024 bytes
-        // (the swizzle's); the stage is free (its "empty" phase completed, or
-        // never used).
-        unsafe {
-            mbarrier::arrive_expect_tx(full(stage), k_bytes + vt_bytes);
-            tma::copy_box_3d(
-                smem_base + plan.k_stage(stage, shape),
-                k_map,
-                (0, k_row, job.kv_head as u32),
-                full(stage),
-            );
-            bulk::copy_to_shared(
-                smem_base + plan.vt_stage(stage, shape) + skipped * kv.vt_tile_bytes(),
-                vt_tiles.wrapping_add((tile * kv.vt_tile_bytes()) as usize),
-                vt_bytes,
-                full(stage),
-            );
-        }
+        // SAFETY: the stage of key block `j` is free (its "empty" phase
+        // completed, or never used); the tiles lie inside the scratch.
+        unsafe { load_kv::<HEAD_DIM, BLOCK_N, STAGES>(p, (smem_base, plan, shape), kv, &job, walk, (j, j)) }
     };
 
     let producer = sreg::thread_idx_x() == 0;
@@ -263,21 +213,6 @@ pub unsafe fn forward<
             unsafe { *(smem_ptr.add(at as usize) as *mut u32) = 0x3C00_3C00 };
         }
     }
-    // The first block's empty `Vt` slots (the first `lead` tiles of the
-    // first stage) as zeros, published the same way: their keys' P is 0,
-    // and 0 times whatever shared memory held could be NaN. (Their K slots
-    // need nothing: those scores are masked.)
-    if multi && lead > 0 {
-        let words = lead * kv.vt_tile_bytes() / 16;
-        let mut word = team.0;
-        while word < words {
-            let at = plan.vt_stage(0, shape) + 16 * word;
-            // SAFETY: inside the first stage's first `lead` `Vt` tiles,
-            // which no copy writes; 16-byte aligned.
-            unsafe { *(smem_ptr.add(at as usize) as *mut [u32; 4]) = [0; 4] };
-            word += team.1;
-        }
-    }
 
     let mut rows = Rows::EMPTY;
     let mut o = [[0f32; 4]; O_TILES];
@@ -290,59 +225,20 @@ pub unsafe fn forward<
     let mut over_at = [f32::NEG_INFINITY; 2];
     let geometry =
         MaskGeometry { row: job.row0 + warp_row + group, col: 2 * quad, seq_q: job.seq_q, seq_kv: job.seq_kv, causal };
-    // Descriptors of S = Q·K^T (per k-step: Q, K) and of P·V (per 16-key
-    // step: Vt) for key block `j`: the first stage's, made once, advanced to the
-    // block's stage by one add each (building them in the loop took ~30
-    // uniform-datapath instructions per warp and step); computed and pinned
-    // before `wgmma.fence` so that no register a `wgmma` reads is defined
-    // after it.
-    let qk_stage0: [[u64; 2]; QK_STEPS] = {
-        let k_tile = smem_base + plan.k_stage(0, shape);
-        let q_tile = smem_base + plan.q;
-        core::array::from_fn(|ks| {
-            let k_byte = 32 * ks as u32;
-            // (K's rows swizzled, as its tensor copy lands them.)
-            [
-                kmajor_desc(q_tile, HEAD_DIM as u32, 64 * warpgroup, k_byte),
-                swizzled_kmajor_desc(k_tile, HEAD_DIM as u32, k_byte),
-            ]
-        })
-    };
-    // (32 bytes of a `Vt` row per product: 16 f16 keys or 32 E4M3 ones;
-    // a 192-key block's keys 64t .. are the stage's tile t.)
-    let pv_stage0: [u64; PV_STEPS] = {
-        let vt_tile = smem_base + plan.vt_stage(0, shape);
-        let per_tile = PV_STEPS as u32 / key_tiles;
-        core::array::from_fn(|kk| {
-            let (tile, k_byte) = (kk as u32 / per_tile, 32 * (kk as u32 % per_tile));
-            kmajor_desc(vt_tile + tile * kv.vt_tile_bytes(), plan.vt_key_bytes * TILE_KEYS, 0, k_byte)
-        })
-    };
-    let qk_descs = |j: u32| -> [[u64; 2]; QK_STEPS] {
-        let k_bytes = plan.k_stage(ring(j).stage, shape) - plan.k_stage(0, shape);
-        qk_stage0.map(|[q, k]| [q, desc_advanced(k, k_bytes)])
-    };
-    let pv_descs = |j: u32| -> [u64; PV_STEPS] {
-        let vt_bytes = plan.vt_stage(ring(j).stage, shape) - plan.vt_stage(0, shape);
-        pv_stage0.map(|vt| desc_advanced(vt, vt_bytes))
-    };
-    // The mask of key block `j`, if it needs one: from `masked_from` on,
-    // and the first block where it has empty slots. (Counted from the
-    // first block's first slot, the keys and the causal diagonal move by
-    // `lead_keys`; the first block's first key wraps below 0.)
-    let shifted_keys = if multi { job.seq_kv + lead_keys } else { job.seq_kv };
-    let masked_from = schedule::first_masked_block(job.row0, block_n, job.seq_q, shifted_keys, causal);
+    // Descriptors of S = Q·K^T and of P·V for key block `j`: the first
+    // stage's, made once, advanced to the block's stage by one add each
+    // (building them in the loop took ~30 uniform-datapath instructions per
+    // warp and step); computed and pinned before `wgmma.fence` so that no
+    // register a `wgmma` reads is defined after it.
+    let (qk_descs, pv_descs) =
+        kv_descriptors::<HEAD_DIM, BLOCK_N, STAGES, QK_STEPS, PV_STEPS>((smem_base, plan, shape), kv, warpgroup);
+    // The mask of key block `j`, if it needs one.
+    let masked_from = schedule::first_masked_block(job.row0, block_n, job.seq_q, job.seq_kv, causal);
     let mask_of = |j: u32| (j >= masked_from).then_some((geometry, j * block_n));
-    let shifted_mask_of = |j: u32| {
-        (j >= masked_from || (lead > 0 && j == 0)).then_some((geometry, (j * block_n).wrapping_sub(lead_keys)))
-    };
-    // (Two closures, not one with a branch: the 64-key kernels' closure
-    // keeps its captures, and LLVM builds those kernels as before.)
-    let mask_of = |j: u32| if BLOCK_N > TILE_KEYS as usize { shifted_mask_of(j) } else { mask_of(j) };
     // Shapes and masks key block `j`'s scores by a windowed score policy
     // (the causal mask is left to the softmax: `mask_of`).
     let shape_window = |s: &mut [[f32; 4]; S_TILES], j: u32| {
-        Sc::shape(p, &job, s, (geometry, shape.block_m), (first_tile + j) * block_n);
+        Sc::shape(p, &job, s, (geometry, shape.block_m), (walk.first_tile + j) * block_n);
     };
     let score_factor = if Sc::WINDOWED { Sc::softmax_factor(p, &job) } else { job.score_scale_log2 };
     // Waits until key block `j`'s tiles have landed (in the async proxy,
@@ -379,15 +275,7 @@ pub unsafe fn forward<
         } else {
             mask_of(0)
         };
-        let slack = LAZY_MAX_SLACK;
-        if multi && lead > 0 && !Sc::WINDOWED {
-            // The `lead` empty slots by tile, the keys past them masked
-            // only where a later block would be.
-            let mask = (masked_from == 0).then_some((geometry, 0u32.wrapping_sub(lead_keys)));
-            rows.softmax_past_lead::<E, SOFTMAX_CHAINS, S_TILES>(&mut s, lead, score_factor, &mut over_at, mask);
-        } else {
-            rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, slack, &mut over_at, mask);
-        }
+        rows.softmax_lazy::<E, SOFTMAX_CHAINS, _>(&mut s, score_factor, LAZY_MAX_SLACK, &mut over_at, mask);
         Pv::fragments::<S_TILES, PV_STEPS>(&s)
     };
     Pv::add_row_sums(&mut rows, &s, None);
