@@ -753,7 +753,9 @@ impl Attention {
     /// the kernel before it on the stream is still running; they wait for it
     /// (`griddepcontrol.wait`) before their first global memory access. It
     /// hides part of the launch gap between back-to-back kernels (sm_90a
-    /// image only; elsewhere an error).
+    /// image only; elsewhere an error). (A call's own second kernel, the
+    /// attention after its prepass or the merge after `decode`, is launched
+    /// so on sm_90a by every run.)
     pub fn run_overlapped(&self, dev: &DeviceProblem, out: &mut DeviceOutput) -> Result<(), AttnError> {
         self.launch(dev, out, Launch::Overlapped)
     }
@@ -805,6 +807,14 @@ impl Attention {
     /// caller checked against the plan.
     fn launch_buffers(&self, plan: &Plan, buffers: &Buffers, how: Launch) -> Result<(), AttnError> {
         let overlap = how == Launch::Overlapped;
+        // A kernel of the call after its first (the attention kernel after
+        // its prepass, the merge after `decode`) reads only what the
+        // kernels before it wrote, and waits for them itself
+        // (`griddepcontrol.wait`): on sm_90a it is always a programmatic
+        // dependent launch, so its blocks start while the one before
+        // finishes. The first kernel overlaps the caller's work only when
+        // asked (`how`).
+        let chained = overlap || self.sm90a;
         let (p, kernel) = (plan.problem(), plan.kernel());
         let entry = plan.entry();
         let func = if entry == kernel.entry {
@@ -889,7 +899,8 @@ impl Attention {
             },
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (kernel.threads(), 1, 1), shared_mem_bytes: kernel.smem_bytes };
-        launch::launch(&self.stream, func, cfg, params, overlap)?;
+        let after_prepass = kernel.prepass.is_some();
+        launch::launch(&self.stream, func, cfg, params, if after_prepass { chained } else { overlap })?;
         if let (Some(merge), true) = (kernel.merge, plan.kv_splits() > 1) {
             let entry = merge.entry(kernel.output);
             let Some(merge_fn) = self.passes.iter().find(|(e, _)| *e == entry).map(|(_, f)| f) else {
@@ -903,7 +914,7 @@ impl Attention {
                 block_dim: (merge.threads, 1, 1),
                 shared_mem_bytes: merge.smem_bytes,
             };
-            launch::launch(&self.stream, merge_fn, cfg, params, overlap)?;
+            launch::launch(&self.stream, merge_fn, cfg, params, chained)?;
         }
         Ok(())
     }
