@@ -27,7 +27,7 @@ use super::block::BlockJob;
 use super::merge::MergeArea;
 use super::output::OutputFormat;
 use super::walk::{AllKeys, KeyRows, ScoreKeys, Walk, for_four_columns, store_tile_pairs};
-use crate::arch::{bar, grid_dep, math, shfl, smem, sreg};
+use crate::arch::{bar, grid_dep, math, smem, sreg};
 use crate::kernels::{DECODE_D64, DECODE_D128, DECODE_MERGE_THREADS};
 use crate::layout::RowLayout;
 use crate::params::{self, AttnParams, DecodeSplits};
@@ -512,13 +512,15 @@ fn nan_max(a: f32, b: f32) -> f32 {
 }
 
 /// Warp `warp`'s share of row `row` of folded head `head`: splits `warp,
-/// warp + MERGE_WARPS, ..`, their statistics read across the lanes, then
-/// `MERGE_UNROLL` splits' partial rows loaded before any is weighed. A lane's
-/// columns are weighed against the warp's maximum and not normalized.
+/// warp + MERGE_WARPS, ..`, `MERGE_UNROLL` at a time, each batch's
+/// statistics and partial rows loaded together (every lane the batch's
+/// statistics, its own columns of the rows), so that a batch is one round
+/// trip to L2. A lane's columns are weighed against the largest maximum
+/// so far (what came before rescaled when a batch raises it) and not
+/// normalized.
 ///
 /// # Safety
-/// The partial results as the decode launch wrote them; the whole warp
-/// calls it (shuffles).
+/// The partial results as the decode launch wrote them.
 #[inline(always)]
 unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
     p: &AttnParams,
@@ -528,22 +530,12 @@ unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
 ) -> WarpMerge<COLS> {
     // SAFETY (both closures): entries of the partial results (host-sized).
     let stats_of = |split: u32| unsafe { *((p.partials + layout.stats(head, split, row)) as *const [f32; 2]) };
-    // A split's maximum where it saw a key of the row, else `-inf`.
-    let max_of = |[max, sum]: [f32; 2]| if sum == 0.0 { f32::NEG_INFINITY } else { max };
     let part_of = |split: u32| unsafe {
         *((p.partials + layout.output(head, split, row) + 4 * (COLS as u32 * lane) as u64) as *const [f32; COLS])
     };
+    // A split's maximum where it saw a key of the row, else `-inf`.
+    let max_of = |[max, sum]: [f32; 2]| if sum == 0.0 { f32::NEG_INFINITY } else { max };
     let mut max = f32::NEG_INFINITY;
-    let mut split = warp + MERGE_WARPS * lane;
-    while split < layout.splits {
-        max = nan_max(max, max_of(stats_of(split)));
-        split += MERGE_WARPS * 32;
-    }
-    for mask in [16, 8, 4, 2, 1] {
-        // SAFETY: the whole warp is here.
-        max = nan_max(max, unsafe { shfl::shfl_xor_f32(max, mask) });
-    }
-    let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
     let mut out = [0f32; COLS];
     let mut total = 0f32;
     let mut first = warp;
@@ -554,6 +546,15 @@ unsafe fn warp_merge<const HEAD_DIM: usize, const COLS: usize>(
             core::array::from_fn(|i| if live(i) { stats_of(at(i)) } else { [0.0; 2] });
         let parts: [[f32; COLS]; MERGE_UNROLL] =
             core::array::from_fn(|i| if live(i) { part_of(at(i)) } else { [0.0; COLS] });
+        let batch_max = stats.iter().fold(max, |m, &s| nan_max(m, max_of(s)));
+        if max != f32::NEG_INFINITY && batch_max != max {
+            // What came before, against the raised maximum.
+            let rescale = math::exp2(max - batch_max);
+            total *= rescale;
+            out = out.map(|x| x * rescale);
+        }
+        max = batch_max;
+        let base = if max == f32::NEG_INFINITY { 0.0 } else { max };
         for (&[split_max, sum], part) in stats.iter().zip(&parts) {
             let weight = if sum == 0.0 { 0.0 } else { sum * math::exp2(split_max - base) };
             total += weight;
