@@ -49,15 +49,18 @@
 //! With E4M3 P·V at D = 128 a key block may also be 192 keys, three
 //! prepass tiles a stage (`BLOCK_N`; `kernels::WGMMA_FP8PV_LONG_D128`, two
 //! warpgroups): Q·Kᵀ as `wgmma.m64n192k32.e4m3`, six P·V products, the
-//! step's fixed costs a third as often per key (0.91-0.94x the time of
-//! the three-warpgroup 64-key kernel on long rows, see lab/). So that
-//! every block but the first is
-//! whole, a head's first block takes only the tiles left over (`lead`
-//! empty slots before them, their scores `-inf` by tile
+//! step's fixed costs a third as often per key (about even with the
+//! 64-key kernel where the host runs it, see lab/). So that every block
+//! but the first is whole, a head's first block takes only the tiles left
+//! over (`lead` empty slots before them, their scores `-inf` by tile
 //! ([`Rows::softmax_past_lead`], no key test per score), `Vt` zeroed once
-//! in the prologue); no block reads past the head's last tile. That
-//! kernel runs this body's key loop warp-specialized ([`specialized`]): a
-//! third warpgroup issues every copy, and the two of rows keep none.
+//! in the prologue); no block reads past the head's last tile.
+//!
+//! Every D = 128 kernel runs this key loop warp-specialized
+//! ([`specialized`]): a producer warpgroup issues every copy, and the
+//! warpgroups of rows keep none. The one-role body here (thread 0 copies
+//! between its own work) serves D = 64, whose key blocks are single tiles;
+//! both take their copies, key walk and descriptors from `feed`.
 
 use super::block::{BlockJob, Rolled, load_rows_strided};
 use super::online::{self, Exponent, MaskGeometry, Rows};
