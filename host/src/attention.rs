@@ -813,8 +813,8 @@ impl Attention {
         // (`griddepcontrol.wait`): on sm_90a it is always a programmatic
         // dependent launch, so its blocks start while the one before
         // finishes. The first kernel overlaps the caller's work only when
-        // asked (`how`).
-        let chained = overlap || self.sm90a;
+        // asked (`how`; `check_launch` refuses that off sm_90a).
+        let chained = self.sm90a;
         let (p, kernel) = (plan.problem(), plan.kernel());
         let entry = plan.entry();
         let func = if entry == kernel.entry {

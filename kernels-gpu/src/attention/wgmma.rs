@@ -173,7 +173,7 @@ pub unsafe fn forward<
     let k_map = p.tile_maps + TileMaps::K_OFFSET;
     // Key block `j` into its stage, completing on its "full" barrier
     // (thread 0 only).
-    let load_kv = |j: u32| {
+    let load = |j: u32| {
         // SAFETY: the stage of key block `j` is free (its "empty" phase
         // completed, or never used); the tiles lie inside the scratch.
         unsafe { load_kv::<HEAD_DIM, BLOCK_N, STAGES>(p, (smem_base, plan, shape), kv, &job, walk, (j, j)) }
@@ -194,7 +194,7 @@ pub unsafe fn forward<
             fence::proxy_async_shared();
         }
         for j in 0..key_blocks.min(stages) {
-            load_kv(j);
+            load(j);
         }
     }
     // SAFETY: Q rows below `job.rows` are inside Q.
@@ -299,7 +299,7 @@ pub unsafe fn forward<
         // Meanwhile thread 0 refills block j - 1's stage with block j + STAGES - 1.
         if producer && j >= 1 && j + stages - 1 < key_blocks {
             stage_released(j - 1);
-            load_kv(j + stages - 1);
+            load(j + stages - 1);
         }
         // SAFETY: every lane of every warp reaches it.
         unsafe { bar::sync_warp() };
